@@ -1,0 +1,1 @@
+"""twistarena.clients: what bot authors and hosts run (bots, SDK, command line)."""

@@ -1,0 +1,259 @@
+"""The one engine API every game implements (OpenSpiel's Game/State split).
+
+A ``State`` is a whole match in progress. The public methods here do the
+bookkeeping every game shares (who may act, validation, history, the event
+log, ranking); a game fills in the ``_``-prefixed hooks. Action ids are small
+ints so that a search bot can play millions of them; labels and payloads are
+built only when someone asks for ``legal_actions``.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+JSON = dict[str, Any]
+
+
+class EngineError(Exception):
+    """Base of every error the engine raises on purpose."""
+
+
+class IllegalAction(EngineError):
+    """An action that the rules do not allow now. The state is unchanged.
+
+    ``reason`` is machine-readable (one of the ``REASON_*`` constants);
+    ``str(error)`` is a sentence a person can act on.
+    """
+
+    GAME_OVER: ClassVar[str] = "game_over"
+    NOT_TO_ACT: ClassVar[str] = "not_to_act"
+    ILLEGAL: ClassVar[str] = "illegal_action"
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+class InvalidOptions(EngineError, ValueError):
+    """Unknown game, player count out of range, or a bad match option."""
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One legal choice: ``id`` is what an agent sends back."""
+
+    id: int
+    label: str
+    payload: Mapping[str, Any]
+
+    def to_json(self) -> JSON:
+        return {"id": self.id, "label": self.label, "payload": dict(self.payload)}
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something that happened, as each seat is allowed to see it.
+
+    ``public`` is what everyone sees; ``private`` adds, per seat, what only
+    that seat learns (its dealt hand, the card it drew, its hidden choice).
+    """
+
+    kind: str
+    public: Mapping[str, Any]
+    private: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
+
+    def view(self, seat: int | None) -> JSON:
+        """The event as ``seat`` sees it (``None``: a spectator)."""
+        out: JSON = {"kind": self.kind, **self.public}
+        if seat is not None:
+            extra = self.private.get(seat)
+            if extra:
+                out.update(extra)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class GameInfo:
+    """What ``twistarena.engine.games()`` lists about one game."""
+
+    id: str
+    name: str
+    min_players: int
+    max_players: int
+    defaults: Mapping[str, Any]
+    deck_size: int
+    new_state: Callable[[int, int, JSON], State]
+    #: One line of text for an event as ``Event.view`` gives it (None: not worth saying).
+    narrate: Callable[[Mapping[str, Any]], str | None]
+
+    def to_json(self) -> JSON:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "min_players": self.min_players,
+            "max_players": self.max_players,
+            "defaults": copy.deepcopy(dict(self.defaults)),
+        }
+
+
+class State:
+    """A match of one game. Subclasses implement the ``_`` hooks below.
+
+    Invariants every game keeps (checked by tests/engine/conformance.py):
+    legal ids are sorted, unique and non-empty for every seat in ``to_act()``
+    while the match runs; ``apply`` either succeeds or raises
+    ``IllegalAction`` leaving everything unchanged; the same options, seed and
+    actions give the same events and scores.
+    """
+
+    game_id: ClassVar[str] = ""
+
+    def __init__(self, num_players: int, seed: int, options: JSON) -> None:
+        self.num_players = num_players
+        self.seed = seed
+        self.options = options
+        self.rng = random.Random(seed)
+        self.history: list[tuple[int, int]] = []
+        self.events: list[Event] = []
+
+    # -- the API -----------------------------------------------------------
+
+    def is_terminal(self) -> bool:
+        return not self._to_act()
+
+    def to_act(self) -> tuple[int, ...]:
+        """Seats that must decide now (several where choices are simultaneous)."""
+        return self._to_act()
+
+    def legal_action_ids(self, seat: int) -> Sequence[int]:
+        """Sorted, unique legal ids for ``seat``; empty if it is not to act."""
+        if seat not in self._to_act():
+            return ()
+        return self._legal_ids(seat)
+
+    def legal_actions(self, seat: int) -> list[Action]:
+        """Legal actions of ``seat`` with their labels and payloads."""
+        return [self._describe(seat, a) for a in self.legal_action_ids(seat)]
+
+    def describe(self, seat: int, action_id: int) -> Action:
+        """Label and payload of one action id of ``seat`` (legal now or not)."""
+        return self._describe(seat, action_id)
+
+    def apply(self, seat: int, action_id: int) -> None:
+        """Play ``action_id`` for ``seat`` or raise ``IllegalAction`` (no change)."""
+        acting = self._to_act()
+        if not acting:
+            raise IllegalAction(IllegalAction.GAME_OVER, "the match is over")
+        if seat not in acting:
+            who = ", ".join(str(s) for s in acting)
+            raise IllegalAction(
+                IllegalAction.NOT_TO_ACT, f"seat {seat} is not to act; waiting for seat(s) {who}"
+            )
+        if action_id not in self._legal_ids(seat):
+            raise IllegalAction(IllegalAction.ILLEGAL, self._why_illegal(seat, action_id))
+        self.history.append((seat, action_id))
+        self._apply(seat, action_id)
+
+    def observation(self, seat: int) -> JSON:
+        """Everything ``seat`` may know now, and nothing more (JSON-ready)."""
+        return self._observation(seat)
+
+    def public_view(self) -> JSON:
+        """What a spectator may see (JSON-ready)."""
+        return self._public_view()
+
+    def scores(self) -> list[int]:
+        """Running totals per seat; final when the match is over."""
+        return self._scores()
+
+    def places(self) -> list[int]:
+        """Place per seat (1 = won); equal rank keys share a place (competition ranking)."""
+        keys = [self._rank_key(s) for s in range(self.num_players)]
+        return [1 + sum(1 for other in keys if other > mine) for mine in keys]
+
+    def winners(self) -> list[int]:
+        places = self.places()
+        return [s for s in range(self.num_players) if places[s] == 1]
+
+    def clone(self) -> State:
+        """An independent copy; cheap enough for search bots to call per simulation."""
+        new = copy.copy(self)
+        new.rng = random.Random()
+        new.rng.setstate(self.rng.getstate())
+        new.history = list(self.history)
+        new.events = list(self.events)  # events are immutable once logged
+        self._copy_mutable_into(new)
+        return new
+
+    def event_log(self, seat: int | None = None) -> list[JSON]:
+        """The match's events as ``seat`` sees them (``None``: spectator)."""
+        return [e.view(seat) for e in self.events]
+
+    def determinize(self, seat: int, rng: random.Random) -> State:
+        """A clone in which everything hidden from ``seat`` is re-dealt at random,
+        consistently with what ``seat`` has seen. Used by search bots, and by the
+        hidden-information tests: ``seat``'s observation must not change."""
+        new = self.clone()
+        new._redeal_hidden(seat, rng)
+        new.rng = random.Random(rng.getrandbits(64))  # future shuffles are hidden too
+        return new
+
+    def card_zones(self) -> dict[str, list[int]]:
+        """Every physical card of the game by zone (for conservation checks)."""
+        return self._card_zones()
+
+    # -- helpers for games --------------------------------------------------
+
+    def log(self, kind: str, private: Mapping[int, Mapping[str, Any]] | None = None,
+            **public: Any) -> None:
+        self.events.append(Event(kind, public, private or {}))
+
+    # -- hooks --------------------------------------------------------------
+
+    def _to_act(self) -> tuple[int, ...]:
+        raise NotImplementedError
+
+    def _legal_ids(self, seat: int) -> Sequence[int]:
+        raise NotImplementedError
+
+    def _apply(self, seat: int, action_id: int) -> None:
+        raise NotImplementedError
+
+    def _describe(self, seat: int, action_id: int) -> Action:
+        raise NotImplementedError
+
+    def _why_illegal(self, seat: int, action_id: int) -> str:
+        legal = self._legal_ids(seat)
+        return f"action {action_id} is not legal now; legal ids: {list(legal)}"
+
+    def _observation(self, seat: int) -> JSON:
+        raise NotImplementedError
+
+    def _public_view(self) -> JSON:
+        raise NotImplementedError
+
+    def _scores(self) -> list[int]:
+        raise NotImplementedError
+
+    def _rank_key(self, seat: int) -> tuple[int, ...]:
+        """Higher is better; equal keys share a place. Games add tie-breakers."""
+        return (self._scores()[seat],)
+
+    def _copy_mutable_into(self, new: State) -> None:
+        """Give ``new`` its own copies of this game's mutable fields."""
+        raise NotImplementedError
+
+    def _redeal_hidden(self, seat: int, rng: random.Random) -> None:
+        raise NotImplementedError
+
+    def _card_zones(self) -> dict[str, list[int]]:
+        raise NotImplementedError
+
+
+def sorted_unique(ids: Iterable[int]) -> list[int]:
+    return sorted(set(ids))

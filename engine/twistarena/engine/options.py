@@ -1,0 +1,58 @@
+"""Match options: a game's data table of defaults, overridden per match.
+
+Every [decided] figure of RULES.md lives in its game's ``DEFAULTS`` table; a
+match may override any entry. Overrides merge recursively into nested tables
+and must keep each entry's type, so a typo is an error instead of a silent
+default.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from .core import JSON, InvalidOptions
+
+
+def merge_options(defaults: Mapping[str, Any], overrides: Mapping[str, Any] | None,
+                  path: str = "") -> JSON:
+    """Defaults with ``overrides`` applied; raises ``InvalidOptions`` on unknown keys or types."""
+    merged: JSON = copy.deepcopy(dict(defaults))
+    for key, value in (overrides or {}).items():
+        where = f"{path}{key}"
+        if key not in merged:
+            known = ", ".join(sorted(merged))
+            raise InvalidOptions(f"unknown option {where!r}; known options: {known}")
+        base = merged[key]
+        if isinstance(base, Mapping):
+            if not isinstance(value, Mapping):
+                raise InvalidOptions(f"option {where!r} must be a table")
+            merged[key] = merge_options(base, value, f"{where}.")
+        else:
+            merged[key] = _check_type(where, base, value)
+    return merged
+
+
+def _check_type(where: str, base: Any, value: Any) -> Any:
+    if isinstance(base, bool):
+        if not isinstance(value, bool):
+            raise InvalidOptions(f"option {where!r} must be true or false, got {value!r}")
+        return value
+    if isinstance(base, int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidOptions(f"option {where!r} must be an integer, got {value!r}")
+        return value
+    if isinstance(base, list):
+        if not isinstance(value, list | tuple) or not value:
+            raise InvalidOptions(f"option {where!r} must be a non-empty list, got {value!r}")
+        if base and all(isinstance(x, int) for x in base) and not all(
+            isinstance(x, int) and not isinstance(x, bool) for x in value
+        ):
+            raise InvalidOptions(f"option {where!r} must be a list of integers, got {value!r}")
+        return list(value)
+    if isinstance(base, str):
+        if not isinstance(value, str):
+            raise InvalidOptions(f"option {where!r} must be a string, got {value!r}")
+        return value
+    return copy.deepcopy(value)

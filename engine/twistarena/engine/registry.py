@@ -1,0 +1,61 @@
+"""The list of games and the one way to start a match of any of them."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .core import GameInfo, InvalidOptions, State
+from .options import merge_options
+
+#: game id -> module that defines ``GAME: GameInfo``. Imported on first use.
+GAME_MODULES: dict[str, str] = {
+    "tricky_twist": "twistarena.engine.games.tricky_twist",
+    "twisted": "twistarena.engine.games.twisted",
+    "twhist": "twistarena.engine.games.twhist",
+}
+GAME_IDS: tuple[str, ...] = tuple(GAME_MODULES)
+
+_loaded: dict[str, GameInfo] = {}
+
+
+def game(game_id: str) -> GameInfo:
+    """The ``GameInfo`` of ``game_id`` or ``InvalidOptions`` naming the known games."""
+    info = _loaded.get(game_id)
+    if info is None:
+        module = GAME_MODULES.get(game_id)
+        if module is None:
+            raise InvalidOptions(f"unknown game {game_id!r}; games: {', '.join(GAME_IDS)}")
+        info = importlib.import_module(module).GAME
+        _loaded[game_id] = info
+    return info
+
+
+def games() -> list[GameInfo]:
+    """Every game with its player range and option defaults."""
+    return [game(g) for g in GAME_IDS]
+
+
+def make(game_id: str, num_players: int, seed: int,
+         options: Mapping[str, Any] | None = None) -> State:
+    """A new match of ``game_id`` for ``num_players`` seats, reproducible from ``seed``."""
+    info = game(game_id)
+    if isinstance(num_players, bool) or not isinstance(num_players, int) or not (
+        info.min_players <= num_players <= info.max_players
+    ):
+        raise InvalidOptions(
+            f"{game_id} is for {info.min_players}-{info.max_players} players, got {num_players!r}"
+        )
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise InvalidOptions(f"seed must be an integer, got {seed!r}")
+    return info.new_state(num_players, seed, merge_options(info.defaults, options))
+
+
+def replay(game_id: str, num_players: int, seed: int, options: Mapping[str, Any] | None,
+           actions: Iterable[tuple[int, int]]) -> State:
+    """Rebuild a match from its options, seed and (seat, action id) log."""
+    state = make(game_id, num_players, seed, options)
+    for seat, action_id in actions:
+        state.apply(seat, action_id)
+    return state

@@ -1,0 +1,130 @@
+"""The contract every game of the engine must keep, checked on random playouts.
+
+Game-agnostic: it speaks only the public engine API, so a new game passes it
+or is not done. Used by test_conformance.py for every game and player count.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+
+import pytest
+from twistarena import engine
+from twistarena.engine import IllegalAction, State
+
+#: No game of RULES.md needs more decisions than this; a run past it is a loop.
+MAX_DECISIONS = 5000
+
+
+def _snapshot(state: State) -> tuple[str, list[str], tuple[int, ...], int, int]:
+    """Everything visible from outside, to prove that a refused action changed nothing."""
+    views = [json.dumps(state.observation(s), sort_keys=True) for s in range(state.num_players)]
+    return (
+        json.dumps(state.public_view(), sort_keys=True),
+        views,
+        state.to_act(),
+        len(state.history),
+        len(state.events),
+    )
+
+
+def _cards(state: State) -> Counter[int]:
+    return Counter(c for zone in state.card_zones().values() for c in zone)
+
+
+def check_step(state: State, rng: random.Random, deck: Counter[int]) -> None:
+    """All per-step invariants; raises AssertionError with context on failure."""
+    acting = state.to_act()
+    assert acting, "a running match must have a seat to act"
+    assert len(set(acting)) == len(acting) and all(0 <= s < state.num_players for s in acting)
+    for seat in acting:
+        ids = list(state.legal_action_ids(seat))
+        assert ids, f"seat {seat} is to act but has no legal action"
+        assert ids == sorted(set(ids)), f"legal ids not sorted/unique: {ids}"
+        actions = state.legal_actions(seat)
+        assert [a.id for a in actions] == ids
+        for a in actions:
+            assert isinstance(a.label, str) and a.label
+            json.dumps(a.to_json())
+    idle = [s for s in range(state.num_players) if s not in acting]
+    for seat in idle:
+        assert list(state.legal_action_ids(seat)) == []
+    assert _cards(state) == deck, "cards were created or lost"
+    json.dumps(state.public_view())
+    for seat in range(state.num_players):
+        json.dumps(state.observation(seat))
+    # Illegal input: refused with a typed error, nothing changes.
+    if rng.random() < 0.3:
+        before = _snapshot(state)
+        seat = acting[0]
+        ids = list(state.legal_action_ids(seat))
+        bad = [max(ids) + 1, -1, min(ids) - 1 if min(ids) > 0 else 10**9]
+        for action_id in bad:
+            with pytest.raises(IllegalAction) as err:
+                state.apply(seat, action_id)
+            assert err.value.reason == IllegalAction.ILLEGAL
+        if idle:
+            with pytest.raises(IllegalAction) as err:
+                state.apply(idle[0], ids[0])
+            assert err.value.reason == IllegalAction.NOT_TO_ACT
+        assert _snapshot(state) == before
+
+
+def playout(game_id: str, num_players: int, seed: int, options: dict | None = None) -> State:
+    """Play a random match to its end, checking every invariant along the way."""
+    rng = random.Random(seed ^ 0x5EED)
+    state = engine.make(game_id, num_players, seed, options)
+    deck = _cards(state)
+    info = engine.game(game_id)
+    assert sum(deck.values()) == info.deck_size
+    fork_at = rng.randrange(1, 60)
+    fork: tuple[State, str] | None = None
+    redealt_differs = False
+    steps = 0
+    while not state.is_terminal():
+        check_step(state, rng, deck)
+        if rng.random() < 0.1:
+            seat = rng.randrange(num_players)
+            other = state.determinize(seat, rng)
+            assert other.observation(seat) == state.observation(seat), (
+                f"seat {seat}'s observation depends on what it may not know"
+            )
+            assert other.public_view() == state.public_view()
+            assert _cards(other) == deck
+            redealt_differs |= other.card_zones() != state.card_zones()
+        seat = rng.choice(state.to_act())
+        action = rng.choice(list(state.legal_action_ids(seat)))
+        if steps == fork_at:
+            fork = (state.clone(), json.dumps(state.public_view(), sort_keys=True))
+        state.apply(seat, action)
+        steps += 1
+        assert steps <= MAX_DECISIONS, "the match does not end"
+    assert state.to_act() == ()
+    with pytest.raises(IllegalAction) as err:
+        state.apply(0, 0)
+    assert err.value.reason == IllegalAction.GAME_OVER
+    scores = state.scores()
+    assert len(scores) == num_players and all(isinstance(x, int) for x in scores)
+    places = state.places()
+    assert min(places) == 1 and state.winners()
+    assert all(places[a] <= places[b] for a in range(num_players) for b in range(num_players)
+               if scores[a] > scores[b])
+    # Replay determinism: the log rebuilds the match exactly.
+    again = engine.replay(game_id, num_players, seed, options, state.history)
+    assert again.event_log(None) == state.event_log(None)
+    for seat in range(num_players):
+        assert again.event_log(seat) == state.event_log(seat)
+    assert again.scores() == scores and again.is_terminal()
+    # Clone independence: the fork did not move while the original played on,
+    # and replaying the rest of the log on it reaches the same end.
+    if fork is not None:
+        clone, view = fork
+        assert json.dumps(clone.public_view(), sort_keys=True) == view
+        for seat, action in state.history[len(clone.history):]:
+            clone.apply(seat, action)
+        assert clone.scores() == scores and clone.event_log(None) == state.event_log(None)
+    if steps > 100:
+        assert redealt_differs, "determinize never changed hidden cards"
+    return state

@@ -1,0 +1,1 @@
+"""Benchmarks: measured figures, never timed asserts (``twistarena bench ...``)."""

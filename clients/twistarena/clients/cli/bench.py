@@ -9,7 +9,6 @@ from typing import Any
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
-
 from twistarena.engine import GAME_IDS
 
 from ..bench import engine as bench_engine

@@ -7,7 +7,6 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
-
 from twistarena import engine
 
 from ..local import play_local

@@ -183,7 +183,7 @@ class State:
     def clone(self) -> State:
         """An independent copy; cheap enough for search bots to call per simulation."""
         new = copy.copy(self)
-        new.rng = random.Random()
+        new.rng = random.Random(0)  # a cheap seed; the real state is set next
         new.rng.setstate(self.rng.getstate())
         new.history = list(self.history)
         new.events = list(self.events)  # events are immutable once logged

@@ -1,0 +1,27 @@
+"""Twhist (RULES.md TH): 3-5 players, tricks with Twhist cards, scoring by FLIP cards."""
+
+from __future__ import annotations
+
+from ...core import JSON, GameInfo, State
+from .cards import DECK_SIZE
+from .data import DEFAULTS
+from .narrate import narrate
+from .state import TwhistState
+
+
+def _new_state(num_players: int, seed: int, options: JSON) -> State:
+    return TwhistState(num_players, seed, options)
+
+
+GAME = GameInfo(
+    id="twhist",
+    name="Twhist",
+    min_players=3,
+    max_players=5,
+    defaults=DEFAULTS,
+    deck_size=DECK_SIZE,
+    new_state=_new_state,
+    narrate=narrate,
+)
+
+__all__ = ["DEFAULTS", "GAME", "TwhistState"]

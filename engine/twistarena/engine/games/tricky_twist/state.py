@@ -1,0 +1,748 @@
+"""Tricky Twist rules (RULES.md TT-2 .. TT-7) as an engine ``State``.
+
+Action ids use one fixed range per kind (see the ``*_BASE`` constants), so an
+id means the same thing in every state and legal ids come out sorted.
+"""
+
+from __future__ import annotations
+
+import random
+from bisect import bisect_left, insort
+from collections.abc import Sequence
+
+from ...core import JSON, Action, InvalidOptions, State
+from . import scoring
+from .cards import (
+    BONUS_NAMES,
+    DECK_SIZE,
+    FACE_KINDS,
+    FAMILIES,
+    FAMILY_OF,
+    IS_SEVEN,
+    NUM_BONUS,
+    NUM_VALUES,
+    PLUS,
+    TAKE_BACK,
+    VALUE_OF,
+    VARIABLE,
+    card_json,
+    card_name,
+    cards_json,
+    no_card_json,
+)
+from .data import SCORING_CARDS
+
+# -- action ids ---------------------------------------------------------------
+PLAY_BASE = 0  # + card: play that card (TT-4.2, TT-4.3)
+RESERVE_BASE = 48  # + card: put that card in the reserve (TT-3.3)
+TAKE_RESERVE = 96  # take the top reserve card (TT-4.1)
+DECLINE = 97  # decline the current optional choice (TT-4.1, TT-5.4, TT-6.1a, TT-6.2)
+PICK_BASE = 100  # + bonus id: take that bonus card from the supply (TT-5.4)
+TAKE_BACK_BASE = 120  # + card: return that false trick to hand (TT-6.1a)
+FLIP_TRICK_BASE = 200  # + trick index: Flip that trick into a false trick (TT-6.1b)
+FLIP_FALSE_BASE = 250  # + card: Flip that false trick into a trick (TT-6.1b)
+FLIP_TOP_BASE = 300  # + card: that card lies on top of the flipped trick (TT-6.1b)
+BLANK_TRICK = 350  # Blank counts as a trick (TT-6.1c)
+BLANK_FALSE = 351  # Blank counts as a false trick (TT-6.1c)
+SYMBOL_BASE = 360  # + family: Symbol face as a false trick of that family (TT-6.3)
+VALUE_BASE = 369  # + value (1..12): Odd/Even/Any face as a false trick of that value
+MOD_TARGET_BASE = 400  # + false trick index: attach the Modifier there (TT-6.3)
+MOD_MINUS = 450  # Modifier: value - 1
+MOD_PLUS = 451  # Modifier: value + 1
+
+# -- phases -------------------------------------------------------------------
+RESERVE = "reserve"
+WINDOW = "reserve_window"
+PLAY = "play"
+BONUS_PICK = "bonus_pick"
+TAKE_BACK_PHASE = "take_back"
+END_BONUS = "end_bonus"
+GAME_OVER = "game_over"
+
+#: order in which one player decides their end-of-round bonuses (TT-6.5): Flip
+#: first (it acts on real tricks), then Blank, the false-trick faces, Modifier last
+#: (it may adjust any valued false trick, faces included); Plus needs no decision.
+_END_ORDER = {"flip": 0, "blank": 1, "symbol": 2, "odd": 3, "even": 4, "any": 5, "modifier": 6}
+
+#: a false trick: (family or -1, value or -1, physical cards (top first), source, modifier delta)
+FalseTrick = tuple[int, int, tuple[int, ...], str, int]
+
+
+def _card_false(card: int) -> FalseTrick:
+    return (FAMILY_OF[card], VALUE_OF[card], (card,), "card", 0)
+
+
+def parse_face(face: str) -> tuple[str, tuple[int, ...]]:
+    """A variable face name -> (kind, symbol families); raises InvalidOptions."""
+    if face in FACE_KINDS and face != "symbol":
+        return face, ()
+    parts = face.split("_")
+    if len(parts) == 3 and parts[0] == "symbol" and parts[1] in FAMILIES and parts[2] in FAMILIES \
+            and parts[1] != parts[2]:
+        return "symbol", tuple(sorted((FAMILIES.index(parts[1]), FAMILIES.index(parts[2]))))
+    raise InvalidOptions(
+        f"unknown variable bonus face {face!r}; use symbol_<family>_<family>, odd, even, any"
+        " or modifier")
+
+
+class TrickyTwistState(State):
+    """One match: ``num_players`` rounds (TT-2.1) of reserve choice, tricks and scoring."""
+
+    game_id = "tricky_twist"
+
+    def __init__(self, num_players: int, seed: int, options: JSON) -> None:
+        super().__init__(num_players, seed, options)
+        n = num_players
+        self._check_options()
+        self.hand_size: int = options[f"hand_size_{n}p"]
+        self.reserve_size: int = options["reserve_size"]
+        self.rounds = n  # TT-2.1
+        # TT-2.2: scoring deck face-down, random first player.
+        deck = list(options["scoring_cards"])
+        self.rng.shuffle(deck)
+        self.scoring_deck: list[str] = deck
+        self.first_player = self.rng.randrange(n)
+        self.round_no = -1
+        self.total = [0] * n
+        self.last_round: list[JSON] = []
+        self._start_round()
+
+    def _check_options(self) -> None:
+        o, n = self.options, self.num_players
+        if f"hand_size_{n}p" not in o:
+            raise InvalidOptions(f"no hand size for {n} players")
+        hand = o[f"hand_size_{n}p"]
+        if not (hand >= 1 and hand * n <= DECK_SIZE):
+            raise InvalidOptions(f"hand_size_{n}p must be 1..{DECK_SIZE // n}")
+        if not 0 <= o["reserve_size"] < hand:
+            raise InvalidOptions("reserve_size must be at least 0 and below the hand size")
+        for name in o["scoring_cards"]:
+            if name not in SCORING_CARDS:
+                raise InvalidOptions(f"unknown scoring card {name!r}; known: {SCORING_CARDS}")
+        if len(o["scoring_cards"]) < n:
+            raise InvalidOptions(f"the scoring deck needs at least {n} cards (one per round)")
+        for key in ("odd_values", "even_values", "any_values"):
+            if not all(1 <= v <= NUM_VALUES for v in o[key]):
+                raise InvalidOptions(f"{key} must be values 1..{NUM_VALUES}")
+        if sorted(o["variable_cards"]) != ["v1", "v2", "v3", "v4"]:
+            raise InvalidOptions("variable_cards must describe v1..v4")
+        for card in o["variable_cards"].values():
+            parse_face(card["plain"])
+            parse_face(card["framed"])
+        for table in (*o["star_tables"].values(), o["place_stars"]):
+            if not table:
+                raise InvalidOptions("star tables must not be empty")
+
+    # -- round set-up ----------------------------------------------------------
+
+    def _start_round(self) -> None:
+        """TT-2.3, TT-3: reveal the scoring card, reset bonuses, deal, choose reserves."""
+        n = self.num_players
+        self.round_no += 1
+        if self.round_no:
+            self.first_player = (self.first_player + 1) % n
+        self.reveal(self.scoring_deck[self.round_no])
+        self.supply: list[int] = list(range(NUM_BONUS))  # TT-3.1
+        self.held: list[list[int]] = [[] for _ in range(n)]
+        self.out: list[int] = []
+        cards = list(range(DECK_SIZE))
+        self.rng.shuffle(cards)  # TT-3.2
+        h = self.hand_size
+        self.hands: list[list[int]] = [sorted(cards[s * h:(s + 1) * h]) for s in range(n)]
+        self.box: list[int] = sorted(cards[n * h:])  # undealt when hand sizes are overridden
+        self.reserves: list[list[int]] = [[] for _ in range(n)]
+        self.known: list[list[int]] = [[] for _ in range(n)]
+        self.tricks: list[list[tuple[int, ...]]] = [[] for _ in range(n)]
+        self.false: list[list[FalseTrick]] = [[] for _ in range(n)]
+        self.trick: list[int] = []
+        self.leader = self.turn = self.first_player
+        self.window: list[int] = []
+        self.picks: list[int] = []
+        self.end_steps: list[tuple[int, int]] = []
+        self.end_choices: list[JSON] = []
+        self.sub = -1  # pending sub-decision: trick index (Flip) or false trick index (Modifier)
+        self._cache_seat = -1
+        self._cache_ids: Sequence[int] = ()
+        self.log("round_start", private={s: {"hand": cards_json(self.hands[s])} for s in range(n)},
+                 round=self.round_no + 1, scoring_card=self.scoring_card,
+                 first_player=self.first_player, faces=list(self.faces[4:]))
+        if self.reserve_size:
+            self.phase = RESERVE
+            self.acting: tuple[int, ...] = tuple(range(n))
+        else:
+            self._start_trick(self.first_player)
+
+    def reveal(self, scoring_card: str) -> None:
+        """TT-2.2/2.3: ``scoring_card`` becomes the round's card; TT-3.1, TT-6.4: the
+        variable bonus cards turn to the faces it calls for."""
+        o = self.options
+        self.scoring_card = scoring_card
+        framed = scoring_card in o["framed_scoring_cards"]
+        faces = list(BONUS_NAMES[:4])
+        kinds = list(BONUS_NAMES[:4])
+        symbols: list[tuple[int, ...]] = [(), (), (), ()]
+        for b in VARIABLE:
+            face = o["variable_cards"][BONUS_NAMES[b]]["framed" if framed else "plain"]
+            kind, fams = parse_face(face)
+            faces.append(face)
+            kinds.append(kind)
+            symbols.append(fams)
+        # Fixed for the whole round: shared by clones, never mutated.
+        self.faces: tuple[str, ...] = tuple(faces)
+        self.face_kind: tuple[str, ...] = tuple(kinds)
+        self.symbols: tuple[tuple[int, ...], ...] = tuple(symbols)
+
+    def _start_trick(self, leader: int) -> None:
+        """TT-4.1: the reserve window opens before the first card, from the leader."""
+        n = self.num_players
+        self.leader = self.turn = leader
+        self.window = [s for s in ((leader + k) % n for k in range(n)) if self.reserves[s]]
+        if self.window:
+            self.phase = WINDOW
+            self.acting = (self.window[0],)
+        else:
+            self.phase = PLAY
+            self.acting = (leader,)
+
+    # -- engine hooks ------------------------------------------------------------
+
+    def _to_act(self) -> tuple[int, ...]:
+        return self.acting
+
+    def _legal_ids(self, seat: int) -> Sequence[int]:
+        if seat == self._cache_seat:
+            return self._cache_ids
+        phase = self.phase
+        ids: Sequence[int]
+        if phase == PLAY:
+            hand = self.hands[seat]
+            if self.trick:
+                lo = FAMILY_OF[self.trick[0]] * NUM_VALUES
+                i = bisect_left(hand, lo)
+                j = bisect_left(hand, lo + NUM_VALUES, i)
+                ids = hand[i:j] if i < j else list(hand)  # TT-4.3
+            else:
+                ids = list(hand)  # TT-4.2
+        elif phase == WINDOW:
+            ids = [TAKE_RESERVE, DECLINE]
+        elif phase == RESERVE:
+            ids = [RESERVE_BASE + c for c in self.hands[seat]]
+        elif phase == BONUS_PICK:
+            ids = [DECLINE, *(PICK_BASE + b for b in self.supply)]
+        elif phase == TAKE_BACK_PHASE:
+            ids = [DECLINE, *sorted(TAKE_BACK_BASE + f[2][0] for f in self.false[seat])]
+        else:
+            ids = self._end_ids(seat)
+        self._cache_seat, self._cache_ids = seat, ids
+        return ids
+
+    def _end_ids(self, seat: int) -> list[int]:
+        """Legal ids of the current end-of-round bonus decision (TT-6.1 b-c, TT-6.3)."""
+        _, bonus = self.end_steps[0]
+        kind = self.face_kind[bonus]
+        if self.sub >= 0:
+            if kind == "flip":
+                return sorted(FLIP_TOP_BASE + c for c in self.tricks[seat][self.sub])
+            value = self.false[seat][self.sub][1]
+            return [x for x, ok in ((MOD_MINUS, value > 1), (MOD_PLUS, value < NUM_VALUES)) if ok]
+        ids = [DECLINE]
+        if kind == "flip":
+            ids += [FLIP_TRICK_BASE + i for i, t in enumerate(self.tricks[seat]) if t]
+            ids += sorted(FLIP_FALSE_BASE + f[2][0] for f in self.false[seat] if f[3] == "card")
+        elif kind == "blank":
+            ids += [BLANK_TRICK, BLANK_FALSE]
+        elif kind == "symbol":
+            ids += [SYMBOL_BASE + f for f in self.symbols[bonus]]
+        elif kind == "modifier":
+            ids += [MOD_TARGET_BASE + i for i, f in enumerate(self.false[seat]) if f[1] > 0]
+        else:  # odd, even, any
+            ids += sorted({VALUE_BASE + v for v in self.options[f"{kind}_values"]})
+        return ids
+
+    def _apply(self, seat: int, action_id: int) -> None:
+        self._cache_seat = -1
+        phase = self.phase
+        if phase == PLAY:
+            self._play(seat, action_id)
+        elif phase == WINDOW:
+            self._window(seat, action_id)
+        elif phase == RESERVE:
+            self._reserve(seat, action_id - RESERVE_BASE)
+        elif phase == BONUS_PICK:
+            self._pick(seat, action_id)
+        elif phase == TAKE_BACK_PHASE:
+            self._take_back(seat, action_id)
+        else:
+            self._end_bonus(seat, action_id)
+
+    # -- TT-3.3 reserve choice ------------------------------------------------------
+
+    def _reserve(self, seat: int, card: int) -> None:
+        self.hands[seat].remove(card)
+        reserve = self.reserves[seat]
+        reserve.append(card)
+        self.log("reserve_pick", private={seat: {"card": card_json(card)}}, seat=seat,
+                 count=len(reserve))
+        if len(reserve) < self.reserve_size:
+            return
+        self.acting = tuple(s for s in self.acting if s != seat)
+        if self.acting:
+            return
+        for r in self.reserves:  # in seat order, so the rng use does not depend on timing
+            self.rng.shuffle(r)
+        self.log("reserves_ready")
+        self._start_trick(self.first_player)
+
+    # -- TT-4 a trick ---------------------------------------------------------------
+
+    def _window(self, seat: int, action_id: int) -> None:
+        if action_id == TAKE_RESERVE:
+            card = self.reserves[seat].pop()
+            insort(self.hands[seat], card)
+            self.log("reserve_take", private={seat: {"card": card_json(card)}}, seat=seat,
+                     reserve_count=len(self.reserves[seat]))
+        else:
+            self.log("reserve_decline", seat=seat)
+        window = self.window
+        del window[0]
+        if window:
+            self.acting = (window[0],)
+        else:
+            self.phase = PLAY
+            self.acting = (self.leader,)
+
+    def _play(self, seat: int, card: int) -> None:
+        self.hands[seat].remove(card)
+        known = self.known[seat]
+        if known and card in known:
+            known.remove(card)
+        trick = self.trick
+        trick.append(card)
+        self.log("play", seat=seat, card=card_json(card))
+        if len(trick) < self.num_players:
+            self.turn = (seat + 1) % self.num_players
+            self.acting = (self.turn,)
+        else:
+            self._resolve()
+
+    def _resolve(self) -> None:
+        """TT-5.1..5.4: trick to the winner, false tricks back face-up, 7s earn picks."""
+        n, leader, trick = self.num_players, self.leader, self.trick
+        led = FAMILY_OF[trick[0]]
+        best = -1
+        winner = leader
+        won: list[int] = []
+        false_cards: list[int] = []
+        seven_seats: list[int] = []
+        for i, card in enumerate(trick):
+            s = (leader + i) % n
+            if FAMILY_OF[card] == led:
+                won.append(card)
+                if card > best:
+                    best, winner = card, s
+            else:
+                self.false[s].append(_card_false(card))  # TT-5.2
+                false_cards.append(card)
+                if IS_SEVEN[card]:
+                    seven_seats.append(s)
+        self.tricks[winner].append(tuple(won))  # TT-5.1
+        if any(IS_SEVEN[c] for c in won):
+            seven_seats.append(winner)
+        self.log("trick", winner=winner, cards=cards_json(won),
+                 false_tricks=[{"seat": (leader + i) % n, "card": card_json(c)}
+                               for i, c in enumerate(trick) if FAMILY_OF[c] != led])
+        self.trick = []
+        self.leader = winner
+        if seven_seats:  # TT-5.4: clockwise from the winner
+            self.picks = sorted(seven_seats, key=lambda s: (s - winner) % n)
+        self._after_resolution()
+
+    def _after_resolution(self) -> None:
+        """Next bonus pick, else the end check TT-5.6, else the next trick."""
+        if self.picks and self.supply:
+            self.phase = BONUS_PICK
+            self.acting = (self.picks[0],)
+            return
+        self.picks = []
+        if any(not h for h in self.hands):  # TT-5.6: reserves do not count
+            self._start_end_bonuses()
+        else:
+            self._start_trick(self.leader)
+
+    def _pick(self, seat: int, action_id: int) -> None:
+        del self.picks[0]
+        if action_id == DECLINE:
+            self.log("bonus_decline", seat=seat)
+            self._after_resolution()
+            return
+        bonus = action_id - PICK_BASE
+        self.supply.remove(bonus)
+        self.log("bonus_take", seat=seat, bonus=BONUS_NAMES[bonus], face=self.faces[bonus])
+        if bonus == TAKE_BACK:  # TT-5.5, TT-6.1a: used at once, then out of the round
+            self.out.append(bonus)
+            if self.false[seat]:
+                self.phase = TAKE_BACK_PHASE
+                self.acting = (seat,)
+                return
+        else:
+            self.held[seat].append(bonus)
+        self._after_resolution()
+
+    def _take_back(self, seat: int, action_id: int) -> None:
+        if action_id == DECLINE:
+            self.log("take_back", seat=seat, declined=True, card=no_card_json())
+        else:
+            card = action_id - TAKE_BACK_BASE
+            false = self.false[seat]
+            false.remove(_card_false(card))
+            insort(self.hands[seat], card)
+            self.known[seat].append(card)
+            self.log("take_back", seat=seat, declined=False, card=card_json(card))
+        self._after_resolution()
+
+    # -- TT-6.5 end-of-round bonus choices, TT-7 scoring ---------------------------
+
+    def _start_end_bonuses(self) -> None:
+        n = self.num_players
+        steps: list[tuple[int, int]] = []
+        for s in ((self.first_player + k) % n for k in range(n)):
+            mine = [b for b in self.held[s] if self.face_kind[b] in _END_ORDER]
+            mine.sort(key=lambda b: (_END_ORDER[self.face_kind[b]], b))
+            steps += [(s, b) for b in mine]
+        self.end_steps = steps
+        self.trick = []
+        self.window = []
+        self._next_end_step()
+
+    def _next_end_step(self) -> None:
+        """The next holder's bonus with a real choice; bonuses with none are skipped."""
+        self.sub = -1
+        while self.end_steps:
+            seat, _ = self.end_steps[0]
+            self._cache_seat = -1
+            if len(self._end_ids(seat)) > 1:
+                self.phase = END_BONUS
+                self.acting = (seat,)
+                self._cache_seat = -1
+                return
+            del self.end_steps[0]
+        self._score_round()
+
+    def _record(self, seat: int, bonus: int, choice: str, family: int = -1, value: int = -1,
+                delta: int = 0, cards: Sequence[int] = ()) -> None:
+        entry: JSON = {"seat": seat, "bonus": BONUS_NAMES[bonus], "face": self.faces[bonus],
+                 "choice": choice, "family": FAMILIES[family] if family >= 0 else "",
+                 "value": value, "delta": delta, "cards": cards_json(list(cards))}
+        self.end_choices.append(entry)
+        self.log("bonus_use", **entry)
+
+    def _end_bonus(self, seat: int, action_id: int) -> None:
+        _, bonus = self.end_steps[0]
+        tricks, false = self.tricks[seat], self.false[seat]
+        if action_id == DECLINE:
+            self._record(seat, bonus, "decline")
+        elif action_id >= MOD_TARGET_BASE:
+            if action_id < MOD_MINUS:
+                self.sub = action_id - MOD_TARGET_BASE
+                self.acting = (seat,)
+                return
+            i = self.sub
+            fam, val, cards, source, _ = false[i]
+            delta = -1 if action_id == MOD_MINUS else 1
+            false[i] = (fam, val + delta, cards, source, delta)
+            self._record(seat, bonus, "modify", fam, val + delta, delta, cards[:1])
+        elif action_id >= SYMBOL_BASE:
+            if action_id >= VALUE_BASE + 1:
+                value = action_id - VALUE_BASE
+                false.append((-1, value, (), self.face_kind[bonus], 0))
+                self._record(seat, bonus, "value", value=value)
+            else:
+                fam = action_id - SYMBOL_BASE
+                false.append((fam, -1, (), "symbol", 0))
+                self._record(seat, bonus, "family", family=fam)
+        elif action_id >= BLANK_TRICK:
+            if action_id == BLANK_TRICK:
+                tricks.append(())
+                self._record(seat, bonus, "trick")
+            else:
+                false.append((-1, -1, (), "blank", 0))
+                self._record(seat, bonus, "false_trick")
+        elif action_id >= FLIP_TOP_BASE:
+            top = action_id - FLIP_TOP_BASE
+            self._flip_trick(seat, bonus, self.sub, top)
+        elif action_id >= FLIP_FALSE_BASE:
+            card = action_id - FLIP_FALSE_BASE
+            false.remove(_card_false(card))
+            tricks.append((card,))
+            self._record(seat, bonus, "false_to_trick", cards=(card,))
+        else:
+            i = action_id - FLIP_TRICK_BASE
+            if len(tricks[i]) > 1:  # TT-6.1b: its owner chooses the top card next
+                self.sub = i
+                return
+            self._flip_trick(seat, bonus, i, tricks[i][0])
+        del self.end_steps[0]
+        self._next_end_step()
+
+    def _flip_trick(self, seat: int, bonus: int, index: int, top: int) -> None:
+        cards = self.tricks[seat].pop(index)
+        stack = (top, *(c for c in cards if c != top))
+        self.false[seat].append((FAMILY_OF[top], VALUE_OF[top], stack, "flip", 0))
+        self._record(seat, bonus, "trick_to_false", FAMILY_OF[top], VALUE_OF[top], cards=stack)
+
+    def round_rows(self) -> list[JSON]:
+        """TT-7.2..7.6: the score table of the round as it stands now."""
+        o = self.options
+        n = self.num_players
+        card_stars = scoring.scoring_card_stars(
+            self.scoring_card, [[(f[0], f[1]) for f in self.false[s]] for s in range(n)], o)
+        rows = []
+        for s in range(n):
+            t, f = len(self.tricks[s]), len(self.false[s])
+            base = scoring.base_stars(t, f, o["pair_stars"], o["balanced_pair_stars"])
+            plus = t if PLUS in self.held[s] else 0  # TT-6.1d
+            rows.append({"seat": s, "tricks": t, "false_tricks": f, "base": base, "plus": plus,
+                         "card": card_stars[s], "round_total": base + plus + card_stars[s],
+                         "total": self.total[s] + base + plus + card_stars[s]})
+        return rows
+
+    def _score_round(self) -> None:
+        rows = self.round_rows()
+        for row in rows:
+            self.total[row["seat"]] = row["total"]
+        self.last_round = rows
+        self.log("round_scored", round=self.round_no + 1, scoring_card=self.scoring_card,
+                 rows=rows)
+        if self.round_no + 1 < self.rounds:
+            self._start_round()
+        else:
+            self.phase = GAME_OVER
+            self.acting = ()
+            self.log("game_over", scores=list(self.total), winners=self.winners())
+
+    # -- descriptions ---------------------------------------------------------------
+
+    def _describe(self, seat: int, action_id: int) -> Action:
+        a = action_id
+        if 0 <= a < RESERVE_BASE:
+            return Action(a, f"play {card_name(a)}", {"kind": "play", "card": card_json(a)})
+        if a < TAKE_RESERVE:
+            c = a - RESERVE_BASE
+            return Action(a, f"reserve {card_name(c)}", {"kind": "reserve", "card": card_json(c)})
+        if a == TAKE_RESERVE:
+            return Action(a, "take reserve card", {"kind": "take_reserve"})
+        if a == DECLINE:
+            return Action(a, "decline", {"kind": "decline"})
+        if PICK_BASE <= a < PICK_BASE + NUM_BONUS:
+            b = a - PICK_BASE
+            face = self.faces[b]
+            shown = f" ({face})" if face != BONUS_NAMES[b] else ""
+            label = f"take bonus {BONUS_NAMES[b]}{shown}"
+            return Action(a, label, {"kind": "bonus", "bonus": BONUS_NAMES[b], "face": face})
+        if TAKE_BACK_BASE <= a < TAKE_BACK_BASE + DECK_SIZE:
+            c = a - TAKE_BACK_BASE
+            return Action(a, f"take back {card_name(c)}",
+                          {"kind": "take_back", "card": card_json(c)})
+        if FLIP_TRICK_BASE <= a < FLIP_FALSE_BASE:
+            i = a - FLIP_TRICK_BASE
+            return Action(a, f"flip trick {i + 1} to a false trick",
+                          {"kind": "flip_trick", "trick": i})
+        if FLIP_FALSE_BASE <= a < FLIP_FALSE_BASE + DECK_SIZE:
+            c = a - FLIP_FALSE_BASE
+            return Action(a, f"flip false trick {card_name(c)} to a trick",
+                          {"kind": "flip_false_trick", "card": card_json(c)})
+        if FLIP_TOP_BASE <= a < FLIP_TOP_BASE + DECK_SIZE:
+            c = a - FLIP_TOP_BASE
+            return Action(a, f"{card_name(c)} on top", {"kind": "flip_top", "card": card_json(c)})
+        if a in (BLANK_TRICK, BLANK_FALSE):
+            what = "trick" if a == BLANK_TRICK else "false_trick"
+            return Action(a, f"blank as {what.replace('_', ' ')}", {"kind": "blank", "as": what})
+        if SYMBOL_BASE <= a < SYMBOL_BASE + len(FAMILIES):
+            fam = FAMILIES[a - SYMBOL_BASE]
+            return Action(a, f"symbol {fam}", {"kind": "symbol", "family": fam})
+        if VALUE_BASE < a <= VALUE_BASE + NUM_VALUES:
+            v = a - VALUE_BASE
+            return Action(a, f"value {v}", {"kind": "value", "value": v})
+        if MOD_TARGET_BASE <= a < MOD_MINUS:
+            i = a - MOD_TARGET_BASE
+            return Action(a, f"modify false trick {i + 1}", {"kind": "modify", "false_trick": i})
+        if a in (MOD_MINUS, MOD_PLUS):
+            d = -1 if a == MOD_MINUS else 1
+            return Action(a, f"value {d:+d}", {"kind": "modify_delta", "delta": d})
+        return Action(a, f"unknown action {a}", {"kind": "unknown"})
+
+    def _why_illegal(self, seat: int, action_id: int) -> str:
+        phase, a = self.phase, action_id
+        if phase == PLAY:
+            hand = self.hands[seat]
+            if 0 <= a < DECK_SIZE and a in hand:
+                led = FAMILIES[FAMILY_OF[self.trick[0]]]
+                return (f"you hold a {led} card and must follow the led family {led};"
+                        f" {card_name(a)} is not allowed (TT-4.3)")
+            if 0 <= a < DECK_SIZE:
+                return f"you do not hold {card_name(a)}; play a card from your hand (TT-4.2)"
+            if a == TAKE_RESERVE:
+                return ("a reserve card may only be taken in the window before a trick's first"
+                        " card, at most one per trick (TT-4.1)")
+            return f"play a card from your hand: ids {list(self._legal_ids(seat))} (TT-4.2)"
+        if phase == RESERVE:
+            return ("choose a card of your hand for your reserve, one at a time (TT-3.3);"
+                    f" legal ids {list(self._legal_ids(seat))}")
+        if phase == WINDOW:
+            return (f"before the trick you may only take the top reserve card ({TAKE_RESERVE})"
+                    f" or decline ({DECLINE}) (TT-4.1)")
+        if phase == BONUS_PICK:
+            if PICK_BASE <= a < PICK_BASE + NUM_BONUS:
+                return f"bonus {BONUS_NAMES[a - PICK_BASE]} is not in the supply (TT-5.4)"
+            return ("for your 7 you may take a bonus card still in the supply or decline (TT-5.4);"
+                    f" legal ids {list(self._legal_ids(seat))}")
+        if phase == TAKE_BACK_PHASE:
+            return ("Take back returns one of your own false tricks to your hand, or you decline"
+                    f" (TT-6.1a); legal ids {list(self._legal_ids(seat))}")
+        kind = self.face_kind[self.end_steps[0][1]]
+        rule = {"flip": "TT-6.1b", "blank": "TT-6.1c"}.get(kind, "TT-6.3")
+        what = {
+            "flip": "Flip turns one of your tricks into a false trick or back, then the top card",
+            "blank": "Blank counts as a trick or a false trick",
+            "symbol": "the Symbol face is a false trick of one of its two families",
+            "odd": "the Odd face takes one of the listed odd values",
+            "even": "the Even face takes one of the listed even values",
+            "any": "the Any face takes a value from 1 to 12",
+            "modifier": "the Modifier changes a valued false trick by +1 or -1 within 1..12",
+        }[kind]
+        return f"{what} ({rule}, TT-6.5); legal ids {list(self._legal_ids(seat))}"
+
+    # -- views -------------------------------------------------------------------------
+
+    def _decision(self) -> JSON:
+        """Context of the pending decision (fixed keys; -1 / "" when unused)."""
+        kind, bonus, seat = self.phase, "", -1
+        if self.acting and self.phase != RESERVE:
+            seat = self.acting[0]
+        if self.phase == END_BONUS:
+            b = self.end_steps[0][1]
+            kind = self.face_kind[b]
+            if self.sub >= 0:
+                kind = "flip_top" if kind == "flip" else "modifier_delta"
+            bonus = BONUS_NAMES[b]
+        elif self.phase == GAME_OVER:
+            kind = ""
+        face = self.faces[BONUS_NAMES.index(bonus)] if bonus else ""
+        return {"kind": kind, "seat": seat, "bonus": bonus, "face": face, "index": self.sub,
+                "pick_queue": list(self.picks), "window_queue": list(self.window)}
+
+    def _view(self, seat: int) -> JSON:
+        """Observation of ``seat`` (-1: a spectator). Tricks lie face-down but every
+        card in them was shown when played, so their cards are public (RULES
+        conventions: perfect memory of everything shown openly)."""
+        n = self.num_players
+        players = []
+        for s in range(n):
+            players.append({
+                "seat": s,
+                "hand_count": len(self.hands[s]),
+                "reserve_count": len(self.reserves[s]),
+                "known_in_hand": cards_json(sorted(self.known[s])),
+                "tricks": [{"cards": cards_json(t), "blank": not t} for t in self.tricks[s]],
+                "false_tricks": [
+                    {"family": FAMILIES[f] if f >= 0 else "", "value": v, "cards": cards_json(c),
+                     "source": src, "modifier": d}
+                    for f, v, c, src, d in self.false[s]],
+                "bonuses": [{"bonus": BONUS_NAMES[b], "face": self.faces[b]}
+                            for b in self.held[s]],
+                "score": self.total[s],
+            })
+        own = 0 <= seat < n
+        led = FAMILIES[FAMILY_OF[self.trick[0]]] if self.trick else ""
+        return {
+            "game": self.game_id,
+            "seat": seat,
+            "num_players": n,
+            "phase": self.phase,
+            "to_act": list(self.acting),
+            "round": self.round_no + 1,
+            "rounds": self.rounds,
+            "first_player": self.first_player,
+            "leader": self.leader,
+            "scoring_card": self.scoring_card,
+            "scoring_cards_left": len(self.scoring_deck) - self.round_no - 1,
+            "scores": list(self.total),
+            "hand": cards_json(self.hands[seat]) if own else [],
+            "reserve": cards_json(sorted(self.reserves[seat])) if own else [],
+            "trick": [{"seat": (self.leader + i) % n, "card": card_json(c)}
+                      for i, c in enumerate(self.trick)],
+            "led_family": led,
+            "supply": [{"bonus": BONUS_NAMES[b], "face": self.faces[b]} for b in self.supply],
+            "bonus_out": [BONUS_NAMES[b] for b in self.out],
+            "players": players,
+            "decision": self._decision(),
+            "end_choices": list(self.end_choices),
+            "last_round": list(self.last_round),
+        }
+
+    def _observation(self, seat: int) -> JSON:
+        return self._view(seat)
+
+    def _public_view(self) -> JSON:
+        return self._view(-1)
+
+    def _scores(self) -> list[int]:
+        return list(self.total)
+
+    # -- cloning, hidden information, conservation ---------------------------------------
+
+    def _copy_mutable_into(self, new: State) -> None:
+        assert isinstance(new, TrickyTwistState)
+        new.scoring_deck = list(self.scoring_deck)
+        new.total = list(self.total)
+        new.supply = list(self.supply)
+        new.held = [list(x) for x in self.held]
+        new.out = list(self.out)
+        new.hands = [list(x) for x in self.hands]
+        new.box = list(self.box)
+        new.reserves = [list(x) for x in self.reserves]
+        new.known = [list(x) for x in self.known]
+        new.tricks = [list(x) for x in self.tricks]
+        new.false = [list(x) for x in self.false]
+        new.trick = list(self.trick)
+        new.window = list(self.window)
+        new.picks = list(self.picks)
+        new.end_steps = list(self.end_steps)
+        new.end_choices = list(self.end_choices)
+        new._cache_seat = -1
+
+    def _redeal_hidden(self, seat: int, rng: random.Random) -> None:
+        """Re-deal what ``seat`` cannot know: others' unknown hand cards, others'
+        reserves, undealt cards, its own reserve order, the future scoring cards."""
+        rng.shuffle(self.reserves[seat])
+        others = [s for s in range(self.num_players) if s != seat]
+        pool = list(self.box)
+        unknown: dict[int, int] = {}
+        for s in others:
+            hidden = [c for c in self.hands[s] if c not in self.known[s]]
+            unknown[s] = len(hidden)
+            pool += hidden
+            pool += self.reserves[s]
+        rng.shuffle(pool)
+        k = 0
+        for s in others:
+            m = unknown[s]
+            self.hands[s] = sorted(self.known[s] + pool[k:k + m])
+            k += m
+            r = len(self.reserves[s])
+            self.reserves[s] = pool[k:k + r]
+            k += r
+        self.box = sorted(pool[k:])
+        future = self.scoring_deck[self.round_no + 1:]
+        rng.shuffle(future)
+        self.scoring_deck[self.round_no + 1:] = future
+        self._cache_seat = -1
+
+    def _card_zones(self) -> dict[str, list[int]]:
+        zones: dict[str, list[int]] = {"box": list(self.box), "trick": list(self.trick)}
+        for s in range(self.num_players):
+            zones[f"hand_{s}"] = list(self.hands[s])
+            zones[f"reserve_{s}"] = list(self.reserves[s])
+            zones[f"tricks_{s}"] = [c for t in self.tricks[s] for c in t]
+            zones[f"false_tricks_{s}"] = [c for f in self.false[s] for c in f[2]]
+        return zones

@@ -30,6 +30,21 @@ def _snapshot(state: State) -> tuple[str, list[str], tuple[int, ...], int, int]:
     )
 
 
+def check_wire_friendly(value: object, where: str = "") -> None:
+    """Views are mirrored into protobuf messages: no None, no list of lists, str keys."""
+    assert value is not None, f"None at {where}"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            assert isinstance(key, str), f"non-text key {key!r} at {where}"
+            check_wire_friendly(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            assert not isinstance(item, list | tuple), f"list of lists at {where}[{i}]"
+            check_wire_friendly(item, f"{where}[{i}]")
+    else:
+        assert isinstance(value, int | str), f"{type(value).__name__} at {where}"
+
+
 def _cards(state: State) -> Counter[int]:
     return Counter(c for zone in state.card_zones().values() for c in zone)
 
@@ -52,9 +67,9 @@ def check_step(state: State, rng: random.Random, deck: Counter[int]) -> None:
     for seat in idle:
         assert list(state.legal_action_ids(seat)) == []
     assert _cards(state) == deck, "cards were created or lost"
-    json.dumps(state.public_view())
+    check_wire_friendly(state.public_view(), "public_view")
     for seat in range(state.num_players):
-        json.dumps(state.observation(seat))
+        check_wire_friendly(state.observation(seat), f"observation({seat})")
     # Illegal input: refused with a typed error, nothing changes.
     if rng.random() < 0.3:
         before = _snapshot(state)
@@ -83,8 +98,12 @@ def playout(game_id: str, num_players: int, seed: int, options: dict | None = No
     fork: tuple[State, str] | None = None
     redealt_differs = False
     steps = 0
+    keys = sorted(state.observation(0)), sorted(state.public_view())
     while not state.is_terminal():
         check_step(state, rng, deck)
+        assert (sorted(state.observation(0)), sorted(state.public_view())) == keys, (
+            "the observation's fields must be the same in every phase"
+        )
         if rng.random() < 0.1:
             seat = rng.randrange(num_players)
             other = state.determinize(seat, rng)
@@ -102,6 +121,10 @@ def playout(game_id: str, num_players: int, seed: int, options: dict | None = No
         steps += 1
         assert steps <= MAX_DECISIONS, "the match does not end"
     assert state.to_act() == ()
+    assert (sorted(state.observation(0)), sorted(state.public_view())) == keys
+    for seat in (None, *range(num_players)):
+        for event in state.event_log(seat):
+            check_wire_friendly(event, "event")
     with pytest.raises(IllegalAction) as err:
         state.apply(0, 0)
     assert err.value.reason == IllegalAction.GAME_OVER

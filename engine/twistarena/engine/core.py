@@ -12,8 +12,9 @@ from __future__ import annotations
 import copy
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, ClassVar, NamedTuple
 
 JSON = dict[str, Any]
 
@@ -55,17 +56,20 @@ class Action:
         return {"id": self.id, "label": self.label, "payload": dict(self.payload)}
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
+_NOTHING_PRIVATE: Mapping[int, Mapping[str, Any]] = MappingProxyType({})
+
+
+class Event(NamedTuple):
     """Something that happened, as each seat is allowed to see it.
 
     ``public`` is what everyone sees; ``private`` adds, per seat, what only
     that seat learns (its dealt hand, the card it drew, its hidden choice).
+    A named tuple because the engine logs one per decision: it must be cheap.
     """
 
     kind: str
     public: Mapping[str, Any]
-    private: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
+    private: Mapping[int, Mapping[str, Any]] = _NOTHING_PRIVATE
 
     def view(self, seat: int | None) -> JSON:
         """The event as ``seat`` sees it (``None``: a spectator)."""
@@ -131,7 +135,9 @@ class State:
         return self._to_act()
 
     def legal_action_ids(self, seat: int) -> Sequence[int]:
-        """Sorted, unique legal ids for ``seat``; empty if it is not to act."""
+        """Sorted, unique legal ids for ``seat``; empty if it is not to act.
+
+        Read-only: games may hand out their cached list to keep playouts fast."""
         if seat not in self._to_act():
             return ()
         return self._legal_ids(seat)
@@ -147,9 +153,9 @@ class State:
     def apply(self, seat: int, action_id: int) -> None:
         """Play ``action_id`` for ``seat`` or raise ``IllegalAction`` (no change)."""
         acting = self._to_act()
-        if not acting:
-            raise IllegalAction(IllegalAction.GAME_OVER, "the match is over")
         if seat not in acting:
+            if not acting:
+                raise IllegalAction(IllegalAction.GAME_OVER, "the match is over")
             who = ", ".join(str(s) for s in acting)
             raise IllegalAction(
                 IllegalAction.NOT_TO_ACT, f"seat {seat} is not to act; waiting for seat(s) {who}"
@@ -211,7 +217,7 @@ class State:
 
     def log(self, kind: str, private: Mapping[int, Mapping[str, Any]] | None = None,
             **public: Any) -> None:
-        self.events.append(Event(kind, public, private or {}))
+        self.events.append(Event(kind, public, private or _NOTHING_PRIVATE))
 
     # -- hooks --------------------------------------------------------------
 

@@ -100,12 +100,12 @@ def measure(label: tuple[str, int], play: Callable[[int], int], min_games: int,
             min_seconds: float, on_game: Callable[[], None] | None = None) -> Figure:
     """Play until both ``min_games`` and ``min_seconds`` are reached."""
     games = decisions = 0
-    start = time.perf_counter()
+    start = time.process_time()
     elapsed = 0.0
     while games < min_games or elapsed < min_seconds:
         decisions += play(games)
         games += 1
-        elapsed = time.perf_counter() - start
+        elapsed = time.process_time() - start
         if on_game is not None:
             on_game()
     return Figure(label[0], label[1], games, decisions, elapsed)

@@ -11,9 +11,9 @@ from .options import merge_options
 
 #: game id -> module that defines ``GAME: GameInfo``. Imported on first use.
 GAME_MODULES: dict[str, str] = {
-    "tricky_twist": "twistarena.engine.games.tricky_twist",
-    "twisted": "twistarena.engine.games.twisted",
-    "twhist": "twistarena.engine.games.twhist",
+    "tricky_twist": "twistarena.engine.tricky_twist",
+    "twisted": "twistarena.engine.twisted",
+    "twhist": "twistarena.engine.twhist",
 }
 GAME_IDS: tuple[str, ...] = tuple(GAME_MODULES)
 

@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from twistarena import engine
-from twistarena.engine.games.tricky_twist import state as st
-from twistarena.engine.games.tricky_twist.cards import DECK_SIZE, card_id
+from twistarena.engine.tricky_twist import state as st
+from twistarena.engine.tricky_twist.cards import DECK_SIZE, card_id
 
 
 def c(spec: str) -> int:

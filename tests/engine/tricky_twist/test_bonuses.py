@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 from twistarena.engine import IllegalAction
-from twistarena.engine.games.tricky_twist import state as st
-from twistarena.engine.games.tricky_twist.data import SCORING_CARDS
+from twistarena.engine.tricky_twist import state as st
+from twistarena.engine.tricky_twist.data import SCORING_CARDS
 
 from .helpers import act, c, cs, end_position, new, play_position
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from twistarena import engine
 from twistarena.engine import InvalidOptions
-from twistarena.engine.games.tricky_twist import GAME
-from twistarena.engine.games.tricky_twist import state as st
+from twistarena.engine.tricky_twist import GAME
+from twistarena.engine.tricky_twist import state as st
 
 from ..conformance import playout
 from .helpers import finish_reserves, new

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from twistarena.engine.games.tricky_twist import scoring
-from twistarena.engine.games.tricky_twist.data import DEFAULTS, SCORING_CARDS
+from twistarena.engine.tricky_twist import scoring
+from twistarena.engine.tricky_twist.data import DEFAULTS, SCORING_CARDS
 
 from .helpers import cs, end_position, new
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from twistarena.engine import IllegalAction
-from twistarena.engine.games.tricky_twist import state as st
+from twistarena.engine.tricky_twist import state as st
 
 from .helpers import act, c, cs, finish_reserves, new, play_position
 

@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from twistarena import engine
-from twistarena.engine.games.twhist.cards import PICK_BASE, STOP, TWHIST_BASE, TWHIST_NAMES
-from twistarena.engine.games.twhist.state import TwhistState
+from twistarena.engine.twhist.cards import PICK_BASE, STOP, TWHIST_BASE, TWHIST_NAMES
+from twistarena.engine.twhist.state import TwhistState
 
 TWHIST = {"RW": 0, "T": 1, "PP": 2, "PASS": 3}
 assert [TWHIST_NAMES[k] for k in TWHIST.values()] == [

@@ -8,7 +8,7 @@ import random
 
 import pytest
 from twistarena import engine
-from twistarena.engine.games.twhist.state import TwhistState
+from twistarena.engine.twhist.state import TwhistState
 
 from .helpers import pick, play, position
 

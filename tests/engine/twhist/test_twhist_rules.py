@@ -7,9 +7,9 @@ import random
 import pytest
 from twistarena import engine
 from twistarena.engine import IllegalAction
-from twistarena.engine.games.twhist import DEFAULTS
-from twistarena.engine.games.twhist.cards import PICK_BASE, STOP, TWHIST_BASE
-from twistarena.engine.games.twhist.state import TwhistState
+from twistarena.engine.twhist import DEFAULTS
+from twistarena.engine.twhist.cards import PICK_BASE, STOP, TWHIST_BASE
+from twistarena.engine.twhist.state import TwhistState
 
 from .helpers import card_ids, events, flips, pick, play, position, token_id
 

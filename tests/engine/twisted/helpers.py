@@ -6,8 +6,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from twistarena import engine
-from twistarena.engine.games.twisted.cards import DECK
-from twistarena.engine.games.twisted.state import PLAY, TwistedState
+from twistarena.engine.twisted.cards import DECK
+from twistarena.engine.twisted.state import PLAY, TwistedState
 
 
 def table(

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from twistarena import engine
 from twistarena.engine import IllegalAction
-from twistarena.engine.games.twisted import DEFAULTS, GAME
-from twistarena.engine.games.twisted.cards import DECK, PARTNER, TOADS
-from twistarena.engine.games.twisted.state import OVER, START_ROW, TAKE, TWIST_BASE
+from twistarena.engine.twisted import DEFAULTS, GAME
+from twistarena.engine.twisted.cards import DECK, PARTNER, TOADS
+from twistarena.engine.twisted.state import OVER, START_ROW, TAKE, TWIST_BASE
 
 from .helpers import kinds, table
 

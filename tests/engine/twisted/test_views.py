@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 from twistarena import engine
-from twistarena.engine.games.twisted import GAME, TwistedState
-from twistarena.engine.games.twisted.state import TAKE, TWIST_BASE
+from twistarena.engine.twisted import GAME, TwistedState
+from twistarena.engine.twisted.state import TAKE, TWIST_BASE
 
 from .helpers import table
 

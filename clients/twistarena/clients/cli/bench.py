@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from typing import Any
 
@@ -12,6 +13,7 @@ from rich.table import Table
 from twistarena.engine import GAME_IDS
 
 from ..bench import engine as bench_engine
+from ..bench.service import add_cli as add_service
 
 
 def register(sub: Any) -> None:
@@ -24,6 +26,7 @@ def register(sub: Any) -> None:
     eng.add_argument("--seconds", type=float, default=1.0, help="and at least this long per case")
     eng.add_argument("--json", action="store_true", help="end with one JSON line of all figures")
     eng.set_defaults(run=run_engine)
+    add_service(targets)
 
 
 def run_engine(args: argparse.Namespace) -> int:
@@ -38,8 +41,8 @@ def run_engine(args: argparse.Namespace) -> int:
             task = progress.add_task(f"{game_id} x{players}", total=args.games)
             figures.append(bench_engine.measure(
                 (game_id, players),
-                lambda i, g=game_id, n=players: bench_engine.engine_game(g, n, i),
-                args.games, args.seconds, lambda t=task: progress.advance(t)))
+                functools.partial(bench_engine.engine_game, game_id, players),
+                args.games, args.seconds, functools.partial(progress.advance, task)))
     table = Table(title="Random full games (engine API: to_act, legal_action_ids, apply)")
     for column in ("game", "players", "games", "games/s", "decisions/s", "µs/decision",
                    "x reference"):

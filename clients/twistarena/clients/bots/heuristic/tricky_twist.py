@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from twistarena.engine import Action
-from twistarena.engine.games.tricky_twist import scoring
-from twistarena.engine.games.tricky_twist.cards import FAMILIES
-from twistarena.engine.games.tricky_twist.data import DEFAULTS
+from twistarena.engine.tricky_twist import scoring
+from twistarena.engine.tricky_twist.cards import FAMILIES
+from twistarena.engine.tricky_twist.data import DEFAULTS
 
 from .. import Bot
 

@@ -17,7 +17,7 @@ from itertools import combinations
 from typing import Any
 
 from twistarena.engine import Action
-from twistarena.engine.games.twhist.cards import (
+from twistarena.engine.twhist.cards import (
     PICK_BASE,
     STOP,
     TWHIST_BASE,

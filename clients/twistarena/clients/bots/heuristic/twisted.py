@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from twistarena.engine import Action
-from twistarena.engine.games.twisted.cards import DECK, IS_TOAD, PARTNER
+from twistarena.engine.twisted.cards import DECK, IS_TOAD, PARTNER
 
 from .. import Bot
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...core import InvalidOptions
+from ..core import InvalidOptions
 
 DECK_SIZE = 32
 

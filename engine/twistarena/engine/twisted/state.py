@@ -14,7 +14,7 @@ import random
 from bisect import insort
 from collections.abc import Sequence
 
-from ...core import JSON, Action, InvalidOptions, State
+from ..core import JSON, Action, InvalidOptions, State
 from .cards import DECK, IS_TOAD, PARTNER, is_card
 
 TWIST_BASE = 100

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...core import JSON, GameInfo, State
+from ..core import JSON, GameInfo, State
 from .cards import DECK_SIZE
 from .data import DEFAULTS
 from .narrate import narrate

@@ -11,7 +11,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from ...core import JSON, Action, State
+from ..core import JSON, Action, State
 from .cards import (
     ALL_TWHIST,
     DECK_SIZE,

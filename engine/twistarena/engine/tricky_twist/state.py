@@ -10,7 +10,7 @@ import random
 from bisect import bisect_left, insort
 from collections.abc import Sequence
 
-from ...core import JSON, Action, InvalidOptions, State
+from ..core import JSON, Action, InvalidOptions, State
 from . import scoring
 from .cards import (
     BONUS_NAMES,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...core import JSON, GameInfo
+from ..core import JSON, GameInfo
 from .cards import DECK
 from .data import DEFAULTS
 from .narrate import narrate

@@ -1,1 +1,0 @@
-"""One package per game: cards, rules, data table, observation."""

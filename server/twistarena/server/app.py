@@ -1,0 +1,214 @@
+"""Assemble the service: store, runners, servicers, health, reflection; serve; drain."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import grpc
+from grpc import aio
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+from twistarena.v1 import match_pb2 as mpb
+from twistarena.v1 import match_pb2_grpc as mgrpc
+from twistarena.v1 import play_pb2 as ppb
+from twistarena.v1 import play_pb2_grpc as pgrpc
+
+from . import logs, metrics
+from .config import ServerConfig
+from .embedded import EmbeddedValkey
+from .runner import Hub
+from .services import Matches, Play, Watch
+from .store import Store
+
+log = logs.get("twistarena.app")
+
+SERVICE_NAMES: tuple[str, ...] = (
+    mpb.DESCRIPTOR.services_by_name["Matches"].full_name,
+    ppb.DESCRIPTOR.services_by_name["Play"].full_name,
+    ppb.DESCRIPTOR.services_by_name["Watch"].full_name,
+)
+
+
+class ConfigError(Exception):
+    """Settings that the server refuses to start with."""
+
+
+def grpc_options(config: ServerConfig) -> list[tuple[str, Any]]:
+    return [
+        ("grpc.max_receive_message_length", config.max_receive_bytes),
+        ("grpc.max_send_message_length", config.max_send_bytes),
+        ("grpc.keepalive_time_ms", config.keepalive_time_ms),
+        ("grpc.keepalive_timeout_ms", config.keepalive_timeout_ms),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+        ("grpc.http2.max_pings_without_data", 0),
+        ("grpc.max_connection_idle_ms", 3_600_000),
+        ("grpc.so_reuseport", 0),
+        *config.extra_grpc_options,
+    ]
+
+
+def server_credentials(config: ServerConfig) -> grpc.ServerCredentials | None:
+    tls = config.tls
+    if tls is None:
+        return None
+    key = Path(tls.key_file).read_bytes()
+    cert = Path(tls.cert_file).read_bytes()
+    ca = Path(tls.client_ca_file).read_bytes() if tls.client_ca_file else None
+    return grpc.ssl_server_credentials([(key, cert)], root_certificates=ca,
+                                       require_client_auth=ca is not None)
+
+
+class App:
+    """One twistarena server process (or one in-process server in tests)."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.node_id = config.node_id or uuid.uuid4().hex[:12]
+        self.embedded: EmbeddedValkey | None = None
+        self.store: Store | None = None
+        self.hub: Hub | None = None
+        self.server: aio.Server | None = None
+        self.health = health.aio.HealthServicer()
+        self.port = 0
+        self.metrics_port: int | None = None
+        self._stopping: asyncio.Task[None] | None = None
+
+    @property
+    def address(self) -> str:
+        host = self.config.host
+        return f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
+
+    async def start(self) -> int:
+        config = self.config
+        if not config.plaintext_allowed():
+            raise ConfigError(
+                f"refusing to serve plaintext on {config.host}: give --tls-cert/--tls-key, "
+                "bind a loopback address, or pass --insecure")
+        url = config.redis_url
+        if url is None:
+            self.embedded = EmbeddedValkey(config.data_dir)
+            url = await asyncio.to_thread(self.embedded.start)
+            log.info("embedded_valkey", url=url, data_dir=str(config.data_dir or ""))
+        self.store = Store(url, config.max_inflight_pipelines)
+        await self.store.connect()
+        self.hub = Hub(self.store, self.node_id)
+
+        server = aio.server(options=grpc_options(config))
+        mgrpc.add_MatchesServicer_to_server(Matches(self.hub, config), server)  # type: ignore[no-untyped-call]
+        pgrpc.add_PlayServicer_to_server(Play(self.hub, config), server)  # type: ignore[no-untyped-call]
+        pgrpc.add_WatchServicer_to_server(Watch(self.hub), server)  # type: ignore[no-untyped-call]
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
+        reflection.enable_server_reflection(
+            (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+        bind = f"[{config.host}]:{config.port}" if ":" in config.host else \
+            f"{config.host}:{config.port}"
+        creds = server_credentials(config)
+        if creds is not None:
+            self.port = server.add_secure_port(bind, creds)
+        else:
+            self.port = server.add_insecure_port(bind)
+        if not self.port:
+            raise ConfigError(f"could not bind {bind}")
+        self.server = server
+        await self._recover()
+        await server.start()
+        for name in ("", *SERVICE_NAMES):
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        if config.metrics_port is not None:
+            self.metrics_port = metrics.serve_metrics(config.metrics_port, config.host)
+        log.info("listening", address=self.address, tls=config.tls is not None,
+                 node=self.node_id, metrics_port=self.metrics_port)
+        return self.port
+
+    async def _recover(self) -> None:
+        """Resume every live match of the store from its log."""
+        assert self.store is not None and self.hub is not None
+        resumed = 0
+        for match_id in await self.store.live_ids():
+            try:
+                record = await self.store.load(match_id)
+                if record is None:
+                    await self.store.drop_live(match_id)
+                    continue
+                entries = await self.store.load_log(match_id)
+                await self.hub.open(record, entries)
+                resumed += 1
+            except Exception as exc:
+                metrics.ERRORS.labels("recovery").inc()
+                log.error("recovery_failed", match_id=match_id, error=repr(exc))
+        if resumed:
+            log.info("recovered", matches=resumed)
+
+    async def drain(self) -> None:
+        """SIGTERM: NOT_SERVING at once, no new matches, finish appends, close streams."""
+        if self._stopping is None:
+            self._stopping = asyncio.get_running_loop().create_task(self._drain())
+        await asyncio.shield(self._stopping)
+
+    async def _drain(self) -> None:
+        grace = self.config.drain_grace_s
+        log.info("draining")
+        await self.health.enter_graceful_shutdown()
+        hub, store = self.hub, self.store
+        if hub is not None:
+            hub.draining = True
+            for runner in list(hub.runners.values()):
+                acquired = False
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(runner.lock.acquire(), grace)
+                    acquired = True
+                try:
+                    runner.stop(grpc.StatusCode.UNAVAILABLE, "DRAINING", "server draining")
+                finally:
+                    if acquired:
+                        runner.lock.release()
+        if self.server is not None:
+            await self.server.stop(grace)
+        if store is not None:
+            await store.close()
+        if self.embedded is not None:
+            await asyncio.to_thread(self.embedded.stop)
+        log.info("stopped")
+
+    async def stop(self) -> None:
+        await self.drain()
+
+    async def wait(self) -> None:
+        assert self.server is not None
+        await self.server.wait_for_termination()
+
+
+async def serve(config: ServerConfig) -> int:
+    """Run until SIGTERM/SIGINT; prints ``listening on HOST:PORT`` once bound."""
+    app = App(config)
+    try:
+        await app.start()
+    except ConfigError as exc:
+        print(f"twistarena serve: {exc}", file=sys.stderr, flush=True)
+        await app.drain()
+        return 2
+    print(f"listening on {app.address}", flush=True)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, lambda: loop.create_task(app.drain()))
+    await app.wait()
+    await app.drain()
+    return 0
+
+
+def run(config: ServerConfig, json_logs: bool | None = None) -> int:
+    """Blocking entry point for the CLI (uvloop when available)."""
+    logs.configure(json_logs)
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop is absent on some platforms
+        return asyncio.run(serve(config))
+    return uvloop.run(serve(config))

@@ -1,0 +1,52 @@
+"""Seat tokens and the admin token.
+
+A seat token is ``secrets.token_urlsafe(24)``; the store keeps only its
+sha256. Agents send it in ``Join.seat_token`` or as call metadata
+``authorization: Bearer <token>``; admin calls send the admin token the same way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Iterable
+from typing import Any
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def bearer(metadata: Iterable[Any] | None) -> str:
+    """The bearer token of call metadata, or ''."""
+    for item in metadata or ():
+        key, value = item[0], item[1]
+        if key.lower() == "authorization":
+            if isinstance(value, bytes):
+                value = value.decode("utf-8", "replace")
+            scheme, _, token = str(value).partition(" ")
+            if scheme.lower() == "bearer":
+                return token.strip()
+    return ""
+
+
+def same_secret(given: str, expected: str) -> bool:
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"),
+                               expected.encode("utf-8", "surrogatepass"))
+
+
+def seat_for_token(token: str, token_hashes: dict[int, str]) -> int | None:
+    """The seat whose stored hash matches ``token`` (compared in constant time)."""
+    if not token:
+        return None
+    digest = token_hash(token)
+    found: int | None = None
+    for seat, stored in token_hashes.items():
+        if hmac.compare_digest(digest, stored):
+            found = seat
+    return found

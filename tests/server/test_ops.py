@@ -1,0 +1,98 @@
+"""Operations: graceful drain on SIGTERM, Prometheus metrics, JSON logs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.request
+from typing import Any
+
+import grpc
+from grpc import aio
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from twistarena.server.config import ServerConfig
+from twistarena.v1 import match_pb2 as mpb
+from twistarena.v1 import match_pb2_grpc as mgrpc
+
+from tests.support.agents import Agent, create, options, run, tokens
+from tests.support.process import ServeProcess
+from tests.support.server import InProcessServer
+
+
+def test_drain_goes_not_serving_and_closes_streams_with_unavailable(valkey: Any) -> None:
+    srv = InProcessServer(ServerConfig(port=0, redis_url=valkey.url)).start()
+    try:
+        async def main() -> str:
+            async with aio.insecure_channel(srv.target) as ch:
+                created = await create(ch, options("twisted", 2, seed=3))
+                mid = created.match.match_id
+                agent = Agent(ch, mid, tokens(created)[0])
+                await agent.join()
+                watch = health_pb2_grpc.HealthStub(ch).Watch(
+                    health_pb2.HealthCheckRequest(service=""))
+                first = await asyncio.wait_for(watch.read(), 5)
+                assert first.status == health_pb2.HealthCheckResponse.SERVING
+                assert srv.loop is not None
+                draining = asyncio.wrap_future(
+                    asyncio.run_coroutine_threadsafe(srv.app.drain(), srv.loop))
+                update = await asyncio.wait_for(watch.read(), 5)
+                assert update is aio.EOF or \
+                    update.status == health_pb2.HealthCheckResponse.NOT_SERVING
+                await agent.drain_to_end()
+                code, details, reason = await agent.status()
+                assert code == grpc.StatusCode.UNAVAILABLE and reason == "DRAINING"
+                assert "draining" in details
+                await asyncio.wait_for(draining, 20)
+                return mid
+
+        mid = run(main())
+    finally:
+        srv.stop()
+    # The match is still live in the store: another server resumes it.
+    again = InProcessServer(ServerConfig(port=0, redis_url=valkey.url)).start()
+    try:
+        async def check() -> None:
+            async with aio.insecure_channel(again.target) as ch:
+                got = await mgrpc.MatchesStub(ch).GetMatch(mpb.GetMatchRequest(match_id=mid))
+                assert got.status == mpb.MATCH_STATUS_WAITING
+                await mgrpc.MatchesStub(ch).CancelMatch(mpb.CancelMatchRequest(match_id=mid))
+
+        run(check())
+    finally:
+        again.stop()
+
+
+def test_sigterm_metrics_and_json_logs(valkey: Any) -> None:
+    proc = ServeProcess(["--port", "0", "--redis-url", valkey.url, "--metrics-port", "0"]).start()
+    try:
+        records = [json.loads(line) for line in proc.output().splitlines()
+                   if line.startswith("{")]
+        listening = next(r for r in records if r["event"] == "listening")
+        assert listening["level"] == "info" and "timestamp" in listening
+        metrics_port = listening["metrics_port"]
+
+        async def main() -> None:
+            async with aio.insecure_channel(proc.target) as ch:
+                created = await create(ch, options("twisted", 2,
+                                                   house=("random", "random")))
+                for _ in range(100):
+                    got = await mgrpc.MatchesStub(ch).GetMatch(
+                        mpb.GetMatchRequest(match_id=created.match.match_id))
+                    if got.status == mpb.MATCH_STATUS_FINISHED:
+                        break
+                    await asyncio.sleep(0.05)
+
+        run(main())
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as r:
+            body = r.read().decode()
+        for name in ("twistarena_live_matches", "twistarena_decisions_total",
+                     "twistarena_decision_latency_seconds", "twistarena_redis_append_seconds",
+                     "twistarena_errors_total", "twistarena_matches_created_total"):
+            assert name in body
+        assert 'twistarena_decisions_total{how="house"}' in body
+        assert proc.terminate() == 0
+        events = [json.loads(line)["event"] for line in proc.output().splitlines()
+                  if line.startswith("{")]
+        assert "draining" in events and "stopped" in events
+    finally:
+        proc.cleanup()

@@ -1,0 +1,82 @@
+"""`twistarena serve` as a subprocess: start it, read its address, kill it."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+LISTENING = re.compile(r"^listening on (\S+):(\d+)$", re.MULTILINE)
+ROOT = Path(__file__).resolve().parents[2]
+#: Runs the console script's entry point with this interpreter.
+ENTRY = "import sys; from twistarena.clients.cli import main; sys.exit(main())"
+
+
+class ServeProcess:
+    def __init__(self, args: Sequence[str], env: dict[str, str] | None = None) -> None:
+        self.args = list(args)
+        self.env = env
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.port = 0
+        fd, name = tempfile.mkstemp(prefix="ta-serve-", suffix=".log")
+        os.close(fd)
+        self.log_path = Path(name)
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 30.0) -> ServeProcess:
+        env = dict(os.environ if self.env is None else self.env)
+        paths = [str(ROOT / d) for d in ("engine", "proto", "server", "clients")]
+        env["PYTHONPATH"] = os.pathsep.join([*paths, env.get("PYTHONPATH", "")])
+        with self.log_path.open("ab") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", ENTRY, "serve", *self.args],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env,
+                cwd=str(ROOT),
+            )
+        deadline = time.monotonic() + timeout
+        seen = 0
+        while time.monotonic() < deadline:
+            text = self.log_path.read_text(errors="replace")
+            matches = list(LISTENING.finditer(text))
+            if len(matches) > seen and matches:
+                self.port = int(matches[-1].group(2))
+                return self
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"serve exited with {self.proc.returncode}:\n{text[-3000:]}")
+            time.sleep(0.05)
+        self.kill()
+        raise RuntimeError(f"serve did not print its address:\n{self.output()[-3000:]}")
+
+    def output(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def kill(self) -> None:
+        """SIGKILL: a crash, no drain."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+    def terminate(self, timeout: float = 20.0) -> int:
+        """SIGTERM: graceful drain; returns the exit code."""
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        return int(self.proc.returncode)
+
+    def cleanup(self) -> None:
+        self.kill()
+        self.log_path.unlink(missing_ok=True)

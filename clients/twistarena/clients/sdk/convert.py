@@ -1,0 +1,167 @@
+"""Turn the wire messages back into the engine's Python values.
+
+The same bot must play in-process and over the network, so a decision request
+becomes exactly what the engine would hand it: the seat's observation dict and
+a list of ``twistarena.engine.Action``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.protobuf import json_format
+from google.protobuf.message import Message
+from google.protobuf.struct_pb2 import Struct
+from twistarena.engine import Action
+from twistarena.v1 import match_pb2, play_pb2
+
+JSON = dict[str, Any]
+
+REASONS = {v: k.removeprefix("END_REASON_") for k, v in match_pb2.EndReason.items()}
+STATUSES = {v: k.removeprefix("MATCH_STATUS_") for k, v in match_pb2.MatchStatus.items()}
+ERRORS = {v: k for k, v in play_pb2.ErrorReason.items()}
+
+
+def _plain(value: Any) -> Any:
+    """Struct numbers are doubles on the wire; the engine's payloads use ints."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def struct_to_dict(struct: Struct) -> JSON:
+    """A ``google.protobuf.Struct`` as a plain dict, integral numbers as ints."""
+    if not struct.fields:
+        return {}
+    out: JSON = _plain(json_format.MessageToDict(struct))
+    return out
+
+
+def dict_to_struct(data: Mapping[str, Any]) -> Struct:
+    struct = Struct()
+    struct.update(dict(data))
+    return struct
+
+
+def message_to_dict(msg: Message) -> JSON:
+    """A per-game message as the engine's dict (the server guarantees the round trip)."""
+    out: JSON = json_format.MessageToDict(
+        msg, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
+    return out
+
+
+def oneof_to_dict(msg: Message, group: str = "game") -> JSON:
+    """The set member of a per-game oneof (Observation, PublicView) as a dict."""
+    which = msg.WhichOneof(group)
+    if which is None:
+        return {}
+    inner = getattr(msg, which)
+    if isinstance(inner, Struct):
+        return struct_to_dict(inner)
+    return message_to_dict(inner)
+
+
+def legal_actions(request: play_pb2.DecisionRequest) -> list[Action]:
+    return [Action(a.id, a.label, struct_to_dict(a.payload)) for a in request.legal_actions]
+
+
+@dataclass(frozen=True, slots=True)
+class MatchResult:
+    """How a match ended: per-seat scores and places (1 = won)."""
+
+    scores: tuple[int, ...]
+    places: tuple[int, ...]
+    winners: tuple[int, ...]
+    reason: str
+    detail: str = ""
+
+    @classmethod
+    def from_proto(cls, result: match_pb2.MatchResult) -> MatchResult:
+        return cls(tuple(result.scores), tuple(result.places), tuple(result.winners),
+                   REASONS.get(result.reason, str(result.reason)), result.detail)
+
+    def to_json(self) -> JSON:
+        return {"scores": list(self.scores), "places": list(self.places),
+                "winners": list(self.winners), "reason": self.reason, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class MatchEvent:
+    """One event of the match as this seat (or a spectator) may see it."""
+
+    seq: int
+    kind: str
+    data: JSON = field(default_factory=dict)
+    text: str = ""
+
+    @classmethod
+    def from_proto(cls, event: match_pb2.Event) -> MatchEvent:
+        return cls(event.seq, event.kind, struct_to_dict(event.data), event.text)
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """The server refused an answer; ``may_retry`` says the decision is still open."""
+
+    decision_id: int
+    action_id: int
+    reason: str
+    message: str
+    may_retry: bool
+
+    @classmethod
+    def from_proto(cls, msg: play_pb2.AnswerRejected) -> Rejection:
+        return cls(msg.decision_id, msg.action_id, ERRORS.get(msg.reason, str(msg.reason)),
+                   msg.message, msg.may_retry)
+
+
+class LazyObservation(Mapping[str, Any]):
+    """An observation decoded on first use: bots that never read it skip the cost."""
+
+    __slots__ = ("_data", "_msg")
+
+    def __init__(self, msg: Message) -> None:
+        self._msg = msg
+        self._data: JSON | None = None
+
+    def _get(self) -> JSON:
+        if self._data is None:
+            self._data = oneof_to_dict(self._msg)
+        return self._data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._get()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __repr__(self) -> str:
+        return repr(self._get())
+
+
+@dataclass(slots=True)
+class Decision:
+    """A decision request in engine terms, kept until it is settled."""
+
+    decision_id: int
+    seat: int
+    observation: Mapping[str, Any]
+    legal_actions: list[Action]
+    time_left_ms: int
+
+    @classmethod
+    def from_proto(cls, req: play_pb2.DecisionRequest, lazy: bool = False) -> Decision:
+        observation = LazyObservation(req.observation) if lazy else oneof_to_dict(
+            req.observation)
+        return cls(req.decision_id, req.seat, observation,
+                   legal_actions(req), req.time_left_ms)

@@ -1,0 +1,48 @@
+"""Checks shared by the client and system tests."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from twistarena.clients.cli.replay import verify
+from twistarena.clients.sdk import Agent
+from twistarena.v1 import match_pb2
+
+#: Decision ids are ``opened_at * SEAT_BITS + seat + 1`` (see server runner).
+SEAT_BITS = 8
+
+
+def run(coro: Any, timeout: float = 150.0) -> Any:
+    """Run one test coroutine with an overall time bound."""
+    return asyncio.run(asyncio.wait_for(coro, timeout))
+
+
+def acknowledged_in_log(agents: Sequence[Agent], replay: match_pb2.Replay) -> list[str]:
+    """Every AnswerAccepted an agent saw must be in the log: same seat, action, position.
+
+    A decision opened when the log had ``opened_at`` entries; its action is the
+    seat's first entry at or after that position, and it was not a timeout.
+    """
+    log = [(a.seat, a.action_id, a.timeout) for a in replay.actions]
+    problems = []
+    for agent in agents:
+        for decision_id, action_id in agent.accepted.items():
+            opened_at, seat = divmod(decision_id - 1, SEAT_BITS)
+            if seat != agent.seat:
+                problems.append(f"decision {decision_id} is not seat {agent.seat}'s")
+                continue
+            entry = next(((i, e) for i, e in enumerate(log[opened_at:], opened_at)
+                          if e[0] == seat), None)
+            if entry is None:
+                problems.append(f"seat {seat}: accepted decision {decision_id} "
+                                f"(action {action_id}) is missing from the log")
+            elif entry[1][1] != action_id or entry[1][2]:
+                problems.append(f"seat {seat}: decision {decision_id} accepted action "
+                                f"{action_id}, log position {entry[0]} has {entry[1]}")
+    return problems
+
+
+def replay_problems(replay: match_pb2.Replay) -> list[str]:
+    return verify(replay).problems

@@ -1,0 +1,148 @@
+"""Smoke tests of the network commands: match, bot, watch, replay, demo, bench service."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from twistarena.clients.bench.processes import CLI
+from twistarena.clients.cli import main
+from twistarena.clients.cli.replay import verify
+from twistarena.clients.sdk import ArenaClient
+
+from .helpers import run
+
+
+def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", CLI, *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def _last_json(text: str) -> Any:
+    return json.loads(text.strip().splitlines()[-1])
+
+
+def test_match_create_with_bots_then_replay(server: Any,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["match", "create", "--server", server.target, "--game", "twhist",
+                 "--players", "3", "--bots", "heuristic,random", "--seed", "11", "--json"])
+    assert code == 0
+    created = _last_json(capsys.readouterr().out)
+    assert created["status"] == "FINISHED" and created["result"]["reason"] == "COMPLETED"
+    match_id = created["match_id"]
+
+    assert main(["replay", "--server", server.target, match_id, "--json"]) == 0
+    check = _last_json(capsys.readouterr().out)
+    assert check["ok"] and check["replayed_scores"] == created["result"]["scores"]
+
+    assert main(["replay", "--server", server.target, match_id]) == 0
+    assert "OK" in capsys.readouterr().out
+
+    assert main(["match", "get", "--server", server.target, match_id, "--json"]) == 0
+    record = _last_json(capsys.readouterr().out)
+    assert record["status"] == "FINISHED" and record["result"] == created["result"]
+
+    assert main(["match", "list", "--server", server.target, "--game", "twhist", "--json"]) == 0
+    listed = _last_json(capsys.readouterr().out)
+    assert match_id in [m["match_id"] for m in listed["matches"]]
+
+
+def test_replay_detects_a_tampered_result(server: Any) -> None:
+    async def scenario() -> Any:
+        client = ArenaClient(server.target)
+        created = await client.create_match("twisted", 2, seed=3, house_bots=["random", "random"])
+        match_id = created.match.match_id
+        for _ in range(200):
+            match = await client.get_match(match_id)
+            if match.result.scores:
+                break
+            await asyncio.sleep(0.05)
+        return await client.get_replay(match_id)
+
+    replay = run(scenario())
+    assert verify(replay).ok
+    replay.match.result.scores[0] += 1
+    assert not verify(replay).ok
+    assert "scores differ" in verify(replay).problems[0]
+
+
+def test_match_create_tokens_bot_and_watch(server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["match", "create", "--server", server.target, "--game", "twisted",
+                 "--players", "2", "--seed", "4", "--json"]) == 0
+    created = _last_json(capsys.readouterr().out)
+    tokens = created["seat_tokens"]
+    assert [t["seat"] for t in tokens] == [0, 1]
+    match_id = created["match_id"]
+    base = [sys.executable, "-c", CLI]
+    watcher = subprocess.Popen([*base, "watch", "--server", server.target, match_id],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    bots = [subprocess.Popen([*base, "bot", "--server", f"127.0.0.1:1,{server.target}",
+                              "--match", match_id, "--token", t["token"], "--strategy", s,
+                              "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+            for t, s in zip(tokens, ["heuristic", "random"], strict=True)]
+    outputs = [b.communicate(timeout=120) for b in bots]
+    for bot, (_out, err) in zip(bots, outputs, strict=True):
+        assert bot.returncode == 0, err
+    results = [_last_json(out) for out, _ in outputs]
+    assert {r["seat"] for r in results} == {0, 1}
+    assert results[0]["scores"] == results[1]["scores"]
+    watched, err = watcher.communicate(timeout=60)
+    assert watcher.returncode == 0, err
+    assert "Final result" in watched and "winner" in watched
+
+    assert main(["match", "create", "--server", server.target, "--game", "twhist",
+                 "--players", "3"]) == 0
+    assert "Seat tokens" in capsys.readouterr().out
+
+
+def test_match_cancel(server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["match", "create", "--server", server.target, "--game", "tricky_twist",
+                 "--players", "3", "--json"]) == 0
+    match_id = _last_json(capsys.readouterr().out)["match_id"]
+    assert main(["match", "cancel", "--server", server.target, match_id, "--json"]) == 0
+    cancelled = _last_json(capsys.readouterr().out)
+    assert cancelled["status"] == "CANCELLED"
+    assert main(["match", "cancel", "--server", server.target, match_id]) != 0
+    assert main(["match", "get", "--server", server.target, "nope"]) != 0
+
+
+def test_bot_with_a_bad_token_exits_non_zero(server: Any) -> None:
+    assert main(["match", "create", "--server", server.target, "--game", "twisted",
+                 "--players", "2"]) == 0
+    assert main(["bot", "--server", server.target, "--match", "nope", "--token", "x"]) == 2
+
+
+def test_demo_plays_every_game_over_grpc() -> None:
+    done = _cli("demo", timeout=150)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = done.stdout
+    for name in ("Tricky Twist", "Twisted", "Twhist", "Demo summary"):
+        assert name in out
+
+
+def test_demo_offline() -> None:
+    done = _cli("demo", "--offline", "--game", "twhist", "--players", "3")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Winner" in done.stdout
+
+
+def test_bench_service_small() -> None:
+    done = _cli("bench", "service", "--matches", "4", "--duration", "1", "--warmup", "0.5",
+                "--json", timeout=150)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = _last_json(done.stdout)
+    assert report["service"]["decisions"] > 0 and report["bare_grpc"]["decisions"] > 0
+    assert report["service_to_bare_ratio"] > 0
+
+
+def test_bench_service_live_and_storm() -> None:
+    done = _cli("bench", "service", "--live-matches", "20", "--storm", "40", "--json",
+                timeout=150)
+    assert done.returncode == 0, done.stderr[-2000:]
+    live = _last_json(done.stdout)["live"]
+    assert live["all_live_seated"] and live["storm_seated"] == 40

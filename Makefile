@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/twistarena demo
+	$(BIN)/twistarena demo --narrate
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -1,10 +1,12 @@
-# Two entry points for a fresh machine with Python 3.11+ and make:
+# Two entry points for a fresh machine with Python 3.11+, make (and Node.js 20 for the tests):
 #   make demo   the main job on the embedded default
 #   make test   lint, type-check and the whole test suite
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+
+NODE_DEPS := clients/node/node_modules/.package-lock.json
 
 .PHONY: demo test lint typecheck pytest bench clean
 
@@ -13,6 +15,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+# The Node.js sample agent (tests play it against Python bots).
+$(NODE_DEPS): clients/node/package.json clients/node/package-lock.json
+	npm ci --prefix clients/node --no-audit --no-fund
 
 demo: $(STAMP)
 	$(BIN)/twistarena demo --narrate
@@ -23,7 +29,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP)
+pytest: $(STAMP) $(NODE_DEPS)
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest
@@ -32,4 +38,4 @@ bench: $(STAMP)
 	$(BIN)/twistarena bench engine
 
 clean:
-	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache clients/node/node_modules

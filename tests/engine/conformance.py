@@ -113,6 +113,12 @@ def playout(game_id: str, num_players: int, seed: int, options: dict | None = No
             assert other.public_view() == state.public_view()
             assert _cards(other) == deck
             redealt_differs |= other.card_zones() != state.card_zones()
+            # Only what the seat knows may shape the re-deal: from a state that
+            # differs in hidden cards, the same generator deals the same cards.
+            k = rng.randrange(2**32)
+            same = state.determinize(seat, random.Random(k)).card_zones()
+            assert other.determinize(seat, random.Random(k)).card_zones() == same
+            assert other.history == [] and other.events == []
         seat = rng.choice(state.to_act())
         action = rng.choice(list(state.legal_action_ids(seat)))
         if steps == fork_at:

@@ -203,8 +203,15 @@ class State:
     def determinize(self, seat: int, rng: random.Random) -> State:
         """A clone in which everything hidden from ``seat`` is re-dealt at random,
         consistently with what ``seat`` has seen. Used by search bots, and by the
-        hidden-information tests: ``seat``'s observation must not change."""
+        hidden-information tests: ``seat``'s observation must not change.
+
+        The result depends only on what ``seat`` knows and on ``rng``: games re-deal
+        from the sorted set of unseen cards, and the history, event log and seed
+        (which would reveal the true deal) are not carried over."""
         new = self.clone()
+        new.history = []
+        new.events = []
+        new.seed = -1
         new._redeal_hidden(seat, rng)
         new.rng = random.Random(rng.getrandbits(64))  # future shuffles are hidden too
         return new

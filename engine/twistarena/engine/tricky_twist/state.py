@@ -714,7 +714,9 @@ class TrickyTwistState(State):
     def _redeal_hidden(self, seat: int, rng: random.Random) -> None:
         """Re-deal what ``seat`` cannot know: others' unknown hand cards, others'
         reserves, undealt cards, its own reserve order, the future scoring cards."""
-        rng.shuffle(self.reserves[seat])
+        own = sorted(self.reserves[seat])  # its contents are known, not their order
+        rng.shuffle(own)
+        self.reserves[seat] = own
         others = [s for s in range(self.num_players) if s != seat]
         pool = list(self.box)
         unknown: dict[int, int] = {}
@@ -723,6 +725,7 @@ class TrickyTwistState(State):
             unknown[s] = len(hidden)
             pool += hidden
             pool += self.reserves[s]
+        pool.sort()  # only the set of unseen cards is known, not where each lies
         rng.shuffle(pool)
         k = 0
         for s in others:
@@ -733,7 +736,7 @@ class TrickyTwistState(State):
             self.reserves[s] = pool[k:k + r]
             k += r
         self.box = sorted(pool[k:])
-        future = self.scoring_deck[self.round_no + 1:]
+        future = sorted(self.scoring_deck[self.round_no + 1:])
         rng.shuffle(future)
         self.scoring_deck[self.round_no + 1:] = future
         self._cache_seat = -1

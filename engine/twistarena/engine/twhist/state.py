@@ -325,7 +325,7 @@ class TwhistState(State):
         every played one is seen, so the ones still held are known (TH-1.2).
         """
         others = [s for s in range(self.num_players) if s != seat]
-        pool = [c for s in others for c in self.hands[s]]
+        pool = sorted(c for s in others for c in self.hands[s])  # only the set is known
         colour_of = self.t.colour_of
         for _ in range(20):  # rejection sampling: uniform among consistent deals
             rng.shuffle(pool)

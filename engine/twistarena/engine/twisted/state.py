@@ -282,7 +282,8 @@ class TwistedState(State):
     def _redeal_hidden(self, seat: int, rng: random.Random) -> None:
         """Other hands and the draw pile order are all ``seat`` does not know."""
         others = [s for s in range(self.num_players) if s != seat]
-        pool = self.pile + [c for s in others for c in self.hands[s]]
+        # Only the set of unseen cards is known, not where each one lies.
+        pool = sorted(self.pile + [c for s in others for c in self.hands[s]])
         rng.shuffle(pool)
         at = len(self.pile)
         self.pile = pool[:at]

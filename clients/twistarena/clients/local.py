@@ -12,6 +12,7 @@ from typing import Any
 from twistarena import engine
 
 from .bots import Bot, make_bot
+from .bots.ismcts import SearchBot
 
 
 def play_local(game_id: str, num_players: int, seed: int, strategies: Sequence[str] | None = None,
@@ -40,7 +41,11 @@ def play_local(game_id: str, num_players: int, seed: int, strategies: Sequence[s
     tell()
     while not state.is_terminal():
         for seat in state.to_act():
-            action = bots[seat](state.observation(seat), state.legal_actions(seat))
+            bot = bots[seat]
+            if isinstance(bot, SearchBot):  # it derives only its seat's information set
+                action = bot.act_with_state(state, seat)
+            else:
+                action = bot(state.observation(seat), state.legal_actions(seat))
             state.apply(seat, action)
             tell()
     return state

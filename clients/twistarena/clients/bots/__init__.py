@@ -30,6 +30,7 @@ def random_bot(seed: int | None = None) -> Bot:
 STRATEGIES: dict[str, Callable[[str, int | None], Bot]] = {
     "random": lambda game_id, seed: random_bot(seed),
     "heuristic": lambda game_id, seed: _heuristic(game_id, seed),
+    "ismcts": lambda game_id, seed: _ismcts(game_id, seed),
 }
 
 
@@ -37,6 +38,12 @@ def _heuristic(game_id: str, seed: int | None) -> Bot:
     from .heuristic import heuristic_bot
 
     return heuristic_bot(game_id, seed)
+
+
+def _ismcts(game_id: str, seed: int | None) -> Bot:
+    from .ismcts import ismcts_bot
+
+    return ismcts_bot(game_id, seed)
 
 
 def make_bot(strategy: str, game_id: str, seed: int | None = None) -> Bot:

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 
 #: Subcommand modules, in the order ``--help`` lists them.
-COMMANDS = ("demo", "serve", "match", "bot", "watch", "replay", "bench")
+COMMANDS = ("demo", "serve", "match", "bot", "watch", "replay", "bench", "evaluate")
 
 
 def build_parser() -> argparse.ArgumentParser:

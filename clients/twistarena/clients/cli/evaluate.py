@@ -1,0 +1,208 @@
+"""``twistarena evaluate``: bot kinds play duplicate deals in-process, and the
+standings say which is stronger and how sure that is.
+
+Every deal is played in every seating of the table, so each kind plays the same
+hands from every seat; per-deal score differences between two kinds are then
+paired, and a paired t-test and an exact sign test give their p-values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from twistarena import engine
+
+from ..bots import STRATEGIES, Bot, make_bot
+from ..bots.ismcts import IsmctsBot, IsmctsConfig
+from ..tournament import (
+    Comparison,
+    GameResult,
+    ScheduledGame,
+    Standing,
+    compute_standings,
+    games_for_tables,
+    lineup,
+    pairwise,
+    play_game,
+    report_json,
+    rich_progress,
+    round_robin,
+)
+
+#: Seats per game when --players is not given.
+DEFAULT_PLAYERS = {"tricky_twist": 4, "twisted": 3, "twhist": 4}
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("evaluate",
+                            help="bot kinds play duplicate deals in-process; standings, p-values")
+    parser.add_argument("--game", choices=engine.GAME_IDS, required=True)
+    parser.add_argument("--players", type=int, default=None,
+                        help="seats per game (default: 4, 3 for twisted)")
+    parser.add_argument("--bots", default="ismcts,heuristic,random",
+                        help="comma-separated bot kinds (distinct); with fewer kinds than seats"
+                             " the rest are --fill, with more every group of kinds meets")
+    parser.add_argument("--fill", default=None,
+                        help="kind for the seats left over (default: the last of --bots)")
+    parser.add_argument("--deals", type=int, default=10, help="deals, each played in every seating")
+    parser.add_argument("--seatings", choices=("rotations", "permutations"), default="rotations")
+    parser.add_argument("--iterations", type=int, default=300,
+                        help="ismcts iterations per decision")
+    parser.add_argument("--time-ms", type=float, default=None,
+                        help="ismcts time per decision (ms); with --iterations the first wins")
+    parser.add_argument("--rollout", choices=("greedy", "random"), default="greedy",
+                        help="ismcts rollout policy")
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--csv", default=None, metavar="PATH", help="also write standings as CSV")
+    parser.add_argument("--out", default=None, metavar="PATH",
+                        help="also write the full JSON report (standings, tests, every game)")
+    parser.add_argument("--json", action="store_true",
+                        help="print the JSON report (without the games) instead of tables")
+    parser.set_defaults(run=run)
+
+
+@dataclass(frozen=True, slots=True)
+class Factory:
+    """Builds each seat's bot; a picklable value so that worker processes can use it."""
+
+    iterations: int | None
+    time_ms: float | None
+    rollout: str
+
+    def __call__(self, entrant: str, game_id: str, seed: int) -> Bot:
+        if entrant == "ismcts":
+            config = IsmctsConfig(iterations=self.iterations, time_ms=self.time_ms,
+                                  rollout=self.rollout)
+            return IsmctsBot(game_id, seed, config)
+        return make_bot(entrant, game_id, seed)
+
+
+def schedule(game_id: str, players: int, kinds: Sequence[str], deals: int, seed: int,
+             fill: str | None = None, how: str = "rotations") -> list[ScheduledGame]:
+    """One table of all kinds (filled up) when they fit, else a round robin of them."""
+    if len(kinds) <= players:
+        return games_for_tables([lineup(kinds, players, fill)], deals, seed, how=how)
+    return round_robin(kinds, players, deals, seed, how)
+
+
+def _play(args: tuple[ScheduledGame, str, Factory]) -> GameResult:
+    return play_game(args[0], args[1], args[2])
+
+
+def run(args: argparse.Namespace) -> int:
+    console = Console(stderr=True)
+    game_id: str = args.game
+    info = engine.game(game_id)
+    players = args.players or DEFAULT_PLAYERS.get(game_id, info.min_players)
+    if not info.min_players <= players <= info.max_players:
+        console.print(f"[red]{game_id} is for {info.min_players}-{info.max_players} players")
+        return 2
+    kinds = [k.strip() for k in args.bots.split(",") if k.strip()]
+    fill = args.fill
+    unknown = [k for k in [*kinds, *([fill] if fill else [])] if k not in STRATEGIES]
+    if unknown or len(set(kinds)) != len(kinds) or not kinds:
+        console.print(f"[red]--bots must be distinct kinds among {', '.join(STRATEGIES)}")
+        return 2
+    if args.deals < 1 or (args.iterations is not None and args.iterations < 1):
+        console.print("[red]--deals and --iterations must be at least 1")
+        return 2
+    games = schedule(game_id, players, kinds, args.deals, args.seed, fill, args.seatings)
+    factory = Factory(args.iterations, args.time_ms, args.rollout)
+    started, cpu0 = time.perf_counter(), _cpu()
+    results: list[GameResult] = []
+    with rich_progress(f"{game_id} x{players}", transient=args.json) as on_game:
+        if args.jobs > 1:
+            with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+                jobs = [(g, game_id, factory) for g in games]
+                for result in pool.map(_play, jobs):
+                    results.append(result)
+                    on_game(len(results), len(games), result)
+        else:
+            for g in games:
+                results.append(play_game(g, game_id, factory))
+                on_game(len(results), len(games), results[-1])
+    wall, cpu = time.perf_counter() - started, _cpu() - cpu0
+    standings = compute_standings(results)
+    comparisons = pairwise(results, kinds)
+    meta = {"game": game_id, "players": players, "bots": kinds, "fill": fill,
+            "deals": args.deals, "games": len(results), "seatings": args.seatings,
+            "iterations": args.iterations, "time_ms": args.time_ms, "rollout": args.rollout,
+            "seed": args.seed, "wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1)}
+    if args.csv:
+        from ..tournament import standings_to_csv
+
+        with open(args.csv, "w", encoding="utf-8") as f:
+            f.write(standings_to_csv(standings))
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(report_json(standings, results, comparisons, meta))
+    if args.json:
+        print(report_json(standings, (), comparisons, meta))
+        return 0
+    out = Console()
+    out.print(standings_table(standings, f"{game_id}, {players} players, {args.deals} deals x"
+                                         f" {len(results) // args.deals} seatings"))
+    out.print(comparisons_table(comparisons))
+    out.print(f"{len(results)} games in {wall:.0f} s wall, {cpu:.0f} s CPU"
+              f" (ismcts: {args.iterations} iterations"
+              f"{f', {args.time_ms:g} ms' if args.time_ms else ''} per decision)")
+    print(json.dumps({"summary": [_verdict(c) for c in comparisons]}))
+    return 0
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its finished workers."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def standings_table(standings: Sequence[Standing], title: str) -> Table:
+    table = Table(title=title)
+    for column in ("bot", "seats", "mean score [95% CI]", "win share [95% CI]", "mean place",
+                   "rating mu ± sigma", "mu - 3 sigma"):
+        table.add_column(column, justify="left" if column == "bot" else "right")
+    for s in standings:
+        table.add_row(
+            s.entrant, str(s.games),
+            f"{s.mean_score:.2f} [{s.score_ci_low:.2f}, {s.score_ci_high:.2f}]",
+            f"{s.win_share:.3f} [{s.win_ci_low:.3f}, {s.win_ci_high:.3f}]",
+            f"{s.mean_place:.2f}", f"{s.mu:.2f} ± {s.sigma:.2f}", f"{s.conservative:.2f}")
+    return table
+
+
+def comparisons_table(comparisons: Sequence[Comparison]) -> Table:
+    table = Table(title="Paired by deal: A - B score per deal")
+    for column in ("A vs B", "deals", "mean diff [95% CI]", "t-test p", "deals won-lost-tied",
+                   "sign test p", "verdict"):
+        table.add_column(column, justify="left" if column in ("A vs B", "verdict") else "right")
+    for c in comparisons:
+        t = c.test
+        table.add_row(f"{c.a} vs {c.b}", str(t.n),
+                      f"{t.mean_diff:+.2f} [{t.ci_low:+.2f}, {t.ci_high:+.2f}]", _p(t.t_p),
+                      f"{t.wins}-{t.losses}-{t.ties}", _p(t.sign_p), _verdict(c)["verdict"])
+    return table
+
+
+def _p(p: float) -> str:
+    return f"{p:.2g}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def _verdict(c: Comparison) -> dict[str, Any]:
+    t = c.test
+    if t.t_p < 0.05:
+        verdict = f"{c.a} > {c.b}" if t.mean_diff > 0 else f"{c.b} > {c.a}"
+    else:
+        verdict = "not significant"
+    return {"a": c.a, "b": c.b, "deals": t.n, "mean_diff": round(t.mean_diff, 3),
+            "t_p": t.t_p, "sign_p": t.sign_p, "verdict": verdict}

@@ -11,6 +11,7 @@ from bisect import bisect_left, insort
 from collections.abc import Sequence
 
 from ..core import JSON, Action, InvalidOptions, State
+from ..dealing import deal_hidden
 from . import scoring
 from .cards import (
     BONUS_NAMES,
@@ -152,6 +153,9 @@ class TrickyTwistState(State):
         self.box: list[int] = sorted(cards[n * h:])  # undealt when hand sizes are overridden
         self.reserves: list[list[int]] = [[] for _ in range(n)]
         self.known: list[list[int]] = [[] for _ in range(n)]
+        #: families a seat has shown it lacks by not following (TT-4.3); a card
+        #: taken from the reserve (unseen, TT-4.1) may refill any of them
+        self.voids: list[int] = [0] * n
         self.tricks: list[list[tuple[int, ...]]] = [[] for _ in range(n)]
         self.false: list[list[FalseTrick]] = [[] for _ in range(n)]
         self.trick: list[int] = []
@@ -299,6 +303,7 @@ class TrickyTwistState(State):
         if action_id == TAKE_RESERVE:
             card = self.reserves[seat].pop()
             insort(self.hands[seat], card)
+            self.voids[seat] = 0
             self.log("reserve_take", private={seat: {"card": card_json(card)}}, seat=seat,
                      reserve_count=len(self.reserves[seat]))
         else:
@@ -317,6 +322,8 @@ class TrickyTwistState(State):
         if known and card in known:
             known.remove(card)
         trick = self.trick
+        if trick and FAMILY_OF[card] != FAMILY_OF[trick[0]]:
+            self.voids[seat] |= 1 << FAMILY_OF[trick[0]]
         trick.append(card)
         self.log("play", seat=seat, card=card_json(card))
         if len(trick) < self.num_players:
@@ -702,6 +709,7 @@ class TrickyTwistState(State):
         new.box = list(self.box)
         new.reserves = [list(x) for x in self.reserves]
         new.known = [list(x) for x in self.known]
+        new.voids = list(self.voids)
         new.tricks = [list(x) for x in self.tricks]
         new.false = [list(x) for x in self.false]
         new.trick = list(self.trick)
@@ -719,23 +727,17 @@ class TrickyTwistState(State):
         self.reserves[seat] = own
         others = [s for s in range(self.num_players) if s != seat]
         pool = list(self.box)
-        unknown: dict[int, int] = {}
+        places: list[tuple[int, int]] = []
         for s in others:
             hidden = [c for c in self.hands[s] if c not in self.known[s]]
-            unknown[s] = len(hidden)
-            pool += hidden
-            pool += self.reserves[s]
-        pool.sort()  # only the set of unseen cards is known, not where each lies
-        rng.shuffle(pool)
-        k = 0
-        for s in others:
-            m = unknown[s]
-            self.hands[s] = sorted(self.known[s] + pool[k:k + m])
-            k += m
-            r = len(self.reserves[s])
-            self.reserves[s] = pool[k:k + r]
-            k += r
-        self.box = sorted(pool[k:])
+            pool += hidden + self.reserves[s]
+            places += [(len(hidden), self.voids[s]), (len(self.reserves[s]), 0)]
+        places.append((len(self.box), 0))
+        dealt = deal_hidden(pool, places, FAMILY_OF, rng)
+        for i, s in enumerate(others):
+            self.hands[s] = sorted(self.known[s] + dealt[2 * i])
+            self.reserves[s] = dealt[2 * i + 1]
+        self.box = sorted(dealt[-1])
         future = sorted(self.scoring_deck[self.round_no + 1:])
         rng.shuffle(future)
         self.scoring_deck[self.round_no + 1:] = future

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core import JSON, Action, State
+from ..dealing import deal_hidden
 from .cards import (
     ALL_TWHIST,
     DECK_SIZE,
@@ -325,28 +326,11 @@ class TwhistState(State):
         every played one is seen, so the ones still held are known (TH-1.2).
         """
         others = [s for s in range(self.num_players) if s != seat]
-        pool = sorted(c for s in others for c in self.hands[s])  # only the set is known
-        colour_of = self.t.colour_of
-        for _ in range(20):  # rejection sampling: uniform among consistent deals
-            rng.shuffle(pool)
-            at = 0
-            ok = True
-            for s in others:
-                k = len(self.hands[s])
-                if any(self.voids[s] >> colour_of[c] & 1 for c in pool[at:at + k]):
-                    ok = False
-                    break
-                at += k
-            if ok:
-                break
-        else:
-            pool = _match(pool, [(len(self.hands[s]), self.voids[s]) for s in others],
-                          colour_of)
-        at = 0
-        for s in others:
-            k = len(self.hands[s])
-            self.hands[s] = sorted(pool[at:at + k])
-            at += k
+        hands = deal_hidden([c for s in others for c in self.hands[s]],
+                            [(len(self.hands[s]), self.voids[s]) for s in others],
+                            self.t.colour_of, rng)
+        for s, hand in zip(others, hands, strict=True):
+            self.hands[s] = sorted(hand)
 
     def _card_zones(self) -> dict[str, list[int]]:
         zones = {f"hand_{s}": list(h) for s, h in enumerate(self.hands)}
@@ -358,24 +342,3 @@ class TwhistState(State):
 
 
 _NO_CARD: dict[str, Any] = {"id": -1, "colour": "", "value": 0}  # a Twhist card in a trick
-
-
-def _match(cards: list[int], seats: list[tuple[int, int]], colour_of: Sequence[int]) -> list[int]:
-    """Some assignment of ``cards`` to seats (count, void mask) that respects every
-    void (bipartite matching over seat slots); the true deal proves one exists."""
-    slots = [i for i, (count, _) in enumerate(seats) for _ in range(count)]
-    owner: list[int] = [-1] * len(slots)  # slot -> index into cards
-
-    def place(ci: int, seen: set[int]) -> bool:
-        for si, seat_i in enumerate(slots):
-            if si in seen or seats[seat_i][1] >> colour_of[cards[ci]] & 1:
-                continue
-            seen.add(si)
-            if owner[si] < 0 or place(owner[si], seen):
-                owner[si] = ci
-                return True
-        return False
-
-    for ci in range(len(cards)):
-        place(ci, set())
-    return [cards[ci] for ci in owner]

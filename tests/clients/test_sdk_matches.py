@@ -130,3 +130,46 @@ def test_bad_token_and_unknown_match_fail_fast(server: Any) -> None:
     assert bad.reason == "BAD_TOKEN" and "UNAUTHENTICATED" in str(bad)
     unknown = run(attempt("no-such-match", "whatever"))
     assert unknown.reason == "UNKNOWN_MATCH" and "NOT_FOUND" in str(unknown)
+
+
+async def _odd_bots(target: str) -> tuple[Any, ...]:
+    client = ArenaClient(target)
+    created = await client.create_match("twhist", 3, seed=9, decision_ms=30_000)
+    tokens = sorted(created.seat_tokens, key=lambda t: t.seat)
+    calls = {"raising": 0, "awaitable": 0}
+
+    def raising(observation: Any, legal_actions: Any) -> int:
+        calls["raising"] += 1
+        if calls["raising"] % 2:
+            raise RuntimeError("a bot bug")
+        return int(legal_actions[-1].id)
+
+    async def later(legal_actions: Any) -> int:
+        await asyncio.sleep(0)
+        return int(legal_actions[0].id)
+
+    def awaitable(observation: Any, legal_actions: Any) -> Any:
+        calls["awaitable"] += 1
+        assert observation["game"] == "twhist"
+        assert all(isinstance(dict(a.payload), dict) for a in legal_actions)
+        return later(legal_actions)
+
+    mid = created.match.match_id
+    agents = [Agent(raising, server=target, match_id=mid, token=tokens[0].token),
+              Agent(awaitable, server=target, match_id=mid, token=tokens[1].token,
+                    lazy_observations=True),
+              Agent(lambda o, legal: legal[0], server=target, match_id=mid,
+                    token=tokens[2].token, no_events=True)]
+    results = await asyncio.gather(*(a.run() for a in agents))
+    replay = await client.get_replay(mid)
+    return agents, results, replay, calls
+
+
+def test_sync_bots_that_raise_or_return_awaitables(server: Any) -> None:
+    agents, results, replay, calls = run(_odd_bots(server.target))
+    assert all(r.reason == "COMPLETED" for r in results)
+    assert calls["raising"] == agents[0].decisions > 0
+    assert calls["awaitable"] == agents[1].decisions > 0
+    assert acknowledged_in_log(agents, replay) == []
+    assert sum(len(a.accepted) for a in agents) == len(replay.actions)
+    assert not any(a.rejections for a in agents)

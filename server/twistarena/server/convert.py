@@ -1,14 +1,22 @@
-"""Engine values (JSON-ready dicts) to protobuf messages.
+"""Engine values (JSON-ready dicts) to protobuf messages, and hot messages as wire bytes.
 
 Per-game observation and public-view messages mirror the engine dicts field
 for field (see observations.proto), so a dict converts by handing it to the
 message constructor: nested dicts and lists become sub-messages. That is
 strict (an unknown key raises) and much faster than ``json_format.ParseDict``.
+
+The messages sent on every decision (DecisionRequest, AnswerAccepted, events)
+are assembled here as serialized ``ServerMessage``/``WatchMessage`` bytes: a
+protobuf message is the concatenation of its encoded fields, so the parts that
+do not change (the match id, a legal action, an event shared by several
+streams) are encoded once and joined, and nothing is copied into a parent
+message first. The Play and Watch handlers pass such bytes through unchanged
+(``passthrough_serializer``); the wire format is exactly the contract's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from google.protobuf import struct_pb2
@@ -49,6 +57,11 @@ def game_message(cls: type[Message], data: Mapping[str, Any]) -> Message:
         return json_format.ParseDict(dict(data), cls())
 
 
+#: game id -> field number of its member in the Observation oneof.
+OBSERVATION_FIELDS = {fd.name: fd.number
+                      for fd in opb.Observation.DESCRIPTOR.oneofs_by_name["game"].fields}
+
+
 def observation(game_id: str, data: Mapping[str, Any]) -> opb.Observation:
     msg: Any = game_message(OBSERVATION_CLASSES[game_id], data)
     return opb.Observation(**{game_id: msg})
@@ -65,21 +78,162 @@ def event(seq: int, view: Mapping[str, Any], info: GameInfo) -> mpb.Event:
 
 
 class ActionCache:
-    """LegalAction messages by (id, label), reused while their payload is unchanged."""
+    """LegalAction messages by (id, label), reused while their payload is unchanged.
+
+    ``encoded`` gives the same action as the bytes of one ``legal_actions``
+    entry of a DecisionRequest (field key and length included)."""
 
     def __init__(self) -> None:
-        self._cache: dict[tuple[int, str], tuple[Mapping[str, Any], ppb.LegalAction]] = {}
+        self._cache: dict[tuple[int, str], tuple[Mapping[str, Any], ppb.LegalAction, bytes]] = {}
 
-    def get(self, action: Action) -> ppb.LegalAction:
+    def _entry(self, action: Action) -> tuple[Mapping[str, Any], ppb.LegalAction, bytes]:
         key = (action.id, action.label)
         hit = self._cache.get(key)
         if hit is not None and hit[0] == action.payload:
-            return hit[1]
+            return hit
         msg = ppb.LegalAction(id=action.id, label=action.label, payload=struct(action.payload))
         if len(self._cache) > 4096:
             self._cache.clear()
-        self._cache[key] = (action.payload, msg)
-        return msg
+        entry = (action.payload, msg, length_delimited(_LEGAL_ACTIONS_KEY,
+                                                       msg.SerializeToString()))
+        self._cache[key] = entry
+        return entry
+
+    def get(self, action: Action) -> ppb.LegalAction:
+        return self._entry(action)[1]
+
+    def encoded(self, action: Action) -> bytes:
+        return self._entry(action)[2]
+
+
+_ACTION_CACHES: dict[str, ActionCache] = {}
+
+
+def action_cache(game_id: str) -> ActionCache:
+    """The ActionCache shared by every match of ``game_id`` in this process (an
+    action's label and payload recur across matches; each entry is still checked
+    against the payload the engine gives)."""
+    cache = _ACTION_CACHES.get(game_id)
+    if cache is None:
+        cache = _ACTION_CACHES[game_id] = ActionCache()
+    return cache
+
+
+# -- wire bytes ----------------------------------------------------------------
+
+
+def varint(value: int) -> bytes:
+    """A protobuf varint; negative numbers as 64-bit two's complement (int32/int64)."""
+    if value < 0:
+        value &= 0xFFFF_FFFF_FFFF_FFFF
+    if value < 0x80:
+        return _SMALL[value]
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+_SMALL = [bytes((i,)) for i in range(0x80)]
+
+
+def _key(number: int, wire_type: int) -> bytes:
+    return varint(number << 3 | wire_type)
+
+
+def length_delimited(key: bytes, payload: bytes) -> bytes:
+    """One length-delimited field (sub-message, string, bytes): key, length, payload."""
+    return key + varint(len(payload)) + payload
+
+
+def varint_field(key: bytes, value: int) -> bytes:
+    """One varint field; empty for 0 (proto3 leaves default scalars out)."""
+    return key + varint(value) if value else b""
+
+
+def _number(message: type[Message], name: str) -> int:
+    number: int = message.DESCRIPTOR.fields_by_name[name].number
+    return number
+
+
+_VARINT, _LEN = 0, 2
+_DR = ppb.DecisionRequest
+_MATCH_ID_KEY = _key(_number(_DR, "match_id"), _LEN)
+_DECISION_ID_KEY = _key(_number(_DR, "decision_id"), _VARINT)
+_SEAT_KEY = _key(_number(_DR, "seat"), _VARINT)
+_OBSERVATION_KEY = _key(_number(_DR, "observation"), _LEN)
+_LEGAL_ACTIONS_KEY = _key(_number(_DR, "legal_actions"), _LEN)
+_DEADLINE_KEY = _key(_number(_DR, "deadline"), _LEN)
+_TIME_LEFT_KEY = _key(_number(_DR, "time_left_ms"), _VARINT)
+_SM = ppb.ServerMessage
+_SM_DECISION_KEY = _key(_number(_SM, "decision"), _LEN)
+_SM_ACCEPTED_KEY = _key(_number(_SM, "accepted"), _LEN)
+_SM_EVENT_KEY = _key(_number(_SM, "event"), _LEN)
+_WM_EVENT_KEY = _key(_number(ppb.WatchMessage, "event"), _LEN)
+_ACCEPTED_DECISION_KEY = _key(_number(ppb.AnswerAccepted, "decision_id"), _VARINT)
+_ACCEPTED_ACTION_KEY = _key(_number(ppb.AnswerAccepted, "action_id"), _VARINT)
+_TS_SECONDS_KEY = _key(1, _VARINT)
+_TS_NANOS_KEY = _key(2, _VARINT)
+_OBSERVATION_MEMBER_KEYS = {game: _key(number, _LEN)
+                            for game, number in OBSERVATION_FIELDS.items()}
+
+
+def observation_bytes(game_id: str, data: Mapping[str, Any]) -> bytes:
+    """A serialized ``Observation`` (the oneof member for ``game_id``) from the engine dict."""
+    inner = game_message(OBSERVATION_CLASSES[game_id], data).SerializeToString()
+    return length_delimited(_OBSERVATION_MEMBER_KEYS[game_id], inner)
+
+
+def match_id_field(match_id: str) -> bytes:
+    """The ``match_id`` field of a DecisionRequest, encoded once per match."""
+    return length_delimited(_MATCH_ID_KEY, match_id.encode()) if match_id else b""
+
+
+def decision_body(match_id_field: bytes, decision_id: int, seat: int, observation: bytes,
+                  legal_actions: Sequence[bytes], deadline_ns: int) -> bytes:
+    """Every field of a DecisionRequest but ``time_left_ms``, in field order."""
+    seconds, nanos = divmod(deadline_ns, 1_000_000_000)
+    deadline = varint_field(_TS_SECONDS_KEY, seconds) + varint_field(_TS_NANOS_KEY, nanos)
+    return b"".join((
+        match_id_field,
+        varint_field(_DECISION_ID_KEY, decision_id),
+        varint_field(_SEAT_KEY, seat),
+        length_delimited(_OBSERVATION_KEY, observation),
+        *legal_actions,
+        length_delimited(_DEADLINE_KEY, deadline),
+    ))
+
+
+def decision_message(body: bytes, time_left_ms: int) -> bytes:
+    """A serialized ``ServerMessage(decision=...)`` from ``decision_body`` and the time left."""
+    return length_delimited(_SM_DECISION_KEY, body + varint_field(_TIME_LEFT_KEY, time_left_ms))
+
+
+def accepted_message(decision_id: int, action_id: int) -> bytes:
+    """A serialized ``ServerMessage(accepted=AnswerAccepted(...))``."""
+    return length_delimited(_SM_ACCEPTED_KEY,
+                            varint_field(_ACCEPTED_DECISION_KEY, decision_id)
+                            + varint_field(_ACCEPTED_ACTION_KEY, action_id))
+
+
+def event_server_message(event_bytes: bytes) -> bytes:
+    """A serialized ``ServerMessage(event=...)`` from a serialized Event."""
+    return length_delimited(_SM_EVENT_KEY, event_bytes)
+
+
+def event_watch_message(event_bytes: bytes) -> bytes:
+    """A serialized ``WatchMessage(event=...)`` from a serialized Event."""
+    return length_delimited(_WM_EVENT_KEY, event_bytes)
+
+
+def passthrough_serializer(message: Message | bytes) -> bytes:
+    """Response serializer of the streaming handlers: bytes as they are, messages serialized."""
+    if type(message) is bytes:
+        return message
+    assert isinstance(message, Message)
+    return message.SerializeToString()
 
 
 def options_dict(value: Any) -> Any:

@@ -23,6 +23,11 @@ APPEND_LATENCY = Histogram(
     "From an append being queued to Redis confirming it (batched pipelines)",
     buckets=(0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1),
 )
+APPEND_BATCH = Histogram(
+    "twistarena_redis_append_batch_size",
+    "Log appends sent to Redis together in one pipeline",
+    buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256),
+)
 ERRORS = Counter("twistarena_errors_total", "Errors by kind", ["kind"])
 
 

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 from collections import deque
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote, urlparse
 
 
@@ -26,17 +26,19 @@ class RespConnectionError(ConnectionError):
     """The connection to Redis broke; requests in flight have unknown outcomes."""
 
 
+def bulk(arg: bytes | str | int) -> bytes:
+    """One argument of a command as a RESP bulk string."""
+    if isinstance(arg, bytes):
+        data = arg
+    elif isinstance(arg, str):
+        data = arg.encode()
+    else:
+        data = b"%d" % arg
+    return b"$%d\r\n%s\r\n" % (len(data), data)
+
+
 def encode_command(args: Sequence[bytes | str | int]) -> bytes:
-    parts = [b"*%d\r\n" % len(args)]
-    for arg in args:
-        if isinstance(arg, bytes):
-            data = arg
-        elif isinstance(arg, str):
-            data = arg.encode()
-        else:
-            data = b"%d" % arg
-        parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
-    return b"".join(parts)
+    return b"*%d\r\n" % len(args) + b"".join(bulk(arg) for arg in args)
 
 
 class _Incomplete(Exception):
@@ -97,108 +99,143 @@ def fast_path_target(url: str) -> tuple[str, int, int, str | None, str | None] |
     return parsed.hostname, parsed.port or 6379, db, user, password
 
 
+class _Batch:
+    """Replies of one written batch, collected in order."""
+
+    __slots__ = ("count", "future", "replies")
+
+    def __init__(self, count: int, future: asyncio.Future[list[Any]]) -> None:
+        self.count = count
+        self.future = future
+        self.replies: list[Any] = []
+
+
+class _Protocol(asyncio.Protocol):
+    """Replies parsed as they arrive, handed to the owning pipeline's batches in order."""
+
+    def __init__(self, pipeline: RespPipeline) -> None:
+        self.pipeline = pipeline
+        self.transport: asyncio.Transport | None = None
+        self.buf = b""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # uvloop's transports do not subclass asyncio.Transport; they behave as one.
+        self.transport = cast(asyncio.Transport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        buf = self.buf + data if self.buf else data
+        pos = 0
+        pending = self.pipeline._pending
+        try:
+            while pending:
+                try:
+                    value, pos2 = parse_reply(buf, pos)
+                except _Incomplete:
+                    break
+                pos = pos2
+                batch = pending[0]
+                batch.replies.append(value)
+                if len(batch.replies) >= batch.count:
+                    pending.popleft()
+                    if not batch.future.done():
+                        batch.future.set_result(batch.replies)
+        except (RespConnectionError, ValueError) as exc:
+            self.pipeline._lost(self, RespConnectionError(f"bad reply from Redis: {exc!r}"))
+            return
+        self.buf = buf[pos:] if pos else buf
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        reason = f": {exc!r}" if exc is not None else ""
+        self.pipeline._lost(self, RespConnectionError(f"connection to Redis closed{reason}"))
+
+
 class RespPipeline:
-    """One connection; ``send`` queues commands and returns a future per reply."""
+    """One connection; each batch of commands is one write and one future for its replies."""
 
     def __init__(self, host: str, port: int, db: int = 0, username: str | None = None,
                  password: str | None = None) -> None:
         self.host, self.port, self.db = host, port, db
         self.username, self.password = username, password
-        self._reader: asyncio.StreamReader | None = None
-        self._writer: asyncio.StreamWriter | None = None
-        self._pending: deque[asyncio.Future[Any]] = deque()
-        self._read_task: asyncio.Task[None] | None = None
+        self._protocol: _Protocol | None = None
+        self._transport: asyncio.Transport | None = None
+        self._pending: deque[_Batch] = deque()
         self._connecting: asyncio.Lock | None = None
+        self._event_loop: asyncio.AbstractEventLoop | None = None
 
     async def _connect(self) -> None:
         if self._connecting is None:
             self._connecting = asyncio.Lock()
         async with self._connecting:
-            if self._writer is not None:
+            if self._transport is not None:
                 return
-            reader, writer = await asyncio.open_connection(self.host, self.port)
-            sock = writer.get_extra_info("socket")
+            loop = self._loop()
+            transport, protocol = await loop.create_connection(
+                lambda: _Protocol(self), self.host, self.port)
+            sock = transport.get_extra_info("socket")
             if sock is not None:
                 import socket
 
                 with contextlib.suppress(OSError):
                     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                     sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-            self._reader, self._writer = reader, writer
-            self._read_task = asyncio.get_running_loop().create_task(self._read_loop(reader))
+            self._transport, self._protocol = transport, protocol
             setup: list[list[bytes | str | int]] = []
             if self.password is not None:
                 setup.append(["AUTH", self.username, self.password] if self.username
                              else ["AUTH", self.password])
             if self.db:
                 setup.append(["SELECT", self.db])
-            for fut in self.send(setup):
-                reply = await fut
-                if isinstance(reply, RespError):
-                    await self.close()
-                    raise reply
+            if setup:
+                for reply in await self.send_encoded(
+                        b"".join(encode_command(c) for c in setup), len(setup)):
+                    if isinstance(reply, RespError):
+                        await self.close()
+                        raise reply
 
-    def send(self, commands: Sequence[Sequence[bytes | str | int]]) -> list[asyncio.Future[Any]]:
-        """Write commands now (the connection must be open); futures resolve in order."""
-        assert self._writer is not None
-        loop = asyncio.get_running_loop()
-        futures = [loop.create_future() for _ in commands]
-        self._pending.extend(futures)
-        self._writer.write(b"".join(encode_command(c) for c in commands))
-        return futures
+    def send_encoded(self, payload: bytes, count: int) -> asyncio.Future[list[Any]]:
+        """Write ``count`` RESP-encoded commands now (the connection must be open);
+        the future gives their replies in order."""
+        transport = self._transport
+        assert transport is not None
+        future: asyncio.Future[list[Any]] = self._loop().create_future()
+        self._pending.append(_Batch(count, future))
+        transport.write(payload)
+        return future
+
+    def _loop(self) -> asyncio.AbstractEventLoop:
+        loop = self._event_loop
+        if loop is None:
+            loop = self._event_loop = asyncio.get_running_loop()
+        return loop
+
+    async def execute_encoded(self, payload: bytes, count: int) -> list[Any]:
+        """Send ``count`` encoded commands as one write and wait for every reply
+        (error replies are returned, not raised)."""
+        if not count:
+            return []
+        if self._transport is None:
+            await self._connect()
+        return await self.send_encoded(payload, count)
 
     async def execute(self, commands: Sequence[Sequence[bytes | str | int]]) -> list[Any]:
         """Send a batch and wait for every reply (errors are returned, not raised)."""
-        if self._writer is None:
-            await self._connect()
-        futures = self.send(commands)
-        return list(await asyncio.gather(*futures))
+        return await self.execute_encoded(b"".join(encode_command(c) for c in commands),
+                                          len(commands))
 
-    async def _read_loop(self, reader: asyncio.StreamReader) -> None:
-        buf = b""
-        error: BaseException = RespConnectionError("connection to Redis closed")
-        try:
-            while True:
-                data = await reader.read(1 << 16)
-                if not data:
-                    break
-                buf += data
-                pos = 0
-                pending = self._pending
-                while pending:
-                    try:
-                        value, pos2 = parse_reply(buf, pos)
-                    except _Incomplete:
-                        break
-                    pos = pos2
-                    fut = pending.popleft()
-                    if not fut.done():
-                        fut.set_result(value)
-                buf = buf[pos:]
-        except (OSError, RespConnectionError, ValueError) as exc:
-            error = RespConnectionError(f"connection to Redis failed: {exc!r}")
-        finally:
-            self._fail_all(error)
-
-    def _fail_all(self, error: BaseException) -> None:
-        writer = self._writer
-        self._reader = self._writer = None
-        if writer is not None:
-            writer.close()
+    def _lost(self, protocol: _Protocol, error: BaseException) -> None:
+        """The connection broke: every batch in flight fails (its outcome is unknown)."""
+        if protocol is not self._protocol:
+            return
+        transport = self._transport
+        self._transport = self._protocol = None
+        if transport is not None:
+            transport.abort()
         while self._pending:
-            fut = self._pending.popleft()
-            if not fut.done():
-                fut.set_exception(error)
+            batch = self._pending.popleft()
+            if not batch.future.done():
+                batch.future.set_exception(error)
 
     async def close(self) -> None:
-        task = self._read_task
-        writer = self._writer
-        if writer is not None:
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
-        self._fail_all(RespConnectionError("closed"))
+        protocol = self._protocol
+        if protocol is not None:
+            self._lost(protocol, RespConnectionError("closed"))

@@ -47,7 +47,7 @@ from twistarena.v1 import play_pb2
 from ..sdk import Agent, ArenaClient
 from ..sdk.connection import make_channel
 from ..sdk.hosting import seat_agents
-from .pingpong import PingPongClient
+from .pingpong import PingPongClient, tune_gc
 from .processes import ServerProcess, own_cpu_seconds
 
 Progress = Callable[[str, float, float], None]
@@ -403,7 +403,11 @@ async def run(game: str, players: int, matches: int, duration: float, warmup: fl
 
 
 def run_sync(*args: Any, **kwargs: Any) -> Report:
-    """``run`` on uvloop when available (the server uses it too)."""
+    """``run`` on uvloop when available (the server uses it too).
+
+    The load generator collects garbage as rarely as the server does (the same
+    setting serves the ping-pong yardstick and the real agents)."""
+    tune_gc()
     try:
         import uvloop
     except ImportError:

@@ -13,7 +13,7 @@ from typing import Any
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
-from google.protobuf.struct_pb2 import Struct
+from google.protobuf.struct_pb2 import Struct, Value
 from twistarena.engine import Action
 from twistarena.v1 import match_pb2, play_pb2
 
@@ -24,23 +24,28 @@ STATUSES = {v: k.removeprefix("MATCH_STATUS_") for k, v in match_pb2.MatchStatus
 ERRORS = {v: k for k, v in play_pb2.ErrorReason.items()}
 
 
-def _plain(value: Any) -> Any:
-    """Struct numbers are doubles on the wire; the engine's payloads use ints."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
+def _value(value: Value) -> Any:
+    """One ``google.protobuf.Value`` as plain Python (integral numbers as ints)."""
+    kind = value.WhichOneof("kind")
+    if kind == "number_value":
+        number = value.number_value
+        return int(number) if number.is_integer() else number
+    if kind == "string_value":
+        return value.string_value
+    if kind == "struct_value":
+        return {k: _value(v) for k, v in value.struct_value.fields.items()}
+    if kind == "list_value":
+        return [_value(v) for v in value.list_value.values]
+    if kind == "bool_value":
+        return value.bool_value
+    return None
 
 
 def struct_to_dict(struct: Struct) -> JSON:
-    """A ``google.protobuf.Struct`` as a plain dict, integral numbers as ints."""
-    if not struct.fields:
-        return {}
-    out: JSON = _plain(json_format.MessageToDict(struct))
-    return out
+    """A ``google.protobuf.Struct`` as a plain dict, integral numbers as ints.
+
+    (Struct numbers are doubles on the wire; the engine's payloads use ints.)"""
+    return {k: _value(v) for k, v in struct.fields.items()}
 
 
 def dict_to_struct(data: Mapping[str, Any]) -> Struct:
@@ -68,7 +73,10 @@ def oneof_to_dict(msg: Message, group: str = "game") -> JSON:
     return message_to_dict(inner)
 
 
-def legal_actions(request: play_pb2.DecisionRequest) -> list[Action]:
+def legal_actions(request: play_pb2.DecisionRequest, lazy: bool = False) -> list[Action]:
+    """The request's legal actions; ``lazy``: payloads decoded when first read."""
+    if lazy:
+        return [Action(a.id, a.label, LazyPayload(a)) for a in request.legal_actions]
     return [Action(a.id, a.label, struct_to_dict(a.payload)) for a in request.legal_actions]
 
 
@@ -122,6 +130,48 @@ class Rejection:
                    msg.message, msg.may_retry)
 
 
+class LazyStruct(Mapping[str, Any]):
+    """A Struct decoded on first use (a read-only Mapping; ``dict(...)`` copies it)."""
+
+    __slots__ = ("_data", "_struct")
+
+    def __init__(self, struct: Struct) -> None:
+        self._struct = struct
+        self._data: JSON | None = None
+
+    def _get(self) -> JSON:
+        if self._data is None:
+            self._data = struct_to_dict(self._struct)
+        return self._data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._get()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __repr__(self) -> str:
+        return repr(self._get())
+
+
+class LazyPayload(LazyStruct):
+    """A LegalAction's payload, not even looked up until first read."""
+
+    __slots__ = ("_action",)
+
+    def __init__(self, action: play_pb2.LegalAction) -> None:
+        self._action = action
+        self._data = None
+
+    def _get(self) -> JSON:
+        if self._data is None:
+            self._data = struct_to_dict(self._action.payload)
+        return self._data
+
+
 class LazyObservation(Mapping[str, Any]):
     """An observation decoded on first use: bots that never read it skip the cost."""
 
@@ -161,7 +211,8 @@ class Decision:
 
     @classmethod
     def from_proto(cls, req: play_pb2.DecisionRequest, lazy: bool = False) -> Decision:
+        """``lazy``: the observation and the action payloads are decoded when first read."""
         observation = LazyObservation(req.observation) if lazy else oneof_to_dict(
             req.observation)
         return cls(req.decision_id, req.seat, observation,
-                   legal_actions(req), req.time_left_ms)
+                   legal_actions(req, lazy), req.time_left_ms)

@@ -18,6 +18,7 @@ const { load, structToJs } = require('./lib/proto');
 const { makeStrategy } = require('./lib/strategy');
 
 const REASON_KEY = 'twistarena-reason';
+const OWNER_KEY = 'twistarena-owner'; // NOT_OWNER: HOST:PORT of the match's owner
 // Refusals that no retry can fix (the `twistarena-reason` trailer of the failed stream).
 const FATAL_REASONS = new Set([
   'BAD_TOKEN', 'UNKNOWN_MATCH', 'MALFORMED_MESSAGE', 'TAKEN_OVER',
@@ -142,8 +143,13 @@ class Agent {
     let attempt = 0;
     let index = 0;
     let lastSeated = Date.now();
+    // A NOT_OWNER refusal may name the match's owner (trailer twistarena-owner):
+    // the next attempt goes there at once; the server list stays the fallback.
+    let redirect = '';
     for (;;) {
-      const address = this.servers[index % this.servers.length];
+      const address = redirect || this.servers[index % this.servers.length];
+      const followed = redirect !== '';
+      redirect = '';
       const outcome = await this.session(address);
       if (outcome.result) return outcome.result;
       const verdict = await this.classify(address, outcome);
@@ -155,6 +161,11 @@ class Agent {
       if (Date.now() - lastSeated > this.giveUpMs) {
         throw new FatalError(`no server of ${this.servers.join(',')} gave the seat back for `
           + `${this.giveUpMs / 1000} s; giving up`, 3);
+      }
+      if (verdict.owner && verdict.owner !== address && (outcome.joined || !followed)) {
+        redirect = verdict.owner;
+        this.log(`stream ended (${verdict.why}); the match is at ${redirect}`);
+        continue;
       }
       // Exponential backoff with jitter: half fixed, half random; no wait after our own drop.
       const cap = Math.min(2000, 100 * 2 ** attempt);
@@ -220,6 +231,10 @@ class Agent {
     }
     if (FATAL_REASONS.has(reason) || FATAL_CODES.has(code)) {
       throw new FatalError(`the server refused the seat: ${why}`, 2);
+    }
+    if (reason === 'NOT_OWNER' && metadata) {
+      const owner = metadata.get(OWNER_KEY)[0];
+      if (owner) return { why, owner: String(owner) };
     }
     return { why };
   }

@@ -44,8 +44,23 @@ class ServerConfig:
     drain_grace_s: float = 5.0
     #: Identifies this process as a match owner (random when empty).
     node_id: str = ""
+    #: HOST:PORT other nodes send this node's clients to. Empty: the node takes
+    #: no part in placement (it runs the matches created on it and, at startup,
+    #: the orphaned ones) and is never a redirect target.
+    advertise: str = ""
+    #: Ownership lease of a match: renewed every lease/4; a node stops running a
+    #: match it could not renew in time, and another node may claim it.
+    lease_ms: int = 2000
     #: Redis appends in flight at once (each one pipeline of many matches).
     max_inflight_pipelines: int = 4
+    #: Matchmaking: fill a queued agent's empty seats with house bots after this
+    #: many seconds (None: only when the Queue request asks for it).
+    house_fill_after_s: float | None = None
+    #: Matchmaking: pair the longest waiter with the agents closest in rating
+    #: (else strictly first come, first served).
+    match_by_rating: bool = False
+    #: Practice matches per minute per client without an api token.
+    practice_per_minute: int = 30
     extra_grpc_options: tuple[tuple[str, int | str], ...] = field(default_factory=tuple)
 
     def plaintext_allowed(self) -> bool:

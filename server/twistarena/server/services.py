@@ -18,7 +18,7 @@ from twistarena.v1 import match_pb2_grpc as mgrpc
 from twistarena.v1 import play_pb2 as ppb
 from twistarena.v1 import play_pb2_grpc as pgrpc
 
-from . import auth, convert, logs, metrics, timecontrol
+from . import auth, cluster, convert, logs, metrics, timecontrol
 from .config import ServerConfig
 from .runner import Close, Hub, MatchRunner, Outbox, match_proto, replay_state, timeouts_from_log
 from .store import MatchRecord
@@ -31,6 +31,23 @@ DEFAULT_PAGE = 50
 MAX_PAGE = 500
 #: ListMatches looks at no more than this many index entries per call.
 MAX_SCAN = 5000
+
+
+def add_streaming_services(server: aio.Server, play: Play, watch: Watch) -> None:
+    """Register Play and Watch as the generated code would, but with a response
+    serializer that passes pre-serialized messages (bytes) through unchanged."""
+    services: list[tuple[str, str, grpc.RpcMethodHandler[Any, Any]]] = [
+        ("twistarena.v1.Play", "Play", grpc.stream_stream_rpc_method_handler(
+            play.Play, request_deserializer=ppb.AgentMessage.FromString,
+            response_serializer=convert.passthrough_serializer)),
+        ("twistarena.v1.Watch", "Watch", grpc.unary_stream_rpc_method_handler(
+            watch.Watch, request_deserializer=ppb.WatchRequest.FromString,
+            response_serializer=convert.passthrough_serializer)),
+    ]
+    for service, method, handler in services:
+        handlers = {method: handler}
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
+        server.add_registered_method_handlers(service, handlers)
 
 
 async def fail(context: aio.ServicerContext[Any, Any], code: grpc.StatusCode, reason: str,
@@ -93,11 +110,11 @@ class Matches(mgrpc.MatchesServicer):
                              status=mpb.MATCH_STATUS_WAITING,
                              created_ms=int(time.time() * 1000), token_hashes=hashes)
         await self.hub.store.create_match(record)
-        runner = await self.hub.open(record, [])
+        match = await cluster.place_new(self.hub, record)
         metrics.MATCHES_CREATED.inc()
         log.info("match_created", match_id=match_id, game=opts.game_id,
                  players=opts.num_players, seed=seed)
-        return mpb.CreateMatchResponse(match=runner.to_proto(), seat_tokens=tokens)
+        return mpb.CreateMatchResponse(match=match, seat_tokens=tokens)
 
     async def _record(self, match_id: str,
                       context: aio.ServicerContext[Any, Any]) -> MatchRecord:
@@ -176,8 +193,9 @@ class Matches(mgrpc.MatchesServicer):
             if record.status in OVER:
                 await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "MATCH_OVER",
                            f"match {request.match_id} is already over")
-            await fail(context, grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
-                       f"match {request.match_id} is not run by this server")
+            runner = await cluster.runner_or_redirect(
+                self.hub, request.match_id, context,
+                f"match {request.match_id} is not run by this server")
         if not await runner.cancel(request.reason):
             await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "MATCH_OVER",
                        f"match {request.match_id} is already over")
@@ -244,7 +262,7 @@ class Play(pgrpc.PlayServicer):
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                        "Join.match_id is empty")
         if self.hub.draining:
-            await fail(context, grpc.StatusCode.UNAVAILABLE, "DRAINING", "server draining")
+            await cluster.refuse_draining(self.hub, join.match_id, context)
         token = join.seat_token or auth.bearer(context.invocation_metadata())
         runner, seat = await self._locate(join.match_id, token, context)
         digest = auth.token_hash(token)
@@ -264,6 +282,8 @@ class Play(pgrpc.PlayServicer):
                 if type(item) is Close:
                     if item.code is grpc.StatusCode.OK:
                         return
+                    if item.reason == "NOT_OWNER":
+                        await cluster.redirect(self.hub, join.match_id, context, item.details)
                     await fail(context, item.code, item.reason, item.details)
                 await context.write(item)
         finally:
@@ -300,8 +320,9 @@ class Play(pgrpc.PlayServicer):
             if record.status in OVER:
                 await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "MATCH_OVER",
                            f"match {match_id} is over")
-            await fail(context, grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
-                       f"match {match_id} is not run by this server right now; retry")
+            runner = await cluster.runner_or_redirect(
+                self.hub, match_id, context,
+                f"match {match_id} is not run by this server right now; retry")
         return runner, seat
 
     async def _read(self, context: aio.ServicerContext[Any, Any], runner: MatchRunner,
@@ -351,6 +372,8 @@ class Watch(pgrpc.WatchServicer):
                        "WatchRequest.match_id is empty")
         outbox = Outbox()
         runner = self.hub.get(request.match_id)
+        if runner is None:
+            runner = await cluster.live_runner_or_redirect(self.hub, request.match_id, context)
         if runner is not None:
             await runner.watch(outbox, request.from_seq)
         else:
@@ -378,6 +401,9 @@ class Watch(pgrpc.WatchServicer):
                 if type(item) is Close:
                     if item.code is grpc.StatusCode.OK:
                         return
+                    if item.reason == "NOT_OWNER":
+                        await cluster.redirect(self.hub, request.match_id, context,
+                                               item.details)
                     await fail(context, item.code, item.reason, item.details)
                 await context.write(item)
         finally:

@@ -9,7 +9,12 @@ cluster slot:
                     ``result`` (MatchResult bytes)
 ``{m:<id>}:log``    list: the append-only action log, one ``seat,action,timeout``
                     entry per action
-``{m:<id>}:owner``  string ``<node id>:<epoch>``: the node that may append
+``{m:<id>}:owner``  hash: the lease of the node that may append: ``node``,
+                    ``epoch`` (fencing epoch, +1 on every change of owner),
+                    ``token`` (``<node>:<epoch>``, what appends present),
+                    ``until`` (lease expiry, ms of the Redis server's TIME),
+                    ``addr`` (the owner's advertised address); after a
+                    release ``next``/``next_addr`` name the chosen successor
 
 Two global keys index the matches: ``twistarena:matches`` (sorted set by
 creation time, for ListMatches) and ``twistarena:live`` (set of unfinished
@@ -35,35 +40,92 @@ from redis.exceptions import NoScriptError, RedisError, ResponseError
 from twistarena.v1 import match_pb2 as mpb
 
 from . import metrics
-from .resp import RespError, RespPipeline, fast_path_target
+from .redis_url import cluster_client, is_cluster_url
+from .resp import RespError, RespPipeline, bulk, fast_path_target
 
 MATCH_INDEX = "twistarena:matches"
 LIVE_SET = "twistarena:live"
+#: Sorted set: live match id -> its lease expiry (ms, Redis TIME; 0: nobody's).
+LEASES = "{twistarena}:leases"
 
 #: (seat, action id, settled by the fallback)
 LogEntry = tuple[int, int, bool]
 
 APPEND_LUA = """
-local owner = redis.call('GET', KEYS[2])
-if owner ~= ARGV[1] then return {-1, owner or ''} end
+local o = redis.call('HMGET', KEYS[2], 'token', 'until')
+if o[1] ~= ARGV[1] then return {-1, o[1] or ''} end
+local t = redis.call('TIME')
+if tonumber(o[2]) <= tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) then
+  return {-1, 'lease expired'}
+end
 local n = redis.call('LLEN', KEYS[1])
 if n ~= tonumber(ARGV[2]) then return {-2, n} end
 for i = 3, #ARGV do redis.call('RPUSH', KEYS[1], ARGV[i]) end
 return {1, n + #ARGV - 2}
 """
 
+# Take the lease: refused ({0, holder, until}) while another node's lease is
+# valid unless forced; otherwise the epoch goes up by one ({1, token, until}).
+# ARGV: node, addr, lease ms, force ('1'). A pre-lease string owner counts as expired.
 CLAIM_LUA = """
-local cur = redis.call('GET', KEYS[1])
-local epoch = 0
-if cur then epoch = tonumber(string.match(cur, ':(%d+)$')) or 0 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local kind = redis.call('TYPE', KEYS[1])['ok']
+local epoch, holder, till = 0, '', 0
+if kind == 'string' then
+  epoch = tonumber(string.match(redis.call('GET', KEYS[1]), ':(%d+)$')) or 0
+  redis.call('DEL', KEYS[1])
+elseif kind == 'hash' then
+  local cur = redis.call('HMGET', KEYS[1], 'node', 'epoch', 'until')
+  holder = cur[1] or ''
+  epoch = tonumber(cur[2]) or 0
+  till = tonumber(cur[3]) or 0
+end
+if holder ~= '' and holder ~= ARGV[1] and till > now and ARGV[4] ~= '1' then
+  return {0, holder, till}
+end
 epoch = epoch + 1
-local value = ARGV[1] .. ':' .. epoch
-redis.call('SET', KEYS[1], value)
-return value
+local token = ARGV[1] .. ':' .. epoch
+local untilms = now + tonumber(ARGV[3])
+redis.call('HSET', KEYS[1], 'node', ARGV[1], 'epoch', epoch, 'token', token,
+           'until', untilms, 'addr', ARGV[2], 'claimed_ms', now)
+if holder ~= '' then redis.call('HSET', KEYS[1], 'prev', holder) end
+redis.call('HDEL', KEYS[1], 'next', 'next_addr')
+return {1, token, untilms}
+"""
+
+# Extend a lease that is still valid: the new expiry, 0 (not ours) or -1 (expired).
+RENEW_LUA = """
+local o = redis.call('HMGET', KEYS[1], 'token', 'until')
+if o[1] ~= ARGV[1] then return 0 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if tonumber(o[2]) <= now then return -1 end
+local untilms = now + tonumber(ARGV[2])
+redis.call('HSET', KEYS[1], 'until', untilms)
+return untilms
+"""
+
+# Give a lease up at once (drain): nobody may append until the next claim,
+# which may happen immediately; ``next`` names the successor chosen. ARGV:
+# token, next node, next addr.
+RELEASE_LUA = """
+local o = redis.call('HMGET', KEYS[1], 'token', 'node')
+if o[1] ~= ARGV[1] then return 0 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('HSET', KEYS[1], 'token', '', 'node', '', 'until', 0, 'released_ms', now,
+           'prev', o[2], 'next', ARGV[2], 'next_addr', ARGV[3])
+return 1
 """
 
 UPDATE_META_LUA = """
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+local o = redis.call('HMGET', KEYS[2], 'token', 'until')
+if o[1] ~= ARGV[1] then return 0 end
+local t = redis.call('TIME')
+if tonumber(o[2]) <= tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) then
+  return 0
+end
 for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 return 1
 """
@@ -125,7 +187,8 @@ class _Scripts:
 
     async def load(self, client: aioredis.Redis) -> None:
         for name, body in (("append", APPEND_LUA), ("claim", CLAIM_LUA),
-                           ("update_meta", UPDATE_META_LUA)):
+                           ("update_meta", UPDATE_META_LUA), ("renew", RENEW_LUA),
+                           ("release", RELEASE_LUA)):
             self.sha[name] = await client.script_load(body)
 
 
@@ -134,12 +197,25 @@ class Store:
 
     def __init__(self, url: str, max_inflight: int = 4) -> None:
         self.url = url
-        self.redis: aioredis.Redis = aioredis.Redis.from_url(
-            url, decode_responses=False, health_check_interval=30,
-            socket_keepalive=True, max_connections=64,
-        )
+        # A blocking pool: a burst of calls (a few hundred matches created or
+        # joined at once) waits for a free connection instead of failing.
+        self.cluster_mode = is_cluster_url(url)
+        #: Lease length and advertised address used by ``claim``.
+        self.lease_ms = 2000
+        self.advertise = ""
+        self.redis: aioredis.Redis
+        if self.cluster_mode:
+            # Appends go through the cluster client's pipeline (split per primary).
+            self.redis = cluster_client(url)
+            target = None
+        else:
+            pool = aioredis.BlockingConnectionPool.from_url(
+                url, decode_responses=False, health_check_interval=30,
+                socket_keepalive=True, max_connections=64, timeout=20,
+            )
+            self.redis = aioredis.Redis(connection_pool=pool)
+            target = fast_path_target(url)
         self.scripts = _Scripts()
-        target = fast_path_target(url)
         self.fast: RespPipeline | None = RespPipeline(*target) if target else None
         self.appender = Appender(self, 64 if self.fast else max_inflight)
 
@@ -159,7 +235,10 @@ class Store:
         await self.appender.drain()
         if self.fast is not None:
             await self.fast.close()
-        await self.redis.aclose()
+        if self.cluster_mode:
+            await self.redis.aclose()
+        else:
+            await self.redis.aclose(close_connection_pool=True)
 
     async def _evalsha(self, name: str, keys: Sequence[str], args: Sequence[Any]) -> Any:
         try:
@@ -226,7 +305,10 @@ class Store:
         return sorted(m.decode() for m in raw)
 
     async def drop_live(self, match_id: str) -> None:
-        await self.redis.srem(LIVE_SET, match_id)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.srem(LIVE_SET, match_id)
+        pipe.zrem(LEASES, match_id)
+        await pipe.execute()
 
     async def page(self, before: tuple[int, str] | None, count: int) -> list[tuple[str, int]]:
         """Up to ``count`` (id, created_ms) newest first, strictly after ``before``."""
@@ -253,10 +335,17 @@ class Store:
 
     # -- ownership and fenced writes ----------------------------------------
 
-    async def claim(self, match_id: str, node_id: str) -> str:
-        """Become the owner of a match: bump its fencing epoch; returns the owner value."""
-        value = await self._evalsha("claim", [owner_key(match_id)], [node_id])
-        return value.decode() if isinstance(value, bytes) else str(value)
+    async def claim(self, match_id: str, node_id: str, force: bool = True) -> str:
+        """Become the owner of a match: take its lease (``lease_ms``) and bump its
+        fencing epoch; returns the token appends present. Without ``force`` a
+        valid lease of another node is respected (``FencedError``)."""
+        res = await self._evalsha("claim", [owner_key(match_id)],
+                                  [node_id, self.advertise, self.lease_ms, 1 if force else 0])
+        value = res[1]
+        text = value.decode() if isinstance(value, bytes) else str(value)
+        if int(res[0]) != 1:
+            raise FencedError(f"match {match_id}: owned by {text} (lease valid)")
+        return text
 
     async def update_meta(self, match_id: str, owner: str,
                           fields: dict[str, bytes | str | int]) -> None:
@@ -318,12 +407,18 @@ class Appender:
         self._tasks: set[asyncio.Task[None]] = set()
         self._idle = asyncio.Event()
         self._idle.set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        #: (sha, match id, owner, entries) -> the RESP bytes of an EVALSHA up to its
+        #: expected-length argument (the same for every append of a match).
+        self._prefixes: dict[tuple[str, str, str, int], bytes] = {}
 
     def append(self, match_id: str, owner: str, expected_len: int,
                entries: Iterable[LogEntry]) -> asyncio.Future[int]:
         """Queue an append; the future gives the new log length or raises
         ``FencedError``, ``LogConflict`` or a ``RedisError``."""
-        loop = asyncio.get_running_loop()
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
         fut: asyncio.Future[int] = loop.create_future()
         self._pending.append(_Append(match_id, owner, expected_len,
                                      tuple(encode_entry(e) for e in entries), fut,
@@ -340,7 +435,9 @@ class Appender:
             return
         batch, self._pending = self._pending, []
         self._inflight += 1
-        task = asyncio.get_running_loop().create_task(self._flush(batch))
+        metrics.APPEND_BATCH.observe(len(batch))
+        assert self._loop is not None
+        task = self._loop.create_task(self._flush(batch))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -358,14 +455,31 @@ class Appender:
         store = self.store
         sha = store.scripts.sha["append"]
         if store.fast is not None:
-            return await store.fast.execute([
-                ["EVALSHA", sha, 2, log_key(item.match_id), owner_key(item.match_id),
-                 item.owner, item.expected_len, *item.entries] for item in batch])
+            prefix = self._prefix
+            payload = b"".join([
+                prefix(sha, item) + bulk(item.expected_len) + b"".join(map(bulk, item.entries))
+                for item in batch])
+            return await store.fast.execute_encoded(payload, len(batch))
         pipe = store.redis.pipeline(transaction=False)
         for item in batch:
-            pipe.evalsha(sha, 2, log_key(item.match_id), owner_key(item.match_id),
-                         item.owner, item.expected_len, *item.entries)
+            # execute_command: cluster pipelines refuse the evalsha() helper.
+            pipe.execute_command("EVALSHA", sha, 2, log_key(item.match_id),
+                                 owner_key(item.match_id), item.owner, item.expected_len,
+                                 *item.entries)
         return list(await pipe.execute(raise_on_error=False))
+
+    def _prefix(self, sha: str, item: _Append) -> bytes:
+        key = (sha, item.match_id, item.owner, len(item.entries))
+        prefix = self._prefixes.get(key)
+        if prefix is None:
+            if len(self._prefixes) >= 65_536:
+                self._prefixes.clear()
+            args: list[bytes | str | int] = ["EVALSHA", sha, 2, log_key(item.match_id),
+                                             owner_key(item.match_id), item.owner]
+            prefix = b"*%d\r\n" % (len(args) + 1 + len(item.entries)) + b"".join(
+                bulk(arg) for arg in args)
+            self._prefixes[key] = prefix
+        return prefix
 
     async def _send(self, batch: list[_Append]) -> None:
         store = self.store
@@ -396,6 +510,7 @@ class Appender:
                     if code == 1:
                         item.future.set_result(int(value))
                     elif code == -1:
+                        metrics.ERRORS.labels("fenced_append").inc()
                         item.future.set_exception(FencedError(
                             f"match {item.match_id}: owner is now {value!r}"))
                     else:

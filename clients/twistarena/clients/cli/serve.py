@@ -22,7 +22,23 @@ def register(subparsers: Any) -> None:
     p.add_argument("--port", type=int, default=50051,
                    help="port to bind; 0 picks a free one (default 50051)")
     p.add_argument("--redis-url", default=None,
-                   help="Redis/Valkey URL; default: an embedded Valkey server")
+                   help="Redis/Valkey URL (default: env TWISTARENA_REDIS_URL; none: an "
+                        "embedded Valkey server). redis://host:port/db is one server; "
+                        "redis+cluster://host:port or a comma-separated list of seed "
+                        "nodes is a Redis/Valkey Cluster")
+    p.add_argument("--node-id", default=None,
+                   help="this node's id among the nodes sharing the store "
+                        "(default: env TWISTARENA_NODE_ID; none: random)")
+    p.add_argument("--advertise", default=None, metavar="HOST:PORT",
+                   help="the address other nodes redirect this node's clients to "
+                        "(default: env TWISTARENA_ADVERTISE). Without it the node takes "
+                        "no part in placement: it runs the matches created on it")
+    p.add_argument("--lease-ms", type=int, default=2000,
+                   help="match ownership lease in ms; a dead node's matches move after "
+                        "about this long (default 2000)")
+    p.add_argument("--drain-grace", type=float, default=5.0, metavar="SECONDS",
+                   help="on SIGTERM: hand the matches to other nodes and exit within "
+                        "this many seconds (default 5)")
     p.add_argument("--data-dir", type=Path, default=None,
                    help="embedded Valkey: keep an append-only file here (restarts keep matches)")
     p.add_argument("--metrics-port", type=int, default=None,
@@ -38,6 +54,15 @@ def register(subparsers: Any) -> None:
                    help="allow plaintext on a non-loopback address")
     p.add_argument("--join-timeout", type=float, default=10.0,
                    help="seconds a Play stream has to send Join (default 10)")
+    p.add_argument("--house-fill-after", type=float, default=None, metavar="SECONDS",
+                   help="matchmaking: fill a queued agent's empty seats with house bots "
+                        "after this wait (default: only when its Queue request asks)")
+    p.add_argument("--match-by-rating", action="store_true",
+                   help="matchmaking: seat the longest waiter with the agents closest "
+                        "to it in rating (default: first come, first served)")
+    p.add_argument("--practice-per-minute", type=int, default=30,
+                   help="practice matches a client without an api token may start per "
+                        "minute (default 30)")
     p.add_argument("--log-format", choices=("auto", "json", "console"), default="auto",
                    help="log format (default: JSON unless stdout is a terminal)")
     p.set_defaults(run=run)
@@ -53,7 +78,16 @@ def run(args: argparse.Namespace) -> int:
     if args.tls_client_ca is not None and args.tls_cert is None:
         print("twistarena serve: --tls-client-ca needs --tls-cert/--tls-key", file=sys.stderr)
         return 2
-    if args.data_dir is not None and args.redis_url is not None:
+    redis_url = args.redis_url or os.environ.get("TWISTARENA_REDIS_URL") or None
+    node_id = args.node_id or os.environ.get("TWISTARENA_NODE_ID") or ""
+    advertise = args.advertise or os.environ.get("TWISTARENA_ADVERTISE") or ""
+    if args.lease_ms < 200:
+        print("twistarena serve: --lease-ms must be at least 200", file=sys.stderr)
+        return 2
+    if args.drain_grace <= 0:
+        print("twistarena serve: --drain-grace must be positive", file=sys.stderr)
+        return 2
+    if args.data_dir is not None and redis_url is not None:
         print("twistarena serve: --data-dir is for the embedded Valkey; "
               "it has no effect with --redis-url", file=sys.stderr)
         return 2
@@ -63,9 +97,13 @@ def run(args: argparse.Namespace) -> int:
                         client_ca_file=args.tls_client_ca)
     admin = args.admin_token or os.environ.get("TWISTARENA_ADMIN_TOKEN") or None
     config = ServerConfig(
-        host=args.host, port=args.port, redis_url=args.redis_url, data_dir=args.data_dir,
+        host=args.host, port=args.port, redis_url=redis_url, data_dir=args.data_dir,
+        node_id=node_id, advertise=advertise, lease_ms=args.lease_ms,
+        drain_grace_s=args.drain_grace,
         metrics_port=args.metrics_port, admin_token=admin, tls=tls, insecure=args.insecure,
         join_timeout_s=args.join_timeout,
+        house_fill_after_s=args.house_fill_after, match_by_rating=args.match_by_rating,
+        practice_per_minute=args.practice_per_minute,
     )
     json_logs = {"auto": None, "json": True, "console": False}[args.log_format]
     return run_server(config, json_logs)

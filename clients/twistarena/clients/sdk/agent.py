@@ -12,7 +12,7 @@ import asyncio
 import inspect
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -118,7 +118,8 @@ class Agent:
         self.backoff = backoff or Backoff()
         self.tracer = tracer
         self.on_message = on_message
-        #: Decode observations only when the bot reads them (a read-only Mapping, not a dict).
+        #: Decode observations and action payloads only when the bot reads them
+        #: (read-only Mappings, not dicts).
         self.lazy_observations = lazy_observations
         #: Set once the server has seated this agent (first Joined).
         self.seated = asyncio.Event()
@@ -147,6 +148,8 @@ class Agent:
         self._thinking: dict[int, asyncio.Task[None]] = {}
         self._drop = False
         self._rng = random.Random()
+        #: (decision id, action id) a sync bot chose inline, for the session to send.
+        self._ready: tuple[int, int] | None = None
 
     # -- public ------------------------------------------------------------
 
@@ -155,9 +158,13 @@ class Agent:
         attempt = 0
         index = 0
         last_ok = time.monotonic()
+        #: Where a NOT_OWNER refusal said the match lives: the next attempt goes
+        #: there at once; the server list stays the fallback.
+        redirect = ""
         try:
             while True:
-                self.address = self.servers[index % len(self.servers)]
+                self.address = redirect or self.servers[index % len(self.servers)]
+                followed, redirect = bool(redirect), ""
                 connects_before = self.connects + self.reconnects
                 try:
                     result = await self._session(self.address)
@@ -170,10 +177,9 @@ class Agent:
                         self.result = result
                         return result
                     target = redirect_target(error)
-                    if target:
-                        if target not in self.servers:
-                            self.servers.append(target)
-                        index = self.servers.index(target) - 1
+                    progressed = self.connects + self.reconnects > connects_before
+                    if target and target != self.address and (progressed or not followed):
+                        redirect = target
                 except _Dropped:
                     log.info("connection dropped", agent=self.name)
                 if self.connects + self.reconnects > connects_before:
@@ -183,6 +189,9 @@ class Agent:
                         f"{self.name}: no server of {','.join(self.servers)} took the seat "
                         f"for {self.backoff.give_up_after:.0f}s; giving up",
                         grpc.StatusCode.UNAVAILABLE)
+                if redirect:
+                    log.info("redirected", agent=self.name, to=redirect)
+                    continue
                 await asyncio.sleep(self.backoff.delay(attempt, self._rng))
                 attempt += 1
                 index += 1
@@ -209,6 +218,7 @@ class Agent:
         channel = self._shared_channel or make_channel(address, self.root_cert, self.tls)
         call: Any = None
         self._drop = False
+        self._ready = None
         try:
             call = stub(play_pb2_grpc.PlayStub, channel).Play(metadata=self._metadata)
             join = play_pb2.Join(match_id=self.match_id, seat_token=self.token,
@@ -236,6 +246,11 @@ class Agent:
                 result = self._handle(msg)
                 if result is not None:
                     return result
+                ready = self._ready
+                if ready is not None:
+                    # A sync bot answered while the message was handled: write it now.
+                    self._ready = None
+                    await self._send_answer(*ready)
         finally:
             self._call = None
             if call is not None and not call.done():
@@ -332,7 +347,10 @@ class Agent:
         decision = Decision.from_proto(req, self.lazy_observations)
         self._pending[did] = decision
         self.decisions += 1
-        self._spawn(did, self._decide(decision, None))
+        if self._is_async or self._threaded:
+            self._spawn(did, self._decide(decision, None))
+        else:
+            self._decide_inline(decision)
 
     def _on_accepted(self, msg: play_pb2.AnswerAccepted) -> None:
         self.accepted[msg.decision_id] = msg.action_id
@@ -382,6 +400,43 @@ class Agent:
         except asyncio.CancelledError:
             raise
         except Exception as error:  # a bot bug must not cost the seat its match
+            log.warning("bot raised; playing the first legal action", agent=self.name,
+                        decision=did, error=repr(error))
+            action = decision.legal_actions[0].id
+        self._answers[did] = action
+        await self._send_answer(did, action)
+
+    def _decide_inline(self, decision: Decision) -> None:
+        """A sync bot asked in the reading loop (no task, no thread): the common case.
+
+        The answer is left in ``_ready`` for the session loop to write; a bot
+        that turns out to return an awaitable is awaited in a task instead."""
+        did = decision.decision_id
+        self._asked[did] = self._asked.get(did, 0) + 1
+        try:
+            start = time.perf_counter()
+            value = self._act(decision.observation, decision.legal_actions)
+            if self._adaptive and time.perf_counter() - start > SLOW_CALL_S:
+                self._threaded = True
+            if inspect.isawaitable(value):
+                self._spawn(did, self._finish_inline(decision, value))
+                return
+            action = value.id if isinstance(value, Action) else int(value)
+        except Exception as error:  # a bot bug must not cost the seat its match
+            log.warning("bot raised; playing the first legal action", agent=self.name,
+                        decision=did, error=repr(error))
+            action = decision.legal_actions[0].id
+        self._answers[did] = action
+        self._ready = (did, action)
+
+    async def _finish_inline(self, decision: Decision, pending: Awaitable[Any]) -> None:
+        did = decision.decision_id
+        try:
+            value = await pending
+            action = value.id if isinstance(value, Action) else int(value)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
             log.warning("bot raised; playing the first legal action", agent=self.name,
                         decision=did, error=repr(error))
             action = decision.legal_actions[0].id

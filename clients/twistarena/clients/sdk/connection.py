@@ -45,8 +45,8 @@ RETRYABLE = frozenset({
 FATAL_REASONS = frozenset({"TAKEN_OVER", "BAD_TOKEN", "UNKNOWN_MATCH", "MALFORMED_MESSAGE",
                            "INVALID_OPTIONS", "PERMISSION_DENIED_ADMIN"})
 
-#: Trailing metadata keys a server may use to point at the match's owner.
-REDIRECT_KEYS = ("twistarena-owner", "twistarena-redirect", "twistarena-owner-address")
+#: Trailing metadata of a NOT_OWNER refusal: HOST:PORT of the node that owns the match.
+OWNER_KEY = "twistarena-owner"
 
 
 class AgentError(Exception):
@@ -111,12 +111,9 @@ def error_reason(error: grpc.aio.AioRpcError) -> str:
 
 def redirect_target(error: grpc.aio.AioRpcError) -> str:
     """Where a NOT_OWNER refusal says the match lives ('' if it does not say)."""
-    trailers = error.trailing_metadata()
-    for key in REDIRECT_KEYS:
-        value = metadata_value(trailers, key)
-        if value:
-            return value
-    return ""
+    if error_reason(error) != "NOT_OWNER":
+        return ""
+    return metadata_value(error.trailing_metadata(), OWNER_KEY)
 
 
 def describe(error: grpc.aio.AioRpcError) -> str:
@@ -159,8 +156,10 @@ async def call_with_failover(servers: Sequence[str], root_cert: bytes | None,
     policy = backoff or Backoff(give_up_after=15.0)
     start = time.monotonic()
     attempt = 0
+    redirect = ""
     while True:
-        address = servers[attempt % len(servers)]
+        address = redirect or servers[attempt % len(servers)]
+        followed, redirect = bool(redirect), ""
         async with make_channel(address, root_cert, tls) as channel:
             try:
                 return await fn(channel)
@@ -169,5 +168,10 @@ async def call_with_failover(servers: Sequence[str], root_cert: bytes | None,
                 if not retry or time.monotonic() - start > policy.give_up_after:
                     raise AgentError(f"{address}: {describe(error)}", error.code(),
                                      error_reason(error)) from None
+                # NOT_OWNER naming the owner: go there at once (once in a row).
+                target = redirect_target(error)
+                if target and target != address and not followed:
+                    redirect = target
+                    continue
         await asyncio.sleep(policy.delay(attempt))
         attempt += 1

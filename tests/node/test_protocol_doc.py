@@ -15,12 +15,13 @@ from pathlib import Path
 import pytest
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FileDescriptor, ServiceDescriptor
 from twistarena import engine
-from twistarena.v1 import match_pb2, observations_pb2, play_pb2
+from twistarena.v1 import match_pb2, matchmaking_pb2, observations_pb2, play_pb2, tournaments_pb2
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "protocol.md"
 FILES: list[FileDescriptor] = [match_pb2.DESCRIPTOR, play_pb2.DESCRIPTOR,
-                               observations_pb2.DESCRIPTOR]
+                               observations_pb2.DESCRIPTOR, matchmaking_pb2.DESCRIPTOR,
+                               tournaments_pb2.DESCRIPTOR]
 HEADING = re.compile(r"^(#{1,6})\s+(.*)$", re.MULTILINE)
 NAMED = re.compile(r"^`(\w+)`$")
 
@@ -69,7 +70,7 @@ def _names(section: str) -> set[str]:
 
 
 def test_the_contract_is_not_empty() -> None:
-    assert len(messages()) > 40 and len(enums()) == 4 and len(services()) == 3
+    assert len(messages()) > 40 and len(enums()) == 6 and len(services()) == 5
 
 
 @pytest.mark.parametrize("desc", messages(), ids=lambda d: d.name)

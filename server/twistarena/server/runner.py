@@ -30,6 +30,7 @@ from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import play_pb2 as ppb
 
 from . import convert, logs, metrics
+from .housebots import house_action
 from .store import FencedError, LogConflict, LogEntry, MatchRecord, Store, StoreError
 from .timecontrol import Clock, fallback_action
 
@@ -41,6 +42,10 @@ SEAT_BITS = 8
 LATE_TOLERANCE_S = 0.02
 #: How long an append is retried while Redis is unreachable.
 APPEND_RETRY_S = 20.0
+
+_DECIDED_ANSWER = metrics.DECISIONS.labels("answer")
+_DECIDED_TIMEOUT = metrics.DECISIONS.labels("timeout")
+_DECIDED_HOUSE = metrics.DECISIONS.labels("house")
 
 
 class Outcome(enum.Enum):
@@ -59,12 +64,16 @@ class Close:
 
 
 class Outbox:
-    """Messages for one stream, written by its RPC handler in order."""
+    """Messages for one stream, written by its RPC handler in order.
 
-    __slots__ = ("_items", "_waiter", "closed", "no_events")
+    Items are messages or their serialized bytes (the handlers' serializer
+    passes bytes through), or a ``Close``."""
+
+    __slots__ = ("_items", "_loop", "_waiter", "closed", "no_events")
 
     def __init__(self, no_events: bool = False) -> None:
         self._items: deque[Any] = deque()
+        self._loop = asyncio.get_running_loop()
         self._waiter: asyncio.Future[None] | None = None
         self.closed = False
         self.no_events = no_events
@@ -92,7 +101,7 @@ class Outbox:
         """The next message (or a ``Close``), waiting for one if needed."""
         items = self._items
         while not items:
-            self._waiter = asyncio.get_running_loop().create_future()
+            self._waiter = self._loop.create_future()
             try:
                 await self._waiter
             finally:
@@ -117,7 +126,8 @@ class Seat:
     deadline_wall: float = 0.0  # unix time
     timer: asyncio.TimerHandle | None = None
     sent_at: float = 0.0
-    request: ppb.ServerMessage | None = None
+    #: The open decision's DecisionRequest, serialized but for ``time_left_ms``.
+    request: bytes | None = None
 
 
 @dataclass(slots=True)
@@ -165,8 +175,10 @@ class MatchRunner:
                  log_entries: Sequence[LogEntry]) -> None:
         self.hub = hub
         self.store = hub.store
+        self.loop = asyncio.get_running_loop()
         self.record = record
         self.match_id = record.match_id
+        self._match_id_field = convert.match_id_field(record.match_id)
         self.owner = owner
         opts = record.options
         self.game_id = opts.game_id
@@ -200,8 +212,9 @@ class MatchRunner:
         self.legal: dict[int, tuple[int, ...]] = {}
         self.log_len = 0
         self.entries: list[LogEntry] = []
-        self.action_cache = convert.ActionCache()
-        self._public_events: list[mpb.Event] = []
+        self.action_cache = convert.action_cache(self.game_id)
+        #: Serialized public events, by seq (shared by every stream that sees them).
+        self._public_event_bytes_cache: list[bytes] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._stopped = False
         self._reopen(actor=None)
@@ -243,10 +256,6 @@ class MatchRunner:
         self.opened = opened
 
     # -- lifecycle -----------------------------------------------------------
-
-    @property
-    def loop(self) -> asyncio.AbstractEventLoop:
-        return asyncio.get_running_loop()
 
     def _spawn(self, coro: Any) -> None:
         task = self.loop.create_task(coro)
@@ -328,7 +337,7 @@ class MatchRunner:
             )))
             if not outbox.no_events:
                 for seq in range(max(0, resume_from), len(self.state.events)):
-                    outbox.send(ppb.ServerMessage(event=self._event_for(seq, seat_no)))
+                    outbox.send(convert.event_server_message(self._event_bytes_for(seq, seat_no)))
             if self.over:
                 outbox.send(ppb.ServerMessage(match_over=ppb.MatchOver(result=self.result)))
                 outbox.finish()
@@ -377,7 +386,7 @@ class MatchRunner:
     async def watch(self, outbox: Outbox, from_seq: int) -> None:
         async with self.lock:
             for seq in range(max(0, from_seq), len(self.state.events)):
-                outbox.send(ppb.WatchMessage(event=self._public_event(seq)))
+                outbox.send(convert.event_watch_message(self._public_event_bytes(seq)))
             outbox.send(ppb.WatchMessage(view=convert.public_view(
                 self.game_id, self.state.public_view())))
             if self.over:
@@ -426,26 +435,18 @@ class MatchRunner:
     def _send_request(self, seat: Seat) -> None:
         assert seat.stream is not None
         left = max(0.0, seat.deadline - self.loop.time())
-        msg = seat.request
-        if msg is None:
+        body = seat.request
+        if body is None:
             seat_no = seat.seat
-            deadline = timestamp_pb2.Timestamp()
-            deadline.FromNanoseconds(int(seat.deadline_wall * 1e9))
-            cache = self.action_cache
-            msg = ppb.ServerMessage(decision=ppb.DecisionRequest(
-                match_id=self.match_id,
-                decision_id=seat.decision_id,
-                seat=seat_no,
-                observation=convert.observation(self.game_id, self.state.observation(seat_no)),
-                legal_actions=[cache.get(a) for a in self.state.legal_actions(seat_no)],
-                deadline=deadline,
-                time_left_ms=int(left * 1000),
-            ))
-            seat.request = msg
-        else:
-            msg.decision.time_left_ms = int(left * 1000)
+            encoded = self.action_cache.encoded
+            body = convert.decision_body(
+                self._match_id_field, seat.decision_id, seat_no,
+                convert.observation_bytes(self.game_id, self.state.observation(seat_no)),
+                [encoded(a) for a in self.state.legal_actions(seat_no)],
+                int(seat.deadline_wall * 1e9))
+            seat.request = body
         seat.sent_at = time.perf_counter()
-        seat.stream.send(msg)
+        seat.stream.send(convert.decision_message(body, int(left * 1000)))
 
     async def answer(self, seat_no: int, decision_id: int, action_id: int) -> Reply:
         """An agent's answer; the reply goes back on its stream in-band."""
@@ -477,7 +478,7 @@ class MatchRunner:
                 return Reply(False, ppb.STALE_DECISION, "the match is no longer run here")
             if sent_at:
                 metrics.DECISION_LATENCY.observe(time.perf_counter() - sent_at)
-            metrics.DECISIONS.labels("answer").inc()
+            _DECIDED_ANSWER.inc()
             return Reply(True)
 
     def _classify(self, seat_no: int, decision_id: int) -> Reply:
@@ -514,7 +515,7 @@ class MatchRunner:
             return
         action = fallback_action(self.record.seed, did, self.legal[seat_no])
         if await self._commit(seat_no, action, True):
-            metrics.DECISIONS.labels("timeout").inc()
+            _DECIDED_TIMEOUT.inc()
 
     async def _bot_move(self, seat_no: int, did: int) -> None:
         async with self.lock:
@@ -523,17 +524,19 @@ class MatchRunner:
                 return
             if self.decision_id(seat_no) != did:
                 return
-            legal = self.state.legal_actions(seat_no)
             try:
-                action = int(seat.bot(self.state.observation(seat_no), legal))
+                action = await house_action(seat.house_bot, self.game_id, self.state, seat_no,
+                                            self.record.seed)
             except Exception as exc:  # a bot bug must not stop the match
                 log.warning("house_bot_failed", match_id=self.match_id, seat=seat_no,
                             error=repr(exc))
                 action = -1
+            if self.over or self._stopped:
+                return
             if action not in self.legal[seat_no]:
                 action = fallback_action(self.record.seed, did, self.legal[seat_no])
             if await self._commit(seat_no, action, False):
-                metrics.DECISIONS.labels("house").inc()
+                _DECIDED_HOUSE.inc()
 
     async def _commit(self, seat_no: int, action: int, timeout: bool) -> bool:
         """Append, then apply and broadcast. Lock held. False when the match is lost here."""
@@ -555,8 +558,7 @@ class MatchRunner:
         did = self.decision_id(seat_no)
         self._advance(seat_no, action, timeout)
         if not timeout and seat.stream is not None and not seat.house_bot:
-            seat.stream.send(ppb.ServerMessage(
-                accepted=ppb.AnswerAccepted(decision_id=did, action_id=action)))
+            seat.stream.send(convert.accepted_message(did, action))
         self._broadcast(first_event)
         if self.state.is_terminal():
             await self._finish(mpb.END_REASON_COMPLETED, "")
@@ -587,37 +589,40 @@ class MatchRunner:
 
     # -- events ----------------------------------------------------------------
 
-    def _event_for(self, seq: int, seat_no: int) -> mpb.Event:
+    def _event_bytes_for(self, seq: int, seat_no: int) -> bytes:
+        """Event ``seq`` as ``seat_no`` sees it, serialized."""
         ev: Event = self.state.events[seq]
         if ev.private.get(seat_no):
-            return convert.event(seq, ev.view(seat_no), self.info)
-        return self._public_event(seq)
+            return convert.event(seq, ev.view(seat_no), self.info).SerializeToString()
+        return self._public_event_bytes(seq)
 
-    def _public_event(self, seq: int) -> mpb.Event:
-        cached = self._public_events
+    def _public_event_bytes(self, seq: int) -> bytes:
+        """Event ``seq`` in the public view, serialized once and kept."""
+        cached = self._public_event_bytes_cache
         while len(cached) <= seq:
             n = len(cached)
-            cached.append(convert.event(n, self.state.events[n].view(None), self.info))
+            cached.append(convert.event(n, self.state.events[n].view(None),
+                                        self.info).SerializeToString())
         return cached[seq]
 
     def _broadcast(self, first_event: int) -> None:
         events = self.state.events
         for seq in range(first_event, len(events)):
             ev = events[seq]
-            public_msg: ppb.ServerMessage | None = None
+            public_msg: bytes | None = None
             for seat in self.seats:
                 stream = seat.stream
                 if stream is None or stream.no_events:
                     continue
                 if ev.private.get(seat.seat):
-                    stream.send(ppb.ServerMessage(event=convert.event(
-                        seq, ev.view(seat.seat), self.info)))
+                    stream.send(convert.event_server_message(convert.event(
+                        seq, ev.view(seat.seat), self.info).SerializeToString()))
                 else:
                     if public_msg is None:
-                        public_msg = ppb.ServerMessage(event=self._public_event(seq))
+                        public_msg = convert.event_server_message(self._public_event_bytes(seq))
                     stream.send(public_msg)
             if self.spectators:
-                watch_msg = ppb.WatchMessage(event=self._public_event(seq))
+                watch_msg = convert.event_watch_message(self._public_event_bytes(seq))
                 for spectator in self.spectators:
                     spectator.send(watch_msg)
         if self.spectators and len(events) > first_event:

@@ -9,7 +9,8 @@ import sys
 from collections.abc import Sequence
 
 #: Subcommand modules, in the order ``--help`` lists them.
-COMMANDS = ("demo", "serve", "match", "bot", "watch", "replay", "bench", "evaluate")
+COMMANDS = ("demo", "serve", "match", "bot", "watch", "replay", "practice",
+            "tournament", "evaluate", "loadtest", "bench")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -29,6 +29,15 @@ from .agent import Agent, Tracer, play, run_agent
 from .client import ArenaClient
 from .connection import AgentError, Backoff, parse_servers
 from .convert import Decision, MatchEvent, MatchResult, Rejection
+from .matchmaking import (
+    get_agent,
+    practice,
+    queue,
+    queue_and_play,
+    register_agent,
+    run_queue_and_play,
+)
+from .tournaments import TournamentClient
 
 __all__ = [
     "Agent",
@@ -39,8 +48,15 @@ __all__ = [
     "MatchEvent",
     "MatchResult",
     "Rejection",
+    "TournamentClient",
     "Tracer",
+    "get_agent",
     "parse_servers",
     "play",
+    "practice",
+    "queue",
+    "queue_and_play",
+    "register_agent",
     "run_agent",
+    "run_queue_and_play",
 ]

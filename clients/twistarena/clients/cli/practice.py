@@ -1,0 +1,104 @@
+"""``twistarena practice``: a match against house bots, in one command.
+
+The server creates the match at once (house bots of ``--strength`` in the
+other seats) and returns one seat's token; this command then plays that seat
+with a sample strategy, or, with ``--node``, prints the match id, the token
+and the exact command that plays it with the Node.js sample agent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shlex
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from twistarena.engine import GAME_IDS
+
+from ..bots import STRATEGIES
+from ..sdk import AgentError, MatchResult, practice
+from ..sdk.hosting import configure_logging, strategy_agent
+from .match import add_server_args, fail, result_table
+
+NODE_AGENT = Path("clients") / "node" / "agent.js"
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("practice", help="play a practice match against house bots",
+                            description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_server_args(parser)
+    parser.add_argument("--game", required=True, choices=GAME_IDS)
+    parser.add_argument("--players", type=int, default=0,
+                        help="seats (default: the game's smallest table)")
+    parser.add_argument("--strength", default="heuristic", choices=("random", "heuristic",
+                                                                     "ismcts"),
+                        help="house bots of the other seats (default heuristic)")
+    who = parser.add_mutually_exclusive_group()
+    who.add_argument("--strategy", default="heuristic", choices=sorted(STRATEGIES),
+                     help="sample strategy that plays your seat (default heuristic)")
+    who.add_argument("--node", action="store_true",
+                     help="do not play: print the command for clients/node/agent.js")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the match")
+    parser.add_argument("--decision-ms", type=int, default=0,
+                        help="time per decision (default: the server's)")
+    parser.add_argument("--api-token", default=os.environ.get("TWISTARENA_API_TOKEN"),
+                        help="api token (needed from another machine; "
+                             "default: $TWISTARENA_API_TOKEN)")
+    parser.add_argument("--json", action="store_true", help="print one JSON line at the end")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    console = Console()
+    configure_logging(args.verbose)
+    try:
+        return asyncio.run(_run(args, console))
+    except AgentError as error:
+        return fail(console, error)
+
+
+async def _run(args: argparse.Namespace, console: Console) -> int:
+    created = await practice(args.server, args.game, args.players, strength=args.strength,
+                             seed=args.seed, api_token=args.api_token,
+                             decision_ms=args.decision_ms, root_cert=args.root_cert,
+                             tls=args.tls)
+    match = created.match
+    address = created.server_address or args.server
+    players = match.options.num_players
+    if args.node:
+        command = ["node", str(NODE_AGENT), "--server", address, "--match", match.match_id,
+                   "--token", created.seat_token]
+        if args.json:
+            print(json.dumps({"match_id": match.match_id, "seat": created.seat,
+                              "token": created.seat_token, "server": address,
+                              "command": shlex.join(command)}))
+        else:
+            console.print(f"practice match [bold]{match.match_id}[/bold]: {args.game}, "
+                          f"{players} players, you are seat {created.seat}; house bots: "
+                          f"{args.strength}", highlight=False)
+            console.print(f"seat token: {created.seat_token}", highlight=False)
+            console.print("play it with:", highlight=False)
+            print(shlex.join(command))
+        return 0
+    if not args.json:
+        console.print(f"practice match {match.match_id}: {args.game}, {players} players; "
+                      f"{args.strategy} plays seat {created.seat} against {args.strength} "
+                      "house bots", highlight=False)
+    agent = strategy_agent(args.strategy, args.seed, server=address, match_id=match.match_id,
+                           token=created.seat_token, root_cert=args.root_cert, tls=args.tls,
+                           no_events=True)
+    result: MatchResult = await agent.run()
+    if args.json:
+        out = result.to_json()
+        out.update({"match_id": match.match_id, "seat": created.seat})
+        print(json.dumps(out))
+    else:
+        names = [f"{args.strategy} (you)" if s == created.seat else f"house {args.strength}"
+                 for s in range(players)]
+        console.print(result_table(result, names, f"Practice {match.match_id}"))
+    return 0

@@ -1,0 +1,227 @@
+"""``twistarena tournament``: tournaments run by the server.
+
+``create`` starts one (house bot strategies and registered agent ids as
+entrants) and follows it with a live standings table and a progress bar;
+``follow`` does the same for a running one; ``show`` prints the standings
+once; ``--csv``/``--json`` export them (with every game, in the JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+from typing import Any
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from twistarena.engine import GAME_IDS
+from twistarena.v1 import tournaments_pb2
+
+from ..sdk import AgentError
+from ..sdk.hosting import configure_logging
+from ..sdk.tournaments import FORMATS, TournamentClient, results_of, standings_of
+from ..tournament import report_json, standings_to_csv
+from .match import add_server_args, fail
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("tournament", help="tournaments run by the server",
+                            description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    create = actions.add_parser("create", help="start a tournament and follow it")
+    add_server_args(create)
+    create.add_argument("--game", required=True, choices=GAME_IDS)
+    create.add_argument("--format", default="round-robin", choices=sorted(FORMATS))
+    create.add_argument("--entrants", required=True,
+                        help="comma-separated: house bots (random, heuristic, ismcts, "
+                             "'heuristic#2'...) and registered agent ids")
+    create.add_argument("--players", type=int, default=0,
+                        help="seats per match (default: the game's smallest table)")
+    create.add_argument("--rounds", type=int, default=0, help="Swiss rounds (default 3)")
+    create.add_argument("--games-per-pairing", type=int, default=1,
+                        help="deals per table, each in every seating (default 1)")
+    create.add_argument("--duplicate", action="store_true",
+                        help="duplicate deals: every seating of a table plays the same deals")
+    create.add_argument("--seed", type=int, default=None)
+    create.add_argument("--parallel", type=int, default=0,
+                        help="matches at once (default: the server's, 4)")
+    create.add_argument("--decision-ms", type=int, default=0)
+    create.add_argument("--admin-token", default=None,
+                        help="admin token (default: $TWISTARENA_ADMIN_TOKEN)")
+    create.add_argument("--no-follow", action="store_true",
+                        help="print the id and return at once")
+    _export_args(create)
+    create.set_defaults(run=run_create)
+    for name, helptext in (("show", "print the standings once"),
+                           ("follow", "follow a tournament until it ends")):
+        p = actions.add_parser(name, help=helptext)
+        add_server_args(p)
+        p.add_argument("tournament_id")
+        _export_args(p)
+        p.set_defaults(run=run_show if name == "show" else run_follow)
+    listing = actions.add_parser("list", help="tournaments, newest first")
+    add_server_args(listing)
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(run=run_list)
+    cancel = actions.add_parser("cancel", help="stop a tournament")
+    add_server_args(cancel)
+    cancel.add_argument("tournament_id")
+    cancel.add_argument("--reason", default="")
+    cancel.add_argument("--admin-token", default=None)
+    cancel.set_defaults(run=run_cancel)
+
+
+def _export_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--csv", default=None, metavar="PATH", help="write the standings as CSV")
+    parser.add_argument("--json", default=None, metavar="PATH",
+                        help="write standings and every game as JSON ('-': one line on stdout)")
+
+
+def _client(args: argparse.Namespace) -> TournamentClient:
+    configure_logging(args.verbose)
+    admin = getattr(args, "admin_token", None) or os.environ.get("TWISTARENA_ADMIN_TOKEN")
+    return TournamentClient(args.server, admin_token=admin, root_cert=args.root_cert,
+                            tls=args.tls)
+
+
+def run_create(args: argparse.Namespace) -> int:
+    console = Console(stderr=args.json == "-")
+    entrants = [e.strip() for e in args.entrants.split(",") if e.strip()]
+    client = _client(args)
+
+    async def go() -> tournaments_pb2.Tournament:
+        created = await client.create(
+            args.game, entrants, players=args.players, format=args.format, rounds=args.rounds,
+            games_per_pairing=args.games_per_pairing, duplicate=args.duplicate, seed=args.seed,
+            decision_ms=args.decision_ms, parallel=args.parallel)
+        console.print(f"tournament [bold]{created.tournament_id}[/bold]: "
+                      f"{created.games_planned} games", highlight=False)
+        if args.no_follow:
+            return created
+        return await _follow(client, created.tournament_id, console)
+
+    try:
+        record = asyncio.run(go())
+    except AgentError as error:
+        return fail(console, error)
+    return _finish(args, record, console)
+
+
+def run_follow(args: argparse.Namespace) -> int:
+    console = Console(stderr=args.json == "-")
+    client = _client(args)
+    try:
+        record = asyncio.run(_follow(client, args.tournament_id, console))
+    except AgentError as error:
+        return fail(console, error)
+    return _finish(args, record, console)
+
+
+def run_show(args: argparse.Namespace) -> int:
+    console = Console(stderr=args.json == "-")
+    client = _client(args)
+    try:
+        record = asyncio.run(client.get(args.tournament_id))
+    except AgentError as error:
+        return fail(console, error)
+    console.print(standings_table(record))
+    return _finish(args, record, console, show=False)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    client = _client(args)
+    console = Console()
+    try:
+        records = asyncio.run(client.list())
+    except AgentError as error:
+        return fail(console, error)
+    if args.json:
+        print(json.dumps([_summary(r) for r in records]))
+        return 0
+    table = Table(title="Tournaments")
+    for column in ("id", "game", "format", "status", "games", "leader"):
+        table.add_column(column)
+    for r in records:
+        s = _summary(r)
+        table.add_row(s["tournament_id"], s["game"], s["format"], s["status"],
+                      f"{s['games_done']}/{s['games_planned']}", s["leader"])
+    console.print(table)
+    return 0
+
+
+def run_cancel(args: argparse.Namespace) -> int:
+    client = _client(args)
+    console = Console()
+    try:
+        record = asyncio.run(client.cancel(args.tournament_id, args.reason))
+    except AgentError as error:
+        return fail(console, error)
+    console.print(f"tournament {record.tournament_id}: "
+                  f"{tournaments_pb2.TournamentStatus.Name(record.status)}")
+    return 0
+
+
+def _summary(r: tournaments_pb2.Tournament) -> dict[str, Any]:
+    return {"tournament_id": r.tournament_id, "game": r.spec.game_id,
+            "format": tournaments_pb2.TournamentFormat.Name(r.spec.format),
+            "status": tournaments_pb2.TournamentStatus.Name(r.status),
+            "games_done": r.games_done, "games_planned": r.games_planned,
+            "leader": r.standings[0].entrant if r.standings else ""}
+
+
+async def _follow(client: TournamentClient, tid: str,
+                  console: Console) -> tournaments_pb2.Tournament:
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn())
+    task = progress.add_task("games", total=None)
+    record: tournaments_pb2.Tournament | None = None
+    with Live(Group(progress), console=console, refresh_per_second=4,
+              transient=False) as live:
+        async for record in client.watch(tid):
+            progress.update(task, completed=record.games_done, total=record.games_planned)
+            live.update(Group(standings_table(record), progress))
+    assert record is not None
+    return record
+
+
+def _finish(args: argparse.Namespace, record: tournaments_pb2.Tournament, console: Console,
+            show: bool = False) -> int:
+    if show:
+        console.print(standings_table(record))
+    standings = standings_of(record)
+    if args.csv:
+        with open(args.csv, "w", encoding="utf-8") as f:
+            f.write(standings_to_csv(standings))
+    if args.json:
+        meta = {"tournament_id": record.tournament_id, **_summary(record),
+                "seed": record.spec.seed, "entrants": list(record.spec.entrants),
+                "num_players": record.spec.num_players,
+                "duplicate_deals": record.spec.duplicate_deals}
+        text = report_json(standings, results_of(record), (), meta)
+        if args.json == "-":
+            print(json.dumps(json.loads(text)))
+        else:
+            with open(args.json, "w", encoding="utf-8") as f:
+                f.write(text)
+    return 0 if record.status != tournaments_pb2.TOURNAMENT_CANCELLED else 1
+
+
+def standings_table(record: tournaments_pb2.Tournament) -> Table:
+    status = tournaments_pb2.TournamentStatus.Name(record.status).removeprefix("TOURNAMENT_")
+    table = Table(title=f"Tournament {record.tournament_id}: {record.spec.game_id}, "
+                        f"{tournaments_pb2.TournamentFormat.Name(record.spec.format)}, "
+                        f"{record.games_done}/{record.games_planned} games, {status.lower()}")
+    for column in ("#", "entrant", "games", "wins", "win share (95% CI)", "mean score",
+                   "mean place", "mu ± sigma"):
+        table.add_column(column, justify="left" if column == "entrant" else "right")
+    for i, s in enumerate(record.standings, 1):
+        table.add_row(str(i), s.entrant, str(s.games), f"{s.wins:.1f}",
+                      f"{s.win_share:.2f} ({s.win_ci_low:.2f}-{s.win_ci_high:.2f})",
+                      f"{s.mean_score:.1f}", f"{s.mean_place:.2f}",
+                      f"{s.mu:.1f} ± {s.sigma:.1f}")
+    return table

@@ -1,0 +1,158 @@
+"""Matchmaking from the agent's side: register once, queue, play what you are given.
+
+A complete queued bot::
+
+    from twistarena.clients.sdk import run_queue_and_play
+
+    result = run_queue_and_play(act, server="127.0.0.1:50051", api_token=TOKEN,
+                                game="twisted", players=2)
+
+``register_agent`` gives the id and api token (once; keep the token secret),
+``practice`` a match against house bots at once, ``queue`` the next seat the
+server assigns (from the matchmaking queue or from a tournament).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import grpc
+import grpc.aio
+from twistarena.v1 import matchmaking_pb2, matchmaking_pb2_grpc
+
+from .agent import play
+from .connection import (
+    AgentError,
+    Backoff,
+    call_with_failover,
+    describe,
+    error_reason,
+    is_retryable,
+    make_channel,
+    parse_servers,
+    read_root_cert,
+    stub,
+)
+from .convert import MatchResult
+
+StatusCallback = Callable[[matchmaking_pb2.QueueStatus], Any]
+
+
+def _metadata(token: str | None) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),) if token else ()
+
+
+async def _unary(server: str | Sequence[str], method: str, request: Any, token: str | None,
+                 root_cert: bytes | str | Path | None = None, tls: bool = False,
+                 retry_on: frozenset[grpc.StatusCode] = frozenset({grpc.StatusCode.UNAVAILABLE}),
+                 ) -> Any:
+    async def call(channel: grpc.aio.Channel) -> Any:
+        client = stub(matchmaking_pb2_grpc.MatchmakingStub, channel)
+        return await getattr(client, method)(request, metadata=_metadata(token), timeout=30)
+
+    return await call_with_failover(parse_servers(server), read_root_cert(root_cert), call,
+                                    Backoff(give_up_after=15.0), tls, retry_on)
+
+
+async def register_agent(server: str | Sequence[str], name: str, *,
+                         admin_token: str | None = None, **tls: Any) -> tuple[str, str]:
+    """Register an agent; returns (agent id, api token)."""
+    response: matchmaking_pb2.RegisterAgentResponse = await _unary(
+        server, "RegisterAgent", matchmaking_pb2.RegisterAgentRequest(name=name), admin_token,
+        **tls)
+    return response.agent_id, response.api_token
+
+
+async def get_agent(server: str | Sequence[str], agent_id: str,
+                    **tls: Any) -> matchmaking_pb2.AgentInfo:
+    """An agent's name and rating."""
+    info: matchmaking_pb2.AgentInfo = await _unary(
+        server, "GetAgent", matchmaking_pb2.GetAgentRequest(agent_id=agent_id), None, **tls)
+    return info
+
+
+async def practice(server: str | Sequence[str], game: str, players: int = 0, *,
+                   strength: str = "heuristic", seed: int | None = None,
+                   api_token: str | None = None, decision_ms: int = 0,
+                   **tls: Any) -> matchmaking_pb2.PracticeResponse:
+    """A match against house bots of ``strength``, created at once; play the returned seat."""
+    request = matchmaking_pb2.PracticeRequest(game_id=game, num_players=players,
+                                              strength=strength)
+    request.time_control.decision_ms = decision_ms
+    if seed is not None:
+        request.seed = seed
+    response: matchmaking_pb2.PracticeResponse = await _unary(server, "Practice", request,
+                                                              api_token, **tls)
+    return response
+
+
+async def queue(server: str | Sequence[str], api_token: str, game: str, players: int, *,
+                house_fill_after: float | None = None, house_bot: str = "",
+                tournament_only: bool = False, on_status: StatusCallback | None = None,
+                root_cert: bytes | str | Path | None = None, tls: bool = False,
+                backoff: Backoff | None = None) -> matchmaking_pb2.MatchAssigned:
+    """Wait in the queue until the server assigns a seat (the stream is re-opened on
+    the next server after a failure). ``house_fill_after``: seconds before house bots
+    fill the empty seats (None: the server's default)."""
+    servers = parse_servers(server)
+    cert = read_root_cert(root_cert)
+    policy = backoff or Backoff(give_up_after=60.0)
+    request = matchmaking_pb2.QueueRequest(game_id=game, num_players=players,
+                                           house_bot=house_bot,
+                                           tournament_only=tournament_only)
+    if house_fill_after is not None:
+        request.house_fill_after_ms = max(0, int(house_fill_after * 1000))
+    attempt = 0
+    last_ok = time.monotonic()
+    while True:
+        address = servers[attempt % len(servers)]
+        channel = make_channel(address, cert, tls)
+        try:
+            call = stub(matchmaking_pb2_grpc.MatchmakingStub, channel).Queue(
+                request, metadata=_metadata(api_token))
+            async for update in call:
+                last_ok, attempt = time.monotonic(), 0
+                if update.WhichOneof("update") == "assigned":
+                    assigned: matchmaking_pb2.MatchAssigned = update.assigned
+                    if not assigned.server_address:
+                        assigned.server_address = address
+                    return assigned
+                if on_status is not None:
+                    on_status(update.status)
+            raise AgentError(f"{address}: the queue stream ended without a match",
+                             grpc.StatusCode.UNKNOWN)
+        except grpc.aio.AioRpcError as error:
+            late = time.monotonic() - last_ok > policy.give_up_after
+            if not is_retryable(error) or late:
+                raise AgentError(f"queue at {address}: {describe(error)}", error.code(),
+                                 error_reason(error)) from None
+        finally:
+            await channel.close()
+        await asyncio.sleep(policy.delay(attempt))
+        attempt += 1
+
+
+async def queue_and_play(act: Any, server: str | Sequence[str], api_token: str, game: str,
+                         players: int, *, house_fill_after: float | None = None,
+                         house_bot: str = "", tournament_only: bool = False,
+                         on_status: StatusCallback | None = None,
+                         **agent_options: Any) -> MatchResult:
+    """Queue for one match, then play the assigned seat to the end with ``act``."""
+    tls = {k: agent_options[k] for k in ("root_cert", "tls") if k in agent_options}
+    assigned = await queue(server, api_token, game, players, house_fill_after=house_fill_after,
+                           house_bot=house_bot, tournament_only=tournament_only,
+                           on_status=on_status, **tls)
+    servers = [assigned.server_address, *(s for s in parse_servers(server)
+                                          if s != assigned.server_address)]
+    return await play(act, server=servers, match_id=assigned.match_id,
+                      token=assigned.seat_token, **agent_options)
+
+
+def run_queue_and_play(act: Any, server: str | Sequence[str], api_token: str, game: str,
+                       players: int, **options: Any) -> MatchResult:
+    """``queue_and_play`` for code without an event loop."""
+    return asyncio.run(queue_and_play(act, server, api_token, game, players, **options))

@@ -1,0 +1,135 @@
+"""Tournaments run by the server: create, follow, export."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import grpc
+import grpc.aio
+from twistarena.v1 import match_pb2, tournaments_pb2, tournaments_pb2_grpc
+
+from .connection import (
+    AgentError,
+    Backoff,
+    call_with_failover,
+    describe,
+    error_reason,
+    is_retryable,
+    make_channel,
+    parse_servers,
+    read_root_cert,
+    stub,
+)
+from .convert import dict_to_struct
+
+FORMATS: dict[str, tournaments_pb2.TournamentFormat] = {
+    "round-robin": tournaments_pb2.ROUND_ROBIN, "swiss": tournaments_pb2.SWISS,
+    "gauntlet": tournaments_pb2.GAUNTLET}
+OVER = (tournaments_pb2.TOURNAMENT_FINISHED, tournaments_pb2.TOURNAMENT_CANCELLED)
+
+
+class TournamentClient:
+    """Tournament calls against one or more servers (failing over like agents do)."""
+
+    def __init__(self, server: str | Sequence[str], *, admin_token: str | None = None,
+                 root_cert: bytes | str | Path | None = None, tls: bool = False) -> None:
+        self.servers = parse_servers(server)
+        self.root_cert = read_root_cert(root_cert)
+        self.tls = tls
+        self._metadata: tuple[tuple[str, str], ...] = (
+            (("authorization", f"Bearer {admin_token}"),) if admin_token else ())
+
+    async def _unary(self, method: str, request: Any,
+                     retry_on: frozenset[grpc.StatusCode] | None = None) -> Any:
+        async def call(channel: grpc.aio.Channel) -> Any:
+            client = stub(tournaments_pb2_grpc.TournamentsStub, channel)
+            return await getattr(client, method)(request, metadata=self._metadata, timeout=30)
+
+        return await call_with_failover(
+            self.servers, self.root_cert, call, Backoff(give_up_after=15.0), self.tls,
+            retry_on or frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.UNKNOWN}))
+
+    async def create(self, game: str, entrants: Sequence[str], *, players: int = 0,
+                     format: str = "round-robin", rounds: int = 0, games_per_pairing: int = 1,
+                     duplicate: bool = False, seed: int | None = None, decision_ms: int = 0,
+                     parallel: int = 0,
+                     game_options: Mapping[str, Any] | None = None) -> tournaments_pb2.Tournament:
+        spec = tournaments_pb2.TournamentSpec(
+            game_id=game, num_players=players, format=FORMATS[format], rounds=rounds,
+            games_per_pairing=games_per_pairing, duplicate_deals=duplicate,
+            entrants=list(entrants), parallel=parallel,
+            time_control=match_pb2.TimeControl(decision_ms=decision_ms))
+        if seed is not None:
+            spec.seed = seed
+        if game_options:
+            spec.game_options.CopyFrom(dict_to_struct(game_options))
+        created: tournaments_pb2.Tournament = await self._unary(
+            "CreateTournament", tournaments_pb2.CreateTournamentRequest(spec=spec),
+            frozenset({grpc.StatusCode.UNAVAILABLE}))
+        return created
+
+    async def get(self, tournament_id: str) -> tournaments_pb2.Tournament:
+        found: tournaments_pb2.Tournament = await self._unary(
+            "GetTournament", tournaments_pb2.GetTournamentRequest(tournament_id=tournament_id))
+        return found
+
+    async def list(self, limit: int = 50) -> list[tournaments_pb2.Tournament]:
+        page: tournaments_pb2.ListTournamentsResponse = await self._unary(
+            "ListTournaments", tournaments_pb2.ListTournamentsRequest(page_size=limit))
+        return list(page.tournaments)
+
+    async def cancel(self, tournament_id: str, reason: str = "") -> tournaments_pb2.Tournament:
+        done: tournaments_pb2.Tournament = await self._unary(
+            "CancelTournament", tournaments_pb2.CancelTournamentRequest(
+                tournament_id=tournament_id, reason=reason))
+        return done
+
+    async def watch(self, tournament_id: str,
+                    give_up_after: float = 120.0) -> AsyncIterator[tournaments_pb2.Tournament]:
+        """The record after every finished game, until the tournament is over; the
+        stream is re-opened (on the next server) after a failure."""
+        attempt = 0
+        backoff = Backoff(give_up_after=give_up_after)
+        loop = asyncio.get_running_loop()
+        last_ok = loop.time()
+        while True:
+            address = self.servers[attempt % len(self.servers)]
+            channel = make_channel(address, self.root_cert, self.tls)
+            try:
+                stream = stub(tournaments_pb2_grpc.TournamentsStub, channel).WatchTournament(
+                    tournaments_pb2.WatchTournamentRequest(tournament_id=tournament_id))
+                async for record in stream:
+                    last_ok, attempt = loop.time(), 0
+                    yield record
+                    if record.status in OVER:
+                        return
+            except grpc.aio.AioRpcError as error:
+                if not is_retryable(error) or loop.time() - last_ok > give_up_after:
+                    raise AgentError(f"watch tournament at {address}: {describe(error)}",
+                                     error.code(), error_reason(error)) from None
+            finally:
+                await channel.close()
+            await asyncio.sleep(backoff.delay(attempt))
+            attempt += 1
+
+
+def standings_of(record: tournaments_pb2.Tournament) -> list[Any]:
+    """The record's standings as ``twistarena.clients.tournament.Standing`` values."""
+    from ..tournament import Standing
+
+    return [Standing(entrant=r.entrant, games=r.games, blocks=0, mean_score=r.mean_score,
+                     score_ci_low=r.score_ci_low, score_ci_high=r.score_ci_high, wins=r.wins,
+                     win_share=r.win_share, win_ci_low=r.win_ci_low, win_ci_high=r.win_ci_high,
+                     mean_place=r.mean_place, mu=r.mu, sigma=r.sigma,
+                     conservative=r.conservative) for r in record.standings]
+
+
+def results_of(record: tournaments_pb2.Tournament) -> list[Any]:
+    """The played games as ``GameResult`` values, in schedule order."""
+    from ..tournament import GameResult
+
+    return [GameResult(g.round, g.table, g.deal, g.seed, tuple(g.seats), tuple(g.scores),
+                       tuple(g.places)) for g in record.games if g.places]

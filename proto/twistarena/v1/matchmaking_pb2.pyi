@@ -1,0 +1,117 @@
+from twistarena.v1 import match_pb2 as _match_pb2
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class RegisterAgentRequest(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class RegisterAgentResponse(_message.Message):
+    __slots__ = ("agent_id", "api_token")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    API_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    api_token: str
+    def __init__(self, agent_id: _Optional[str] = ..., api_token: _Optional[str] = ...) -> None: ...
+
+class QueueRequest(_message.Message):
+    __slots__ = ("game_id", "num_players", "house_fill_after_ms", "house_bot", "tournament_only")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    NUM_PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    HOUSE_FILL_AFTER_MS_FIELD_NUMBER: _ClassVar[int]
+    HOUSE_BOT_FIELD_NUMBER: _ClassVar[int]
+    TOURNAMENT_ONLY_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    num_players: int
+    house_fill_after_ms: int
+    house_bot: str
+    tournament_only: bool
+    def __init__(self, game_id: _Optional[str] = ..., num_players: _Optional[int] = ..., house_fill_after_ms: _Optional[int] = ..., house_bot: _Optional[str] = ..., tournament_only: _Optional[bool] = ...) -> None: ...
+
+class QueueUpdate(_message.Message):
+    __slots__ = ("status", "assigned")
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    ASSIGNED_FIELD_NUMBER: _ClassVar[int]
+    status: QueueStatus
+    assigned: MatchAssigned
+    def __init__(self, status: _Optional[_Union[QueueStatus, _Mapping]] = ..., assigned: _Optional[_Union[MatchAssigned, _Mapping]] = ...) -> None: ...
+
+class QueueStatus(_message.Message):
+    __slots__ = ("waiting", "waited_ms", "detail")
+    WAITING_FIELD_NUMBER: _ClassVar[int]
+    WAITED_MS_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    waiting: int
+    waited_ms: int
+    detail: str
+    def __init__(self, waiting: _Optional[int] = ..., waited_ms: _Optional[int] = ..., detail: _Optional[str] = ...) -> None: ...
+
+class MatchAssigned(_message.Message):
+    __slots__ = ("match_id", "seat", "seat_token", "server_address", "game_id", "num_players", "tournament_id")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    SEAT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    SERVER_ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    NUM_PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    seat: int
+    seat_token: str
+    server_address: str
+    game_id: str
+    num_players: int
+    tournament_id: str
+    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., seat_token: _Optional[str] = ..., server_address: _Optional[str] = ..., game_id: _Optional[str] = ..., num_players: _Optional[int] = ..., tournament_id: _Optional[str] = ...) -> None: ...
+
+class PracticeRequest(_message.Message):
+    __slots__ = ("game_id", "num_players", "strength", "seed", "time_control")
+    GAME_ID_FIELD_NUMBER: _ClassVar[int]
+    NUM_PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    STRENGTH_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    TIME_CONTROL_FIELD_NUMBER: _ClassVar[int]
+    game_id: str
+    num_players: int
+    strength: str
+    seed: int
+    time_control: _match_pb2.TimeControl
+    def __init__(self, game_id: _Optional[str] = ..., num_players: _Optional[int] = ..., strength: _Optional[str] = ..., seed: _Optional[int] = ..., time_control: _Optional[_Union[_match_pb2.TimeControl, _Mapping]] = ...) -> None: ...
+
+class PracticeResponse(_message.Message):
+    __slots__ = ("match", "seat", "seat_token", "server_address")
+    MATCH_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    SEAT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    SERVER_ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    match: _match_pb2.Match
+    seat: int
+    seat_token: str
+    server_address: str
+    def __init__(self, match: _Optional[_Union[_match_pb2.Match, _Mapping]] = ..., seat: _Optional[int] = ..., seat_token: _Optional[str] = ..., server_address: _Optional[str] = ...) -> None: ...
+
+class GetAgentRequest(_message.Message):
+    __slots__ = ("agent_id",)
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    def __init__(self, agent_id: _Optional[str] = ...) -> None: ...
+
+class AgentInfo(_message.Message):
+    __slots__ = ("agent_id", "name", "mu", "sigma", "matches")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    MU_FIELD_NUMBER: _ClassVar[int]
+    SIGMA_FIELD_NUMBER: _ClassVar[int]
+    MATCHES_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    name: str
+    mu: float
+    sigma: float
+    matches: int
+    def __init__(self, agent_id: _Optional[str] = ..., name: _Optional[str] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., matches: _Optional[int] = ...) -> None: ...

@@ -1,0 +1,66 @@
+"""Create a match from inside the server (matchmaking, practice, tournaments).
+
+The same steps as ``Matches.CreateMatch``: validate, resolve the clock, draw
+the seed, issue one token per remote seat (only hashes are stored), record the
+match and place it on a node.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+
+from twistarena import engine
+from twistarena.v1 import match_pb2 as mpb
+
+from . import auth, cluster, convert, metrics, timecontrol
+from .runner import Hub
+from .store import MatchRecord
+
+
+class CreationError(ValueError):
+    """The options cannot make a match (the message names the problem)."""
+
+
+def check_options(opts: mpb.MatchOptions) -> None:
+    from .services import _validate
+
+    problem = _validate(opts)
+    if problem:
+        raise CreationError(problem)
+
+
+async def new_match(hub: Hub, options: mpb.MatchOptions,
+                    match_id: str = "") -> tuple[mpb.Match, dict[int, str]]:
+    """Create and place a match; returns its record and the token of each remote seat.
+
+    ``match_id``: a caller-chosen id (tournaments use stable ids so that creating
+    a scheduled game twice is detectable); empty: a random one."""
+    opts = mpb.MatchOptions()
+    opts.CopyFrom(options)
+    check_options(opts)
+    seed = opts.seed if opts.HasField("seed") else secrets.randbits(63)
+    opts.seed = seed
+    try:
+        opts.time_control.CopyFrom(timecontrol.resolve(opts.time_control))
+        game_options = convert.options_dict(dict(opts.game_options.items()))
+        engine.make(opts.game_id, opts.num_players, seed, game_options)
+    except (engine.InvalidOptions, ValueError, TypeError) as exc:
+        raise CreationError(str(exc)) from None
+    mid = match_id or secrets.token_hex(8)
+    tokens: dict[int, str] = {}
+    hashes: dict[int, str] = {}
+    for seat in range(opts.num_players):
+        spec = opts.seats[seat] if opts.seats else mpb.SeatSpec()
+        if spec.house_bot:
+            continue
+        token = auth.new_token()
+        tokens[seat] = token
+        hashes[seat] = auth.token_hash(token)
+    record = MatchRecord(match_id=mid, options=opts, seed=seed,
+                         status=mpb.MATCH_STATUS_WAITING,
+                         created_ms=int(time.time() * 1000), token_hashes=hashes)
+    await hub.store.create_match(record)
+    match = await cluster.place_new(hub, record)
+    metrics.MATCHES_CREATED.inc()
+    return match, tokens

@@ -1,0 +1,49 @@
+"""Matchmaking and tournaments, as one unit the app adds to its gRPC server."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from grpc import aio
+from twistarena.v1 import matchmaking_pb2 as kpb
+from twistarena.v1 import matchmaking_pb2_grpc as kgrpc
+from twistarena.v1 import tournaments_pb2 as tpb
+from twistarena.v1 import tournaments_pb2_grpc as tgrpc
+
+from .config import ServerConfig
+from .matchmaking import Agents, Matchmaker, Matchmaking
+from .runner import Hub
+from .tournaments import Director, Tournaments
+
+SERVICE_NAMES: tuple[str, ...] = (
+    kpb.DESCRIPTOR.services_by_name["Matchmaking"].full_name,
+    tpb.DESCRIPTOR.services_by_name["Tournaments"].full_name,
+)
+
+
+class Extras:
+    """Agents, the matchmaker and the tournament director of one node."""
+
+    def __init__(self, hub: Hub, config: ServerConfig, node_id: str,
+                 address: Callable[[], str]) -> None:
+        #: What MatchAssigned.server_address says: the advertised address, else
+        #: empty ("the server you are connected to").
+        advertised: Callable[[], str] = lambda: config.advertise  # noqa: E731
+        self.agents = Agents(hub)
+        self.matchmaker = Matchmaker(hub, self.agents, config, advertised)
+        self.director = Director(hub, self.agents, node_id, advertised)
+        self.address = address
+        self.matchmaking = Matchmaking(hub, config, self.agents, self.matchmaker)
+        self.tournaments = Tournaments(hub, config, self.agents, self.director)
+
+    def add_to_server(self, server: aio.Server) -> None:
+        kgrpc.add_MatchmakingServicer_to_server(self.matchmaking, server)  # type: ignore[no-untyped-call]
+        tgrpc.add_TournamentsServicer_to_server(self.tournaments, server)  # type: ignore[no-untyped-call]
+
+    async def start(self) -> None:
+        await self.matchmaker.start()
+        await self.director.start()
+
+    async def close(self) -> None:
+        await self.director.close()
+        await self.matchmaker.close()

@@ -1,0 +1,561 @@
+"""Tournaments run by the server: schedule, one match per scheduled game, standings.
+
+Keys of one tournament share the hash tag ``{t:<id>}``:
+
+``{t:<id>}:meta``     hash: ``spec`` (TournamentSpec bytes, seed and defaults
+                      filled in), ``status``, ``created_ms``, ``detail``
+``{t:<id>}:rounds``   hash: round -> JSON ``{"tables": [...], "byes": [...]}``
+                      (Swiss rounds are written once, when the round before is complete)
+``{t:<id>}:results``  hash: ``<round>:<index>`` -> GameResult JSON
+``{t:<id>}:owner``    string: the node driving it (a lease, renewed every second)
+
+``twistarena:tournaments`` (sorted set by creation time) lists them and
+``twistarena:tournaments:live`` holds the unfinished ones.
+
+Everything the driver does is a function of the spec and the stored results:
+the schedule of a round (Swiss pairings from the standings of the rounds
+before), the id of each game's match (``t<id>-<round>-<index>``, so a game is
+created at most once), the standings (recomputed from the results in schedule
+order, never a running total). A node that takes over after a crash reads the
+results back, watches the matches in flight (their runners resume from their
+logs) and creates the missing ones: the final standings equal those of an
+uninterrupted run with the same seeds (house bots decide as a function of the
+match seed and log; see ``housebots``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import secrets
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from grpc import aio
+from redis.exceptions import RedisError
+from twistarena import engine
+from twistarena.v1 import match_pb2 as mpb
+from twistarena.v1 import matchmaking_pb2 as kpb
+from twistarena.v1 import tournaments_pb2 as tpb
+from twistarena.v1 import tournaments_pb2_grpc as tgrpc
+
+from . import logs, metrics
+from .config import ServerConfig
+from .creation import CreationError, new_match
+from .matchmaking import Agents, fail, require_admin
+from .runner import Hub
+
+log = logs.get("twistarena.tournaments")
+
+INDEX = "twistarena:tournaments"
+LIVE = "twistarena:tournaments:live"
+LEASE_MS = 3000
+POLL_S = 0.2
+MAX_GAMES = 20_000
+OVER_STATUSES = (tpb.TOURNAMENT_FINISHED, tpb.TOURNAMENT_CANCELLED)
+
+RENEW_LUA = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+
+
+def meta_key(tid: str) -> str:
+    return f"{{t:{tid}}}:meta"
+
+
+def rounds_key(tid: str) -> str:
+    return f"{{t:{tid}}}:rounds"
+
+
+def results_key(tid: str) -> str:
+    return f"{{t:{tid}}}:results"
+
+
+def owner_key(tid: str) -> str:
+    return f"{{t:{tid}}}:owner"
+
+
+def game_match_id(tid: str, round_no: int, index: int) -> str:
+    return f"t{tid}-{round_no}-{index}"
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def strategy_of(entrant: str) -> str | None:
+    """The house bot strategy an entrant names ('heuristic#2' -> 'heuristic'), or None."""
+    from twistarena.clients.bots import STRATEGIES
+
+    base = entrant.split("#", 1)[0]
+    return base if base in STRATEGIES else None
+
+
+# -- the schedule, as pure functions of the spec and the results -----------------------
+
+
+def seatings_per_table(players: int) -> int:
+    from twistarena.clients.tournament import seatings
+
+    return len(seatings([str(i) for i in range(players)]))
+
+
+def planned_games(spec: tpb.TournamentSpec) -> int:
+    from itertools import combinations
+
+    n = spec.num_players
+    entrants = list(spec.entrants)
+    per_table = seatings_per_table(n) * spec.games_per_pairing
+    if spec.format == tpb.SWISS:
+        return len(entrants) // n * per_table * spec.rounds
+    if spec.format == tpb.GAUNTLET:
+        return sum(1 for _ in combinations(entrants[1:], n - 1)) * per_table
+    return sum(1 for _ in combinations(entrants, n)) * per_table
+
+
+def rounds_of(spec: tpb.TournamentSpec) -> int:
+    return spec.rounds if spec.format == tpb.SWISS else 1
+
+
+def first_round_tables(spec: tpb.TournamentSpec) -> list[list[str]]:
+    from itertools import combinations
+
+    entrants = list(spec.entrants)
+    n = spec.num_players
+    if spec.format == tpb.GAUNTLET:
+        return [[entrants[0], *c] for c in combinations(entrants[1:], n - 1)]
+    if spec.format == tpb.SWISS:
+        from twistarena.clients.tournament import swiss_tables
+
+        return swiss_tables(entrants, n)[0]
+    return [list(c) for c in combinations(entrants, n)]
+
+
+def swiss_round(spec: tpb.TournamentSpec, previous: Sequence[dict[str, Any]],
+                results: Sequence[Any]) -> dict[str, Any]:
+    """Tables and byes of the next Swiss round, from the rounds before and their results."""
+    from twistarena.clients.tournament import compute_standings, swiss_tables
+
+    entrants = list(spec.entrants)
+    met: set[frozenset[str]] = set()
+    byes: list[str] = []
+    for rnd in previous:
+        byes += rnd["byes"]
+        for table in rnd["tables"]:
+            met.update(frozenset((a, b)) for i, a in enumerate(table) for b in table[i + 1:])
+    order = entrants
+    if results:
+        ranked = [s.entrant for s in compute_standings(results)]
+        order = ranked + [e for e in entrants if e not in ranked]
+    tables, out = swiss_tables(order, spec.num_players, met, byes)
+    return {"tables": tables, "byes": out}
+
+
+def round_games(spec: tpb.TournamentSpec, round_no: int, plan: dict[str, Any]) -> list[Any]:
+    from twistarena.clients.tournament import games_for_tables
+
+    return games_for_tables(plan["tables"], spec.games_per_pairing, spec.seed, round_no,
+                            duplicate=spec.duplicate_deals)
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """A tournament as stored: spec, status, round plans and results."""
+
+    tid: str
+    spec: tpb.TournamentSpec
+    status: int
+    created_ms: int
+    detail: str
+    rounds: dict[int, dict[str, Any]]
+    results: dict[tuple[int, int], Any]
+
+    def games(self) -> list[tuple[int, int, Any]]:
+        """(round, index, ScheduledGame) of every round planned so far, in order."""
+        out = []
+        for r in sorted(self.rounds):
+            for i, game in enumerate(round_games(self.spec, r, self.rounds[r])):
+                out.append((r, i, game))
+        return out
+
+    def ordered_results(self, before_round: int | None = None) -> list[Any]:
+        return [self.results[k] for k in sorted(self.results)
+                if before_round is None or k[0] < before_round]
+
+
+async def load(redis: Any, tid: str) -> Snapshot | None:
+    from twistarena.clients.tournament import GameResult
+
+    pipe = redis.pipeline(transaction=False)
+    pipe.hgetall(meta_key(tid))
+    pipe.hgetall(rounds_key(tid))
+    pipe.hgetall(results_key(tid))
+    meta, rounds, results = await pipe.execute()
+    if not meta or b"spec" not in meta:
+        return None
+    parsed: dict[tuple[int, int], Any] = {}
+    for key, value in results.items():
+        r, _, i = _text(key).partition(":")
+        parsed[(int(r), int(i))] = GameResult.from_json(json.loads(value))
+    return Snapshot(tid, tpb.TournamentSpec.FromString(meta[b"spec"]), int(meta[b"status"]),
+                    int(meta.get(b"created_ms", b"0")), _text(meta.get(b"detail", b"")),
+                    {int(k): json.loads(v) for k, v in rounds.items()}, parsed)
+
+
+def to_proto(snap: Snapshot, with_games: bool = True) -> tpb.Tournament:
+    from google.protobuf import timestamp_pb2
+    from twistarena.clients.tournament import compute_standings
+
+    results = snap.ordered_results()
+    rows = [tpb.StandingRow(
+        entrant=s.entrant, games=s.games, wins=s.wins, win_share=s.win_share,
+        win_ci_low=s.win_ci_low, win_ci_high=s.win_ci_high, mean_score=s.mean_score,
+        score_ci_low=s.score_ci_low, score_ci_high=s.score_ci_high, mean_place=s.mean_place,
+        mu=s.mu, sigma=s.sigma, conservative=s.conservative)
+        for s in compute_standings(results)] if results else []
+    created = timestamp_pb2.Timestamp()
+    created.FromMilliseconds(snap.created_ms)
+    msg = tpb.Tournament(tournament_id=snap.tid, spec=snap.spec,
+                         status=snap.status,  # type: ignore[arg-type]
+                         games_planned=planned_games(snap.spec), games_done=len(results),
+                         standings=rows, created_at=created, detail=snap.detail)
+    if with_games:
+        for r, i, game in snap.games():
+            res = snap.results.get((r, i))
+            msg.games.append(tpb.TournamentGame(
+                round=r, table=game.table, deal=game.deal, seed=game.seed, seats=game.seats,
+                match_id=game_match_id(snap.tid, r, i),
+                scores=res.scores if res else (), places=res.places if res else ()))
+    return msg
+
+
+# -- the driver ----------------------------------------------------------------------
+
+
+class Director:
+    """Drives the tournaments this node holds the lease of; takes over orphaned ones."""
+
+    def __init__(self, hub: Hub, agents: Agents, node_id: str, address: Any) -> None:
+        self.hub = hub
+        self.agents = agents
+        self.node_id = node_id
+        self.address = address
+        self.redis = hub.store.redis
+        self.driving: dict[str, asyncio.Task[None]] = {}
+        self._supervisor: asyncio.Task[None] | None = None
+        self._renew_sha = ""
+
+    async def start(self) -> None:
+        self._renew_sha = await self.redis.script_load(RENEW_LUA)
+        self._supervisor = asyncio.get_running_loop().create_task(self._supervise())
+
+    async def close(self) -> None:
+        tasks = [t for t in (self._supervisor, *self.driving.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        # Let another node take over at once.
+        for tid in list(self.driving):
+            with contextlib.suppress(RedisError, OSError):
+                await self.redis.eval(
+                    "if redis.call('GET', KEYS[1]) == ARGV[1] then "
+                    "return redis.call('DEL', KEYS[1]) end return 0", 1, owner_key(tid),
+                    self.node_id)
+        self.driving.clear()
+
+    async def _supervise(self) -> None:
+        while True:
+            try:
+                raw: Any = await self.redis.smembers(LIVE)
+                for tid in sorted(_text(x) for x in raw):
+                    if tid not in self.driving and not self.hub.draining:
+                        await self.try_drive(tid)
+            except (RedisError, OSError) as exc:
+                log.warning("tournament_supervise_failed", error=repr(exc))
+            await asyncio.sleep(1.0)
+
+    async def try_drive(self, tid: str) -> bool:
+        got = await self.redis.set(owner_key(tid), self.node_id, nx=True, px=LEASE_MS)
+        if not got:
+            holder: Any = await self.redis.get(owner_key(tid))
+            if holder is None or _text(holder) != self.node_id:
+                return False
+        task = asyncio.get_running_loop().create_task(self._drive(tid))
+        self.driving[tid] = task
+        task.add_done_callback(functools.partial(self._done, tid))
+        return True
+
+    def _done(self, tid: str, task: asyncio.Task[None]) -> None:
+        if self.driving.get(tid) is task:
+            del self.driving[tid]
+        if not task.cancelled() and task.exception() is not None:
+            metrics.ERRORS.labels("tournament").inc()
+            log.error("tournament_driver_failed", tournament=tid, error=repr(task.exception()))
+
+    async def _renew(self, tid: str) -> bool:
+        return bool(await self.redis.evalsha(self._renew_sha, 1, owner_key(tid),
+                                             self.node_id, LEASE_MS))
+
+    async def _drive(self, tid: str) -> None:
+        from twistarena.clients.tournament import GameResult
+
+        log.info("tournament_driving", tournament=tid, node=self.node_id)
+        last_renew = time.monotonic()
+        in_flight: set[tuple[int, int]] = set()
+        while True:
+            if time.monotonic() - last_renew > 1.0:
+                if not await self._renew(tid):
+                    log.warning("tournament_lease_lost", tournament=tid)
+                    return
+                last_renew = time.monotonic()
+            snap = await load(self.redis, tid)
+            if snap is None or snap.status in OVER_STATUSES:
+                await self.redis.srem(LIVE, tid)
+                return
+            spec = snap.spec
+            # The current round: the first one without every result.
+            round_no = 0
+            while True:
+                plan = snap.rounds.get(round_no)
+                if plan is None:
+                    if round_no >= rounds_of(spec):
+                        await self._finish(snap)
+                        return
+                    plan = await self._plan(snap, round_no)
+                games = round_games(spec, round_no, plan)
+                if all((round_no, i) in snap.results for i in range(len(games))):
+                    round_no += 1
+                    continue
+                break
+            todo = [i for i in range(len(games)) if (round_no, i) not in snap.results]
+            ids = [game_match_id(tid, round_no, i) for i in todo]
+            records = await self.hub.store.load_many(ids)
+            free = max(1, spec.parallel)
+            running = 0
+            for i, record in zip(todo, records, strict=True):
+                if record is None:
+                    continue
+                if record.status in (mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED):
+                    result = record.result or mpb.MatchResult()
+                    game = games[i]
+                    places = list(result.places) or [1] * len(game.seats)
+                    scores = list(result.scores) or [0] * len(game.seats)
+                    res = GameResult.of(game, scores, places)
+                    await self.redis.hsetnx(results_key(tid), f"{round_no}:{i}",
+                                            json.dumps(res.to_json()))
+                    in_flight.discard((round_no, i))
+                else:
+                    running += 1
+            for i, record in zip(todo, records, strict=True):
+                if running >= free:
+                    break
+                if record is None and (round_no, i) not in in_flight:
+                    await self._create(snap, round_no, i, games[i])
+                    in_flight.add((round_no, i))
+                    running += 1
+            await asyncio.sleep(POLL_S)
+
+    async def _plan(self, snap: Snapshot, round_no: int) -> dict[str, Any]:
+        spec = snap.spec
+        if spec.format == tpb.SWISS and round_no > 0:
+            previous = [snap.rounds[r] for r in range(round_no)]
+            plan = swiss_round(spec, previous, snap.ordered_results(round_no))
+        else:
+            plan = {"tables": first_round_tables(spec), "byes": []}
+            if spec.format == tpb.SWISS:
+                from twistarena.clients.tournament import swiss_tables
+
+                plan["byes"] = swiss_tables(list(spec.entrants), spec.num_players)[1]
+        await self.redis.hsetnx(rounds_key(snap.tid), str(round_no), json.dumps(plan))
+        stored: Any = await self.redis.hget(rounds_key(snap.tid), str(round_no))
+        plan = dict(json.loads(stored))
+        snap.rounds[round_no] = plan
+        return plan
+
+    async def _create(self, snap: Snapshot, round_no: int, index: int, game: Any) -> None:
+        spec = snap.spec
+        mid = game_match_id(snap.tid, round_no, index)
+        if await self.hub.store.exists(mid):
+            return
+        opts = mpb.MatchOptions(game_id=spec.game_id, num_players=spec.num_players,
+                                seed=game.seed, time_control=spec.time_control)
+        if spec.HasField("game_options"):
+            opts.game_options.CopyFrom(spec.game_options)
+        agents: dict[int, str] = {}
+        for seat, entrant in enumerate(game.seats):
+            strategy = strategy_of(entrant)
+            if strategy is not None:
+                opts.seats.append(mpb.SeatSpec(name=entrant, house_bot=strategy))
+            else:
+                record = await self.agents.get(entrant)
+                opts.seats.append(mpb.SeatSpec(name=record.name if record else entrant))
+                agents[seat] = entrant
+        try:
+            _match, tokens = await new_match(self.hub, opts, match_id=mid)
+        except CreationError as exc:
+            await self._finish(snap, tpb.TOURNAMENT_CANCELLED, f"cannot create a match: {exc}")
+            return
+        if agents:
+            await self.agents.track(mid, {s: agents.get(s, f"house:{e}")
+                                          for s, e in enumerate(game.seats)})
+            for seat, agent_id in agents.items():
+                await self.agents.assign(agent_id, kpb.MatchAssigned(
+                    match_id=mid, seat=seat, seat_token=tokens[seat],
+                    server_address=self.address(), game_id=spec.game_id,
+                    num_players=spec.num_players, tournament_id=snap.tid))
+
+    async def _finish(self, snap: Snapshot, status: int = tpb.TOURNAMENT_FINISHED,
+                      detail: str = "") -> None:
+        pipe = self.redis.pipeline(transaction=False)
+        fields: dict[str, str | int] = {"status": status}
+        if detail:
+            fields["detail"] = detail
+        pipe.hset(meta_key(snap.tid), mapping=fields)  # type: ignore[arg-type]
+        pipe.srem(LIVE, snap.tid)
+        await pipe.execute()
+        log.info("tournament_over", tournament=snap.tid, status=tpb.TournamentStatus.Name(
+            status), games=len(snap.results))
+
+
+# -- the service -----------------------------------------------------------------------
+
+
+def normalize(spec: tpb.TournamentSpec) -> str:
+    """Fill in defaults; a sentence naming the problem, or ''."""
+    if spec.game_id not in engine.GAME_IDS:
+        return f"unknown game {spec.game_id!r}; games: {', '.join(engine.GAME_IDS)}"
+    info = engine.game(spec.game_id)
+    if not spec.num_players:
+        spec.num_players = info.min_players
+    if not info.min_players <= spec.num_players <= info.max_players:
+        return (f"{spec.game_id} is for {info.min_players}-{info.max_players} players, "
+                f"got {spec.num_players}")
+    if spec.format == tpb.TOURNAMENT_FORMAT_UNSPECIFIED:
+        spec.format = tpb.ROUND_ROBIN
+    if spec.format == tpb.SWISS and not spec.rounds:
+        spec.rounds = 3
+    if spec.format != tpb.SWISS:
+        spec.rounds = 1
+    spec.games_per_pairing = spec.games_per_pairing or 1
+    spec.parallel = min(spec.parallel or 4, 64)
+    if not spec.HasField("seed"):
+        spec.seed = secrets.randbits(47)
+    entrants = list(spec.entrants)
+    if len(set(entrants)) != len(entrants):
+        return "entrant names must be distinct (use 'heuristic#2' for a second one)"
+    if len(entrants) < spec.num_players:
+        return f"{len(entrants)} entrants cannot fill a table of {spec.num_players}"
+    if spec.format == tpb.GAUNTLET and len(entrants) < spec.num_players:
+        return "a gauntlet needs the hero and at least num_players - 1 others"
+    total = planned_games(spec)
+    if total > MAX_GAMES:
+        return f"{total} games planned; at most {MAX_GAMES}"
+    if total == 0:
+        return "no game to play"
+    return ""
+
+
+class Tournaments(tgrpc.TournamentsServicer):
+    def __init__(self, hub: Hub, config: ServerConfig, agents: Agents,
+                 director: Director) -> None:
+        self.hub = hub
+        self.config = config
+        self.agents = agents
+        self.director = director
+        self.redis = hub.store.redis
+
+    async def _snapshot(self, tid: str, context: aio.ServicerContext[Any, Any]) -> Snapshot:
+        snap = await load(self.redis, tid) if tid else None
+        if snap is None:
+            await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_TOURNAMENT",
+                       f"no tournament with id {tid!r}")
+        return snap
+
+    async def CreateTournament(self, request: tpb.CreateTournamentRequest,
+                               context: aio.ServicerContext[Any, Any]) -> tpb.Tournament:
+        await require_admin(context, self.config)
+        if self.hub.draining:
+            await fail(context, grpc.StatusCode.UNAVAILABLE, "DRAINING",
+                       "server draining; create the tournament on another server")
+        spec = tpb.TournamentSpec()
+        spec.CopyFrom(request.spec)
+        problem = normalize(spec)
+        if not problem:
+            agents = [e for e in spec.entrants if strategy_of(e) is None]
+            known = await self.agents.exists(agents) if agents else []
+            missing = [a for a, ok in zip(agents, known, strict=True) if not ok]
+            if missing:
+                problem = (f"unknown entrants {missing}: name a house bot strategy "
+                           "(random, heuristic, ismcts) or a registered agent id")
+        if problem:
+            await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", problem)
+        tid = secrets.token_hex(6)
+        now = int(time.time() * 1000)
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hset(meta_key(tid), mapping={"spec": spec.SerializeToString(),
+                                          "status": tpb.TOURNAMENT_RUNNING, "created_ms": now})
+        pipe.zadd(INDEX, {tid: now})
+        pipe.sadd(LIVE, tid)
+        await pipe.execute()
+        await self.director.try_drive(tid)
+        log.info("tournament_created", tournament=tid, game=spec.game_id,
+                 format=tpb.TournamentFormat.Name(spec.format), entrants=list(spec.entrants),
+                 games=planned_games(spec))
+        return to_proto(await self._snapshot(tid, context))
+
+    async def GetTournament(self, request: tpb.GetTournamentRequest,
+                            context: aio.ServicerContext[Any, Any]) -> tpb.Tournament:
+        return to_proto(await self._snapshot(request.tournament_id, context))
+
+    async def ListTournaments(self, request: tpb.ListTournamentsRequest,
+                              context: aio.ServicerContext[Any, Any]
+                              ) -> tpb.ListTournamentsResponse:
+        size = min(request.page_size or 50, 500)
+        raw: Any = await self.redis.zrevrange(INDEX, 0, size - 1)
+        out = []
+        for tid in (_text(x) for x in raw):
+            snap = await load(self.redis, tid)
+            if snap is not None:
+                out.append(to_proto(snap, with_games=False))
+        return tpb.ListTournamentsResponse(tournaments=out)
+
+    async def WatchTournament(self, request: tpb.WatchTournamentRequest,
+                              context: aio.ServicerContext[Any, Any]) -> None:
+        snap = await self._snapshot(request.tournament_id, context)
+        last: tuple[int, int] | None = None
+        while True:
+            key = (len(snap.results), snap.status)
+            if key != last:
+                last = key
+                await context.write(to_proto(snap))
+            if snap.status in OVER_STATUSES:
+                return
+            await asyncio.sleep(0.3)
+            fresh = await load(self.redis, request.tournament_id)
+            if fresh is not None:
+                snap = fresh
+
+    async def CancelTournament(self, request: tpb.CancelTournamentRequest,
+                               context: aio.ServicerContext[Any, Any]) -> tpb.Tournament:
+        await require_admin(context, self.config)
+        snap = await self._snapshot(request.tournament_id, context)
+        if snap.status in OVER_STATUSES:
+            await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "TOURNAMENT_OVER",
+                       f"tournament {snap.tid} is already over")
+        await self.director._finish(snap, tpb.TOURNAMENT_CANCELLED,
+                                    request.reason or "cancelled")
+        for r, i, _game in snap.games():
+            runner = self.hub.get(game_match_id(snap.tid, r, i))
+            if runner is not None and (r, i) not in snap.results:
+                await runner.cancel("tournament cancelled")
+        return to_proto(await self._snapshot(snap.tid, context))

@@ -1,0 +1,190 @@
+"""Matchmaking over real gRPC on a real Valkey: two nodes share one queue.
+
+24 agents queue at once for 4-seat matches, half on each node: 6 matches, no
+agent placed twice, no seat lost; the matches are played to the end and the
+agents' ratings move with their places. House bots fill a lone agent's seats
+only after the wait; practice matches start at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
+import pytest
+from twistarena.clients.bots import make_bot
+from twistarena.clients.sdk import (
+    AgentError,
+    ArenaClient,
+    get_agent,
+    play,
+    practice,
+    queue,
+    register_agent,
+)
+from twistarena.server.config import ServerConfig
+from twistarena.v1 import match_pb2
+
+from tests.clients.helpers import run
+from tests.support.server import InProcessServer
+
+
+@pytest.fixture(scope="module")
+def second_node(valkey: Any) -> Iterator[InProcessServer]:
+    srv = InProcessServer(ServerConfig(port=0, redis_url=valkey.url)).start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture(scope="module")
+def fill_node(valkey: Any) -> Iterator[InProcessServer]:
+    """A node with --house-fill-after 1.0 and a tight practice limit."""
+    srv = InProcessServer(ServerConfig(port=0, redis_url=valkey.url, house_fill_after_s=1.0,
+                                       practice_per_minute=3)).start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def _random_act(game_id: str, seed: int) -> Any:
+    return make_bot("random", game_id, seed)
+
+
+def test_concurrent_queue_forms_whole_matches_on_two_nodes(server: Any,
+                                                           second_node: Any) -> None:
+    async def scenario() -> None:
+        nodes = [server.target, second_node.target]
+        accounts = await asyncio.gather(*(register_agent(nodes[0], f"bot{i}")
+                                          for i in range(24)))
+        assigned = await asyncio.wait_for(asyncio.gather(*(
+            queue(nodes[i % 2], token, "tricky_twist", 4)
+            for i, (_aid, token) in enumerate(accounts))), 30)
+        by_match: dict[str, list[tuple[str, int]]] = {}
+        for (agent_id, _token), a in zip(accounts, assigned, strict=True):
+            assert a.game_id == "tricky_twist" and a.num_players == 4 and a.seat_token
+            by_match.setdefault(a.match_id, []).append((agent_id, a.seat))
+        assert len(by_match) == 6
+        for seats in by_match.values():
+            assert sorted(s for _a, s in seats) == [0, 1, 2, 3]
+        agents_seen = Counter(a for seats in by_match.values() for a, _s in seats)
+        assert len(agents_seen) == 24 and set(agents_seen.values()) == {1}
+        client = ArenaClient(nodes[0])
+        for mid in by_match:
+            match = await client.get_match(mid)
+            assert all(not seat.house_bot for seat in match.seats)
+        # Every agent plays its seat to the end.
+        results = await asyncio.wait_for(asyncio.gather(*(
+            play(_random_act("tricky_twist", i), server=[a.server_address, *nodes],
+                 match_id=a.match_id, token=a.seat_token, no_events=True)
+            for i, a in enumerate(assigned))), 90)
+        assert all(len(r.places) == 4 for r in results)
+        # Ratings move with the places (each agent played one rated match).
+        place_of = {agent_id: r.places[a.seat] for (agent_id, _t), a, r
+                    in zip(accounts, assigned, results, strict=True)}
+        deadline = time.monotonic() + 15
+        infos = []
+        while time.monotonic() < deadline:
+            infos = await asyncio.gather(*(get_agent(nodes[1], aid) for aid, _t in accounts))
+            if all(info.matches == 1 for info in infos):
+                break
+            await asyncio.sleep(0.3)
+        assert all(info.matches == 1 for info in infos)
+        for info in infos:
+            place = place_of[info.agent_id]
+            if place == 1:
+                assert info.mu > 25.0
+            elif place == 4:
+                assert info.mu < 25.0
+            assert info.sigma < 25.0 / 3.0
+
+    run(scenario(), 150)
+
+
+def test_an_agent_already_queued_cannot_queue_twice(server: Any) -> None:
+    async def scenario() -> None:
+        _aid, token = await register_agent(server.target, "twice")
+        first = asyncio.ensure_future(queue(server.target, token, "twhist", 5))
+        await asyncio.sleep(0.5)
+        with pytest.raises(AgentError) as err:
+            await queue(server.target, token, "twhist", 5)
+        assert err.value.code == grpc.StatusCode.FAILED_PRECONDITION
+        first.cancel()
+        with pytest.raises(AgentError) as err:
+            await queue(server.target, "not-a-token", "twhist", 5)
+        assert err.value.code == grpc.StatusCode.UNAUTHENTICATED
+
+    run(scenario(), 30)
+
+
+def test_house_bots_fill_only_after_the_wait(server: Any, fill_node: Any) -> None:
+    async def scenario() -> None:
+        # Per request: a lone agent waits 1.5 s, then gets house bots.
+        _aid, token = await register_agent(server.target, "lonely")
+        statuses: list[Any] = []
+        t0 = time.monotonic()
+        assigned = await asyncio.wait_for(queue(
+            server.target, token, "twisted", 3, house_fill_after=1.5, house_bot="random",
+            on_status=statuses.append), 20)
+        waited = time.monotonic() - t0
+        assert waited >= 1.4, waited
+        assert statuses and statuses[0].waiting == 1
+        match = await ArenaClient(server.target).get_match(assigned.match_id)
+        houses = [s for s in match.seats if s.house_bot]
+        assert len(houses) == 2 and all(s.house_bot == "random" for s in houses)
+        assert not match.seats[assigned.seat].house_bot
+        result = await play(_random_act("twisted", 1), server=server.target,
+                            match_id=assigned.match_id, token=assigned.seat_token,
+                            no_events=True)
+        assert len(result.places) == 3
+        # Server flag (--house-fill-after 1.0): not before a second has passed.
+        _aid, token = await register_agent(fill_node.target, "flagged")
+        t0 = time.monotonic()
+        task = asyncio.ensure_future(queue(fill_node.target, token, "twhist", 4))
+        await asyncio.sleep(0.6)
+        assert not task.done()
+        assigned = await asyncio.wait_for(task, 20)
+        assert time.monotonic() - t0 >= 0.95
+        match = await ArenaClient(fill_node.target).get_match(assigned.match_id)
+        assert sum(1 for s in match.seats if s.house_bot == "heuristic") == 3
+
+    run(scenario(), 60)
+
+
+def test_practice_starts_at_once_and_the_agent_finishes_it(server: Any) -> None:
+    async def scenario() -> None:
+        t0 = time.monotonic()
+        created = await practice(server.target, "tricky_twist", 3, strength="heuristic",
+                                 seed=41)
+        assert time.monotonic() - t0 < 2.0
+        assert created.seat == 41 % 3 and created.seat_token
+        seats = created.match.seats
+        assert [s.house_bot for s in seats].count("heuristic") == 2
+        result = await play(_random_act("tricky_twist", 2), server=server.target,
+                            match_id=created.match.match_id, token=created.seat_token,
+                            no_events=True)
+        assert len(result.scores) == 3
+        match = await ArenaClient(server.target).get_match(created.match.match_id)
+        assert match.status == match_pb2.MATCH_STATUS_FINISHED
+        with pytest.raises(AgentError) as err:
+            await practice(server.target, "nope")
+        assert err.value.code == grpc.StatusCode.INVALID_ARGUMENT
+
+    run(scenario(), 60)
+
+
+def test_practice_is_rate_limited_per_client(fill_node: Any) -> None:
+    async def scenario() -> None:
+        await practice(fill_node.target, "twisted", 2, strength="random")
+        with pytest.raises(AgentError) as err:
+            await practice(fill_node.target, "twisted", 2, strength="random")
+        assert err.value.code == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert err.value.reason == "RATE_LIMITED"
+
+    run(scenario(), 30)

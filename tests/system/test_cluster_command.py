@@ -1,0 +1,70 @@
+"""`twistarena cluster`: the README's one command for a local 3-node cluster."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+CLI = [sys.executable, "-m", "twistarena.clients.cli"]
+
+
+def _free_run(count: int) -> int:
+    """A base port with ``count`` consecutive free loopback ports."""
+    for _ in range(50):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            base = probe.getsockname()[1]
+        if base + count >= 65535:
+            continue
+        try:
+            held = []
+            for port in range(base, base + count):
+                s = socket.socket()
+                s.bind(("127.0.0.1", port))
+                held.append(s)
+        except OSError:
+            continue
+        finally:
+            for s in locals().get("held", []):
+                s.close()
+        return base
+    raise RuntimeError("no run of free ports")
+
+
+def test_cluster_runs_three_nodes_that_play_a_match_and_drain_on_sigterm() -> None:
+    base = _free_run(3)
+    proc = subprocess.Popen([*CLI, "cluster", "--nodes", "3", "--base-port", str(base),
+                             "--for-seconds", "90"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 60
+        seen = ""
+        while "Ctrl-C" not in seen:
+            line = proc.stdout.readline()
+            assert line, f"cluster exited early: {seen}"
+            seen += line
+            assert time.monotonic() < deadline, seen
+        for i in range(3):
+            assert f"127.0.0.1:{base + i}" in seen
+        # A match created through the second node, played by bots through any node.
+        servers = ",".join(f"127.0.0.1:{base + i}" for i in (1, 0, 2))
+        out = subprocess.run(
+            [*CLI, "match", "create", "--server", servers, "--game", "twhist", "--players", "3",
+             "--bots", "random,heuristic,random", "--seed", "5", "--json"],
+            capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stdout + out.stderr
+        record = json.loads(out.stdout.strip().splitlines()[-1])
+        assert record["status"] == "FINISHED"
+        assert record["result"]["reason"] == "COMPLETED"
+        assert len(record["result"]["scores"]) == 3 and record["result"]["winners"]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=40) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -16,9 +16,11 @@ renewal that last succeeded was *sent*, so the node stops before Redis lets
 anyone else claim; a watchdog checks every 50 ms.
 
 Placement. A match's owner is chosen by rendezvous hashing of the match id
-over the live nodes that advertise an address. New matches and handoffs use
-bounded loads: the highest-ranked node whose load is below 1.1x the mean
-(loads come with the heartbeats). The chosen node is written to the owner key
+over the live nodes that advertise an address; new matches take the
+top-ranked node (uniform in expectation, and the same answer on every node).
+Drain handoffs use bounded loads: the highest-ranked node whose load is below
+1.1x the mean (loads come with the heartbeats, so they lag a burst of
+creations; that is why new matches do not use them). The chosen node is written to the owner key
 as ``next`` and the match id is pushed to that node's inbox
 (``{twistarena}:inbox:<id>``, a list it BLPOPs), so it claims at once. Matches
 whose lease expired (dead owner) are found in ``{twistarena}:leases`` (a
@@ -551,7 +553,7 @@ class Cluster:
         """A match was just created here: run it here or hand it to its owner."""
         mid = record.match_id
         await self.store.redis.zadd(LEASES, {mid: 0})
-        target = self.choose(mid, balanced=True) if self.placement else None
+        target = self.choose(mid, balanced=False) if self.placement else None
         if target is not None:
             self._note_placed(target.node_id)
         if target is None or target.node_id == self.node_id:

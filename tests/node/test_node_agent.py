@@ -249,7 +249,7 @@ def test_node_agent_stops_when_taken_over_and_reports_a_cancel(node: str, server
             stub = mgrpc.MatchesStub(ch)
 
             async def connected() -> None:
-                for _ in range(200):
+                for _ in range(600):  # a cold Node.js start on a loaded machine
                     match = await stub.GetMatch(mpb.GetMatchRequest(match_id=mid))
                     if match.seats[0].connected:
                         return

@@ -130,18 +130,22 @@ class Rejection:
                    msg.message, msg.may_retry)
 
 
-class LazyStruct(Mapping[str, Any]):
-    """A Struct decoded on first use (a read-only Mapping; ``dict(...)`` copies it)."""
+class _Lazy(Mapping[str, Any]):
+    """A read-only mapping decoded on first use (``dict(...)`` copies it), so a bot
+    that never reads it skips the cost."""
 
-    __slots__ = ("_data", "_struct")
+    __slots__ = ("_data", "_source")
 
-    def __init__(self, struct: Struct) -> None:
-        self._struct = struct
+    def __init__(self, source: Any) -> None:
+        self._source = source
         self._data: JSON | None = None
+
+    def _decode(self) -> JSON:
+        raise NotImplementedError
 
     def _get(self) -> JSON:
         if self._data is None:
-            self._data = struct_to_dict(self._struct)
+            self._data = self._decode()
         return self._data
 
     def __getitem__(self, key: str) -> Any:
@@ -157,46 +161,31 @@ class LazyStruct(Mapping[str, Any]):
         return repr(self._get())
 
 
-class LazyPayload(LazyStruct):
+class LazyStruct(_Lazy):
+    """A google.protobuf.Struct, decoded on first use."""
+
+    __slots__ = ()
+
+    def _decode(self) -> JSON:
+        return struct_to_dict(self._source)
+
+
+class LazyPayload(_Lazy):
     """A LegalAction's payload, not even looked up until first read."""
 
-    __slots__ = ("_action",)
+    __slots__ = ()
 
-    def __init__(self, action: play_pb2.LegalAction) -> None:
-        self._action = action
-        self._data = None
-
-    def _get(self) -> JSON:
-        if self._data is None:
-            self._data = struct_to_dict(self._action.payload)
-        return self._data
+    def _decode(self) -> JSON:
+        return struct_to_dict(self._source.payload)
 
 
-class LazyObservation(Mapping[str, Any]):
-    """An observation decoded on first use: bots that never read it skip the cost."""
+class LazyObservation(_Lazy):
+    """An observation (the per-game message of a oneof), decoded on first use."""
 
-    __slots__ = ("_data", "_msg")
+    __slots__ = ()
 
-    def __init__(self, msg: Message) -> None:
-        self._msg = msg
-        self._data: JSON | None = None
-
-    def _get(self) -> JSON:
-        if self._data is None:
-            self._data = oneof_to_dict(self._msg)
-        return self._data
-
-    def __getitem__(self, key: str) -> Any:
-        return self._get()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._get())
-
-    def __len__(self) -> int:
-        return len(self._get())
-
-    def __repr__(self) -> str:
-        return repr(self._get())
+    def _decode(self) -> JSON:
+        return oneof_to_dict(self._source)
 
 
 @dataclass(slots=True)

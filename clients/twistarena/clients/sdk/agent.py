@@ -25,6 +25,7 @@ from twistarena.v1 import match_pb2, match_pb2_grpc, play_pb2, play_pb2_grpc
 from .connection import (
     AgentError,
     Backoff,
+    bearer,
     describe,
     error_reason,
     is_retryable,
@@ -139,7 +140,7 @@ class Agent:
         self.next_seq = 0
         self.address = ""
         # Internal.
-        self._metadata = (("authorization", f"Bearer {token}"),)
+        self._metadata = bearer(token)
         self._call: Any = None
         self._write_lock = asyncio.Lock()
         self._pending: dict[int, Decision] = {}

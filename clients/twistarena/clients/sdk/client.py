@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -18,14 +17,11 @@ from twistarena.v1 import match_pb2, match_pb2_grpc, play_pb2, play_pb2_grpc
 
 from .connection import (
     AgentError,
-    Backoff,
-    call_with_failover,
+    ServiceClient,
     describe,
     error_reason,
     is_retryable,
     make_channel,
-    parse_servers,
-    read_root_cert,
     stub,
 )
 from .convert import dict_to_struct
@@ -38,30 +34,10 @@ STATUS_NAMES = {"waiting": match_pb2.MATCH_STATUS_WAITING,
                 "cancelled": match_pb2.MATCH_STATUS_CANCELLED}
 
 
-class ArenaClient:
+class ArenaClient(ServiceClient):
     """Unary match calls and the Watch stream against one or more servers."""
 
-    def __init__(self, server: str | Sequence[str], *, root_cert: bytes | str | Path | None = None,
-                 tls: bool = False, admin_token: str | None = None,
-                 backoff: Backoff | None = None) -> None:
-        self.servers = parse_servers(server)
-        self.root_cert = read_root_cert(root_cert)
-        self.tls = tls
-        self.backoff = backoff or Backoff(give_up_after=15.0)
-        self._metadata: tuple[tuple[str, str], ...] = (
-            (("authorization", f"Bearer {admin_token}"),) if admin_token else ())
-
-    async def _unary(self, method: str, request: Any,
-                     retry_on: frozenset[grpc.StatusCode] | None = None) -> Any:
-        async def call(channel: grpc.aio.Channel) -> Any:
-            client = stub(match_pb2_grpc.MatchesStub, channel)
-            return await getattr(client, method)(request, metadata=self._metadata, timeout=30)
-
-        if retry_on is None:
-            return await call_with_failover(self.servers, self.root_cert, call, self.backoff,
-                                            self.tls)
-        return await call_with_failover(self.servers, self.root_cert, call, self.backoff,
-                                        self.tls, retry_on)
+    STUB = match_pb2_grpc.MatchesStub
 
     async def create_match(
         self, game_id: str, num_players: int, *, seed: int | None = None,

@@ -12,7 +12,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import grpc
 import grpc.aio
@@ -175,3 +175,44 @@ async def call_with_failover(servers: Sequence[str], root_cert: bytes | None,
                     continue
         await asyncio.sleep(policy.delay(attempt))
         attempt += 1
+
+
+def bearer(token: str | None) -> tuple[tuple[str, str], ...]:
+    """Call metadata carrying ``token`` as a bearer token (nothing without one)."""
+    return (("authorization", f"Bearer {token}"),) if token else ()
+
+
+async def unary(stub_class: Any, method: str, request: Any, servers: Sequence[str],
+                root_cert: bytes | None, *, metadata: tuple[tuple[str, str], ...] = (),
+                tls: bool = False, backoff: Backoff | None = None,
+                retry_on: frozenset[grpc.StatusCode] = RETRYABLE) -> Any:
+    """One unary call of ``stub_class.method`` with failover (``call_with_failover``)."""
+    async def call(channel: grpc.aio.Channel) -> Any:
+        client = stub(stub_class, channel)
+        return await getattr(client, method)(request, metadata=metadata, timeout=30)
+
+    return await call_with_failover(servers, root_cert, call, backoff, tls, retry_on)
+
+
+class ServiceClient:
+    """Unary calls to one service over a list of servers, failing over like agents do."""
+
+    #: The generated stub class of the service.
+    STUB: ClassVar[Any]
+    #: Status codes retried on the next server when a call does not say otherwise.
+    RETRY_ON: ClassVar[frozenset[grpc.StatusCode]] = RETRYABLE
+
+    def __init__(self, server: str | Sequence[str], *, root_cert: bytes | str | Path | None = None,
+                 tls: bool = False, admin_token: str | None = None,
+                 backoff: Backoff | None = None) -> None:
+        self.servers = parse_servers(server)
+        self.root_cert = read_root_cert(root_cert)
+        self.tls = tls
+        self.backoff = backoff or Backoff(give_up_after=15.0)
+        self._metadata = bearer(admin_token)
+
+    async def _unary(self, method: str, request: Any,
+                     retry_on: frozenset[grpc.StatusCode] | None = None) -> Any:
+        return await unary(self.STUB, method, request, self.servers, self.root_cert,
+                           metadata=self._metadata, tls=self.tls, backoff=self.backoff,
+                           retry_on=retry_on or self.RETRY_ON)

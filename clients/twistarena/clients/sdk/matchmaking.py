@@ -28,7 +28,7 @@ from .agent import play
 from .connection import (
     AgentError,
     Backoff,
-    call_with_failover,
+    bearer,
     describe,
     error_reason,
     is_retryable,
@@ -36,26 +36,20 @@ from .connection import (
     parse_servers,
     read_root_cert,
     stub,
+    unary,
 )
 from .convert import MatchResult
 
 StatusCallback = Callable[[matchmaking_pb2.QueueStatus], Any]
 
 
-def _metadata(token: str | None) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {token}"),) if token else ()
-
-
 async def _unary(server: str | Sequence[str], method: str, request: Any, token: str | None,
                  root_cert: bytes | str | Path | None = None, tls: bool = False,
                  retry_on: frozenset[grpc.StatusCode] = frozenset({grpc.StatusCode.UNAVAILABLE}),
                  ) -> Any:
-    async def call(channel: grpc.aio.Channel) -> Any:
-        client = stub(matchmaking_pb2_grpc.MatchmakingStub, channel)
-        return await getattr(client, method)(request, metadata=_metadata(token), timeout=30)
-
-    return await call_with_failover(parse_servers(server), read_root_cert(root_cert), call,
-                                    Backoff(give_up_after=15.0), tls, retry_on)
+    return await unary(matchmaking_pb2_grpc.MatchmakingStub, method, request,
+                       parse_servers(server), read_root_cert(root_cert), metadata=bearer(token),
+                       tls=tls, retry_on=retry_on)
 
 
 async def register_agent(server: str | Sequence[str], name: str, *,
@@ -113,7 +107,7 @@ async def queue(server: str | Sequence[str], api_token: str, game: str, players:
         channel = make_channel(address, cert, tls)
         try:
             call = stub(matchmaking_pb2_grpc.MatchmakingStub, channel).Queue(
-                request, metadata=_metadata(api_token))
+                request, metadata=bearer(api_token))
             async for update in call:
                 last_ok, attempt = time.monotonic(), 0
                 if update.WhichOneof("update") == "assigned":

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -14,13 +13,11 @@ from twistarena.v1 import match_pb2, tournaments_pb2, tournaments_pb2_grpc
 from .connection import (
     AgentError,
     Backoff,
-    call_with_failover,
+    ServiceClient,
     describe,
     error_reason,
     is_retryable,
     make_channel,
-    parse_servers,
-    read_root_cert,
     stub,
 )
 from .convert import dict_to_struct
@@ -31,26 +28,11 @@ FORMATS: dict[str, tournaments_pb2.TournamentFormat] = {
 OVER = (tournaments_pb2.TOURNAMENT_FINISHED, tournaments_pb2.TOURNAMENT_CANCELLED)
 
 
-class TournamentClient:
+class TournamentClient(ServiceClient):
     """Tournament calls against one or more servers (failing over like agents do)."""
 
-    def __init__(self, server: str | Sequence[str], *, admin_token: str | None = None,
-                 root_cert: bytes | str | Path | None = None, tls: bool = False) -> None:
-        self.servers = parse_servers(server)
-        self.root_cert = read_root_cert(root_cert)
-        self.tls = tls
-        self._metadata: tuple[tuple[str, str], ...] = (
-            (("authorization", f"Bearer {admin_token}"),) if admin_token else ())
-
-    async def _unary(self, method: str, request: Any,
-                     retry_on: frozenset[grpc.StatusCode] | None = None) -> Any:
-        async def call(channel: grpc.aio.Channel) -> Any:
-            client = stub(tournaments_pb2_grpc.TournamentsStub, channel)
-            return await getattr(client, method)(request, metadata=self._metadata, timeout=30)
-
-        return await call_with_failover(
-            self.servers, self.root_cert, call, Backoff(give_up_after=15.0), self.tls,
-            retry_on or frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.UNKNOWN}))
+    STUB = tournaments_pb2_grpc.TournamentsStub
+    RETRY_ON = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.UNKNOWN})
 
     async def create(self, game: str, entrants: Sequence[str], *, players: int = 0,
                      format: str = "round-robin", rounds: int = 0, games_per_pairing: int = 1,

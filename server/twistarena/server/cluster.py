@@ -52,6 +52,7 @@ from redis.exceptions import NoScriptError, RedisError
 from twistarena.v1 import match_pb2 as mpb
 
 from . import logs, metrics
+from .rpc import REASON_KEY
 from .runner import Hub, MatchRunner, match_proto
 from .store import LEASES, LIVE_SET, FencedError, MatchRecord, Store, owner_key
 
@@ -59,7 +60,6 @@ log = logs.get("twistarena.cluster")
 
 NODES = "{twistarena}:nodes"
 NODE_INFO = "{twistarena}:nodeinfo"
-REASON_KEY = "twistarena-reason"
 #: Trailing metadata of a NOT_OWNER refusal: where the match's owner listens.
 OWNER_KEY = "twistarena-owner"
 #: New matches and handoffs go to the best-ranked node below this x the mean load.

@@ -1,8 +1,7 @@
-"""Create a match from inside the server (matchmaking, practice, tournaments).
+"""The one way a match is created: CreateMatch, matchmaking, practice, tournaments.
 
-The same steps as ``Matches.CreateMatch``: validate, resolve the clock, draw
-the seed, issue one token per remote seat (only hashes are stored), record the
-match and place it on a node.
+Validate, resolve the clock, draw the seed, issue one token per remote seat
+(only hashes are stored), record the match and place it on a node.
 """
 
 from __future__ import annotations
@@ -22,9 +21,28 @@ class CreationError(ValueError):
     """The options cannot make a match (the message names the problem)."""
 
 
-def check_options(opts: mpb.MatchOptions) -> None:
-    from .services import _validate
+def _validate(opts: mpb.MatchOptions) -> str:
+    """A sentence naming the problem with the requested options, or ''."""
+    if opts.game_id not in engine.GAME_IDS:
+        return f"unknown game {opts.game_id!r}; games: {', '.join(engine.GAME_IDS)}"
+    info = engine.game(opts.game_id)
+    if not info.min_players <= opts.num_players <= info.max_players:
+        return (f"{opts.game_id} is for {info.min_players}-{info.max_players} players, "
+                f"got {opts.num_players}")
+    if opts.seats and len(opts.seats) != opts.num_players:
+        return f"seats must be empty or list {opts.num_players} entries, got {len(opts.seats)}"
+    from twistarena.clients.bots import STRATEGIES
 
+    for i, spec in enumerate(opts.seats):
+        if spec.house_bot and spec.house_bot not in STRATEGIES:
+            return (f"seat {i}: unknown house bot {spec.house_bot!r}; "
+                    f"known: {', '.join(STRATEGIES)}")
+        if len(spec.name) > 100:
+            return f"seat {i}: name longer than 100 characters"
+    return ""
+
+
+def check_options(opts: mpb.MatchOptions) -> None:
     problem = _validate(opts)
     if problem:
         raise CreationError(problem)

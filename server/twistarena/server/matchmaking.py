@@ -33,7 +33,7 @@ import secrets
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any
 
 import grpc
 from grpc import aio
@@ -47,6 +47,7 @@ from twistarena.v1 import matchmaking_pb2_grpc as kgrpc
 from . import auth, logs, metrics
 from .config import ServerConfig, is_loopback
 from .creation import CreationError, new_match
+from .rpc import fail, peer_host, require_admin
 from .runner import Hub
 
 log = logs.get("twistarena.matchmaking")
@@ -54,7 +55,6 @@ log = logs.get("twistarena.matchmaking")
 MATCHMADE = Counter("twistarena_matchmade_total", "Matches formed from the queue")
 PRACTICE = Counter("twistarena_practice_matches_total", "Practice matches created")
 
-REASON_KEY = "twistarena-reason"
 AGENTS = "{agents}"
 TOKENS = f"{AGENTS}:tokens"
 QUEUED = f"{AGENTS}:queued"
@@ -159,36 +159,6 @@ def queue_keys(game_id: str, players: int) -> list[str]:
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
-
-async def fail(context: aio.ServicerContext[Any, Any], code: grpc.StatusCode, reason: str,
-               details: str) -> NoReturn:
-    metrics.ERRORS.labels(reason.lower() or code.name.lower()).inc()
-    await context.abort(code, details, trailing_metadata=((REASON_KEY, reason),))
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-async def require_admin(context: aio.ServicerContext[Any, Any], config: ServerConfig) -> None:
-    expected = config.admin_token
-    if not expected:
-        return
-    token = auth.bearer(context.invocation_metadata())
-    if not token:
-        await fail(context, grpc.StatusCode.UNAUTHENTICATED, "PERMISSION_DENIED_ADMIN",
-                   "this call needs the admin token: metadata 'authorization: Bearer <token>'")
-    if not auth.same_secret(token, expected):
-        await fail(context, grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED_ADMIN",
-                   "the admin token is wrong")
-
-
-def peer_host(context: aio.ServicerContext[Any, Any]) -> str:
-    """The client's address without its port ('ipv4:127.0.0.1:5000' -> '127.0.0.1')."""
-    peer = context.peer() or ""
-    kind, _, rest = peer.partition(":")
-    if kind == "unix":
-        return "localhost"
-    if kind == "ipv6":
-        return rest.rsplit(":", 1)[0].strip("[]")
-    return rest.rsplit(":", 1)[0]
 
 
 class RateLimiter:

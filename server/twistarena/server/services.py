@@ -3,29 +3,26 @@
 from __future__ import annotations
 
 import asyncio
-import secrets
-import time
 from collections import Counter
 from collections.abc import AsyncIterator
-from typing import Any, NoReturn
+from typing import Any
 
 import grpc
 from grpc import aio
 from twistarena import engine
-from twistarena.engine import InvalidOptions
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 from twistarena.v1 import play_pb2 as ppb
 from twistarena.v1 import play_pb2_grpc as pgrpc
 
-from . import auth, cluster, convert, logs, metrics, timecontrol
+from . import auth, cluster, convert, creation, logs, metrics
 from .config import ServerConfig
+from .rpc import fail, require_admin
 from .runner import Close, Hub, MatchRunner, Outbox, match_proto, replay_state, timeouts_from_log
 from .store import MatchRecord
 
 log = logs.get("twistarena.services")
 
-REASON_KEY = "twistarena-reason"
 OVER = (mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED)
 DEFAULT_PAGE = 50
 MAX_PAGE = 500
@@ -50,12 +47,20 @@ def add_streaming_services(server: aio.Server, play: Play, watch: Watch) -> None
         server.add_registered_method_handlers(service, handlers)
 
 
-async def fail(context: aio.ServicerContext[Any, Any], code: grpc.StatusCode, reason: str,
-               details: str) -> NoReturn:
-    """End the call with ``code``, ``details`` and the machine-readable reason."""
-    metrics.ERRORS.labels(reason.lower() or code.name.lower()).inc()
-    await context.abort(code, details, trailing_metadata=((REASON_KEY, reason),))
-    raise AssertionError("unreachable")  # pragma: no cover
+
+async def pump(hub: Hub, match_id: str, outbox: Outbox,
+               context: aio.ServicerContext[Any, Any]) -> None:
+    """Write a stream's outbox until it closes: normally, with a redirect to the
+    match's owner, or with an error status."""
+    while True:
+        item = await outbox.get()
+        if type(item) is Close:
+            if item.code is grpc.StatusCode.OK:
+                return
+            if item.reason == "NOT_OWNER":
+                await cluster.redirect(hub, match_id, context, item.details)
+            await fail(context, item.code, item.reason, item.details)
+        await context.write(item)
 
 
 class Matches(mgrpc.MatchesServicer):
@@ -63,58 +68,20 @@ class Matches(mgrpc.MatchesServicer):
         self.hub = hub
         self.config = config
 
-    async def _require_admin(self, context: aio.ServicerContext[Any, Any]) -> None:
-        expected = self.config.admin_token
-        if not expected:
-            return
-        token = auth.bearer(context.invocation_metadata())
-        if not token:
-            await fail(context, grpc.StatusCode.UNAUTHENTICATED, "PERMISSION_DENIED_ADMIN",
-                       "this call needs the admin token: metadata 'authorization: Bearer <token>'")
-        if not auth.same_secret(token, expected):
-            await fail(context, grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED_ADMIN",
-                       "the admin token is wrong")
-
     async def CreateMatch(self, request: mpb.CreateMatchRequest,
                           context: aio.ServicerContext[Any, Any]) -> mpb.CreateMatchResponse:
-        await self._require_admin(context)
+        await require_admin(context, self.config)
         if self.hub.draining:
             await fail(context, grpc.StatusCode.UNAVAILABLE, "DRAINING",
                        "server draining; create the match on another server")
-        opts = mpb.MatchOptions()
-        opts.CopyFrom(request.options)
-        problem = _validate(opts)
-        if problem:
-            await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", problem)
-        seed = opts.seed if opts.HasField("seed") else secrets.randbits(63)
-        opts.seed = seed
         try:
-            resolved = timecontrol.resolve(opts.time_control)
-            opts.time_control.CopyFrom(resolved)
-            game_options = convert.options_dict(dict(opts.game_options.items()))
-            state = engine.make(opts.game_id, opts.num_players, seed, game_options)
-        except (InvalidOptions, ValueError, TypeError) as exc:
+            match, tokens = await creation.new_match(self.hub, request.options)
+        except creation.CreationError as exc:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", str(exc))
-        del state
-        match_id = secrets.token_hex(8)
-        tokens: list[mpb.SeatToken] = []
-        hashes: dict[int, str] = {}
-        for seat in range(opts.num_players):
-            spec = opts.seats[seat] if opts.seats else mpb.SeatSpec()
-            if spec.house_bot:
-                continue
-            token = auth.new_token()
-            hashes[seat] = auth.token_hash(token)
-            tokens.append(mpb.SeatToken(seat=seat, token=token))
-        record = MatchRecord(match_id=match_id, options=opts, seed=seed,
-                             status=mpb.MATCH_STATUS_WAITING,
-                             created_ms=int(time.time() * 1000), token_hashes=hashes)
-        await self.hub.store.create_match(record)
-        match = await cluster.place_new(self.hub, record)
-        metrics.MATCHES_CREATED.inc()
-        log.info("match_created", match_id=match_id, game=opts.game_id,
-                 players=opts.num_players, seed=seed)
-        return mpb.CreateMatchResponse(match=match, seat_tokens=tokens)
+        log.info("match_created", match_id=match.match_id, game=match.options.game_id,
+                 players=match.options.num_players, seed=match.seed)
+        return mpb.CreateMatchResponse(match=match, seat_tokens=[
+            mpb.SeatToken(seat=seat, token=token) for seat, token in sorted(tokens.items())])
 
     async def _record(self, match_id: str,
                       context: aio.ServicerContext[Any, Any]) -> MatchRecord:
@@ -186,7 +153,7 @@ class Matches(mgrpc.MatchesServicer):
 
     async def CancelMatch(self, request: mpb.CancelMatchRequest,
                           context: aio.ServicerContext[Any, Any]) -> mpb.Match:
-        await self._require_admin(context)
+        await require_admin(context, self.config)
         runner = self.hub.get(request.match_id)
         if runner is None:
             record = await self._record(request.match_id, context)
@@ -215,27 +182,6 @@ class Matches(mgrpc.MatchesServicer):
         events = [convert.event(i, ev.view(None), info) for i, ev in enumerate(state.events)]
         actions = [mpb.RecordedAction(seat=s, action_id=a, timeout=t) for s, a, t in entries]
         return mpb.Replay(match=match, actions=actions, events=events)
-
-
-def _validate(opts: mpb.MatchOptions) -> str:
-    """A sentence naming the problem with the requested options, or ''."""
-    if opts.game_id not in engine.GAME_IDS:
-        return f"unknown game {opts.game_id!r}; games: {', '.join(engine.GAME_IDS)}"
-    info = engine.game(opts.game_id)
-    if not info.min_players <= opts.num_players <= info.max_players:
-        return (f"{opts.game_id} is for {info.min_players}-{info.max_players} players, "
-                f"got {opts.num_players}")
-    if opts.seats and len(opts.seats) != opts.num_players:
-        return f"seats must be empty or list {opts.num_players} entries, got {len(opts.seats)}"
-    from twistarena.clients.bots import STRATEGIES
-
-    for i, spec in enumerate(opts.seats):
-        if spec.house_bot and spec.house_bot not in STRATEGIES:
-            return (f"seat {i}: unknown house bot {spec.house_bot!r}; "
-                    f"known: {', '.join(STRATEGIES)}")
-        if len(spec.name) > 100:
-            return f"seat {i}: name longer than 100 characters"
-    return ""
 
 
 class Play(pgrpc.PlayServicer):
@@ -277,15 +223,7 @@ class Play(pgrpc.PlayServicer):
             await runner.attach(seat, outbox, join.resume_from_seq)
             reader = asyncio.get_running_loop().create_task(
                 self._read(context, runner, seat, outbox))
-            while True:
-                item = await outbox.get()
-                if type(item) is Close:
-                    if item.code is grpc.StatusCode.OK:
-                        return
-                    if item.reason == "NOT_OWNER":
-                        await cluster.redirect(self.hub, join.match_id, context, item.details)
-                    await fail(context, item.code, item.reason, item.details)
-                await context.write(item)
+            await pump(self.hub, join.match_id, outbox, context)
         finally:
             if reader is not None:
                 reader.cancel()
@@ -396,16 +334,7 @@ class Watch(pgrpc.WatchServicer):
             outbox.finish()
         metrics.WATCH_STREAMS.inc()
         try:
-            while True:
-                item = await outbox.get()
-                if type(item) is Close:
-                    if item.code is grpc.StatusCode.OK:
-                        return
-                    if item.reason == "NOT_OWNER":
-                        await cluster.redirect(self.hub, request.match_id, context,
-                                               item.details)
-                    await fail(context, item.code, item.reason, item.details)
-                await context.write(item)
+            await pump(self.hub, request.match_id, outbox, context)
         finally:
             metrics.WATCH_STREAMS.dec()
             if runner is not None:

@@ -47,7 +47,8 @@ from twistarena.v1 import tournaments_pb2_grpc as tgrpc
 from . import logs, metrics
 from .config import ServerConfig
 from .creation import CreationError, new_match
-from .matchmaking import Agents, fail, require_admin
+from .matchmaking import Agents
+from .rpc import fail, require_admin
 from .runner import Hub
 
 log = logs.get("twistarena.tournaments")

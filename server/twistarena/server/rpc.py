@@ -1,0 +1,48 @@
+"""What every servicer does with a call: refuse it with a status and a
+machine-readable reason, check the admin token, know the caller's host."""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+import grpc
+from grpc import aio
+
+from . import auth, metrics
+from .config import ServerConfig
+
+#: Trailing metadata key carrying an ErrorReason name next to a failed call's status.
+REASON_KEY = "twistarena-reason"
+
+
+async def fail(context: aio.ServicerContext[Any, Any], code: grpc.StatusCode, reason: str,
+               details: str) -> NoReturn:
+    """End the call with ``code``, ``details`` and the machine-readable reason."""
+    metrics.ERRORS.labels(reason.lower() or code.name.lower()).inc()
+    await context.abort(code, details, trailing_metadata=((REASON_KEY, reason),))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def require_admin(context: aio.ServicerContext[Any, Any], config: ServerConfig) -> None:
+    """Admin calls need the admin token when the server has one (open otherwise)."""
+    expected = config.admin_token
+    if not expected:
+        return
+    token = auth.bearer(context.invocation_metadata())
+    if not token:
+        await fail(context, grpc.StatusCode.UNAUTHENTICATED, "PERMISSION_DENIED_ADMIN",
+                   "this call needs the admin token: metadata 'authorization: Bearer <token>'")
+    if not auth.same_secret(token, expected):
+        await fail(context, grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED_ADMIN",
+                   "the admin token is wrong")
+
+
+def peer_host(context: aio.ServicerContext[Any, Any]) -> str:
+    """The client's address without its port ('ipv4:127.0.0.1:5000' -> '127.0.0.1')."""
+    peer = context.peer() or ""
+    kind, _, rest = peer.partition(":")
+    if kind == "unix":
+        return "localhost"
+    if kind == "ipv6":
+        return rest.rsplit(":", 1)[0].strip("[]")
+    return rest.rsplit(":", 1)[0]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar, NamedTuple
@@ -267,6 +267,3 @@ class State:
     def _card_zones(self) -> dict[str, list[int]]:
         raise NotImplementedError
 
-
-def sorted_unique(ids: Iterable[int]) -> list[int]:
-    return sorted(set(ids))

@@ -65,7 +65,6 @@ ALIVE_MS = 5000
 TICK_S = 0.1
 STATUS_EVERY_S = 1.0
 #: Fill time of an entry that never wants house bots (ms; far future).
-NEVER_MS = 1 << 50
 STRENGTHS = ("random", "heuristic", "ismcts")
 OVER = (mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED)
 

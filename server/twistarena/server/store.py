@@ -294,16 +294,6 @@ class Store:
         rows = await pipe.execute()
         return [[decode_entry(e) for e in row] for row in rows]
 
-    async def log_lengths(self, match_ids: Sequence[str]) -> list[int]:
-        pipe = self.redis.pipeline(transaction=False)
-        for mid in match_ids:
-            pipe.llen(log_key(mid))
-        return [int(n) for n in await pipe.execute()]
-
-    async def live_ids(self) -> list[str]:
-        raw: Any = await self.redis.smembers(LIVE_SET)
-        return sorted(m.decode() for m in raw)
-
     async def drop_live(self, match_id: str) -> None:
         pipe = self.redis.pipeline(transaction=False)
         pipe.srem(LIVE_SET, match_id)
@@ -355,11 +345,6 @@ class Store:
         ok = await self._evalsha("update_meta", [meta_key(match_id), owner_key(match_id)], args)
         if not ok:
             raise FencedError(f"match {match_id}: this node is no longer its owner")
-
-    async def set_unfenced(self, match_id: str, fields: dict[str, bytes | str | int]) -> None:
-        """For matches nobody owns (e.g. cancelling a match that no node runs)."""
-        mapping: Any = fields
-        await self.redis.hset(meta_key(match_id), mapping=mapping)
 
     async def entry_at(self, match_id: str, index: int) -> LogEntry | None:
         raw: Any = await self.redis.lindex(log_key(match_id), index)

@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -142,18 +141,3 @@ class ServerProcess:
             self.kill()
         if self._thread is not None:
             self._thread.join(2)
-
-    def wait_port_free(self, timeout: float = 10.0) -> None:
-        """After a kill, wait until the listening port can be bound again."""
-        import socket
-
-        host, _, port = self.address.rpartition(":")
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with socket.socket() as sock:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                try:
-                    sock.bind((host.strip("[]"), int(port)))
-                    return
-                except OSError:
-                    time.sleep(0.05)

@@ -161,15 +161,6 @@ class _Lazy(Mapping[str, Any]):
         return repr(self._get())
 
 
-class LazyStruct(_Lazy):
-    """A google.protobuf.Struct, decoded on first use."""
-
-    __slots__ = ()
-
-    def _decode(self) -> JSON:
-        return struct_to_dict(self._source)
-
-
 class LazyPayload(_Lazy):
     """A LegalAction's payload, not even looked up until first read."""
 

@@ -136,8 +136,13 @@ def test_bench_service_small() -> None:
                 "--json", timeout=150)
     assert done.returncode == 0, done.stderr[-2000:]
     report = _last_json(done.stdout)
-    assert report["service"]["decisions"] > 0 and report["bare_grpc"]["decisions"] > 0
-    assert report["service_to_bare_ratio"] > 0
+    for run_name in ("bare_grpc", "grpc_engine_only", "service", "service_sdk_agents"):
+        assert report[run_name]["decisions"] > 0, run_name
+    assert report["service"]["valkey_cpu_us_per_decision"] > 0
+    for ratio in ("service_to_bare_ratio", "grpc_engine_only_to_bare_ratio",
+                  "service_sdk_agents_to_bare_ratio"):
+        assert 0 < report[ratio] < 2, ratio
+    assert report["message_bytes"]["decision_request"] > 100
 
 
 def test_bench_service_live_and_storm() -> None:

@@ -7,8 +7,15 @@ size, gets an "accepted" of the real AnswerAccepted size, and the next stream
 of the group is asked. What the real server achieves relative to this is the
 cost of the game service itself (engine, Redis, bookkeeping).
 
+With ``--game G`` the server does, per decision, exactly the engine work of
+the real service and nothing else: it applies a random legal action to a
+real engine state and sends the next seat a real DecisionRequest (its
+observation and legal actions encoded as the service encodes them). No
+Redis, no runner bookkeeping, no validation: the most any server built on
+this engine and grpc.aio can do, between the bare yardstick and the service.
+
 Run as a process: ``python -m twistarena.clients.bench.pingpong --players 4
---decision-bytes N --accepted-bytes K`` prints ``listening on HOST:PORT``.
+--decision-bytes N --accepted-bytes K [--game G]`` prints ``listening on HOST:PORT``.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import random
 import struct
 import sys
 import time
@@ -42,14 +50,63 @@ def tune_gc(young: int = 50_000) -> None:
     gc.set_threshold(young, gen1, gen2)
 
 
+class EngineGroup:
+    """One group's real game: who is asked next and the request bytes to send.
+
+    Every answer is replaced by a random legal action (the client's bytes mean
+    nothing); a finished game starts again with the next seed."""
+
+    def __init__(self, game_id: str, players: int, seed: int) -> None:
+        from twistarena import engine
+        from twistarena.server import convert
+
+        self.engine = engine
+        self.convert = convert
+        self.game_id = game_id
+        self.players = players
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.cache = convert.action_cache(game_id)
+        self.match_id = convert.match_id_field(f"pingpong-{seed}")
+        self.decisions = 0
+        self._new_game()
+
+    def _new_game(self) -> None:
+        self.seed += 1
+        self.state = self.engine.make(self.game_id, self.players, self.seed, {})
+
+    def request(self) -> tuple[int, bytes]:
+        """The seat to ask next and its DecisionRequest as ServerMessage bytes."""
+        state, convert = self.state, self.convert
+        seat = state.to_act()[0]
+        self.decisions += 1
+        body = convert.decision_body(
+            self.match_id, self.decisions * 8 + seat + 1, seat,
+            convert.observation_bytes(self.game_id, state.observation(seat)),
+            [self.cache.encoded(a) for a in state.legal_actions(seat)], 0)
+        return seat, convert.decision_message(body, 5000)
+
+    def answered(self, seat: int) -> bytes:
+        """Apply a random legal action for ``seat``; the AnswerAccepted bytes."""
+        state = self.state
+        action = self.rng.choice(state.legal_action_ids(seat))
+        state.apply(seat, action)
+        if state.is_terminal():
+            self._new_game()
+        return self.convert.accepted_message(self.decisions * 8 + seat + 1, action)
+
+
 class PingPongServer:
     """Asks the streams of each group in turn, one outstanding request per group."""
 
-    def __init__(self, players: int, decision_bytes: int, accepted_bytes: int) -> None:
+    def __init__(self, players: int, decision_bytes: int, accepted_bytes: int,
+                 game_id: str = "") -> None:
         self.players = players
         self.decision = DECISION + b"x" * max(0, decision_bytes - 1)
         self.accepted = ACCEPTED + b"x" * max(0, accepted_bytes - 1)
         self.groups: dict[int, dict[int, asyncio.Queue[bytes]]] = {}
+        self.game_id = game_id
+        self.games: dict[int, EngineGroup] = {}
 
     async def play(self, requests: AsyncIterator[bytes],
                    context: grpc.aio.ServicerContext[bytes, bytes]) -> AsyncIterator[bytes]:
@@ -58,15 +115,31 @@ class PingPongServer:
         outbox: asyncio.Queue[bytes] = asyncio.Queue()
         members = self.groups.setdefault(group, {})
         members[seat] = outbox
+        game = None
+        if self.game_id:
+            game = self.games.get(group)
+            if game is None:
+                game = self.games[group] = EngineGroup(self.game_id, self.players, group * 1000)
         if len(members) == self.players:
-            members[0].put_nowait(self.decision)
+            if game is None:
+                members[0].put_nowait(self.decision)
+            else:
+                opener, opening = game.request()
+                members[opener].put_nowait(opening)
 
         async def read() -> None:
             async for _answer in requests:
-                outbox.put_nowait(self.accepted)
-                nxt = members.get((seat + 1) % self.players)
-                if nxt is not None:
-                    nxt.put_nowait(self.decision)
+                if game is None:
+                    outbox.put_nowait(self.accepted)
+                    nxt = members.get((seat + 1) % self.players)
+                    if nxt is not None:
+                        nxt.put_nowait(self.decision)
+                    continue
+                outbox.put_nowait(game.answered(seat))
+                who, request = game.request()
+                target = members.get(who)
+                if target is not None:
+                    target.put_nowait(request)
 
         reader = asyncio.get_running_loop().create_task(read())
         try:
@@ -79,8 +152,9 @@ class PingPongServer:
                 self.groups.pop(group, None)
 
 
-async def serve(players: int, decision_bytes: int, accepted_bytes: int, port: int) -> None:
-    impl = PingPongServer(players, decision_bytes, accepted_bytes)
+async def serve(players: int, decision_bytes: int, accepted_bytes: int, port: int,
+                game_id: str = "") -> None:
+    impl = PingPongServer(players, decision_bytes, accepted_bytes, game_id)
     handler = grpc.method_handlers_generic_handler("twistarena.bench.PingPong", {
         "Play": grpc.stream_stream_rpc_method_handler(
             impl.play, request_deserializer=_identity, response_serializer=_identity),
@@ -98,7 +172,8 @@ class PingPongClient:
 
     def __init__(self, channel: grpc.aio.Channel, group: int, seat: int, answer_bytes: int,
                  on_decision: Callable[[int, float], None],
-                 on_answer: Callable[[int, float], None]) -> None:
+                 on_answer: Callable[[int, float], None],
+                 decision_prefix: bytes = DECISION) -> None:
         self.call: Any = channel.stream_stream(
             METHOD, request_serializer=_identity, response_deserializer=_identity)()
         self.group = group
@@ -106,6 +181,8 @@ class PingPongClient:
         self.answer = ANSWER + b"x" * max(0, answer_bytes - 1)
         self.on_decision = on_decision
         self.on_answer = on_answer
+        #: First byte of a decision message (a real ServerMessage's with ``--game``).
+        self.decision_prefix = decision_prefix
 
     async def run(self, stop: asyncio.Event) -> None:
         call = self.call
@@ -115,7 +192,7 @@ class PingPongClient:
                 msg = await call.read()
                 if msg is grpc.aio.EOF:
                     return
-                if msg[:1] == DECISION:
+                if msg[:1] == self.decision_prefix:
                     self.on_decision(self.group, time.perf_counter())
                     self.on_answer(self.group, time.perf_counter())
                     await call.write(self.answer)
@@ -129,9 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--decision-bytes", type=int, default=1000)
     parser.add_argument("--accepted-bytes", type=int, default=8)
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--game", default="", help="send real requests of this game")
     args = parser.parse_args(argv)
     tune_gc()
-    coro = serve(args.players, args.decision_bytes, args.accepted_bytes, args.port)
+    coro = serve(args.players, args.decision_bytes, args.accepted_bytes, args.port, args.game)
     try:
         import uvloop
     except ImportError:

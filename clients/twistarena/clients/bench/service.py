@@ -9,9 +9,17 @@ Throughput. (1) Sizes: one real match is played first and the mean sizes
 of its DecisionRequest, Answer and AnswerAccepted messages are recorded.
 (2) Bare gRPC: the same number of matches x players bidi streams exchange
 messages of those sizes in the same rhythm (one open decision per match).
-(3) The real service with random bots on as many seats, new matches started
-as old ones end. Reported: decisions/s of both and their ratio, the server's
-(and Valkey's) CPU per decision, and the decision overhead.
+(3) gRPC + engine only: the same ping-pong, but its server applies a random
+legal action to a real engine state per decision and sends real
+DecisionRequests (observation and legal actions encoded as the service does):
+the ceiling of any server on this engine, with no Redis and no bookkeeping.
+(4) The real service with random bots on as many seats, new matches started
+as old ones end; the bots speak the Play protocol directly (``protocol``,
+as lean as the ping-pong client plus parsing real messages), and again with
+the SDK's ``Agent`` (``sdk``), whose own cost shows in the client column.
+Reported: decisions/s of each run and their ratio to bare gRPC, the
+server's (and Valkey's) CPU per decision, the load generator's CPU per
+decision, and the decision overhead.
 
 Decision overhead is measured from the agents' side: the time from an
 agent writing its Answer to the next DecisionRequest of the same match
@@ -47,8 +55,9 @@ from twistarena.v1 import play_pb2
 from ..sdk import Agent, ArenaClient
 from ..sdk.connection import make_channel
 from ..sdk.hosting import seat_agents
-from .pingpong import PingPongClient, tune_gc
+from .pingpong import DECISION, PingPongClient, tune_gc
 from .processes import ServerProcess, own_cpu_seconds
+from .protocolbot import ProtocolBot
 
 Progress = Callable[[str, float, float], None]
 
@@ -193,10 +202,18 @@ async def capture_sizes(address: str, game: str, players: int) -> Sizes:
                    for k in ("decision", "answer", "accepted")))
 
 
+#: Who plays the seats of the real service: random bots speaking the protocol
+#: directly (what the bare client does, plus parsing real messages), or the
+#: SDK's ``Agent`` running the sample random strategy.
+AGENT_KINDS = ("protocol", "sdk")
+
+
 async def real_throughput(server: ServerProcess, game: str, players: int, matches: int,
-                          warmup: float, duration: float,
+                          warmup: float, duration: float, agents: str = "protocol",
                           progress: Progress = _noop) -> Throughput:
-    """The real service: ``matches`` concurrent matches of random agents, kept topped up."""
+    """The real service: ``matches`` concurrent matches of random bots, kept topped up."""
+    if agents not in AGENT_KINDS:
+        raise ValueError(f"agents must be one of {AGENT_KINDS}, not {agents!r}")
     address = server.address
     client = ArenaClient(address)
     timing = Timing()
@@ -205,15 +222,23 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
     finished = 0
     running = True
 
+    def seat_runs(i: int, n: int, created: Any) -> list[Awaitable[Any]]:
+        if agents == "sdk":
+            return [a.run() for a in seat_agents(
+                address, created, ["random"], seed=i + n, no_events=True, channel=channels[i],
+                tracer=tracer, lazy_observations=True)]
+        match_id = created.match.match_id
+        return [ProtocolBot(channels[i], match_id, t.token, (i + n) * 101 + t.seat,
+                            timing.decision, timing.answer).run()
+                for t in created.seat_tokens]
+
     async def slot(i: int) -> None:
         nonlocal finished
         n = 0
         while running:
             created = await client.create_match(game, players, seed=i * 100_003 + n,
                                                 decision_ms=LONG_CLOCK_MS)
-            agents = seat_agents(address, created, ["random"], seed=i + n, no_events=True,
-                                 channel=channels[i], tracer=tracer, lazy_observations=True)
-            await asyncio.gather(*(a.run() for a in agents))
+            await asyncio.gather(*seat_runs(i, n, created))
             finished += 1
             n += 1
 
@@ -228,23 +253,36 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
         await asyncio.gather(*(c.close() for c in channels), return_exceptions=True)
 
     try:
-        return await _measure(timing, server, warmup, duration, "real service", progress,
+        label = "service, SDK agents" if agents == "sdk" else "service, protocol bots"
+        return await _measure(timing, server, warmup, duration, label, progress,
                               lambda: finished, stop)
     finally:
         await stop()
 
 
+#: First byte of a serialized ServerMessage holding a DecisionRequest.
+DECISION_PREFIX = play_pb2.ServerMessage(
+    decision=play_pb2.DecisionRequest(decision_id=1)).SerializeToString()[:1]
+
+
 async def raw_throughput(players: int, matches: int, sizes: Sizes, warmup: float,
-                         duration: float, progress: Progress = _noop) -> Throughput:
-    """Bare grpc.aio ping-pong with the real message sizes and stream layout."""
-    server = ServerProcess([sys.executable, "-m", "twistarena.clients.bench.pingpong",
-                            "--players", str(players), "--decision-bytes", str(sizes.decision),
-                            "--accepted-bytes", str(sizes.accepted)])
+                         duration: float, progress: Progress = _noop,
+                         game: str = "") -> Throughput:
+    """Bare grpc.aio ping-pong with the real message sizes and stream layout;
+    with ``game``: real requests built by the engine per decision (no Redis, no runner)."""
+    argv = [sys.executable, "-m", "twistarena.clients.bench.pingpong",
+            "--players", str(players), "--decision-bytes", str(sizes.decision),
+            "--accepted-bytes", str(sizes.accepted)]
+    if game:
+        argv += ["--game", game]
+    server = ServerProcess(argv)
     address = await asyncio.to_thread(server.start)
     timing = Timing()
     stop_event = asyncio.Event()
     channels = [make_channel(address) for _ in range(matches)]
-    clients = [PingPongClient(channels[g], g, s, sizes.answer, timing.decision, timing.answer)
+    prefix = DECISION_PREFIX if game else DECISION
+    clients = [PingPongClient(channels[g], g, s, sizes.answer, timing.decision, timing.answer,
+                              prefix)
                for g in range(matches) for s in range(players)]
     tasks = [asyncio.ensure_future(c.run(stop_event)) for c in clients]
 
@@ -255,8 +293,9 @@ async def raw_throughput(players: int, matches: int, sizes: Sizes, warmup: float
         await asyncio.gather(*tasks, return_exceptions=True)
         await asyncio.gather(*(c.close() for c in channels), return_exceptions=True)
 
+    label = "gRPC + engine only" if game else "bare gRPC"
     try:
-        return await _measure(timing, server, warmup, duration, "bare gRPC", progress,
+        return await _measure(timing, server, warmup, duration, label, progress,
                               lambda: 0, stop)
     finally:
         await stop()
@@ -360,7 +399,9 @@ class Report:
     config: dict[str, Any]
     sizes: Sizes | None = None
     raw: Throughput | None = None
+    engine_only: Throughput | None = None
     real: Throughput | None = None
+    sdk: Throughput | None = None
     live: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -369,10 +410,20 @@ class Report:
             out["message_bytes"] = self.sizes.to_json()
         if self.raw is not None:
             out["bare_grpc"] = self.raw.to_json()
+        if self.engine_only is not None:
+            out["grpc_engine_only"] = self.engine_only.to_json()
+            if self.raw is not None and self.raw.per_s:
+                out["grpc_engine_only_to_bare_ratio"] = round(
+                    self.engine_only.per_s / self.raw.per_s, 3)
         if self.real is not None:
             out["service"] = self.real.to_json()
         if self.raw is not None and self.real is not None and self.raw.per_s:
             out["service_to_bare_ratio"] = round(self.real.per_s / self.raw.per_s, 3)
+        if self.sdk is not None:
+            out["service_sdk_agents"] = self.sdk.to_json()
+            if self.raw is not None and self.raw.per_s:
+                out["service_sdk_agents_to_bare_ratio"] = round(
+                    self.sdk.per_s / self.raw.per_s, 3)
         if self.live is not None:
             out["live"] = self.live
         return out
@@ -380,11 +431,11 @@ class Report:
 
 async def run(game: str, players: int, matches: int, duration: float, warmup: float,
               live: int, storm: int, server_args: Sequence[str] = (),
-              progress: Progress = _noop) -> Report:
+              progress: Progress = _noop, agents: Sequence[str] = AGENT_KINDS) -> Report:
     """The whole benchmark; every phase is bounded in time."""
     report = Report({"game": game, "players": players, "matches": matches,
                      "duration_s": duration, "warmup_s": warmup, "live_matches": live,
-                     "storm_agents": storm})
+                     "storm_agents": storm, "agents": list(agents)})
     server = ServerProcess.serve(*server_args)
     await asyncio.to_thread(server.start)
     try:
@@ -395,8 +446,14 @@ async def run(game: str, players: int, matches: int, duration: float, warmup: fl
         report.sizes = await capture_sizes(server.address, game, players)
         report.raw = await raw_throughput(players, matches, report.sizes, warmup, duration,
                                           progress)
-        report.real = await real_throughput(server, game, players, matches, warmup, duration,
-                                            progress)
+        report.engine_only = await raw_throughput(players, matches, report.sizes, warmup,
+                                                  duration, progress, game)
+        if "protocol" in agents:
+            report.real = await real_throughput(server, game, players, matches, warmup,
+                                                duration, "protocol", progress)
+        if "sdk" in agents:
+            report.sdk = await real_throughput(server, game, players, matches, warmup,
+                                               duration, "sdk", progress)
         return report
     finally:
         await asyncio.to_thread(server.stop)
@@ -440,8 +497,21 @@ def add_cli(targets: Any) -> None:
                              "then a connect storm")
     parser.add_argument("--storm", type=int, default=2000,
                         help="with --live-matches: agents connecting at once (0: skip)")
+    parser.add_argument("--agents", default=",".join(AGENT_KINDS),
+                        help="who plays the service run(s), comma-separated: 'protocol' "
+                             "(random bots on the raw Play protocol, the ratio's subject) "
+                             "and/or 'sdk' (the SDK's Agent with the random strategy)")
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     parser.set_defaults(run=run_cli)
+
+
+def agent_kinds(text: str) -> list[str]:
+    kinds = [k.strip() for k in text.split(",") if k.strip()]
+    unknown = [k for k in kinds if k not in AGENT_KINDS]
+    if unknown or not kinds:
+        raise SystemExit(f"--agents: expected a comma-separated subset of "
+                         f"{','.join(AGENT_KINDS)}, got {text!r}")
+    return kinds
 
 
 def run_cli(args: argparse.Namespace) -> int:
@@ -451,6 +521,7 @@ def run_cli(args: argparse.Namespace) -> int:
 
     from ..sdk.hosting import configure_logging
 
+    kinds = agent_kinds(args.agents)
     configure_logging(False)
     console = Console(stderr=args.json)
     with Bar(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
@@ -462,6 +533,7 @@ def run_cli(args: argparse.Namespace) -> int:
 
         report = run_sync(args.game, args.players, args.matches, args.duration, args.warmup,
                           args.live_matches, args.storm if args.live_matches else 0,
+                          agents=kinds,
                           progress=progress)
     console.print(report_table(report))
     if args.json:
@@ -487,7 +559,7 @@ def report_table(report: Report) -> Any:
     for column in ("run", "decisions/s", "server µs/dec", "valkey µs/dec", "client µs/dec",
                    "overhead p50 ms", "overhead p99 ms"):
         table.add_column(column, justify="left" if column == "run" else "right")
-    for run in (report.raw, report.real):
+    for run in (report.raw, report.engine_only, report.real, report.sdk):
         if run is None:
             continue
         table.add_row(run.label, f"{run.per_s:,.0f}", f"{run.us_per(run.server_cpu_s):.0f}",

@@ -1,0 +1,74 @@
+"""The parts of ``twistarena bench service``: the engine-only ping-pong server and
+the protocol-level random bot."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from twistarena import engine
+from twistarena.clients.bench.pingpong import EngineGroup
+from twistarena.clients.bench.protocolbot import ProtocolBot
+from twistarena.clients.bench.service import DECISION_PREFIX
+from twistarena.clients.sdk import ArenaClient
+from twistarena.clients.sdk.connection import make_channel
+from twistarena.clients.sdk.convert import oneof_to_dict
+from twistarena.v1 import match_pb2, play_pb2
+
+from .helpers import run
+
+
+@pytest.mark.parametrize(("game", "players"), [("tricky_twist", 4), ("twisted", 2),
+                                               ("twhist", 4)])
+def test_engine_pingpong_sends_the_real_requests_of_a_game(game: str, players: int) -> None:
+    group = EngineGroup(game, players, seed=7)
+    shadow = engine.make(game, players, group.seed, {})
+    for _ in range(60):
+        seat, data = group.request()
+        assert data[:1] == DECISION_PREFIX
+        msg = play_pb2.ServerMessage.FromString(data)
+        request = msg.decision
+        assert request.seat == seat and seat in shadow.to_act()
+        assert [a.id for a in request.legal_actions] == list(shadow.legal_action_ids(seat))
+        assert oneof_to_dict(request.observation) == shadow.observation(seat)
+        accepted = play_pb2.ServerMessage.FromString(group.answered(seat)).accepted
+        assert accepted.decision_id == request.decision_id
+        shadow.apply(seat, accepted.action_id)
+        if shadow.is_terminal():
+            shadow = engine.make(game, players, group.seed, {})
+
+
+def test_engine_pingpong_starts_a_new_game_when_one_ends() -> None:
+    group = EngineGroup("twisted", 2, seed=3)
+    first_seed = group.seed
+    for _ in range(5000):
+        seat, _data = group.request()
+        group.answered(seat)
+        if group.seed != first_seed:
+            break
+    assert group.seed == first_seed + 1 and not group.state.is_terminal()
+
+
+def test_protocol_bots_play_a_match_to_the_end(server: Any) -> None:
+    async def scenario() -> None:
+        client = ArenaClient(server.target)
+        created = await client.create_match("tricky_twist", 4, seed=5, decision_ms=60_000)
+        channel = make_channel(server.target)
+        seen: dict[str, list[float]] = {"decision": [], "answer": []}
+        bots = [ProtocolBot(channel, created.match.match_id, t.token, t.seat,
+                            lambda key, t: seen["decision"].append(t),
+                            lambda key, t: seen["answer"].append(t))
+                for t in created.seat_tokens]
+        try:
+            overs = await asyncio.gather(*(b.run() for b in bots))
+        finally:
+            await channel.close()
+        assert all(o.result.reason == match_pb2.END_REASON_COMPLETED for o in overs)
+        match = await client.get_match(created.match.match_id)
+        assert match.actions == sum(b.answered for b in bots)
+        assert all(b.accepted == b.answered > 0 for b in bots)
+        assert len(seen["decision"]) == len(seen["answer"]) == match.actions
+        assert list(overs[0].result.scores) == list(match.result.scores)
+
+    run(scenario())

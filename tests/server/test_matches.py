@@ -272,3 +272,61 @@ def test_message_too_large_is_refused(server: Any) -> None:
             await create(ch, options("twisted", 2))
 
     run(main())
+
+
+@pytest.fixture(scope="module")
+def impatient_server(valkey: Any) -> Iterator[InProcessServer]:
+    """Matches are abandoned when not every seat joined within a second."""
+    srv = InProcessServer(ServerConfig(port=0, redis_url=valkey.url,
+                                       waiting_timeout_s=1.0)).start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def test_a_match_whose_seats_do_not_all_join_is_abandoned(
+        impatient_server: InProcessServer) -> None:
+    async def main() -> None:
+        async with aio.insecure_channel(impatient_server.target) as ch:
+            stub = mgrpc.MatchesStub(ch)
+            waiting = await create(ch, options("twisted", 2, seed=4))
+            started = await create(ch, options("twisted", 2, seed=5))
+            never = await create(ch, options("twhist", 3, seed=6))
+            present = Agent(ch, waiting.match.match_id, tokens(waiting)[0])
+            await present.join()
+            players = [Agent(ch, started.match.match_id, tok)
+                       for tok in tokens(started).values()]
+            for player in players:
+                await player.join(no_events=True)
+            # The seat that joined is told, then its stream ends.
+            over = await present.expect("match_over", timeout=10)
+            assert over.match_over.result.reason == mpb.END_REASON_ABANDONED
+            assert list(over.match_over.result.winners) == []
+            assert "seat(s) 1 did not join" in over.match_over.result.detail
+            assert await present.recv(timeout=5) is None
+            for match_id in (waiting.match.match_id, never.match.match_id):
+                for _ in range(50):
+                    match = await stub.GetMatch(mpb.GetMatchRequest(match_id=match_id))
+                    if match.status != mpb.MATCH_STATUS_WAITING:
+                        break
+                    await asyncio.sleep(0.1)
+                assert match.status == mpb.MATCH_STATUS_CANCELLED
+                assert match.result.reason == mpb.END_REASON_ABANDONED
+            await asyncio.sleep(0.5)
+            # Every seat of the other match joined in time: it runs on.
+            match = await stub.GetMatch(mpb.GetMatchRequest(match_id=started.match.match_id))
+            assert match.status == mpb.MATCH_STATUS_RUNNING
+            assert not match.HasField("result")
+            # An abandoned match refuses a late seat with a clear status.
+            late = Agent(ch, waiting.match.match_id, tokens(waiting)[1])
+            late.open()
+            await late.send(ppb.AgentMessage(join=ppb.Join(
+                match_id=waiting.match.match_id, seat_token=tokens(waiting)[1])))
+            assert await late.recv() is None
+            code, _details, reason = await late.status()
+            assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "MATCH_OVER")
+            for player in players:
+                player.cancel()
+
+    run(main())

@@ -103,7 +103,7 @@ class App:
             log.info("embedded_valkey", url=url, data_dir=str(config.data_dir or ""))
         self.store = Store(url, config.max_inflight_pipelines)
         await self.store.connect()
-        self.hub = Hub(self.store, self.node_id)
+        self.hub = Hub(self.store, self.node_id, config.waiting_timeout_s)
 
         server = aio.server(options=grpc_options(config))
         mgrpc.add_MatchesServicer_to_server(Matches(self.hub, config), server)  # type: ignore[no-untyped-call]

@@ -33,6 +33,9 @@ class ServerConfig:
     insecure: bool = False
     #: A Play stream must send Join within this time.
     join_timeout_s: float = 10.0
+    #: A match still waiting for seats this long after its creation is
+    #: abandoned (0: matches wait forever).
+    waiting_timeout_s: float = 3600.0
     #: Concurrent Play streams presenting the same seat token.
     max_streams_per_token: int = 4
     #: Largest message the server accepts.

@@ -143,9 +143,11 @@ class Reply:
 class Hub:
     """The runners of this node and what they share."""
 
-    def __init__(self, store: Store, node_id: str) -> None:
+    def __init__(self, store: Store, node_id: str, waiting_timeout_s: float = 0.0) -> None:
         self.store = store
         self.node_id = node_id
+        #: A match not started this long after its creation is abandoned (0: never).
+        self.waiting_timeout_s = waiting_timeout_s
         self.runners: dict[str, MatchRunner] = {}
         self.draining = False
 
@@ -216,6 +218,7 @@ class MatchRunner:
         #: Serialized public events, by seq (shared by every stream that sees them).
         self._public_event_bytes_cache: list[bytes] = []
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._waiting_timer: asyncio.TimerHandle | None = None
         self._stopped = False
         self._reopen(actor=None)
         for seat_no, action, timeout in log_entries:
@@ -285,10 +288,31 @@ class MatchRunner:
                     if not seat.house_bot and seat.stream is None:
                         self._start_grace(seat)
                 self._open_decisions()
+            elif self.hub.waiting_timeout_s > 0:
+                # Counted from creation (wall clock), so a restart does not extend it.
+                age = time.time() - self.record.created_ms / 1000
+                self._waiting_timer = self.loop.call_later(
+                    max(0.0, self.hub.waiting_timeout_s - age), self._waiting_expired)
+
+    def _waiting_expired(self) -> None:
+        self._waiting_timer = None
+        self._spawn(self._abandon())
+
+    async def _abandon(self) -> None:
+        """End a match that never started: some seat did not join in time."""
+        async with self.lock:
+            if self.over or self._stopped or self.status != mpb.MATCH_STATUS_WAITING:
+                return
+            missing = [s.seat for s in self.seats if not (s.joined or s.house_bot)]
+            await self._finish(
+                mpb.END_REASON_ABANDONED,
+                f"seat(s) {', '.join(map(str, missing))} did not join within "
+                f"{self.hub.waiting_timeout_s:g} s of the match's creation")
 
     def stop(self, code: grpc.StatusCode, reason: str, details: str) -> None:
         """Stop running this match here (drain, lost ownership); Redis keeps it live."""
         self._stopped = True
+        self._cancel_waiting_timer()
         for seat in self.seats:
             self._cancel_timers(seat)
             if seat.stream is not None:
@@ -302,6 +326,11 @@ class MatchRunner:
                 task.cancel()
         self.hub.forget(self)
 
+    def _cancel_waiting_timer(self) -> None:
+        if self._waiting_timer is not None:
+            self._waiting_timer.cancel()
+            self._waiting_timer = None
+
     def _cancel_timers(self, seat: Seat) -> None:
         if seat.timer is not None:
             seat.timer.cancel()
@@ -313,6 +342,8 @@ class MatchRunner:
     async def _set_status(self, status: int) -> None:
         await self.store.update_meta(self.match_id, self.owner, {"status": status})
         self.status = status
+        if status != mpb.MATCH_STATUS_WAITING:
+            self._cancel_waiting_timer()
 
     # -- seats and spectators --------------------------------------------------
 
@@ -641,14 +672,15 @@ class MatchRunner:
             ranked = {s: 1 + sum(1 for o in others if places[o] < places[s]) for s in others}
             ranked[forfeit] = self.num_players
             places = [ranked[s] for s in range(self.num_players)]
-        winners = [s for s in range(self.num_players) if places[s] == 1]
+        winners = [] if reason == mpb.END_REASON_ABANDONED else [
+            s for s in range(self.num_players) if places[s] == 1]
         return mpb.MatchResult(scores=scores, places=places, winners=winners,
                                reason=reason, detail=detail)  # type: ignore[arg-type]
 
     async def _finish(self, reason: int, detail: str, forfeit: int | None = None) -> None:
         """Record the result, tell everyone, close the streams. Lock held."""
-        status = mpb.MATCH_STATUS_CANCELLED if reason == mpb.END_REASON_CANCELLED \
-            else mpb.MATCH_STATUS_FINISHED
+        status = mpb.MATCH_STATUS_CANCELLED if reason in (
+            mpb.END_REASON_CANCELLED, mpb.END_REASON_ABANDONED) else mpb.MATCH_STATUS_FINISHED
         result = self._result(reason, detail, forfeit)
         try:
             await self.store.update_meta(self.match_id, self.owner, {

@@ -54,6 +54,9 @@ def register(subparsers: Any) -> None:
                    help="allow plaintext on a non-loopback address")
     p.add_argument("--join-timeout", type=float, default=10.0,
                    help="seconds a Play stream has to send Join (default 10)")
+    p.add_argument("--waiting-timeout", type=float, default=3600.0, metavar="SECONDS",
+                   help="abandon a match whose seats have not all joined this long after "
+                        "its creation (default 3600; 0: wait forever)")
     p.add_argument("--house-fill-after", type=float, default=None, metavar="SECONDS",
                    help="matchmaking: fill a queued agent's empty seats with house bots "
                         "after this wait (default: only when its Queue request asks)")
@@ -84,6 +87,10 @@ def run(args: argparse.Namespace) -> int:
     if args.lease_ms < 200:
         print("twistarena serve: --lease-ms must be at least 200", file=sys.stderr)
         return 2
+    if args.waiting_timeout < 0:
+        print("twistarena serve: --waiting-timeout must be 0 (never) or positive",
+              file=sys.stderr)
+        return 2
     if args.drain_grace <= 0:
         print("twistarena serve: --drain-grace must be positive", file=sys.stderr)
         return 2
@@ -101,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         node_id=node_id, advertise=advertise, lease_ms=args.lease_ms,
         drain_grace_s=args.drain_grace,
         metrics_port=args.metrics_port, admin_token=admin, tls=tls, insecure=args.insecure,
-        join_timeout_s=args.join_timeout,
+        join_timeout_s=args.join_timeout, waiting_timeout_s=args.waiting_timeout,
         house_fill_after_s=args.house_fill_after, match_by_rating=args.match_by_rating,
         practice_per_minute=args.practice_per_minute,
     )

@@ -34,6 +34,8 @@ def test_match_create_with_bots_then_replay(server: Any,
     created = _last_json(capsys.readouterr().out)
     assert created["status"] == "FINISHED" and created["result"]["reason"] == "COMPLETED"
     match_id = created["match_id"]
+    replay = run(ArenaClient(server.target).get_replay(match_id))
+    assert created["actions"] == len(replay.actions) > 0
 
     assert main(["replay", "--server", server.target, match_id, "--json"]) == 0
     check = _last_json(capsys.readouterr().out)

@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import grpc.aio
 from rich.console import Console
 from rich.table import Table
 from twistarena import engine
@@ -219,8 +220,12 @@ async def _create(args: argparse.Namespace, console: Console, strategies: list[s
                          root_cert=client.root_cert, tls=args.tls)
     result = await run_agents(agents)
     if args.json:
-        out = match_json(match)
-        out["status"] = "FINISHED"
+        # The server's record of the finished match (actions, timeouts, status);
+        # the agents' own view of the result if it cannot be read.
+        try:
+            out = match_json(await client.get_match(match.match_id))
+        except grpc.aio.AioRpcError:
+            out = {**match_json(match), "status": "FINISHED", "actions": None}
         out["result"] = result.to_json()
         out["bots"] = names
         print(json.dumps(out))

@@ -188,3 +188,33 @@ def test_practice_is_rate_limited_per_client(fill_node: Any) -> None:
         assert err.value.reason == "RATE_LIMITED"
 
     run(scenario(), 30)
+
+
+@pytest.mark.parametrize(("mode", "expected"), [
+    ("fifo", ["a1-25", "a2-40", "a3-26"]),
+    # The longest waiter, then the two closest to its rating (24.5 and 26).
+    ("rating", ["a1-25", "a4-24.5", "a3-26"]),
+])
+def test_the_queue_pops_first_come_or_closest_rating(valkey: Any, mode: str,
+                                                      expected: list[str]) -> None:
+    """The pop script itself, on a real Valkey: which agents one 3-seat match takes."""
+    import redis
+    from twistarena.server.matchmaking import ENQUEUE_LUA, POP_LUA, queue_keys
+
+    client = redis.Redis.from_url(valkey.url)
+    game = f"bench-{mode}-{time.time_ns()}"  # a queue of its own
+    keys = queue_keys(game, 3)
+    try:
+        for agent in ("a1-25", "a2-40", "a3-26", "a4-24.5", "a5-10"):
+            mu = float(agent.split("-")[1])
+            assert client.eval(ENQUEUE_LUA, len(keys), *keys, agent, -1, repr(mu), "", 60_000)
+            time.sleep(0.003)  # distinct arrival times (ms)
+        raw = client.eval(POP_LUA, len(keys), *keys, 3, mode)
+        picked = [x.decode() for x in raw[0::2]]
+        assert picked == expected
+        left = [x.decode() for x in client.zrange(keys[0], 0, -1)]
+        assert left == [a for a in ("a1-25", "a2-40", "a3-26", "a4-24.5", "a5-10")
+                        if a not in expected]
+    finally:
+        client.delete(*keys)
+        client.close()

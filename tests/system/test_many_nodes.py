@@ -356,3 +356,42 @@ def test_three_hundred_matches_spread_over_three_nodes(store: ValkeyProcess) -> 
     print("\nspread of 300 matches:", metrics)
     assert sum(metrics.values()) == 300
     assert max(metrics.values()) <= 120, metrics
+
+
+def test_agents_given_a_shared_channel_follow_redirects(store: ValkeyProcess) -> None:
+    """A caller's channel serves its own node only: an agent redirected to the
+    match's owner opens its own channel there (the load generator shares one
+    channel per slot across nodes)."""
+    from twistarena.clients.sdk.connection import make_channel
+
+    nodes = start_nodes(store.url)
+    client = redis.Redis.from_url(store.url)
+    _members(client, 3)
+    first = nodes[0].address
+    addresses = [n.address for n in nodes]
+
+    async def scenario() -> list[str]:
+        arena = ArenaClient(first)
+        channel = make_channel(first)
+        created = [await arena.create_match("twisted", 2, seed=70 + i, decision_ms=30_000)
+                   for i in range(12)]
+        agents = [Agent(make_bot("random", "twisted", 5 * i + t.seat), server=addresses,
+                        match_id=c.match.match_id, token=t.token, channel=channel,
+                        no_events=True)
+                  for i, c in enumerate(created) for t in c.seat_tokens]
+        try:
+            results = await asyncio.wait_for(
+                asyncio.gather(*(a.run() for a in agents)), 90)
+        finally:
+            await channel.close()
+        assert all(r.reason == "COMPLETED" for r in results)
+        return [c.match.match_id for c in created]
+
+    try:
+        ids = run(scenario(), 120)
+        placed = owners(client, ids)
+    finally:
+        _cleanup(nodes)
+        client.close()
+    elsewhere = [mid for mid in ids if placed[mid].get("node") != nodes[0].node_id]
+    assert elsewhere, "every match landed on the first node: nothing was redirected"

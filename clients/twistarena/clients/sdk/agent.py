@@ -113,6 +113,8 @@ class Agent:
         self.token = token
         self.root_cert = read_root_cert(root_cert)
         self.tls = tls
+        #: A caller's channel, to the first server of the list only: a redirect
+        #: or failover to another address opens a channel of the agent's own.
         self._shared_channel = channel
         self.no_events = no_events
         self.on_event = on_event
@@ -214,9 +216,15 @@ class Agent:
 
     # -- one connection -------------------------------------------------------
 
+    def _channel_for(self, address: str) -> tuple[grpc.aio.Channel, bool]:
+        """(a channel to ``address``, whether this agent owns it and must close it)."""
+        shared = self._shared_channel
+        if shared is not None and address == self.servers[0]:
+            return shared, False
+        return make_channel(address, self.root_cert, self.tls), True
+
     async def _session(self, address: str) -> MatchResult | None:
-        own = self._shared_channel is None
-        channel = self._shared_channel or make_channel(address, self.root_cert, self.tls)
+        channel, own = self._channel_for(address)
         call: Any = None
         self._drop = False
         self._ready = None
@@ -275,8 +283,7 @@ class Agent:
 
     async def _fetch_result(self) -> MatchResult | None:
         """The match ended while the seat was away: read the result from its record."""
-        own = self._shared_channel is None
-        channel = self._shared_channel or make_channel(self.address, self.root_cert, self.tls)
+        channel, own = self._channel_for(self.address)
         try:
             match = await stub(match_pb2_grpc.MatchesStub, channel).GetMatch(
                 match_pb2.GetMatchRequest(match_id=self.match_id), timeout=10)

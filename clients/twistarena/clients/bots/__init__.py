@@ -26,6 +26,11 @@ def random_bot(seed: int | None = None) -> Bot:
     return act
 
 
+#: Strategies that search the engine state: full strength only where the state is
+#: at hand (house bots on the server, local tournaments, ``evaluate``); a network
+#: agent sees observations only and plays its game's heuristic instead.
+SEARCH_STRATEGIES = frozenset({"ismcts"})
+
 #: strategy name -> factory(game_id, seed) -> Bot. Games add their heuristics here.
 STRATEGIES: dict[str, Callable[[str, int | None], Bot]] = {
     "random": lambda game_id, seed: random_bot(seed),

@@ -24,7 +24,9 @@ def register(sub: Any) -> None:
     add_server_args(parser)
     parser.add_argument("--match", required=True, help="match id")
     parser.add_argument("--token", required=True, help="the seat's token from match create")
-    parser.add_argument("--strategy", default="random", choices=sorted(STRATEGIES))
+    parser.add_argument("--strategy", default="random", choices=sorted(STRATEGIES),
+                        help="sample bot (default random); ismcts searches only with the "
+                             "engine state, so over the network it plays the heuristic")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--events", action="store_true", help="print this seat's events")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON line")

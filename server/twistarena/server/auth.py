@@ -1,7 +1,9 @@
 """Seat tokens and the admin token.
 
-A seat token is ``secrets.token_urlsafe(24)``; the store keeps only its
-sha256. Agents send it in ``Join.seat_token`` or as call metadata
+A seat token is ``st_`` + ``secrets.token_urlsafe(24)`` (an agent's api token
+``at_`` + the same); the store keeps only its sha256. The prefix says what a
+leaked secret is, and keeps a token from starting with "-", which a command
+line would take for an option. Agents send it in ``Join.seat_token`` or as call metadata
 ``authorization: Bearer <token>``; admin calls send the admin token the same way.
 """
 
@@ -13,9 +15,12 @@ import secrets
 from collections.abc import Iterable
 from typing import Any
 
+SEAT_TOKEN_PREFIX = "st_"
+AGENT_TOKEN_PREFIX = "at_"
 
-def new_token() -> str:
-    return secrets.token_urlsafe(24)
+
+def new_token(prefix: str = SEAT_TOKEN_PREFIX) -> str:
+    return prefix + secrets.token_urlsafe(24)
 
 
 def token_hash(token: str) -> str:

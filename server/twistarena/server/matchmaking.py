@@ -204,7 +204,7 @@ class Agents:
 
         model = PlackettLuce()
         agent_id = "ag_" + secrets.token_hex(6)
-        token = auth.new_token()
+        token = auth.new_token(auth.AGENT_TOKEN_PREFIX)
         pipe = self.redis.pipeline(transaction=True)
         pipe.hset(agent_key(agent_id), mapping={
             "name": name, "mu": repr(model.mu), "sigma": repr(model.sigma), "matches": 0,

@@ -302,7 +302,9 @@ def test_a_match_whose_seats_do_not_all_join_is_abandoned(
             # The seat that joined is told, then its stream ends.
             over = await present.expect("match_over", timeout=10)
             assert over.match_over.result.reason == mpb.END_REASON_ABANDONED
-            assert list(over.match_over.result.winners) == []
+            # As a forfeit of the missing seat.
+            assert list(over.match_over.result.places) == [1, 2]
+            assert list(over.match_over.result.winners) == [0]
             assert "seat(s) 1 did not join" in over.match_over.result.detail
             assert await present.recv(timeout=5) is None
             for match_id in (waiting.match.match_id, never.match.match_id):

@@ -672,8 +672,11 @@ class MatchRunner:
             ranked = {s: 1 + sum(1 for o in others if places[o] < places[s]) for s in others}
             ranked[forfeit] = self.num_players
             places = [ranked[s] for s in range(self.num_players)]
-        winners = [] if reason == mpb.END_REASON_ABANDONED else [
-            s for s in range(self.num_players) if places[s] == 1]
+        if reason == mpb.END_REASON_ABANDONED:
+            # As a forfeit of every missing seat: those present share first place.
+            present = [s.joined or bool(s.house_bot) for s in self.seats]
+            places = [1 if here else 1 + sum(present) for here in present]
+        winners = [s for s in range(self.num_players) if places[s] == 1]
         return mpb.MatchResult(scores=scores, places=places, winners=winners,
                                reason=reason, detail=detail)  # type: ignore[arg-type]
 

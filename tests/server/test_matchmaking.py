@@ -202,7 +202,7 @@ def test_the_queue_pops_first_come_or_closest_rating(valkey: Any, mode: str,
     from twistarena.server.matchmaking import ENQUEUE_LUA, POP_LUA, queue_keys
 
     client = redis.Redis.from_url(valkey.url)
-    game = f"bench-{mode}-{time.time_ns()}"  # a queue of its own
+    game = f"pop-test-{mode}-{time.time_ns()}"  # a queue of its own
     keys = queue_keys(game, 3)
     try:
         for agent in ("a1-25", "a2-40", "a3-26", "a4-24.5", "a5-10"):

@@ -8,7 +8,11 @@ from typing import Any
 
 import pytest
 from twistarena.clients.cli import main
+from twistarena.clients.sdk import ArenaClient
 from twistarena.clients.tournament import standings_from_csv
+from twistarena.server.tournaments import game_match_id
+
+from .helpers import run
 
 
 def _last_json(text: str) -> Any:
@@ -33,11 +37,14 @@ def test_tournament_create_follows_and_exports(server: Any, tmp_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tournament", "create", "--server", server.target, "--game", "twisted",
                  "--format", "gauntlet", "--entrants", "heuristic,random,random#2",
-                 "--players", "2", "--seed", "9", "--json", "-"]) == 0
+                 "--players", "2", "--seed", "9", "--join-timeout-ms", "120000",
+                 "--json", "-"]) == 0
     report = _last_json(capsys.readouterr().out)
     assert report["meta"]["status"] == "TOURNAMENT_FINISHED"
     assert len(report["results"]) == 4  # the hero vs 2 others x 2 seatings
     tid = report["meta"]["tournament_id"]
+    first = run(ArenaClient(server.target).get_match(game_match_id(tid, 0, 0)))
+    assert first.options.time_control.join_timeout_ms == 120_000
     csv_path = tmp_path / "standings.csv"
     assert main(["tournament", "show", "--server", server.target, tid,
                  "--csv", str(csv_path)]) == 0

@@ -104,8 +104,11 @@ def test_match_create_tokens_bot_and_watch(server: Any, capsys: pytest.CaptureFi
 
 def test_match_cancel(server: Any, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["match", "create", "--server", server.target, "--game", "tricky_twist",
-                 "--players", "3", "--json"]) == 0
-    match_id = _last_json(capsys.readouterr().out)["match_id"]
+                 "--players", "3", "--join-timeout-ms", "90000", "--json"]) == 0
+    created = _last_json(capsys.readouterr().out)
+    assert created["time_control"]["join_timeout_ms"] == 90_000
+    assert created["time_control"]["decision_ms"] == 5000  # the server's default, resolved
+    match_id = created["match_id"]
     assert main(["match", "cancel", "--server", server.target, match_id, "--json"]) == 0
     cancelled = _last_json(capsys.readouterr().out)
     assert cancelled["status"] == "CANCELLED"

@@ -183,6 +183,7 @@ def test_house_bots_play_a_match_and_it_replays_exactly(server: Any) -> None:
     (options("twisted", 2, game_options={"rounds": "many"}), "rounds"),
     (options("twisted", 2, house=("random",)), "seats"),
     (options("twisted", 2, house=("random", "grandmaster")), "grandmaster"),
+    (options("twisted", 2, join_ms=8 * 24 * 3600 * 1000), "join_timeout_ms"),
 ])
 def test_bad_options_are_invalid_argument(server: Any, opts: mpb.MatchOptions,
                                           needle: str) -> None:
@@ -330,5 +331,27 @@ def test_a_match_whose_seats_do_not_all_join_is_abandoned(
             assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "MATCH_OVER")
             for player in players:
                 player.cancel()
+
+    run(main())
+
+
+def test_a_match_may_set_its_own_join_timeout(server: Any) -> None:
+    """TimeControl.join_timeout_ms overrides the server's hour for this match only."""
+    async def main() -> None:
+        async with aio.insecure_channel(server.target) as ch:
+            stub = mgrpc.MatchesStub(ch)
+            quick = await create(ch, options("twisted", 2, join_ms=400))
+            patient = await create(ch, options("twisted", 2))
+            assert quick.match.options.time_control.join_timeout_ms == 400
+            for _ in range(50):
+                match = await stub.GetMatch(mpb.GetMatchRequest(match_id=quick.match.match_id))
+                if match.status != mpb.MATCH_STATUS_WAITING:
+                    break
+                await asyncio.sleep(0.1)
+            assert match.status == mpb.MATCH_STATUS_CANCELLED
+            assert match.result.reason == mpb.END_REASON_ABANDONED
+            assert "within 0.4 s" in match.result.detail
+            other = await stub.GetMatch(mpb.GetMatchRequest(match_id=patient.match.match_id))
+            assert other.status == mpb.MATCH_STATUS_WAITING
 
     run(main())

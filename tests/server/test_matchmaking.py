@@ -27,6 +27,7 @@ from twistarena.clients.sdk import (
     register_agent,
 )
 from twistarena.server.config import ServerConfig
+from twistarena.server.matchmaking import MATCHMADE_JOIN_MS
 from twistarena.v1 import match_pb2
 
 from tests.clients.helpers import run
@@ -79,6 +80,8 @@ def test_concurrent_queue_forms_whole_matches_on_two_nodes(server: Any,
         for mid in by_match:
             match = await client.get_match(mid)
             assert all(not seat.house_bot for seat in match.seats)
+            # A seated agent that never joins does not hold the others for an hour.
+            assert match.options.time_control.join_timeout_ms == MATCHMADE_JOIN_MS
         # Every agent plays its seat to the end.
         results = await asyncio.wait_for(asyncio.gather(*(
             play(_random_act("tricky_twist", i), server=[a.server_address, *nodes],

@@ -26,7 +26,8 @@ def run(coro: Any, timeout: float = 120.0) -> Any:
 def options(game_id: str, num_players: int, *, seed: int | None = None,
             decision_ms: int = 0, fallback: int = 0, forfeit_after: int = 0,
             grace_ms: int = 0, house: Sequence[str] = (),
-            game_options: dict[str, Any] | None = None) -> mpb.MatchOptions:
+            game_options: dict[str, Any] | None = None,
+            join_ms: int = 0) -> mpb.MatchOptions:
     opts = mpb.MatchOptions(game_id=game_id, num_players=num_players)
     if seed is not None:
         opts.seed = seed
@@ -35,6 +36,7 @@ def options(game_id: str, num_players: int, *, seed: int | None = None,
     tc.fallback = fallback  # type: ignore[assignment]
     tc.forfeit_after = forfeit_after
     tc.reconnect_grace_ms = grace_ms
+    tc.join_timeout_ms = join_ms
     if house:
         opts.seats.extend(mpb.SeatSpec(name=f"seat{i}", house_bot=h) for i, h in enumerate(house))
     if game_options:

@@ -47,16 +47,18 @@ END_REASON_CANCELLED: EndReason
 END_REASON_ABANDONED: EndReason
 
 class TimeControl(_message.Message):
-    __slots__ = ("decision_ms", "fallback", "forfeit_after", "reconnect_grace_ms")
+    __slots__ = ("decision_ms", "fallback", "forfeit_after", "reconnect_grace_ms", "join_timeout_ms")
     DECISION_MS_FIELD_NUMBER: _ClassVar[int]
     FALLBACK_FIELD_NUMBER: _ClassVar[int]
     FORFEIT_AFTER_FIELD_NUMBER: _ClassVar[int]
     RECONNECT_GRACE_MS_FIELD_NUMBER: _ClassVar[int]
+    JOIN_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     decision_ms: int
     fallback: Fallback
     forfeit_after: int
     reconnect_grace_ms: int
-    def __init__(self, decision_ms: _Optional[int] = ..., fallback: _Optional[_Union[Fallback, str]] = ..., forfeit_after: _Optional[int] = ..., reconnect_grace_ms: _Optional[int] = ...) -> None: ...
+    join_timeout_ms: int
+    def __init__(self, decision_ms: _Optional[int] = ..., fallback: _Optional[_Union[Fallback, str]] = ..., forfeit_after: _Optional[int] = ..., reconnect_grace_ms: _Optional[int] = ..., join_timeout_ms: _Optional[int] = ...) -> None: ...
 
 class SeatSpec(_message.Message):
     __slots__ = ("name", "house_bot")

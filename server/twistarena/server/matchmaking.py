@@ -62,6 +62,9 @@ RATE = f"{AGENTS}:rate"
 #: A Queue stream re-vouches for its agent every second; after this long without
 #: it (its node died) the agent leaves the queue.
 ALIVE_MS = 5000
+#: A matchmade match is abandoned if a seated agent has not joined within this
+#: (its agents were connected and waiting when it formed).
+MATCHMADE_JOIN_MS = 60_000
 TICK_S = 0.1
 STATUS_EVERY_S = 1.0
 #: Fill time of an entry that never wants house bots (ms; far future).
@@ -432,6 +435,7 @@ class Matchmaker:
         seats: list[str] = [a for a, _ in picked] + [""] * (players - len(picked))
         random.shuffle(seats)
         opts = mpb.MatchOptions(game_id=game_id, num_players=players)
+        opts.time_control.join_timeout_ms = MATCHMADE_JOIN_MS
         for agent_id in seats:
             if agent_id:
                 opts.seats.append(mpb.SeatSpec(name=names[agent_id]))

@@ -288,11 +288,16 @@ class MatchRunner:
                     if not seat.house_bot and seat.stream is None:
                         self._start_grace(seat)
                 self._open_decisions()
-            elif self.hub.waiting_timeout_s > 0:
+            elif self.join_timeout_s > 0:
                 # Counted from creation (wall clock), so a restart does not extend it.
                 age = time.time() - self.record.created_ms / 1000
                 self._waiting_timer = self.loop.call_later(
-                    max(0.0, self.hub.waiting_timeout_s - age), self._waiting_expired)
+                    max(0.0, self.join_timeout_s - age), self._waiting_expired)
+
+    @property
+    def join_timeout_s(self) -> float:
+        """How long after creation a match not yet started is abandoned (0: never)."""
+        return self.clock.join_s or self.hub.waiting_timeout_s
 
     def _waiting_expired(self) -> None:
         self._waiting_timer = None
@@ -307,7 +312,7 @@ class MatchRunner:
             await self._finish(
                 mpb.END_REASON_ABANDONED,
                 f"seat(s) {', '.join(map(str, missing))} did not join within "
-                f"{self.hub.waiting_timeout_s:g} s of the match's creation")
+                f"{self.join_timeout_s:g} s of the match's creation")
 
     def stop(self, code: grpc.StatusCode, reason: str, details: str) -> None:
         """Stop running this match here (drain, lost ownership); Redis keeps it live."""

@@ -16,6 +16,7 @@ DEFAULT_RECONNECT_GRACE_MS = 30_000
 MIN_DECISION_MS = 10
 MAX_DECISION_MS = 24 * 3600 * 1000
 MAX_GRACE_MS = 24 * 3600 * 1000
+MAX_JOIN_MS = 7 * 24 * 3600 * 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +24,8 @@ class Clock:
     decision_s: float
     forfeit_after: int  # 0: never forfeit
     grace_s: float
+    #: 0: the server's waiting timeout applies.
+    join_s: float = 0.0
 
     @classmethod
     def from_proto(cls, tc: mpb.TimeControl) -> Clock:
@@ -30,6 +33,7 @@ class Clock:
             decision_s=tc.decision_ms / 1000.0,
             forfeit_after=tc.forfeit_after if tc.fallback == mpb.FALLBACK_FORFEIT else 0,
             grace_s=tc.reconnect_grace_ms / 1000.0,
+            join_s=tc.join_timeout_ms / 1000.0,
         )
 
 
@@ -52,6 +56,8 @@ def resolve(tc: mpb.TimeControl) -> mpb.TimeControl:
         out.reconnect_grace_ms = DEFAULT_RECONNECT_GRACE_MS
     if out.reconnect_grace_ms > MAX_GRACE_MS:
         raise ValueError(f"time_control.reconnect_grace_ms must be at most {MAX_GRACE_MS}")
+    if out.join_timeout_ms > MAX_JOIN_MS:
+        raise ValueError(f"time_control.join_timeout_ms must be at most {MAX_JOIN_MS}")
     return out
 
 

@@ -82,6 +82,7 @@ def seat_names(match: match_pb2.Match) -> list[str]:
 
 
 def match_json(match: match_pb2.Match) -> dict[str, Any]:
+    tc = match.options.time_control
     out: dict[str, Any] = {
         "match_id": match.match_id,
         "game_id": match.options.game_id,
@@ -90,6 +91,13 @@ def match_json(match: match_pb2.Match) -> dict[str, Any]:
         "status": STATUSES.get(match.status, str(match.status)),
         "actions": match.actions,
         "game_options": struct_to_dict(match.options.game_options),
+        "time_control": {
+            "decision_ms": tc.decision_ms,
+            "fallback": match_pb2.Fallback.Name(tc.fallback).removeprefix("FALLBACK_"),
+            "forfeit_after": tc.forfeit_after,
+            "reconnect_grace_ms": tc.reconnect_grace_ms,
+            "join_timeout_ms": tc.join_timeout_ms,
+        },
         "seats": [{"seat": s.seat, "name": s.name, "house_bot": s.house_bot,
                    "connected": s.connected, "timeouts": s.timeouts} for s in match.seats],
     }
@@ -132,6 +140,9 @@ def register(sub: Any) -> None:
     create.add_argument("--seed", type=int, default=None)
     create.add_argument("--decision-ms", type=int, default=0,
                         help="time per decision (0: server default)")
+    create.add_argument("--join-timeout-ms", type=int, default=0,
+                        help="abandon the match if its seats have not all joined this long "
+                             "after creation (0: the server's --waiting-timeout)")
     create.add_argument("--option", type=parse_option, action="append", default=[],
                         metavar="KEY=VALUE", help="game option override (repeatable)")
     create.add_argument("--name", action="append", default=[], help="seat name (repeatable)")
@@ -183,6 +194,7 @@ async def _create(args: argparse.Namespace, console: Console, strategies: list[s
                                 if strategies else [])
     created = await client.create_match(
         args.game, args.players, seed=args.seed, decision_ms=args.decision_ms,
+        join_timeout_ms=args.join_timeout_ms,
         game_options=dict(args.option), seat_names=names)
     match = created.match
     if not strategies:

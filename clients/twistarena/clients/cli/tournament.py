@@ -51,6 +51,10 @@ def register(sub: Any) -> None:
     create.add_argument("--parallel", type=int, default=0,
                         help="matches at once (default: the server's, 4)")
     create.add_argument("--decision-ms", type=int, default=0)
+    create.add_argument("--join-timeout-ms", type=int, default=0,
+                        help="a game whose entrants have not all joined this long after it "
+                             "was created is abandoned; those present win it "
+                             "(0: the server's --waiting-timeout)")
     create.add_argument("--admin-token", default=None,
                         help="admin token (default: $TWISTARENA_ADMIN_TOKEN)")
     create.add_argument("--no-follow", action="store_true",
@@ -98,7 +102,8 @@ def run_create(args: argparse.Namespace) -> int:
         created = await client.create(
             args.game, entrants, players=args.players, format=args.format, rounds=args.rounds,
             games_per_pairing=args.games_per_pairing, duplicate=args.duplicate, seed=args.seed,
-            decision_ms=args.decision_ms, parallel=args.parallel)
+            decision_ms=args.decision_ms, parallel=args.parallel,
+            join_timeout_ms=args.join_timeout_ms)
         console.print(f"tournament [bold]{created.tournament_id}[/bold]: "
                       f"{created.games_planned} games", highlight=False)
         if args.no_follow:

@@ -44,6 +44,7 @@ class ArenaClient(ServiceClient):
         decision_ms: int = 0, game_options: Mapping[str, Any] | None = None,
         seat_names: Sequence[str] = (), house_bots: Sequence[str] = (),
         fallback: str = "", forfeit_after: int = 0, reconnect_grace_ms: int = 0,
+        join_timeout_ms: int = 0,
     ) -> match_pb2.CreateMatchResponse:
         """Create a match; the response holds its record and one token per remote seat."""
         seats = []
@@ -57,7 +58,8 @@ class ArenaClient(ServiceClient):
             time_control=match_pb2.TimeControl(
                 decision_ms=decision_ms,
                 fallback=FALLBACKS.get(fallback, match_pb2.FALLBACK_UNSPECIFIED),
-                forfeit_after=forfeit_after, reconnect_grace_ms=reconnect_grace_ms),
+                forfeit_after=forfeit_after, reconnect_grace_ms=reconnect_grace_ms,
+                join_timeout_ms=join_timeout_ms),
         )
         if seed is not None:
             options.seed = seed

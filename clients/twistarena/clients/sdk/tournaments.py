@@ -37,13 +37,14 @@ class TournamentClient(ServiceClient):
     async def create(self, game: str, entrants: Sequence[str], *, players: int = 0,
                      format: str = "round-robin", rounds: int = 0, games_per_pairing: int = 1,
                      duplicate: bool = False, seed: int | None = None, decision_ms: int = 0,
-                     parallel: int = 0,
+                     parallel: int = 0, join_timeout_ms: int = 0,
                      game_options: Mapping[str, Any] | None = None) -> tournaments_pb2.Tournament:
         spec = tournaments_pb2.TournamentSpec(
             game_id=game, num_players=players, format=FORMATS[format], rounds=rounds,
             games_per_pairing=games_per_pairing, duplicate_deals=duplicate,
             entrants=list(entrants), parallel=parallel,
-            time_control=match_pb2.TimeControl(decision_ms=decision_ms))
+            time_control=match_pb2.TimeControl(decision_ms=decision_ms,
+                                               join_timeout_ms=join_timeout_ms))
         if seed is not None:
             spec.seed = seed
         if game_options:

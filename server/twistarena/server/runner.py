@@ -690,6 +690,8 @@ class MatchRunner:
         status = mpb.MATCH_STATUS_CANCELLED if reason in (
             mpb.END_REASON_CANCELLED, mpb.END_REASON_ABANDONED) else mpb.MATCH_STATUS_FINISHED
         result = self._result(reason, detail, forfeit)
+        # The timer would keep this runner alive for up to the join timeout.
+        self._cancel_waiting_timer()
         try:
             await self.store.update_meta(self.match_id, self.owner, {
                 "status": status, "result": result.SerializeToString()})

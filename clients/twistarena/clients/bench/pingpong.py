@@ -69,6 +69,8 @@ class EngineGroup:
         self.cache = convert.action_cache(game_id)
         self.match_id = convert.match_id_field(f"pingpong-{seed}")
         self.decisions = 0
+        #: The id of the request last sent (its answer is acknowledged with it).
+        self.decision_id = 0
         self._new_game()
 
     def _new_game(self) -> None:
@@ -80,8 +82,9 @@ class EngineGroup:
         state, convert = self.state, self.convert
         seat = state.to_act()[0]
         self.decisions += 1
+        self.decision_id = self.decisions * 8 + seat + 1
         body = convert.decision_body(
-            self.match_id, self.decisions * 8 + seat + 1, seat,
+            self.match_id, self.decision_id, seat,
             convert.observation_bytes(self.game_id, state.observation(seat)),
             [self.cache.encoded(a) for a in state.legal_actions(seat)], 0)
         return seat, convert.decision_message(body, 5000)
@@ -93,7 +96,7 @@ class EngineGroup:
         state.apply(seat, action)
         if state.is_terminal():
             self._new_game()
-        return self.convert.accepted_message(self.decisions * 8 + seat + 1, action)
+        return self.convert.accepted_message(self.decision_id, action)
 
 
 class PingPongServer:

@@ -410,20 +410,13 @@ class Report:
             out["message_bytes"] = self.sizes.to_json()
         if self.raw is not None:
             out["bare_grpc"] = self.raw.to_json()
-        if self.engine_only is not None:
-            out["grpc_engine_only"] = self.engine_only.to_json()
-            if self.raw is not None and self.raw.per_s:
-                out["grpc_engine_only_to_bare_ratio"] = round(
-                    self.engine_only.per_s / self.raw.per_s, 3)
-        if self.real is not None:
-            out["service"] = self.real.to_json()
-        if self.raw is not None and self.real is not None and self.raw.per_s:
-            out["service_to_bare_ratio"] = round(self.real.per_s / self.raw.per_s, 3)
-        if self.sdk is not None:
-            out["service_sdk_agents"] = self.sdk.to_json()
-            if self.raw is not None and self.raw.per_s:
-                out["service_sdk_agents_to_bare_ratio"] = round(
-                    self.sdk.per_s / self.raw.per_s, 3)
+        bare = self.raw.per_s if self.raw is not None else 0.0
+        for key, run in (("grpc_engine_only", self.engine_only), ("service", self.real),
+                         ("service_sdk_agents", self.sdk)):
+            if run is not None:
+                out[key] = run.to_json()
+                if bare:
+                    out[f"{key}_to_bare_ratio"] = round(run.per_s / bare, 3)
         if self.live is not None:
             out["live"] = self.live
         return out

@@ -6,14 +6,8 @@ import random
 
 import pytest
 from twistarena import engine
-from twistarena.clients.bots import STRATEGIES, make_bot
-from twistarena.clients.bots.ismcts import (
-    IsmctsBot,
-    IsmctsConfig,
-    SearchBot,
-    information_set_state,
-    ismcts_bot,
-)
+from twistarena.bots import STRATEGIES, SearchBot, make_bot, searches
+from twistarena.bots.ismcts import IsmctsBot, IsmctsConfig, information_set_state, ismcts_bot
 from twistarena.clients.local import play_local
 
 CASES = [("tricky_twist", 3), ("tricky_twist", 4), ("twisted", 2), ("twisted", 3),
@@ -122,6 +116,7 @@ def test_registered_and_recognised_as_a_search_bot() -> None:
     bot = make_bot("ismcts", "twisted", 1)
     assert isinstance(bot, SearchBot)
     assert not isinstance(make_bot("heuristic", "twisted", 1), SearchBot)
+    assert searches(bot) and not searches(make_bot("random", "twisted", 1))
 
 
 def test_bad_configurations_are_refused() -> None:

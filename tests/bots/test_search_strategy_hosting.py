@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from structlog.testing import capture_logs
 from twistarena import engine
-from twistarena.clients.bots import make_bot
+from twistarena.bots import make_bot
 from twistarena.clients.sdk.hosting import StrategyBot
 
 

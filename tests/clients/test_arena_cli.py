@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from twistarena.clients.cli import main
 from twistarena.clients.sdk import ArenaClient
-from twistarena.clients.tournament import standings_from_csv
+from twistarena.league import standings_from_csv
 from twistarena.server.tournaments import game_match_id
 
 from .helpers import run

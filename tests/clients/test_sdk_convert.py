@@ -7,9 +7,8 @@ from typing import Any
 
 from google.protobuf import json_format
 from google.protobuf.struct_pb2 import Struct
-from twistarena import engine
+from twistarena import engine, wire
 from twistarena.clients.sdk import convert
-from twistarena.server import convert as server_convert
 from twistarena.v1 import play_pb2 as ppb
 
 
@@ -29,7 +28,7 @@ def _reference(struct: Struct) -> Any:
 def test_struct_to_dict_matches_json_format() -> None:
     data = {"a": 1, "b": 2.5, "c": "x", "d": True, "e": None, "f": [1, {"g": [2.0, "h"]}, []],
             "h": {}, "i": -3, "j": {"k": {"l": [False, 0, -0.5]}}}
-    struct = server_convert.struct(data)
+    struct = wire.struct(data)
     assert convert.struct_to_dict(struct) == _reference(struct) == data
     assert convert.struct_to_dict(Struct()) == {}
 
@@ -44,7 +43,7 @@ def test_legal_actions_lazy_and_eager_agree() -> None:
             seat = state.to_act()[0]
             actions = state.legal_actions(seat)
             req = ppb.DecisionRequest(legal_actions=[
-                ppb.LegalAction(id=a.id, label=a.label, payload=server_convert.struct(a.payload))
+                ppb.LegalAction(id=a.id, label=a.label, payload=wire.struct(a.payload))
                 for a in actions])
             eager = convert.legal_actions(req)
             lazy = convert.legal_actions(req, lazy=True)

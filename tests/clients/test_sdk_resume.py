@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from twistarena.clients.bots import make_bot
+from twistarena.bots import make_bot
 from twistarena.clients.sdk import Agent, ArenaClient
 from twistarena.clients.sdk.hosting import seat_agents
 from twistarena.v1 import play_pb2

@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 from google.protobuf import json_format
-from twistarena import engine
-from twistarena.server import convert
+from twistarena import engine, wire
 from twistarena.v1 import observations_pb2 as opb
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,8 +39,8 @@ def _to_dict(msg: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("game_id", "n"), CASES)
 def test_messages_mirror_engine_dicts(game_id: str, n: int) -> None:
-    obs_cls = convert.OBSERVATION_CLASSES[game_id]
-    pub_cls = convert.PUBLIC_VIEW_CLASSES[game_id]
+    obs_cls = wire.OBSERVATION_CLASSES[game_id]
+    pub_cls = wire.PUBLIC_VIEW_CLASSES[game_id]
     checked = 0
     for seed in range(3):
         rng = random.Random(seed * 7 + n)
@@ -53,7 +52,7 @@ def test_messages_mirror_engine_dicts(game_id: str, n: int) -> None:
                 msg = json_format.ParseDict(data, cls())
                 assert _to_dict(msg) == data
                 # The server's fast path builds the same message.
-                assert convert.game_message(cls, data) == msg
+                assert wire.game_message(cls, data) == msg
                 checked += 1
             if state.is_terminal():
                 break
@@ -64,9 +63,9 @@ def test_messages_mirror_engine_dicts(game_id: str, n: int) -> None:
 
 
 def test_oneof_fields_are_named_after_game_ids() -> None:
-    assert set(convert.OBSERVATION_CLASSES) == set(engine.GAME_IDS)
-    assert set(convert.PUBLIC_VIEW_CLASSES) == set(engine.GAME_IDS)
-    obs = convert.observation("twisted", engine.make("twisted", 2, 1).observation(0))
+    assert set(wire.OBSERVATION_CLASSES) == set(engine.GAME_IDS)
+    assert set(wire.PUBLIC_VIEW_CLASSES) == set(engine.GAME_IDS)
+    obs = wire.observation("twisted", engine.make("twisted", 2, 1).observation(0))
     assert obs.WhichOneof("game") == "twisted"
     assert isinstance(obs, opb.Observation)
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import grpc
 import pytest
-from twistarena.clients.bots import make_bot
+from twistarena.bots import make_bot
 from twistarena.clients.sdk import (
     AgentError,
     ArenaClient,

@@ -24,7 +24,7 @@ from twistarena.clients.sdk import (
     register_agent,
 )
 from twistarena.clients.sdk.tournaments import results_of
-from twistarena.clients.tournament import compute_standings
+from twistarena.league import compute_standings
 from twistarena.v1 import match_pb2
 from twistarena.v1 import tournaments_pb2 as tpb
 
@@ -108,7 +108,7 @@ def test_bad_specs_are_refused(server: Any) -> None:
 
 def test_registered_agent_gets_its_matches_through_its_queue(server: Any) -> None:
     async def scenario() -> None:
-        from twistarena.clients.bots import make_bot
+        from twistarena.bots import make_bot
         from twistarena.clients.sdk import play
 
         agent_id, token = await register_agent(server.target, "entrant")

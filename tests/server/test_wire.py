@@ -7,8 +7,7 @@ import random
 
 import pytest
 from google.protobuf import timestamp_pb2
-from twistarena import engine
-from twistarena.server import convert
+from twistarena import engine, wire
 from twistarena.v1 import play_pb2 as ppb
 
 GAMES = list(engine.GAME_IDS)
@@ -18,10 +17,10 @@ def _reference_request(game_id: str, state: engine.State, seat: int, match_id: s
                        decision_id: int, deadline_ns: int, left_ms: int) -> ppb.ServerMessage:
     deadline = timestamp_pb2.Timestamp()
     deadline.FromNanoseconds(deadline_ns)
-    cache = convert.ActionCache()
+    cache = wire.ActionCache()
     return ppb.ServerMessage(decision=ppb.DecisionRequest(
         match_id=match_id, decision_id=decision_id, seat=seat,
-        observation=convert.observation(game_id, state.observation(seat)),
+        observation=wire.observation(game_id, state.observation(seat)),
         legal_actions=[cache.get(a) for a in state.legal_actions(seat)],
         deadline=deadline, time_left_ms=left_ms))
 
@@ -30,7 +29,7 @@ def _reference_request(game_id: str, state: engine.State, seat: int, match_id: s
 def test_decision_request_bytes(game_id: str) -> None:
     n = engine.game(game_id).max_players
     rng = random.Random(5)
-    cache = convert.ActionCache()
+    cache = wire.ActionCache()
     checked = 0
     for seed in range(2):
         state = engine.make(game_id, n, seed)
@@ -41,15 +40,15 @@ def test_decision_request_bytes(game_id: str) -> None:
                 did = rng.choice([1, 8 * step + seat + 1, 2**40 + seat])
                 deadline_ns = rng.choice([0, 1_700_000_000_123_456_789, 1_000_000_000])
                 left = rng.choice([0, 1, 127, 128, 5000, 600_000])
-                body = convert.decision_body(
-                    convert.match_id_field(match_id), did, seat,
-                    convert.observation_bytes(game_id, state.observation(seat)),
+                body = wire.decision_body(
+                    wire.match_id_field(match_id), did, seat,
+                    wire.observation_bytes(game_id, state.observation(seat)),
                     [cache.encoded(a) for a in state.legal_actions(seat)], deadline_ns)
-                wire = convert.decision_message(body, left)
+                encoded = wire.decision_message(body, left)
                 expected = _reference_request(game_id, state, seat, match_id, did,
                                               deadline_ns, left)
-                assert ppb.ServerMessage.FromString(wire) == expected
-                assert wire == expected.SerializeToString()
+                assert ppb.ServerMessage.FromString(encoded) == expected
+                assert encoded == expected.SerializeToString()
                 checked += 1
             seat = rng.choice(state.to_act())
             state.apply(seat, rng.choice(state.legal_action_ids(seat)))
@@ -61,25 +60,25 @@ def test_decision_request_bytes(game_id: str) -> None:
                                              (5, -1)])
 def test_accepted_bytes(did: int, action: int) -> None:
     expected = ppb.ServerMessage(accepted=ppb.AnswerAccepted(decision_id=did, action_id=action))
-    wire = convert.accepted_message(did, action)
-    assert ppb.ServerMessage.FromString(wire) == expected
-    assert wire == expected.SerializeToString()
+    encoded = wire.accepted_message(did, action)
+    assert ppb.ServerMessage.FromString(encoded) == expected
+    assert encoded == expected.SerializeToString()
 
 
 def test_event_bytes() -> None:
     state = engine.make("tricky_twist", 4, 3)
     info = engine.game("tricky_twist")
     for seq, ev in enumerate(state.events):
-        event = convert.event(seq, ev.view(None), info)
+        event = wire.event(seq, ev.view(None), info)
         raw = event.SerializeToString()
-        assert ppb.ServerMessage.FromString(convert.event_server_message(raw)) == \
+        assert ppb.ServerMessage.FromString(wire.event_server_message(raw)) == \
             ppb.ServerMessage(event=event)
-        assert ppb.WatchMessage.FromString(convert.event_watch_message(raw)) == \
+        assert ppb.WatchMessage.FromString(wire.event_watch_message(raw)) == \
             ppb.WatchMessage(event=event)
     assert state.events
 
 
 def test_passthrough_serializer() -> None:
     msg = ppb.ServerMessage(accepted=ppb.AnswerAccepted(decision_id=3, action_id=4))
-    assert convert.passthrough_serializer(msg) == msg.SerializeToString()
-    assert convert.passthrough_serializer(b"\x1a\x00") == b"\x1a\x00"
+    assert wire.passthrough_serializer(msg) == msg.SerializeToString()
+    assert wire.passthrough_serializer(b"\x1a\x00") == b"\x1a\x00"

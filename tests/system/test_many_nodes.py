@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import redis
-from twistarena.clients.bots import make_bot
+from twistarena.bots import make_bot
 from twistarena.clients.sdk import Agent, ArenaClient, Backoff
 from twistarena.v1 import match_pb2
 

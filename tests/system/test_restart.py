@@ -11,8 +11,8 @@ import asyncio
 import sys
 from typing import Any
 
+from twistarena.bots import make_bot
 from twistarena.clients.bench.processes import CLI, ServerProcess
-from twistarena.clients.bots import make_bot
 from twistarena.clients.sdk import Agent, ArenaClient, Backoff
 
 from tests.clients.helpers import acknowledged_in_log, replay_problems, run

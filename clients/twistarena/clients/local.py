@@ -10,9 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from twistarena import engine
-
-from .bots import Bot, make_bot
-from .bots.ismcts import SearchBot
+from twistarena.bots import Bot, decide, make_bot
 
 
 def play_local(game_id: str, num_players: int, seed: int, strategies: Sequence[str] | None = None,
@@ -41,11 +39,6 @@ def play_local(game_id: str, num_players: int, seed: int, strategies: Sequence[s
     tell()
     while not state.is_terminal():
         for seat in state.to_act():
-            bot = bots[seat]
-            if isinstance(bot, SearchBot):  # it derives only its seat's information set
-                action = bot.act_with_state(state, seat)
-            else:
-                action = bot(state.observation(seat), state.legal_actions(seat))
-            state.apply(seat, action)
+            state.apply(seat, decide(bots[seat], state, seat))
             tell()
     return state

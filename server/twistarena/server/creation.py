@@ -9,10 +9,11 @@ from __future__ import annotations
 import secrets
 import time
 
-from twistarena import engine
+from twistarena import engine, wire
+from twistarena.bots import STRATEGIES
 from twistarena.v1 import match_pb2 as mpb
 
-from . import auth, cluster, convert, metrics, timecontrol
+from . import auth, cluster, metrics, timecontrol
 from .runner import Hub
 from .store import MatchRecord
 
@@ -31,8 +32,6 @@ def _validate(opts: mpb.MatchOptions) -> str:
                 f"got {opts.num_players}")
     if opts.seats and len(opts.seats) != opts.num_players:
         return f"seats must be empty or list {opts.num_players} entries, got {len(opts.seats)}"
-    from twistarena.clients.bots import STRATEGIES
-
     for i, spec in enumerate(opts.seats):
         if spec.house_bot and spec.house_bot not in STRATEGIES:
             return (f"seat {i}: unknown house bot {spec.house_bot!r}; "
@@ -61,7 +60,7 @@ async def new_match(hub: Hub, options: mpb.MatchOptions,
     opts.seed = seed
     try:
         opts.time_control.CopyFrom(timecontrol.resolve(opts.time_control))
-        game_options = convert.options_dict(dict(opts.game_options.items()))
+        game_options = wire.options_dict(dict(opts.game_options.items()))
         engine.make(opts.game_id, opts.num_players, seed, game_options)
     except (engine.InvalidOptions, ValueError, TypeError) as exc:
         raise CreationError(str(exc)) from None

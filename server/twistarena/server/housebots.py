@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 
+from twistarena.bots import decide, make_bot, searches
 from twistarena.engine import State
 
 MASK = 0xFFFFFFFFFFFF
@@ -30,11 +31,8 @@ def decision_seed(match_seed: int, seat: int, own_actions: int) -> int:
 async def house_action(strategy: str, game_id: str, state: State, seat: int,
                        match_seed: int) -> int:
     """The action id the house bot ``strategy`` picks for ``seat`` now."""
-    from twistarena.clients.bots import make_bot
-    from twistarena.clients.bots.ismcts import SearchBot
-
     own_actions = sum(1 for who, _ in state.history if who == seat)
     bot = make_bot(strategy, game_id, decision_seed(match_seed, seat, own_actions))
-    if isinstance(bot, SearchBot):
-        return int(await asyncio.to_thread(bot.act_with_state, state.clone(), seat))
-    return int(bot(state.observation(seat), state.legal_actions(seat)))
+    if searches(bot):
+        return int(await asyncio.to_thread(decide, bot, state.clone(), seat))
+    return int(decide(bot, state, seat))

@@ -40,6 +40,8 @@ from grpc import aio
 from prometheus_client import Counter
 from redis.exceptions import NoScriptError, RedisError, WatchError
 from twistarena import engine
+from twistarena.bots import STRATEGIES
+from twistarena.league import PlackettLuce, Rating
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import matchmaking_pb2 as kpb
 from twistarena.v1 import matchmaking_pb2_grpc as kgrpc
@@ -203,8 +205,6 @@ class Agents:
         self.waiters: dict[str, asyncio.Event] = {}
 
     async def register(self, name: str) -> tuple[str, str]:
-        from twistarena.clients.tournament import PlackettLuce
-
         model = PlackettLuce()
         agent_id = "ag_" + secrets.token_hex(6)
         token = auth.new_token(auth.AGENT_TOKEN_PREFIX)
@@ -279,8 +279,6 @@ class Agents:
 
     async def apply_result(self, seats: dict[int, str], places: list[int]) -> None:
         """One match's Plackett-Luce update of the agents in it (house bots: fixed)."""
-        from twistarena.clients.tournament import PlackettLuce, Rating
-
         model = PlackettLuce()
         agents = sorted({a for a in seats.values() if not a.startswith("house:")})
         if not agents:
@@ -514,8 +512,6 @@ class Matchmaking(kgrpc.MatchmakingServicer):
         problem = _check_game(game_id, players)
         if problem:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", problem)
-        from twistarena.clients.bots import STRATEGIES
-
         bot = request.house_bot or "heuristic"
         if bot not in STRATEGIES:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS",

@@ -24,12 +24,12 @@ from typing import Any
 import grpc
 from google.protobuf import timestamp_pb2
 from redis.exceptions import RedisError
-from twistarena import engine
+from twistarena import engine, wire
 from twistarena.engine import Event, IllegalAction, State
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import play_pb2 as ppb
 
-from . import convert, logs, metrics
+from . import logs, metrics
 from .housebots import house_action
 from .store import FencedError, LogConflict, LogEntry, MatchRecord, Store, StoreError
 from .timecontrol import Clock, fallback_action
@@ -117,7 +117,6 @@ class Seat:
     token_hash: str | None
     joined: bool = False
     stream: Outbox | None = None
-    bot: Any = None
     abandoned: bool = False
     grace_timer: asyncio.TimerHandle | None = None
     # The open decision (0: none).
@@ -180,13 +179,13 @@ class MatchRunner:
         self.loop = asyncio.get_running_loop()
         self.record = record
         self.match_id = record.match_id
-        self._match_id_field = convert.match_id_field(record.match_id)
+        self._match_id_field = wire.match_id_field(record.match_id)
         self.owner = owner
         opts = record.options
         self.game_id = opts.game_id
         self.num_players = opts.num_players
         self.info = engine.game(self.game_id)
-        game_options = convert.options_dict(
+        game_options = wire.options_dict(
             dict(opts.game_options.items())) if opts.HasField("game_options") else {}
         self.state: State = engine.make(self.game_id, self.num_players, record.seed, game_options)
         self.clock = Clock.from_proto(opts.time_control)
@@ -197,14 +196,8 @@ class MatchRunner:
         self.seats: list[Seat] = []
         for s in range(self.num_players):
             spec = opts.seats[s] if len(opts.seats) == self.num_players else mpb.SeatSpec()
-            seat = Seat(s, spec.name, spec.house_bot, record.token_hashes.get(s),
-                        joined=s in record.joined)
-            if spec.house_bot:
-                from twistarena.clients.bots import make_bot
-
-                seat.bot = make_bot(spec.house_bot, self.game_id,
-                                    (record.seed * 31 + s) & 0xFFFFFFFF)
-            self.seats.append(seat)
+            self.seats.append(Seat(s, spec.name, spec.house_bot, record.token_hashes.get(s),
+                                   joined=s in record.joined))
         self.spectators: set[Outbox] = set()
         self.timeouts = [0] * self.num_players
         self.settled: dict[int, Outcome] = {}
@@ -214,7 +207,7 @@ class MatchRunner:
         self.legal: dict[int, tuple[int, ...]] = {}
         self.log_len = 0
         self.entries: list[LogEntry] = []
-        self.action_cache = convert.action_cache(self.game_id)
+        self.action_cache = wire.action_cache(self.game_id)
         #: Serialized public events, by seq (shared by every stream that sees them).
         self._public_event_bytes_cache: list[bytes] = []
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -368,12 +361,12 @@ class MatchRunner:
             outbox.send(ppb.ServerMessage(joined=ppb.Joined(
                 match_id=self.match_id, seat=seat_no, game_id=self.game_id,
                 num_players=self.num_players,
-                game_options=convert.struct(self.state.options),
+                game_options=wire.struct(self.state.options),
                 time_control=self.record.options.time_control,
             )))
             if not outbox.no_events:
                 for seq in range(max(0, resume_from), len(self.state.events)):
-                    outbox.send(convert.event_server_message(self._event_bytes_for(seq, seat_no)))
+                    outbox.send(wire.event_server_message(self._event_bytes_for(seq, seat_no)))
             if self.over:
                 outbox.send(ppb.ServerMessage(match_over=ppb.MatchOver(result=self.result)))
                 outbox.finish()
@@ -422,8 +415,8 @@ class MatchRunner:
     async def watch(self, outbox: Outbox, from_seq: int) -> None:
         async with self.lock:
             for seq in range(max(0, from_seq), len(self.state.events)):
-                outbox.send(convert.event_watch_message(self._public_event_bytes(seq)))
-            outbox.send(ppb.WatchMessage(view=convert.public_view(
+                outbox.send(wire.event_watch_message(self._public_event_bytes(seq)))
+            outbox.send(ppb.WatchMessage(view=wire.public_view(
                 self.game_id, self.state.public_view())))
             if self.over:
                 outbox.send(ppb.WatchMessage(match_over=ppb.MatchOver(result=self.result)))
@@ -475,14 +468,14 @@ class MatchRunner:
         if body is None:
             seat_no = seat.seat
             encoded = self.action_cache.encoded
-            body = convert.decision_body(
+            body = wire.decision_body(
                 self._match_id_field, seat.decision_id, seat_no,
-                convert.observation_bytes(self.game_id, self.state.observation(seat_no)),
+                wire.observation_bytes(self.game_id, self.state.observation(seat_no)),
                 [encoded(a) for a in self.state.legal_actions(seat_no)],
                 int(seat.deadline_wall * 1e9))
             seat.request = body
         seat.sent_at = time.perf_counter()
-        seat.stream.send(convert.decision_message(body, int(left * 1000)))
+        seat.stream.send(wire.decision_message(body, int(left * 1000)))
 
     async def answer(self, seat_no: int, decision_id: int, action_id: int) -> Reply:
         """An agent's answer; the reply goes back on its stream in-band."""
@@ -594,7 +587,7 @@ class MatchRunner:
         did = self.decision_id(seat_no)
         self._advance(seat_no, action, timeout)
         if not timeout and seat.stream is not None and not seat.house_bot:
-            seat.stream.send(convert.accepted_message(did, action))
+            seat.stream.send(wire.accepted_message(did, action))
         self._broadcast(first_event)
         if self.state.is_terminal():
             await self._finish(mpb.END_REASON_COMPLETED, "")
@@ -629,7 +622,7 @@ class MatchRunner:
         """Event ``seq`` as ``seat_no`` sees it, serialized."""
         ev: Event = self.state.events[seq]
         if ev.private.get(seat_no):
-            return convert.event(seq, ev.view(seat_no), self.info).SerializeToString()
+            return wire.event(seq, ev.view(seat_no), self.info).SerializeToString()
         return self._public_event_bytes(seq)
 
     def _public_event_bytes(self, seq: int) -> bytes:
@@ -637,7 +630,7 @@ class MatchRunner:
         cached = self._public_event_bytes_cache
         while len(cached) <= seq:
             n = len(cached)
-            cached.append(convert.event(n, self.state.events[n].view(None),
+            cached.append(wire.event(n, self.state.events[n].view(None),
                                         self.info).SerializeToString())
         return cached[seq]
 
@@ -651,18 +644,18 @@ class MatchRunner:
                 if stream is None or stream.no_events:
                     continue
                 if ev.private.get(seat.seat):
-                    stream.send(convert.event_server_message(convert.event(
+                    stream.send(wire.event_server_message(wire.event(
                         seq, ev.view(seat.seat), self.info).SerializeToString()))
                 else:
                     if public_msg is None:
-                        public_msg = convert.event_server_message(self._public_event_bytes(seq))
+                        public_msg = wire.event_server_message(self._public_event_bytes(seq))
                     stream.send(public_msg)
             if self.spectators:
-                watch_msg = convert.event_watch_message(self._public_event_bytes(seq))
+                watch_msg = wire.event_watch_message(self._public_event_bytes(seq))
                 for spectator in self.spectators:
                     spectator.send(watch_msg)
         if self.spectators and len(events) > first_event:
-            view = ppb.WatchMessage(view=convert.public_view(self.game_id,
+            view = ppb.WatchMessage(view=wire.public_view(self.game_id,
                                                              self.state.public_view()))
             for spectator in self.spectators:
                 spectator.send(view)
@@ -714,7 +707,7 @@ class MatchRunner:
                 seat.stream.finish()
                 seat.stream = None
         if self.spectators:
-            view = ppb.WatchMessage(view=convert.public_view(self.game_id,
+            view = ppb.WatchMessage(view=wire.public_view(self.game_id,
                                                              self.state.public_view()))
             watch_over = ppb.WatchMessage(match_over=ppb.MatchOver(result=result))
             for spectator in self.spectators:
@@ -770,7 +763,7 @@ def timeouts_from_log(entries: Sequence[LogEntry], num_players: int) -> list[int
 
 def replay_state(record: MatchRecord, entries: Sequence[LogEntry]) -> State:
     opts = record.options
-    game_options = convert.options_dict(
+    game_options = wire.options_dict(
         dict(opts.game_options.items())) if opts.HasField("game_options") else {}
     return engine.replay(opts.game_id, opts.num_players, record.seed, game_options,
                          [(s, a) for s, a, _t in entries])

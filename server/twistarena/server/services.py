@@ -9,13 +9,13 @@ from typing import Any
 
 import grpc
 from grpc import aio
-from twistarena import engine
+from twistarena import engine, wire
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 from twistarena.v1 import play_pb2 as ppb
 from twistarena.v1 import play_pb2_grpc as pgrpc
 
-from . import auth, cluster, convert, creation, logs, metrics
+from . import auth, cluster, creation, logs, metrics
 from .config import ServerConfig
 from .rpc import fail, require_admin
 from .runner import Close, Hub, MatchRunner, Outbox, match_proto, replay_state, timeouts_from_log
@@ -36,10 +36,10 @@ def add_streaming_services(server: aio.Server, play: Play, watch: Watch) -> None
     services: list[tuple[str, str, grpc.RpcMethodHandler[Any, Any]]] = [
         ("twistarena.v1.Play", "Play", grpc.stream_stream_rpc_method_handler(
             play.Play, request_deserializer=ppb.AgentMessage.FromString,
-            response_serializer=convert.passthrough_serializer)),
+            response_serializer=wire.passthrough_serializer)),
         ("twistarena.v1.Watch", "Watch", grpc.unary_stream_rpc_method_handler(
             watch.Watch, request_deserializer=ppb.WatchRequest.FromString,
-            response_serializer=convert.passthrough_serializer)),
+            response_serializer=wire.passthrough_serializer)),
     ]
     for service, method, handler in services:
         handlers = {method: handler}
@@ -179,7 +179,7 @@ class Matches(mgrpc.MatchesServicer):
             timeouts_from_log(entries, record.options.num_players))
         state = replay_state(record, entries)
         info = engine.game(record.options.game_id)
-        events = [convert.event(i, ev.view(None), info) for i, ev in enumerate(state.events)]
+        events = [wire.event(i, ev.view(None), info) for i, ev in enumerate(state.events)]
         actions = [mpb.RecordedAction(seat=s, action_id=a, timeout=t) for s, a, t in entries]
         return mpb.Replay(match=match, actions=actions, events=events)
 
@@ -326,9 +326,9 @@ class Watch(pgrpc.WatchServicer):
             state = replay_state(record, entries)
             info = engine.game(record.options.game_id)
             for seq in range(max(0, request.from_seq), len(state.events)):
-                outbox.send(ppb.WatchMessage(event=convert.event(
+                outbox.send(ppb.WatchMessage(event=wire.event(
                     seq, state.events[seq].view(None), info)))
-            outbox.send(ppb.WatchMessage(view=convert.public_view(
+            outbox.send(ppb.WatchMessage(view=wire.public_view(
                 record.options.game_id, state.public_view())))
             outbox.send(ppb.WatchMessage(match_over=ppb.MatchOver(result=record.result)))
             outbox.finish()

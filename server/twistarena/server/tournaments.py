@@ -39,6 +39,14 @@ import grpc
 from grpc import aio
 from redis.exceptions import RedisError
 from twistarena import engine
+from twistarena.bots import STRATEGIES
+from twistarena.league import (
+    GameResult,
+    compute_standings,
+    games_for_tables,
+    seatings,
+    swiss_tables,
+)
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import matchmaking_pb2 as kpb
 from twistarena.v1 import tournaments_pb2 as tpb
@@ -94,8 +102,6 @@ def _text(value: Any) -> str:
 
 def strategy_of(entrant: str) -> str | None:
     """The house bot strategy an entrant names ('heuristic#2' -> 'heuristic'), or None."""
-    from twistarena.clients.bots import STRATEGIES
-
     base = entrant.split("#", 1)[0]
     return base if base in STRATEGIES else None
 
@@ -104,8 +110,6 @@ def strategy_of(entrant: str) -> str | None:
 
 
 def seatings_per_table(players: int) -> int:
-    from twistarena.clients.tournament import seatings
-
     return len(seatings([str(i) for i in range(players)]))
 
 
@@ -134,8 +138,6 @@ def first_round_tables(spec: tpb.TournamentSpec) -> list[list[str]]:
     if spec.format == tpb.GAUNTLET:
         return [[entrants[0], *c] for c in combinations(entrants[1:], n - 1)]
     if spec.format == tpb.SWISS:
-        from twistarena.clients.tournament import swiss_tables
-
         return swiss_tables(entrants, n)[0]
     return [list(c) for c in combinations(entrants, n)]
 
@@ -143,8 +145,6 @@ def first_round_tables(spec: tpb.TournamentSpec) -> list[list[str]]:
 def swiss_round(spec: tpb.TournamentSpec, previous: Sequence[dict[str, Any]],
                 results: Sequence[Any]) -> dict[str, Any]:
     """Tables and byes of the next Swiss round, from the rounds before and their results."""
-    from twistarena.clients.tournament import compute_standings, swiss_tables
-
     entrants = list(spec.entrants)
     met: set[frozenset[str]] = set()
     byes: list[str] = []
@@ -161,8 +161,6 @@ def swiss_round(spec: tpb.TournamentSpec, previous: Sequence[dict[str, Any]],
 
 
 def round_games(spec: tpb.TournamentSpec, round_no: int, plan: dict[str, Any]) -> list[Any]:
-    from twistarena.clients.tournament import games_for_tables
-
     return games_for_tables(plan["tables"], spec.games_per_pairing, spec.seed, round_no,
                             duplicate=spec.duplicate_deals)
 
@@ -193,8 +191,6 @@ class Snapshot:
 
 
 async def load(redis: Any, tid: str) -> Snapshot | None:
-    from twistarena.clients.tournament import GameResult
-
     pipe = redis.pipeline(transaction=False)
     pipe.hgetall(meta_key(tid))
     pipe.hgetall(rounds_key(tid))
@@ -213,7 +209,6 @@ async def load(redis: Any, tid: str) -> Snapshot | None:
 
 def to_proto(snap: Snapshot, with_games: bool = True) -> tpb.Tournament:
     from google.protobuf import timestamp_pb2
-    from twistarena.clients.tournament import compute_standings
 
     results = snap.ordered_results()
     rows = [tpb.StandingRow(
@@ -308,8 +303,6 @@ class Director:
                                              self.node_id, LEASE_MS))
 
     async def _drive(self, tid: str) -> None:
-        from twistarena.clients.tournament import GameResult
-
         log.info("tournament_driving", tournament=tid, node=self.node_id)
         last_renew = time.monotonic()
         in_flight: set[tuple[int, int]] = set()
@@ -374,8 +367,6 @@ class Director:
         else:
             plan = {"tables": first_round_tables(spec), "byes": []}
             if spec.format == tpb.SWISS:
-                from twistarena.clients.tournament import swiss_tables
-
                 plan["byes"] = swiss_tables(list(spec.entrants), spec.num_players)[1]
         await self.redis.hsetnx(rounds_key(snap.tid), str(round_no), json.dumps(plan))
         stored: Any = await self.redis.hget(rounds_key(snap.tid), str(round_no))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from twistarena import engine
-from twistarena.clients.bots import make_bot, random_bot
-from twistarena.clients.bots.heuristic.tricky_twist import make
+from twistarena.bots import make_bot, random_bot
+from twistarena.bots.heuristic.tricky_twist import make
 
 
 def _match(n: int, seed: int, hero: int) -> engine.State:

@@ -6,7 +6,7 @@ import random
 
 import pytest
 from twistarena import engine
-from twistarena.clients.bots import make_bot, random_bot
+from twistarena.bots import make_bot, random_bot
 
 GAMES = 40
 

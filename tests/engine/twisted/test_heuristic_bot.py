@@ -6,8 +6,8 @@ import statistics
 
 import pytest
 from twistarena import engine
-from twistarena.clients.bots import random_bot
-from twistarena.clients.bots.heuristic import heuristic_bot
+from twistarena.bots import random_bot
+from twistarena.bots.heuristic import heuristic_bot
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])

@@ -32,6 +32,7 @@ from typing import Any
 
 import grpc
 import grpc.aio
+from twistarena import engine, wire
 
 METHOD = "/twistarena.bench.PingPong/Play"
 DECISION, ACCEPTED, ANSWER, JOIN = b"D", b"A", b"R", b"J"
@@ -57,17 +58,12 @@ class EngineGroup:
     nothing); a finished game starts again with the next seed."""
 
     def __init__(self, game_id: str, players: int, seed: int) -> None:
-        from twistarena import engine
-        from twistarena.server import convert
-
-        self.engine = engine
-        self.convert = convert
         self.game_id = game_id
         self.players = players
         self.seed = seed
         self.rng = random.Random(seed)
-        self.cache = convert.action_cache(game_id)
-        self.match_id = convert.match_id_field(f"pingpong-{seed}")
+        self.cache = wire.action_cache(game_id)
+        self.match_id = wire.match_id_field(f"pingpong-{seed}")
         self.decisions = 0
         #: The id of the request last sent (its answer is acknowledged with it).
         self.decision_id = 0
@@ -75,19 +71,19 @@ class EngineGroup:
 
     def _new_game(self) -> None:
         self.seed += 1
-        self.state = self.engine.make(self.game_id, self.players, self.seed, {})
+        self.state = engine.make(self.game_id, self.players, self.seed, {})
 
     def request(self) -> tuple[int, bytes]:
         """The seat to ask next and its DecisionRequest as ServerMessage bytes."""
-        state, convert = self.state, self.convert
+        state = self.state
         seat = state.to_act()[0]
         self.decisions += 1
         self.decision_id = self.decisions * 8 + seat + 1
-        body = convert.decision_body(
+        body = wire.decision_body(
             self.match_id, self.decision_id, seat,
-            convert.observation_bytes(self.game_id, state.observation(seat)),
+            wire.observation_bytes(self.game_id, state.observation(seat)),
             [self.cache.encoded(a) for a in state.legal_actions(seat)], 0)
-        return seat, convert.decision_message(body, 5000)
+        return seat, wire.decision_message(body, 5000)
 
     def answered(self, seat: int) -> bytes:
         """Apply a random legal action for ``seat``; the AnswerAccepted bytes."""
@@ -96,7 +92,7 @@ class EngineGroup:
         state.apply(seat, action)
         if state.is_terminal():
             self._new_game()
-        return self.convert.accepted_message(self.decision_id, action)
+        return wire.accepted_message(self.decision_id, action)
 
 
 class PingPongServer:

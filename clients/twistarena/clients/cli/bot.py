@@ -12,8 +12,8 @@ import json
 from typing import Any
 
 from rich.console import Console
+from twistarena.bots import STRATEGIES
 
-from ..bots import STRATEGIES
 from ..sdk import AgentError, MatchEvent, MatchResult
 from ..sdk.hosting import configure_logging, strategy_agent
 from .match import add_server_args, event_text, fail, result_table

@@ -70,7 +70,7 @@ def _wait_ready(host: str, ports: list[int], timeout: float = 30.0) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from twistarena.server.embedded import EmbeddedValkey
+    from .servers import EmbeddedValkey
 
     console = Console()
     valkey = EmbeddedValkey(args.data_dir)

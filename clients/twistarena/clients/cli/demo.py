@@ -12,7 +12,7 @@ import argparse
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
@@ -87,29 +87,16 @@ def run_offline(args: argparse.Namespace, strategies: list[str]) -> int:
     return 0
 
 
-@contextlib.asynccontextmanager
-async def local_server(console: Console) -> AsyncIterator[str]:
-    """The real server in this process (free loopback port, embedded Valkey)."""
-    from twistarena.server.app import App
-    from twistarena.server.config import ServerConfig
-
-    app = App(ServerConfig(host="127.0.0.1", port=0))
-    with console.status("starting the server and its embedded Valkey..."):
-        await app.start()
-    console.print(f"server listening on [bold]{app.address}[/bold] (embedded Valkey)",
-                  highlight=False)
-    try:
-        yield app.address
-    finally:
-        with console.status("stopping the server..."):
-            await app.stop()
-
-
 async def run_network(args: argparse.Namespace, strategies: Sequence[str],
                       console: Console) -> int:
     games = args.game or list(engine.GAME_IDS)
     async with contextlib.AsyncExitStack() as stack:
-        address = args.server or await stack.enter_async_context(local_server(console))
+        if args.server:
+            address = args.server
+        else:
+            from .servers import local_server
+
+            address = await stack.enter_async_context(local_server(console))
         client = ArenaClient(address)
         summary = Table(title="Demo summary: one match per game over gRPC")
         for column in ("game", "seats", "match", "actions", "secs", "actions/s", "winner"):

@@ -20,10 +20,9 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 from twistarena import engine
-
-from ..bots import STRATEGIES, Bot, make_bot
-from ..bots.ismcts import IsmctsBot, IsmctsConfig
-from ..tournament import (
+from twistarena.bots import STRATEGIES, Bot, make_bot
+from twistarena.bots.ismcts import IsmctsBot, IsmctsConfig
+from twistarena.league import (
     Comparison,
     GameResult,
     ScheduledGame,
@@ -32,11 +31,12 @@ from ..tournament import (
     games_for_tables,
     lineup,
     pairwise,
-    play_game,
     report_json,
-    rich_progress,
     round_robin,
+    standings_to_csv,
 )
+
+from ..tournament import play_game, rich_progress
 
 #: Seats per game when --players is not given.
 DEFAULT_PLAYERS = {"tricky_twist": 4, "twisted": 3, "twhist": 4}
@@ -139,8 +139,6 @@ def run(args: argparse.Namespace) -> int:
             "iterations": args.iterations, "time_ms": args.time_ms, "rollout": args.rollout,
             "seed": args.seed, "wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1)}
     if args.csv:
-        from ..tournament import standings_to_csv
-
         with open(args.csv, "w", encoding="utf-8") as f:
             f.write(standings_to_csv(standings))
     if args.out:

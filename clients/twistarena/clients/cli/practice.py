@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from twistarena.bots import STRATEGIES
 from twistarena.engine import GAME_IDS
 
-from ..bots import STRATEGIES
 from ..sdk import AgentError, MatchResult, practice
 from ..sdk.hosting import configure_logging, strategy_agent
 from .match import add_server_args, fail, result_table

@@ -72,8 +72,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from twistarena.server.app import run as run_server
-    from twistarena.server.config import ServerConfig, TlsConfig
+    from .servers import ServerConfig, TlsConfig, run_server
 
     if (args.tls_cert is None) != (args.tls_key is None):
         print("twistarena serve: --tls-cert and --tls-key go together", file=sys.stderr)

@@ -19,12 +19,12 @@ from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from twistarena.engine import GAME_IDS
+from twistarena.league import report_json, standings_to_csv
 from twistarena.v1 import tournaments_pb2
 
 from ..sdk import AgentError
 from ..sdk.hosting import configure_logging
 from ..sdk.tournaments import FORMATS, TournamentClient, results_of, standings_of
-from ..tournament import report_json, standings_to_csv
 from .match import add_server_args, fail
 
 

@@ -13,10 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import structlog
+from twistarena.bots import STRATEGIES, Bot, make_bot, searches
 from twistarena.engine import Action
 from twistarena.v1 import match_pb2
 
-from ..bots import SEARCH_STRATEGIES, STRATEGIES, Bot, make_bot
 from .agent import Agent
 from .convert import MatchEvent, MatchResult
 
@@ -34,13 +34,13 @@ class StrategyBot:
 
     def act(self, observation: Mapping[str, Any], legal_actions: Sequence[Action]) -> int:
         if self._bot is None:
-            if self.strategy in SEARCH_STRATEGIES:
+            self._bot = make_bot(self.strategy, self._game_id(), self.seed)
+            if searches(self._bot):
                 structlog.get_logger("twistarena.sdk").warning(
                     "search strategy without the engine state: playing the heuristic",
                     strategy=self.strategy,
                     hint="make it a house bot (the server gives it the state) or run it "
                          "locally (twistarena tournament, evaluate)")
-            self._bot = make_bot(self.strategy, self._game_id(), self.seed)
         return self._bot(observation, legal_actions)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import grpc
 import grpc.aio
+from twistarena.league import GameResult, Standing
 from twistarena.v1 import match_pb2, tournaments_pb2, tournaments_pb2_grpc
 
 from .connection import (
@@ -99,10 +100,8 @@ class TournamentClient(ServiceClient):
             attempt += 1
 
 
-def standings_of(record: tournaments_pb2.Tournament) -> list[Any]:
-    """The record's standings as ``twistarena.clients.tournament.Standing`` values."""
-    from ..tournament import Standing
-
+def standings_of(record: tournaments_pb2.Tournament) -> list[Standing]:
+    """The record's standings as ``twistarena.league.Standing`` values."""
     return [Standing(entrant=r.entrant, games=r.games, blocks=0, mean_score=r.mean_score,
                      score_ci_low=r.score_ci_low, score_ci_high=r.score_ci_high, wins=r.wins,
                      win_share=r.win_share, win_ci_low=r.win_ci_low, win_ci_high=r.win_ci_high,
@@ -110,9 +109,7 @@ def standings_of(record: tournaments_pb2.Tournament) -> list[Any]:
                      conservative=r.conservative) for r in record.standings]
 
 
-def results_of(record: tournaments_pb2.Tournament) -> list[Any]:
+def results_of(record: tournaments_pb2.Tournament) -> list[GameResult]:
     """The played games as ``GameResult`` values, in schedule order."""
-    from ..tournament import GameResult
-
     return [GameResult(g.round, g.table, g.deal, g.seed, tuple(g.seats), tuple(g.scores),
                        tuple(g.places)) for g in record.games if g.places]

@@ -1,12 +1,12 @@
-"""Tournaments between bots, as pure logic: schedules (round robin, Swiss, gauntlet,
+"""Leagues between bots, as pure logic: schedules (round robin, Swiss, gauntlet,
 duplicate deals), Plackett-Luce ratings, standings with confidence intervals,
-paired comparisons, CSV/JSON export, and an in-process runner on local bots.
+paired comparisons and CSV/JSON export.
 
 Nothing here does I/O or networking, and everything is deterministic from its
-seeds, so a server can run the same tournaments with remote agents."""
+seeds: the server's tournaments and matchmaking and the clients' in-process
+runner (``twistarena.league``) share it. It imports only the engine."""
 
 from .ratings import PlackettLuce, Rating
-from .runner import BotFactory, play_game, rich_progress, run_games, run_swiss, strategy_factory
 from .schedule import (
     ScheduledGame,
     deal_seed,
@@ -33,7 +33,6 @@ from .standings import (
 from .stats import PairedTest, mean_ci, paired_test, sign_test, wilson_ci
 
 __all__ = [
-    "BotFactory",
     "Comparison",
     "GameResult",
     "PairedTest",
@@ -50,19 +49,14 @@ __all__ = [
     "paired_test",
     "pairwise",
     "per_block",
-    "play_game",
     "rate_results",
     "report_from_json",
     "report_json",
-    "rich_progress",
     "round_robin",
-    "run_games",
-    "run_swiss",
     "seatings",
     "sign_test",
     "standings_from_csv",
     "standings_to_csv",
-    "strategy_factory",
     "swiss_tables",
     "wilson_ci",
 ]

@@ -1,4 +1,4 @@
-"""Play a schedule in-process with local bots (``play_local``), one game at a time.
+"""Play a league schedule in-process with local bots (``play_local``), one game at a time.
 
 Deterministic: each game's seed comes from the schedule and each seat's bot seed
 from the game seed and the seat, so a tournament replays exactly. The server-side
@@ -11,10 +11,17 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ..bots import Bot, make_bot
-from ..local import play_local
-from .schedule import ScheduledGame, games_for_tables, seatings, swiss_tables
-from .standings import GameResult, compute_standings
+from twistarena.bots import Bot, make_bot
+from twistarena.league import (
+    GameResult,
+    ScheduledGame,
+    compute_standings,
+    games_for_tables,
+    seatings,
+    swiss_tables,
+)
+
+from .local import play_local
 
 #: (entrant name, game id, bot seed) -> the bot that plays that entrant's seat.
 BotFactory = Callable[[str, str, int], Bot]

@@ -1,4 +1,9 @@
-"""Engine values (JSON-ready dicts) to protobuf messages, and hot messages as wire bytes.
+"""Engine values (JSON-ready dicts) to contract messages, and hot messages as wire bytes.
+
+The contract side of the encoding: it imports only ``twistarena.v1``, so the
+server and the benchmark's yardstick (``clients/bench/pingpong.py``) encode
+alike without either importing the other. Engine values arrive as plain data
+(dicts, and actions and games by the shape ``LegalActionLike``/``Narrator``).
 
 Per-game observation and public-view messages mirror the engine dicts field
 for field (see observations.proto), so a dict converts by handing it to the
@@ -17,14 +22,32 @@ message first. The Play and Watch handlers pass such bytes through unchanged
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from google.protobuf import struct_pb2
 from google.protobuf.message import Message
-from twistarena.engine import Action, GameInfo
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import observations_pb2 as opb
 from twistarena.v1 import play_pb2 as ppb
+
+
+class LegalActionLike(Protocol):
+    """What a legal action offers (``twistarena.engine.Action`` is one)."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def payload(self) -> Mapping[str, Any]: ...
+
+
+class Narrator(Protocol):
+    """What tells an event as text (``twistarena.engine.GameInfo`` is one)."""
+
+    def narrate(self, view: Mapping[str, Any]) -> str | None: ...
 
 
 def _oneof_classes(container: type[Message]) -> dict[str, type[Message]]:
@@ -72,7 +95,7 @@ def public_view(game_id: str, data: Mapping[str, Any]) -> opb.PublicView:
     return opb.PublicView(**{game_id: msg})
 
 
-def event(seq: int, view: Mapping[str, Any], info: GameInfo) -> mpb.Event:
+def event(seq: int, view: Mapping[str, Any], info: Narrator) -> mpb.Event:
     text = info.narrate(view) or ""
     return mpb.Event(seq=seq, kind=str(view.get("kind", "")), data=struct(view), text=text)
 
@@ -86,7 +109,7 @@ class ActionCache:
     def __init__(self) -> None:
         self._cache: dict[tuple[int, str], tuple[Mapping[str, Any], ppb.LegalAction, bytes]] = {}
 
-    def _entry(self, action: Action) -> tuple[Mapping[str, Any], ppb.LegalAction, bytes]:
+    def _entry(self, action: LegalActionLike) -> tuple[Mapping[str, Any], ppb.LegalAction, bytes]:
         key = (action.id, action.label)
         hit = self._cache.get(key)
         if hit is not None and hit[0] == action.payload:
@@ -99,10 +122,10 @@ class ActionCache:
         self._cache[key] = entry
         return entry
 
-    def get(self, action: Action) -> ppb.LegalAction:
+    def get(self, action: LegalActionLike) -> ppb.LegalAction:
         return self._entry(action)[1]
 
-    def encoded(self, action: Action) -> bytes:
+    def encoded(self, action: LegalActionLike) -> bytes:
         return self._entry(action)[2]
 
 

@@ -7,7 +7,7 @@ import math
 from collections import Counter
 
 import pytest
-from twistarena.clients.tournament import (
+from twistarena.league import (
     games_for_tables,
     gauntlet,
     lineup,

@@ -6,7 +6,7 @@ import json
 import math
 
 import pytest
-from twistarena.clients.tournament import (
+from twistarena.league import (
     GameResult,
     ScheduledGame,
     compute_standings,
@@ -17,7 +17,7 @@ from twistarena.clients.tournament import (
     standings_from_csv,
     standings_to_csv,
 )
-from twistarena.clients.tournament.stats import (
+from twistarena.league.stats import (
     betainc,
     mean_ci,
     paired_test,

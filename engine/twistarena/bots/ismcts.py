@@ -10,7 +10,7 @@ up every seat's reward (its score gain over the others' mean, squashed into
 0..1), so opponents' nodes are chosen for the opponents' benefit.
 
 Hidden information. The bot needs an engine ``State``, not the observation dict,
-so it is a ``SearchBot``: the in-process caller (``play_local``) hands it the
+so it is a ``SearchBot``: whoever holds the state (``bots.decide``) hands it the
 true state and the seat, and the bot's first step replaces every zone hidden
 from that seat by one fixed deal (``information_set_state``, built on
 ``State.determinize``): what the search sees is then a function of the
@@ -27,7 +27,7 @@ import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from twistarena.engine import Action, State
 from twistarena.engine.twhist.cards import PICK_BASE as TH_PICK_BASE
@@ -51,19 +51,6 @@ DEPTH: Mapping[str, int] = {"twisted": 6}
 
 #: Score margin (points) that the reward maps to about 0.73 (logistic scale), per game.
 REWARD_SCALE: Mapping[str, float] = {"tricky_twist": 12.0, "twisted": 4.0, "twhist": 4.0}
-
-
-@runtime_checkable
-class SearchBot(Protocol):
-    """A bot that searches: the in-process runner gives it the state seen from its seat.
-
-    Implementations must derive everything from ``information_set_state(state, seat)``
-    (or ``state.determinize``), never from the hidden parts of ``state``.
-    """
-
-    def __call__(self, observation: Mapping[str, Any], legal_actions: Sequence[Action]) -> int: ...
-
-    def act_with_state(self, state: State, seat: int) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from twistarena.clients.tournament import GameResult, PlackettLuce, Rating, rate_results
+from twistarena.league import GameResult, PlackettLuce, Rating, rate_results
 
 MODEL = PlackettLuce()
 FRESH = MODEL.rating()

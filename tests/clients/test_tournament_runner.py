@@ -7,15 +7,10 @@ import pathlib
 from collections import Counter
 
 import pytest
-from twistarena.clients.bots import Bot, make_bot
+from twistarena.bots import Bot, make_bot
 from twistarena.clients.cli import main
-from twistarena.clients.tournament import (
-    GameResult,
-    compute_standings,
-    round_robin,
-    run_games,
-    run_swiss,
-)
+from twistarena.clients.tournament import run_games, run_swiss
+from twistarena.league import GameResult, compute_standings, round_robin
 
 
 def _named(entrant: str, game_id: str, seed: int) -> Bot:
@@ -40,7 +35,7 @@ def test_round_robin_tournament_is_reproducible_and_reports_progress() -> None:
 
 def _tiny_ismcts(entrant: str, game_id: str, seed: int) -> Bot:
     if entrant == "ismcts":
-        from twistarena.clients.bots.ismcts import ismcts_bot
+        from twistarena.bots.ismcts import ismcts_bot
 
         return ismcts_bot(game_id, seed, iterations=4)
     return make_bot(entrant, game_id, seed)

@@ -1,0 +1,35 @@
+"""The one module of the clients that imports the server: the commands that start
+servers (``serve``, ``demo``, ``cluster``) get them from here.
+
+Every other client talks to a server over gRPC only, and the server never
+imports the clients. The commands import this module when they run, so that
+``twistarena --help`` and the other commands do not load the server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from rich.console import Console
+from twistarena.server.app import App
+from twistarena.server.app import run as run_server
+from twistarena.server.config import ServerConfig, TlsConfig
+from twistarena.server.embedded import EmbeddedValkey
+
+__all__ = ["EmbeddedValkey", "ServerConfig", "TlsConfig", "local_server", "run_server"]
+
+
+@contextlib.asynccontextmanager
+async def local_server(console: Console) -> AsyncIterator[str]:
+    """The real server in this process (free loopback port, embedded Valkey)."""
+    app = App(ServerConfig(host="127.0.0.1", port=0))
+    with console.status("starting the server and its embedded Valkey..."):
+        await app.start()
+    console.print(f"server listening on [bold]{app.address}[/bold] (embedded Valkey)",
+                  highlight=False)
+    try:
+        yield app.address
+    finally:
+        with console.status("stopping the server..."):
+            await app.stop()

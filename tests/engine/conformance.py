@@ -80,11 +80,21 @@ def check_step(state: State, rng: random.Random, deck: Counter[int]) -> None:
             with pytest.raises(IllegalAction) as err:
                 state.apply(seat, action_id)
             assert err.value.reason == IllegalAction.ILLEGAL
+            _check_agrees(state, seat, action_id, err.value)
         if idle:
             with pytest.raises(IllegalAction) as err:
                 state.apply(idle[0], ids[0])
             assert err.value.reason == IllegalAction.NOT_TO_ACT
+            _check_agrees(state, idle[0], ids[0], err.value)
+        assert all(state.check(seat, a) is None for a in ids)
         assert _snapshot(state) == before
+
+
+def _check_agrees(state: State, seat: int, action_id: int, raised: IllegalAction) -> None:
+    """``check`` judges as ``apply`` does, without playing anything."""
+    found = state.check(seat, action_id)
+    assert found is not None
+    assert (found.reason, found.message) == (raised.reason, raised.message)
 
 
 def playout(game_id: str, num_players: int, seed: int, options: dict | None = None) -> State:
@@ -134,6 +144,7 @@ def playout(game_id: str, num_players: int, seed: int, options: dict | None = No
     with pytest.raises(IllegalAction) as err:
         state.apply(0, 0)
     assert err.value.reason == IllegalAction.GAME_OVER
+    _check_agrees(state, 0, 0, err.value)
     scores = state.scores()
     assert len(scores) == num_players and all(isinstance(x, int) for x in scores)
     places = state.places()

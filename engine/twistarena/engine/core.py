@@ -150,18 +150,29 @@ class State:
         """Label and payload of one action id of ``seat`` (legal now or not)."""
         return self._describe(seat, action_id)
 
-    def apply(self, seat: int, action_id: int) -> None:
-        """Play ``action_id`` for ``seat`` or raise ``IllegalAction`` (no change)."""
+    def check(self, seat: int, action_id: int) -> IllegalAction | None:
+        """Why ``seat`` may not play ``action_id`` now, or None if it may.
+
+        Changes nothing (the question ``apply`` asks first; pokerkit's
+        verify/can/do): callers that only want to judge an action ask this
+        instead of trying it on the live state."""
         acting = self._to_act()
         if seat not in acting:
             if not acting:
-                raise IllegalAction(IllegalAction.GAME_OVER, "the match is over")
+                return IllegalAction(IllegalAction.GAME_OVER, "the match is over")
             who = ", ".join(str(s) for s in acting)
-            raise IllegalAction(
+            return IllegalAction(
                 IllegalAction.NOT_TO_ACT, f"seat {seat} is not to act; waiting for seat(s) {who}"
             )
         if action_id not in self._legal_ids(seat):
-            raise IllegalAction(IllegalAction.ILLEGAL, self._why_illegal(seat, action_id))
+            return IllegalAction(IllegalAction.ILLEGAL, self._why_illegal(seat, action_id))
+        return None
+
+    def apply(self, seat: int, action_id: int) -> None:
+        """Play ``action_id`` for ``seat`` or raise ``IllegalAction`` (no change)."""
+        error = self.check(seat, action_id)
+        if error is not None:
+            raise error
         self.history.append((seat, action_id))
         self._apply(seat, action_id)
 

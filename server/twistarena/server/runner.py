@@ -25,7 +25,7 @@ import grpc
 from google.protobuf import timestamp_pb2
 from redis.exceptions import RedisError
 from twistarena import engine, wire
-from twistarena.engine import Event, IllegalAction, State
+from twistarena.engine import Event, State
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import play_pb2 as ppb
 
@@ -137,6 +137,9 @@ class Reply:
     reason: int = 0
     message: str = ""
     may_retry: bool = False
+
+
+ACCEPTED = Reply(True)
 
 
 class Hub:
@@ -272,20 +275,32 @@ class MatchRunner:
             if self.state.is_terminal():
                 await self._finish(mpb.END_REASON_COMPLETED, "")
                 return
-            if self.status == mpb.MATCH_STATUS_WAITING and all(
-                s.joined or s.house_bot for s in self.seats
-            ):
-                await self._set_status(mpb.MATCH_STATUS_RUNNING)
+            if await self._start_when_seated():
+                return
             if self.status == mpb.MATCH_STATUS_RUNNING:
-                for seat in self.seats:
-                    if not seat.house_bot and seat.stream is None:
-                        self._start_grace(seat)
-                self._open_decisions()
+                self._run()
             elif self.join_timeout_s > 0:
                 # Counted from creation (wall clock), so a restart does not extend it.
                 age = time.time() - self.record.created_ms / 1000
                 self._waiting_timer = self.loop.call_later(
                     max(0.0, self.join_timeout_s - age), self._waiting_expired)
+
+    async def _start_when_seated(self) -> bool:
+        """A waiting match starts running once every seat has joined (house bots
+        always have). True if it started now. Lock held."""
+        if self.status != mpb.MATCH_STATUS_WAITING or not all(
+                s.joined or s.house_bot for s in self.seats):
+            return False
+        await self._set_status(mpb.MATCH_STATUS_RUNNING)
+        self._run()
+        return True
+
+    def _run(self) -> None:
+        """Play on: absent players' grace periods start, the open decisions go out."""
+        for seat in self.seats:
+            if not seat.house_bot and seat.stream is None:
+                self._start_grace(seat)
+        self._open_decisions()
 
     @property
     def join_timeout_s(self) -> float:
@@ -374,14 +389,7 @@ class MatchRunner:
             if not seat.joined:
                 seat.joined = True
                 await self.store.update_meta(self.match_id, self.owner, {f"joined:{seat_no}": 1})
-                if self.status == mpb.MATCH_STATUS_WAITING and all(
-                    s.joined or s.house_bot for s in self.seats
-                ):
-                    await self._set_status(mpb.MATCH_STATUS_RUNNING)
-                    for other in self.seats:
-                        if not other.house_bot and other.stream is None:
-                            self._start_grace(other)
-                    self._open_decisions()
+                if await self._start_when_seated():
                     return
             if seat.decision_id and seat.decision_id == self.decision_id_or_zero(seat_no):
                 # A still-open decision: send it again, same id, with the time left.
@@ -477,38 +485,56 @@ class MatchRunner:
         seat.sent_at = time.perf_counter()
         seat.stream.send(wire.decision_message(body, int(left * 1000)))
 
-    async def answer(self, seat_no: int, decision_id: int, action_id: int) -> Reply:
-        """An agent's answer; the reply goes back on its stream in-band."""
+    async def answer(self, seat_no: int, decision_id: int, action_id: int,
+                     stream: Outbox) -> Reply:
+        """An agent's answer, from ``stream``: decided here, and the reply (accepted
+        or rejected, see ``_reply``) goes back in-band."""
         async with self.lock:
-            seat = self.seats[seat_no]
-            if self.over:
-                return Reply(False, ppb.STALE_DECISION, "the match is over")
-            if (decision_id - 1) % SEAT_BITS != seat_no or decision_id <= 0:
-                return Reply(False, ppb.UNKNOWN_DECISION,
-                             f"decision {decision_id} was never sent to seat {seat_no}")
-            open_id = seat.decision_id if seat_no in self.opened else 0
-            if open_id != decision_id or self.status != mpb.MATCH_STATUS_RUNNING:
-                return self._classify(seat_no, decision_id)
-            if self.loop.time() > seat.deadline + LATE_TOLERANCE_S:
-                await self._settle_timeout_locked(seat_no, decision_id)
-                return Reply(False, ppb.LATE_ANSWER,
-                             f"decision {decision_id} passed its deadline; the fallback decided")
-            if action_id not in self.legal[seat_no]:
-                message = f"action {action_id} is not legal now"
-                try:
-                    self.state.apply(seat_no, action_id)
-                except IllegalAction as err:
-                    message = err.message
-                else:  # pragma: no cover - the engine and the cache disagree
-                    raise RuntimeError("engine accepted an action outside its legal ids")
-                return Reply(False, ppb.ILLEGAL_ACTION, message, may_retry=True)
-            sent_at = seat.sent_at
-            if not await self._commit(seat_no, action_id, False):
-                return Reply(False, ppb.STALE_DECISION, "the match is no longer run here")
-            if sent_at:
-                metrics.DECISION_LATENCY.observe(time.perf_counter() - sent_at)
-            _DECIDED_ANSWER.inc()
-            return Reply(True)
+            reply = await self._decide_answer(seat_no, decision_id, action_id)
+            if not reply.accepted:  # an accepted one was told before its events
+                self._reply(stream, decision_id, action_id, reply)
+            return reply
+
+    async def _decide_answer(self, seat_no: int, decision_id: int, action_id: int) -> Reply:
+        """Judge an answer and, if it stands, commit it. Lock held."""
+        seat = self.seats[seat_no]
+        if self.over:
+            return Reply(False, ppb.STALE_DECISION, "the match is over")
+        if (decision_id - 1) % SEAT_BITS != seat_no or decision_id <= 0:
+            return Reply(False, ppb.UNKNOWN_DECISION,
+                         f"decision {decision_id} was never sent to seat {seat_no}")
+        open_id = seat.decision_id if seat_no in self.opened else 0
+        if open_id != decision_id or self.status != mpb.MATCH_STATUS_RUNNING:
+            return self._classify(seat_no, decision_id)
+        if self.loop.time() > seat.deadline + LATE_TOLERANCE_S:
+            await self._settle_timeout_locked(seat_no, decision_id)
+            return Reply(False, ppb.LATE_ANSWER,
+                         f"decision {decision_id} passed its deadline; the fallback decided")
+        illegal = self.state.check(seat_no, action_id)
+        if illegal is not None:
+            return Reply(False, ppb.ILLEGAL_ACTION, illegal.message, may_retry=True)
+        sent_at = seat.sent_at
+        if not await self._commit(seat_no, action_id, False):
+            return Reply(False, ppb.STALE_DECISION, "the match is no longer run here")
+        if sent_at:
+            metrics.DECISION_LATENCY.observe(time.perf_counter() - sent_at)
+        _DECIDED_ANSWER.inc()
+        return ACCEPTED
+
+    @staticmethod
+    def _reply(stream: Outbox | None, decision_id: int, action_id: int, reply: Reply) -> None:
+        """The one place that tells an agent what became of its answer."""
+        if not reply.accepted:
+            metrics.ANSWERS_REJECTED.labels(ppb.ErrorReason.Name(reply.reason)).inc()
+        if stream is None:
+            return
+        if reply.accepted:
+            stream.send(wire.accepted_message(decision_id, action_id))
+        else:
+            stream.send(ppb.ServerMessage(rejected=ppb.AnswerRejected(
+                decision_id=decision_id, action_id=action_id,
+                reason=reply.reason, message=reply.message,  # type: ignore[arg-type]
+                may_retry=reply.may_retry)))
 
     def _classify(self, seat_no: int, decision_id: int) -> Reply:
         """Why an answer to a decision that is not open is refused."""
@@ -586,8 +612,8 @@ class MatchRunner:
         first_event = len(self.state.events)
         did = self.decision_id(seat_no)
         self._advance(seat_no, action, timeout)
-        if not timeout and seat.stream is not None and not seat.house_bot:
-            seat.stream.send(wire.accepted_message(did, action))
+        if not timeout and not seat.house_bot:
+            self._reply(seat.stream, did, action, ACCEPTED)
         self._broadcast(first_event)
         if self.state.is_terminal():
             await self._finish(mpb.END_REASON_COMPLETED, "")

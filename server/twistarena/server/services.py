@@ -273,14 +273,7 @@ class Play(pgrpc.PlayServicer):
                 kind = msg.WhichOneof("msg")
                 if kind == "answer":
                     answer = msg.answer
-                    reply = await runner.answer(seat, answer.decision_id, answer.action_id)
-                    if not reply.accepted:
-                        metrics.ANSWERS_REJECTED.labels(
-                            ppb.ErrorReason.Name(reply.reason)).inc()
-                        outbox.send(ppb.ServerMessage(rejected=ppb.AnswerRejected(
-                            decision_id=answer.decision_id, action_id=answer.action_id,
-                            reason=reply.reason, message=reply.message,  # type: ignore[arg-type]
-                            may_retry=reply.may_retry)))
+                    await runner.answer(seat, answer.decision_id, answer.action_id, outbox)
                 elif kind == "join":
                     outbox.close(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                                  "Join was already sent on this stream")

@@ -1,7 +1,9 @@
-"""``twistarena bot``: play one seat of a match with a sample strategy.
+"""``twistarena bot``: play one seat of a match with a sample strategy, or bridge it.
 
-The same thing a bot author's program does with the SDK, so a host can fill a
-seat (or test a server) without writing any code.
+With ``--strategy`` it is the same thing a bot author's program does with the
+SDK, so a host can fill a seat (or test a server) without writing any code.
+With ``--exec "CMD ARGS"`` any program plays the seat over stdin/stdout (JSON
+lines, or ``--text``), with ``--http URL`` any HTTP endpoint (docs/bots.md).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from typing import Any
 from rich.console import Console
 from twistarena.bots import STRATEGIES
 
+from ..bridge import TEXT_FORM, Bridged, HttpBot, ProgramBot, bridged_agent, run_bridged
+from ..bridge.messages import JSON_FORM
 from ..sdk import AgentError, MatchEvent, MatchResult
 from ..sdk.hosting import configure_logging, strategy_agent
 from .match import add_server_args, event_text, fail, result_table
@@ -24,13 +28,42 @@ def register(sub: Any) -> None:
     add_server_args(parser)
     parser.add_argument("--match", required=True, help="match id")
     parser.add_argument("--token", required=True, help="the seat's token from match create")
-    parser.add_argument("--strategy", default="random", choices=sorted(STRATEGIES),
-                        help="sample bot (default random); ismcts searches only with the "
+    add_bridge_args(parser, "--strategy", default="random",
+                    helptext="sample bot (default random); ismcts searches only with the "
                              "engine state, so over the network it plays the heuristic")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--events", action="store_true", help="print this seat's events")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON line")
     parser.set_defaults(run=run)
+
+
+def add_bridge_args(parser: argparse.ArgumentParser, strategy_flag: str, default: str,
+                    helptext: str) -> None:
+    """Who plays the seat: a sample strategy, a program (--exec) or an endpoint (--http)."""
+    who = parser.add_mutually_exclusive_group()
+    who.add_argument(strategy_flag, dest="strategy", default=default,
+                     choices=sorted(STRATEGIES), help=helptext)
+    who.add_argument("--exec", dest="exec_command", metavar='"CMD ARGS"', default=None,
+                     help="run this program and play its answers (stdin/stdout, one line "
+                          "per message, docs/bots.md); its stderr goes to the log")
+    who.add_argument("--http", dest="http_url", metavar="URL", default=None,
+                     help="POST each decision to URL/move and play the answer (docs/bots.md)")
+    parser.add_argument("--text", action="store_true",
+                        help="with --exec: the plain-text messages instead of JSON lines")
+
+
+def bridged_bot(args: argparse.Namespace) -> Bridged | None:
+    """The program or endpoint the arguments name, or None for a sample strategy."""
+    if args.exec_command:
+        return ProgramBot(args.exec_command, form=TEXT_FORM if args.text else JSON_FORM)
+    if args.http_url:
+        return HttpBot(args.http_url)
+    return None
+
+
+def player_name(args: argparse.Namespace) -> str:
+    """How the result table names the bot of this seat."""
+    return str(args.exec_command or args.http_url or args.strategy)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         out["seat"] = seat
         print(json.dumps(out))
     else:
-        console.print(result_table(result, [f"{args.strategy} (this bot)" if i == seat else ""
+        console.print(result_table(result, [f"{player_name(args)} (this bot)" if i == seat else ""
                                             for i in range(len(result.scores))],
                                    f"Match {args.match}: seat {seat}"))
     return 0
@@ -58,8 +91,15 @@ async def _play(args: argparse.Namespace, console: Console) -> tuple[MatchResult
             if line:
                 console.print(f"[dim]{event.seq:>4}[/dim] {line}", highlight=False)
 
-    agent = strategy_agent(args.strategy, args.seed, server=args.server, match_id=args.match,
-                           token=args.token, root_cert=args.root_cert, tls=args.tls,
-                           on_event=show, no_events=not args.events)
-    result = await agent.run()
+    options: dict[str, Any] = {
+        "server": args.server, "match_id": args.match, "token": args.token,
+        "root_cert": args.root_cert, "tls": args.tls, "on_event": show,
+        "no_events": not args.events}
+    bridged = bridged_bot(args)
+    if bridged is not None:
+        agent = bridged_agent(bridged, **options)
+        result = await run_bridged(agent, bridged)
+    else:
+        agent = strategy_agent(args.strategy, args.seed, **options)
+        result = await agent.run()
     return result, agent.seat if agent.seat is not None else -1

@@ -25,7 +25,7 @@ the next one when a server fails, with exponential backoff and jitter, and
 resumes where it stopped.
 """
 
-from .agent import Agent, Tracer, play, run_agent
+from .agent import Agent, NoAnswer, Tracer, play, run_agent
 from .client import ArenaClient
 from .connection import AgentError, Backoff, parse_servers
 from .convert import Decision, MatchEvent, MatchResult, Rejection
@@ -47,6 +47,7 @@ __all__ = [
     "Decision",
     "MatchEvent",
     "MatchResult",
+    "NoAnswer",
     "Rejection",
     "TournamentClient",
     "Tracer",

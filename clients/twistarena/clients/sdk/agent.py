@@ -12,7 +12,7 @@ import asyncio
 import inspect
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -57,6 +57,12 @@ class _Dropped(Exception):
     """The connection was dropped on purpose (``Agent.disconnect``)."""
 
 
+class NoAnswer(Exception):
+    """Raised by a bot that has no answer for this decision (a bridged program that
+    crashed, hung or printed garbage): the decision stays open and the match's
+    fallback settles it at the deadline, as for any seat that does not answer."""
+
+
 def _resolve(bot: Any) -> tuple[Callable[..., Any], Callable[[Rejection], Any] | None]:
     """A bot is a callable or an object with ``act`` (and optionally ``on_rejected``)."""
     act = getattr(bot, "act", None)
@@ -68,12 +74,13 @@ def _resolve(bot: Any) -> tuple[Callable[..., Any], Callable[[Rejection], Any] |
     raise TypeError(f"a bot must be callable or have an act() method, got {bot!r}")
 
 
-def _accepts_rejection(fn: Callable[..., Any]) -> bool:
+def _accepts(fn: Callable[..., Any], name: str) -> bool:
+    """Whether ``fn`` takes the keyword argument ``name``."""
     try:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return False
-    return any(p.name == "rejection" or p.kind is p.VAR_KEYWORD for p in params)
+    return any(p.name == name or p.kind is p.VAR_KEYWORD for p in params)
 
 
 class Agent:
@@ -105,7 +112,9 @@ class Agent:
     ) -> None:
         self._act, self._on_rejected = _resolve(bot)
         self._is_async = inspect.iscoroutinefunction(self._act)
-        self._takes_rejection = _accepts_rejection(self._act)
+        self._takes_rejection = _accepts(self._act, "rejection")
+        #: A bot whose act takes ``decision`` gets the whole Decision (id, time left).
+        self._takes_decision = _accepts(self._act, "decision")
         self._threaded = bool(threaded)
         self._adaptive = threaded is None
         self.servers = parse_servers(server)
@@ -355,7 +364,7 @@ class Agent:
         decision = Decision.from_proto(req, self.lazy_observations)
         self._pending[did] = decision
         self.decisions += 1
-        if self._is_async or self._threaded:
+        if self._is_async or self._threaded or self._takes_decision:
             self._spawn(did, self._decide(decision, None))
         else:
             self._decide_inline(decision)
@@ -404,9 +413,11 @@ class Agent:
         did = decision.decision_id
         self._asked[did] = self._asked.get(did, 0) + 1
         try:
-            action = await self._ask(decision.observation, decision.legal_actions, rejection)
+            action = await self._ask(decision, rejection)
         except asyncio.CancelledError:
             raise
+        except NoAnswer:
+            return
         except Exception as error:  # a bot bug must not cost the seat its match
             log.warning("bot raised; playing the first legal action", agent=self.name,
                         decision=did, error=repr(error))
@@ -451,9 +462,11 @@ class Agent:
         self._answers[did] = action
         await self._send_answer(did, action)
 
-    async def _ask(self, observation: Mapping[str, Any], legal: list[Action],
-                   rejection: Rejection | None) -> int:
+    async def _ask(self, decision: Decision, rejection: Rejection | None) -> int:
+        observation, legal = decision.observation, decision.legal_actions
         kwargs: dict[str, Any] = {}
+        if self._takes_decision:
+            kwargs["decision"] = decision
         if rejection is not None:
             if self._on_rejected is not None:
                 self._on_rejected(rejection)

@@ -1,0 +1,58 @@
+"""The bridge: any program (stdin/stdout) or HTTP endpoint plays a seat, no gRPC stubs.
+
+``ProgramBot`` runs a command and talks to it one line per message;
+``HttpBot`` POSTs the same JSON messages to an endpoint. Both are ordinary
+SDK bots: ``play_bridged`` plays one seat with either and tells it the result.
+docs/bots.md describes the messages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..sdk import Agent, MatchResult
+from .messages import FORMS, JSON_FORM, TEXT_FORM, decision_message, over_message, parse_answer
+from .program import Limits, ProgramBot, can_unshare_network
+from .web import HttpBot
+
+Bridged = ProgramBot | HttpBot
+
+__all__ = [
+    "FORMS",
+    "JSON_FORM",
+    "TEXT_FORM",
+    "Bridged",
+    "HttpBot",
+    "Limits",
+    "ProgramBot",
+    "bridged_agent",
+    "can_unshare_network",
+    "decision_message",
+    "over_message",
+    "parse_answer",
+    "play_bridged",
+    "run_bridged",
+]
+
+
+def bridged_agent(bot: Bridged, **agent_options: Any) -> Agent:
+    """An SDK agent that asks ``bot`` (which learns game and seat from it)."""
+    agent = Agent(bot, **agent_options)
+    bot.bind(agent)
+    return agent
+
+
+async def run_bridged(agent: Agent, bot: Bridged) -> MatchResult:
+    """Run ``agent`` (from ``bridged_agent``) to the end; the program or endpoint hears
+    the result, and a program is stopped, whatever happens."""
+    result: MatchResult | None = None
+    try:
+        result = await agent.run()
+    finally:
+        await bot.close(result)
+    return result
+
+
+async def play_bridged(bot: Bridged, **agent_options: Any) -> MatchResult:
+    """Play one seat with ``bot`` to the end (see ``Agent`` for the options)."""
+    return await run_bridged(bridged_agent(bot, **agent_options), bot)

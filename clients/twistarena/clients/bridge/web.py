@@ -1,0 +1,96 @@
+"""A bot that is an HTTP endpoint, Battlesnake style.
+
+Each decision is POSTed as the JSON decision message (docs/bots.md) to
+``URL/move``; the response body is the action id (``16`` or ``{"id": 16}``).
+At the end, the result goes to ``URL/end`` (its response is ignored). An
+endpoint that fails, times out or answers garbage gets no answer sent: the
+match's fallback settles the decision and a log line says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import structlog
+from twistarena.engine import Action
+
+from ..sdk import Decision, MatchResult, NoAnswer, Rejection
+from .messages import JSON_FORM, decision_message, over_message, parse_answer
+from .program import DEADLINE_MARGIN_S
+
+log = structlog.get_logger("twistarena.bridge")
+
+#: Longest response body read.
+BODY_LIMIT = 1 << 20
+
+
+def _post(url: str, body: str, timeout: float) -> bytes:
+    request = urllib.request.Request(url, data=body.encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        data: bytes = response.read(BODY_LIMIT)
+        return data
+
+
+class HttpBot:
+    """Plays a seat by POSTing decisions to ``url`` (see the module docstring)."""
+
+    def __init__(self, url: str) -> None:
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"not an http(s) URL: {url!r}")
+        self.url = url.rstrip("/")
+        self.game = ""
+        self.seat = -1
+        self.failures = 0
+
+    def bind(self, agent: Any) -> None:
+        self._agent = agent
+
+    def _context(self) -> None:
+        agent = getattr(self, "_agent", None)
+        if agent is not None:
+            self.game = agent.game_id
+            self.seat = agent.seat if agent.seat is not None else -1
+
+    async def act(self, observation: Mapping[str, Any], legal_actions: Sequence[Action], *,
+                  decision: Decision, rejection: Rejection | None = None) -> int:
+        self._context()
+        body = decision_message(
+            JSON_FORM, decision_id=decision.decision_id, game=self.game, seat=decision.seat,
+            time_left_ms=decision.time_left_ms, observation=observation,
+            legal_actions=legal_actions,
+            rejected=f"{rejection.reason}: {rejection.message}" if rejection else "")
+        timeout = max(0.01, decision.time_left_ms / 1000 - DEADLINE_MARGIN_S)
+        try:
+            reply = await asyncio.wait_for(
+                asyncio.to_thread(_post, f"{self.url}/move", body, timeout), timeout + 0.01)
+        except (TimeoutError, OSError, urllib.error.URLError) as error:
+            self._fail(decision, f"POST {self.url}/move failed: {error!r}")
+        action = parse_answer(reply.decode(errors="replace"), [a.id for a in legal_actions])
+        if action is None:
+            self._fail(decision, f"its answer {reply[:120]!r} is not a legal action id")
+        assert action is not None
+        return action
+
+    async def close(self, result: MatchResult | None) -> None:
+        """POST the result to ``URL/end``; failures are logged and ignored."""
+        if result is None:
+            return
+        self._context()
+        body = json.loads(over_message(JSON_FORM, seat=self.seat, scores=result.scores,
+                                       places=result.places, reason=result.reason))
+        try:
+            await asyncio.to_thread(_post, f"{self.url}/end", json.dumps(body), 5.0)
+        except (OSError, urllib.error.URLError) as error:
+            log.info("POST /end failed", url=self.url, error=repr(error))
+
+    def _fail(self, decision: Decision, why: str) -> None:
+        self.failures += 1
+        log.warning("bot endpoint failed a decision; the match's fallback decides it",
+                    url=self.url, decision=decision.decision_id, why=why)
+        raise NoAnswer(why)

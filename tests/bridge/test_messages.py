@@ -1,0 +1,67 @@
+"""The bridge's two message forms and how it reads answers (docs/bots.md)."""
+
+from __future__ import annotations
+
+import json
+
+from twistarena import engine
+from twistarena.clients.bridge import JSON_FORM, TEXT_FORM, decision_message, parse_answer
+from twistarena.clients.bridge.messages import flatten
+
+
+def _decision(form: str, game: str, players: int) -> tuple[str, engine.State, int]:
+    state = engine.make(game, players, seed=5)
+    seat = state.to_act()[0]
+    text = decision_message(form, decision_id=9, game=game, seat=seat, time_left_ms=1234,
+                            observation=state.observation(seat),
+                            legal_actions=state.legal_actions(seat))
+    return text, state, seat
+
+
+def test_json_form_is_one_line_with_everything_a_bot_needs() -> None:
+    text, state, seat = _decision(JSON_FORM, "twhist", 4)
+    assert "\n" not in text
+    message = json.loads(text)
+    assert message["type"] == "decision" and message["game"] == "twhist"
+    assert message["seat"] == seat and message["decision_id"] == 9
+    assert message["time_left_ms"] == 1234
+    assert message["observation"] == state.observation(seat)
+    assert message["legal_actions"] == [a.to_json() for a in state.legal_actions(seat)]
+
+
+def test_text_form_lists_every_observation_leaf_and_every_action() -> None:
+    text, state, seat = _decision(TEXT_FORM, "tricky_twist", 3)
+    lines = text.splitlines()
+    assert lines[0] == f"decision id=9 game=tricky_twist seat={seat} time_left_ms=1234"
+    assert lines[-1] == "end"
+    actions = [line.split(" ") for line in lines if line.startswith("action ")]
+    legal = state.legal_actions(seat)
+    assert [int(words[1]) for words in actions] == [a.id for a in legal]
+    # The payload as key=value words before "|", the label after it.
+    first = actions[0]
+    bar = first.index("|")
+    fields = dict(word.split("=", 1) for word in first[2:bar])
+    assert fields["kind"] == legal[0].payload["kind"] == "reserve"
+    assert int(fields["card.value"]) == legal[0].payload["card"]["value"]
+    assert " ".join(first[bar + 1:]) == legal[0].label
+    # Every observation line is "obs PATH VALUES", one per leaf; lists stay on one line.
+    obs = {line.split(" ")[1]: line.split(" ")[2:] for line in lines if line.startswith("obs ")}
+    observation = state.observation(seat)
+    assert [int(v) for v in obs["scores"]] == observation["scores"]
+    assert int(obs["hand.0.value"][0]) == observation["hand"][0]["value"]
+    assert obs["phase"] == [observation["phase"]]
+
+
+def test_flatten_writes_nested_lists_by_index_and_spaces_as_underscores() -> None:
+    data = {"a": [[1, 2], [3]], "b": {"c": "two words"}, "d": [], "e": True}
+    assert list(flatten(data)) == [("a.0", "1 2"), ("a.1", "3"), ("b.c", "two_words"),
+                                   ("d", ""), ("e", "true")]
+
+
+def test_answers_are_legal_ids_as_numbers_or_json() -> None:
+    legal = [3, 7, 200]
+    assert parse_answer("7\n", legal) == 7
+    assert parse_answer('{"id": 200}', legal) == 200
+    assert parse_answer(" 3 ", legal) == 3
+    for garbage in ("8", "", "seven", "{}", "[7]", '{"id": "x"}', "7 7"):
+        assert parse_answer(garbage, legal) is None, garbage

@@ -14,7 +14,7 @@ import pytest
 from twistarena import engine
 from twistarena.engine import IllegalAction, State
 
-#: No game of RULES.md needs more decisions than this; a run past it is a loop.
+#: No game of docs/rules/ needs more decisions than this; a run past it is a loop.
 MAX_DECISIONS = 5000
 
 

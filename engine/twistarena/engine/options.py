@@ -1,6 +1,6 @@
 """Match options: a game's data table of defaults, overridden per match.
 
-Every [decided] figure of RULES.md lives in its game's ``DEFAULTS`` table; a
+Every [decided] figure of docs/rules/ lives in its game's ``DEFAULTS`` table; a
 match may override any entry. Overrides merge recursively into nested tables
 and must keep each entry's type, so a typo is an error instead of a silent
 default.

@@ -2,7 +2,7 @@
 
 Each row: the cards played from seat 0 (the leader) clockwise, the picker's
 picks, then who picks, who leads next, who sits out and which FLIP value each
-seat flips. Expected values are worked out by hand from RULES.md, not by the
+seat flips. Expected values are worked out by hand from docs/rules/twhist.md, not by the
 engine. Number cards used: red leads; "blue 4" is off-colour and cannot win.
 """
 

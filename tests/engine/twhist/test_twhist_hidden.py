@@ -1,5 +1,5 @@
-"""Hidden information of Twhist: what each seat and a spectator may know (RULES.md
-conventions, TH-2.1, TH-2.2)."""
+"""Hidden information of Twhist: what each seat and a spectator may know (the
+conventions of docs/rules/, TH-2.1, TH-2.2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Table and position tests of Twhist's rules (RULES.md TH-1 .. TH-6)."""
+"""Table and position tests of Twhist's rules (docs/rules/twhist.md, TH-1 .. TH-6)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ STARS = {-1: 4, 0: 3, 1: 2, 2: 1, 3: 1, 4: 1, 5: 2, 6: 2, 7: 3, 8: 4}
 
 
 def test_data_table_holds_the_decided_figures() -> None:
-    """TH-1.3, TH-1.4, TH-4.1, TH-2.2 [decided]: the defaults are RULES.md's figures."""
+    """TH-1.3, TH-1.4, TH-4.1, TH-2.2 [decided]: the defaults are docs/rules/twhist.md's figures."""
     assert DEFAULTS["colours"] == ["red", "yellow", "green", "blue"]
     assert DEFAULTS["values"] == [-1, 0, 1, 2, 2, 3, 4, 5]
     assert (DEFAULTS["flip_min"], DEFAULTS["flip_max"]) == (-1, 8)

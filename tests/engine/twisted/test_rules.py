@@ -1,4 +1,4 @@
-"""Twisted rules (RULES.md TW), position by position, with the Italian rulebook's examples."""
+"""Twisted rules (docs/rules/twisted.md), position by position, with the rulebook's examples."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What each seat may know (RULES.md conventions, TW-3.5), events and narration."""
+"""What each seat may know (the conventions of docs/rules/, TW-3.5), events and narration."""
 
 from __future__ import annotations
 

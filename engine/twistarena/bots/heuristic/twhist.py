@@ -1,4 +1,4 @@
-"""A rule-based Twhist bot (RULES.md TH): one-trick lookahead on the FLIP cards.
+"""A rule-based Twhist bot (docs/rules/twhist.md): one-trick lookahead on the FLIP cards.
 
 It values a play by the trick as it stands with that card added (players still
 to play are ignored): who would pick (the engine's own ``resolve_trick``), what

@@ -1,4 +1,4 @@
-"""A rule-based Twisted bot (RULES.md TW): twist when it can, otherwise leave the next
+"""A rule-based Twisted bot (docs/rules/twisted.md): twist when it can, otherwise leave the next
 player as few ways out as possible, and keep the cards that can still twist.
 
 It reads only its own observation: cards it has not seen (other hands and the draw

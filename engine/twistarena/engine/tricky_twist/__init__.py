@@ -1,4 +1,4 @@
-"""Tricky Twist (RULES.md TT): 3-4 players, tricks and false tricks in balance."""
+"""Tricky Twist (docs/rules/tricky_twist.md): 3-4 players, tricks and false tricks in balance."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The Tricky Twist data table: every [decided] figure of RULES.md TT, overridable per match.
+"""The Tricky Twist data table: every [decided] figure of docs/rules/tricky_twist.md,
+overridable per match.
 
 A match option replaces any entry (``twistarena.engine.make(..., options={...})``);
 ``merge_options`` checks names and types, ``state.Config`` checks the meaning.

@@ -1,4 +1,4 @@
-"""Tricky Twist rules (RULES.md TT-2 .. TT-7) as an engine ``State``.
+"""Tricky Twist rules (docs/rules/tricky_twist.md, TT-2 .. TT-7) as an engine ``State``.
 
 Action ids use one fixed range per kind (see the ``*_BASE`` constants), so an
 id means the same thing in every state and legal ids come out sorted.

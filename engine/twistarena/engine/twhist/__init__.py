@@ -1,4 +1,4 @@
-"""Twhist (RULES.md TH): 3-5 players, tricks with Twhist cards, scoring by FLIP cards."""
+"""Twhist (docs/rules/twhist.md): 3-5 players, tricks with Twhist cards, scoring by FLIP cards."""
 
 from __future__ import annotations
 

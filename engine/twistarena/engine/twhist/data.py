@@ -1,4 +1,4 @@
-"""Twhist's data table: every [decided] figure of RULES.md TH-*, overridable per match."""
+"""Twhist's data table: every [decided] figure of docs/rules/twhist.md, overridable per match."""
 
 from __future__ import annotations
 

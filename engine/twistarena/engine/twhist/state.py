@@ -1,4 +1,4 @@
-"""The rules of Twhist (RULES.md TH-1 .. TH-6) on the engine API.
+"""The rules of Twhist (docs/rules/twhist.md, TH-1 .. TH-6) on the engine API.
 
 Hot-path state is plain ints and lists: hands are sorted lists of card ids,
 Twhist cards and FLIP cards are bitmasks per seat (bit = kind, bit = FLIP value

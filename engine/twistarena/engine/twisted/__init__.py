@@ -1,4 +1,4 @@
-"""Twisted (RULES.md TW), 2-4 players: a row of numbered cards, twists and takes."""
+"""Twisted (docs/rules/twisted.md), 2-4 players: a row of numbered cards, twists and takes."""
 
 from __future__ import annotations
 

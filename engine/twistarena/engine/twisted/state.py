@@ -1,4 +1,4 @@
-"""Twisted (RULES.md TW): extend the row, twist a card out of it, or take it all.
+"""Twisted (docs/rules/twisted.md): extend the row, twist a card out of it, or take it all.
 
 Action ids, fixed per kind so that they are stable and sorted:
 - ``12..98``: play that card from hand to the right end of the row (extend,

@@ -33,14 +33,13 @@ import structlog
 from twistarena.engine import Action
 
 from ..sdk import Decision, MatchResult, NoAnswer, Rejection
-from .messages import JSON_FORM, decision_message, over_message, parse_answer
+from .messages import JSON_FORM, parse_answer
+from .seat import BridgedSeat
 
 log = structlog.get_logger("twistarena.bridge")
 
 #: Longest answer line read; a longer one is garbage.
 LINE_LIMIT = 1 << 20
-#: Answers are expected this long before the server's deadline (network, scheduling).
-DEADLINE_MARGIN_S = 0.05
 #: How long a program may take to exit after the end of the match.
 EXIT_GRACE_S = 2.0
 
@@ -77,7 +76,7 @@ def can_unshare_network() -> bool:
     return done.returncode == 0
 
 
-class ProgramBot:
+class ProgramBot(BridgedSeat):
     """Plays a seat by asking a program (see the module docstring).
 
     ``game`` and ``seat`` are read from the agent once it has joined: call
@@ -87,6 +86,7 @@ class ProgramBot:
     def __init__(self, command: str | Sequence[str], *, form: str = JSON_FORM,
                  limits: Limits | None = None, name: str = "",
                  cwd: str | None = None, env: Mapping[str, str] | None = None) -> None:
+        super().__init__()
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not self.argv:
             raise ValueError("an empty command")
@@ -95,36 +95,17 @@ class ProgramBot:
         self.name = name or self.argv[0]
         self.cwd = cwd
         self.env = dict(env) if env is not None else None
-        self.game = ""
-        self.seat = -1
         #: Times the program had to be started again (after a crash, hang or garbage).
         self.restarts = 0
-        #: Decisions the program failed (settled by the match's fallback).
-        self.failures = 0
         self._proc: asyncio.subprocess.Process | None = None
         self._stderr: asyncio.Task[None] | None = None
         self._started_once = False
-
-    def bind(self, agent: Any) -> None:
-        self._agent = agent
-
-    def _context(self) -> None:
-        agent = getattr(self, "_agent", None)
-        if agent is not None:
-            self.game = agent.game_id
-            self.seat = agent.seat if agent.seat is not None else -1
 
     # -- the bot API ---------------------------------------------------------------
 
     async def act(self, observation: Mapping[str, Any], legal_actions: Sequence[Action], *,
                   decision: Decision, rejection: Rejection | None = None) -> int:
-        self._context()
-        message = decision_message(
-            self.form, decision_id=decision.decision_id, game=self.game, seat=decision.seat,
-            time_left_ms=decision.time_left_ms, observation=observation,
-            legal_actions=legal_actions,
-            rejected=f"{rejection.reason}: {rejection.message}" if rejection else "")
-        timeout = max(0.01, decision.time_left_ms / 1000 - DEADLINE_MARGIN_S)
+        message, timeout = self.decision_text(decision, observation, legal_actions, rejection)
         try:
             line = await asyncio.wait_for(self._exchange(message), timeout)
         except TimeoutError:
@@ -149,9 +130,7 @@ class ProgramBot:
         """Tell the program the match is over, let it exit, then make sure it did."""
         proc = self._proc
         if proc is not None and proc.returncode is None and result is not None:
-            self._context()
-            line = over_message(self.form, seat=self.seat, scores=result.scores,
-                                places=result.places, reason=result.reason)
+            line = self.over_text(result)
             with contextlib.suppress(OSError, RuntimeError):
                 assert proc.stdin is not None
                 proc.stdin.write(line.encode() + b"\n")

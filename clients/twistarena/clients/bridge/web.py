@@ -10,7 +10,6 @@ match's fallback settles the decision and a log line says why.
 from __future__ import annotations
 
 import asyncio
-import json
 import urllib.error
 import urllib.request
 from collections.abc import Mapping, Sequence
@@ -20,8 +19,8 @@ import structlog
 from twistarena.engine import Action
 
 from ..sdk import Decision, MatchResult, NoAnswer, Rejection
-from .messages import JSON_FORM, decision_message, over_message, parse_answer
-from .program import DEADLINE_MARGIN_S
+from .messages import parse_answer
+from .seat import BridgedSeat
 
 log = structlog.get_logger("twistarena.bridge")
 
@@ -37,35 +36,18 @@ def _post(url: str, body: str, timeout: float) -> bytes:
         return data
 
 
-class HttpBot:
+class HttpBot(BridgedSeat):
     """Plays a seat by POSTing decisions to ``url`` (see the module docstring)."""
 
     def __init__(self, url: str) -> None:
+        super().__init__()
         if not url.startswith(("http://", "https://")):
             raise ValueError(f"not an http(s) URL: {url!r}")
         self.url = url.rstrip("/")
-        self.game = ""
-        self.seat = -1
-        self.failures = 0
-
-    def bind(self, agent: Any) -> None:
-        self._agent = agent
-
-    def _context(self) -> None:
-        agent = getattr(self, "_agent", None)
-        if agent is not None:
-            self.game = agent.game_id
-            self.seat = agent.seat if agent.seat is not None else -1
 
     async def act(self, observation: Mapping[str, Any], legal_actions: Sequence[Action], *,
                   decision: Decision, rejection: Rejection | None = None) -> int:
-        self._context()
-        body = decision_message(
-            JSON_FORM, decision_id=decision.decision_id, game=self.game, seat=decision.seat,
-            time_left_ms=decision.time_left_ms, observation=observation,
-            legal_actions=legal_actions,
-            rejected=f"{rejection.reason}: {rejection.message}" if rejection else "")
-        timeout = max(0.01, decision.time_left_ms / 1000 - DEADLINE_MARGIN_S)
+        body, timeout = self.decision_text(decision, observation, legal_actions, rejection)
         try:
             reply = await asyncio.wait_for(
                 asyncio.to_thread(_post, f"{self.url}/move", body, timeout), timeout + 0.01)
@@ -81,11 +63,8 @@ class HttpBot:
         """POST the result to ``URL/end``; failures are logged and ignored."""
         if result is None:
             return
-        self._context()
-        body = json.loads(over_message(JSON_FORM, seat=self.seat, scores=result.scores,
-                                       places=result.places, reason=result.reason))
         try:
-            await asyncio.to_thread(_post, f"{self.url}/end", json.dumps(body), 5.0)
+            await asyncio.to_thread(_post, f"{self.url}/end", self.over_text(result), 5.0)
         except (OSError, urllib.error.URLError) as error:
             log.info("POST /end failed", url=self.url, error=repr(error))
 

@@ -52,8 +52,9 @@ from redis.exceptions import NoScriptError, RedisError
 from twistarena.v1 import match_pb2 as mpb
 
 from . import logs, metrics
+from .records import match_proto
 from .rpc import REASON_KEY
-from .runner import Hub, MatchRunner, match_proto
+from .runner import Hub, MatchRunner
 from .store import LEASES, LIVE_SET, FencedError, MatchRecord, Store, owner_key
 
 log = logs.get("twistarena.cluster")

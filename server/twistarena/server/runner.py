@@ -1,4 +1,4 @@
-"""One runner per live match: the engine state, the seats' streams, the clock.
+"""One runner per live match: the seats' streams, the clock, the answers.
 
 Flow of one decision: the engine says who acts and what is legal; each acting
 seat gets a DecisionRequest (a house bot answers in-process); an answer is
@@ -6,38 +6,37 @@ checked against the engine, appended to the log in Redis (fenced and batched),
 only then acknowledged and applied; the new events go to every seat in its
 own view and to spectators in the public view; the next decisions open.
 
-Decision ids are ``opened_at * 8 + seat + 1`` where ``opened_at`` is the log
-length when the seat's current decision opened. Replaying the log gives the
-same ids, so an open decision keeps its id across a restart.
+The runner's parts live beside it: ``decisions`` (open decisions and their
+ids, from the state and log alone), ``events`` (what each stream is sent),
+``outbox`` (a stream's queue) and ``records`` (a stored match as a message).
 """
 
 from __future__ import annotations
 
 import asyncio
-import enum
 import time
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import grpc
-from google.protobuf import timestamp_pb2
 from redis.exceptions import RedisError
 from twistarena import engine, wire
-from twistarena.engine import Event, State
+from twistarena.engine import State
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import play_pb2 as ppb
 
 from . import logs, metrics
+from .decisions import ACCEPTED, DecisionBook, Reply, late, seat_of
+from .events import EventFeed
 from .housebots import house_action
+from .outbox import Outbox
+from .records import game_options, match_proto
 from .store import FencedError, LogConflict, LogEntry, MatchRecord, Store, StoreError
 from .timecontrol import Clock, fallback_action
 
 log = logs.get("twistarena.runner")
 
-#: Seat numbers must fit in the low 3 bits of a decision id.
-SEAT_BITS = 8
 #: An answer arriving this long after its deadline is late even if the timer has not fired.
 LATE_TOLERANCE_S = 0.02
 #: How long an append is retried while Redis is unreachable.
@@ -48,69 +47,10 @@ _DECIDED_TIMEOUT = metrics.DECISIONS.labels("timeout")
 _DECIDED_HOUSE = metrics.DECISIONS.labels("house")
 
 
-class Outcome(enum.Enum):
-    ANSWERED = "answered"
-    TIMEOUT = "timeout"
-    SUPERSEDED = "superseded"
-
-
-@dataclass(frozen=True, slots=True)
-class Close:
-    """Sentinel in an outbox: end the call with this status."""
-
-    code: grpc.StatusCode
-    reason: str
-    details: str
-
-
-class Outbox:
-    """Messages for one stream, written by its RPC handler in order.
-
-    Items are messages or their serialized bytes (the handlers' serializer
-    passes bytes through), or a ``Close``."""
-
-    __slots__ = ("_items", "_loop", "_waiter", "closed", "no_events")
-
-    def __init__(self, no_events: bool = False) -> None:
-        self._items: deque[Any] = deque()
-        self._loop = asyncio.get_running_loop()
-        self._waiter: asyncio.Future[None] | None = None
-        self.closed = False
-        self.no_events = no_events
-
-    def _wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    def send(self, msg: Any) -> None:
-        if not self.closed:
-            self._items.append(msg)
-            self._wake()
-
-    def close(self, code: grpc.StatusCode, reason: str, details: str) -> None:
-        if not self.closed:
-            self.closed = True
-            self._items.append(Close(code, reason, details))
-            self._wake()
-
-    def finish(self) -> None:
-        self.close(grpc.StatusCode.OK, "", "")
-
-    async def get(self) -> Any:
-        """The next message (or a ``Close``), waiting for one if needed."""
-        items = self._items
-        while not items:
-            self._waiter = self._loop.create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
-        return items.popleft()
-
-
 @dataclass(slots=True)
 class Seat:
+    """One seat of a live match: who plays it, its stream, its open decision."""
+
     seat: int
     name: str
     house_bot: str
@@ -129,19 +69,6 @@ class Seat:
     request: bytes | None = None
 
 
-@dataclass(slots=True)
-class Reply:
-    """What the answering stream is told."""
-
-    accepted: bool
-    reason: int = 0
-    message: str = ""
-    may_retry: bool = False
-
-
-ACCEPTED = Reply(True)
-
-
 class Hub:
     """The runners of this node and what they share."""
 
@@ -154,13 +81,16 @@ class Hub:
         self.draining = False
 
     def get(self, match_id: str) -> MatchRunner | None:
+        """The runner of ``match_id`` if this node runs it."""
         return self.runners.get(match_id)
 
     def add(self, runner: MatchRunner) -> None:
+        """Count ``runner`` among this node's live matches."""
         self.runners[runner.match_id] = runner
         metrics.LIVE_MATCHES.set(len(self.runners))
 
     def forget(self, runner: MatchRunner) -> None:
+        """``runner`` no longer runs here (its match ended, or moved to another node)."""
         if self.runners.get(runner.match_id) is runner:
             del self.runners[runner.match_id]
         metrics.LIVE_MATCHES.set(len(self.runners))
@@ -175,6 +105,9 @@ class Hub:
 
 
 class MatchRunner:
+    """Runs one live match on this node: rebuilt from its log, then driven by
+    answers, timers and house bots, every change under ``lock``."""
+
     def __init__(self, hub: Hub, record: MatchRecord, owner: str,
                  log_entries: Sequence[LogEntry]) -> None:
         self.hub = hub
@@ -188,9 +121,8 @@ class MatchRunner:
         self.game_id = opts.game_id
         self.num_players = opts.num_players
         self.info = engine.game(self.game_id)
-        game_options = wire.options_dict(
-            dict(opts.game_options.items())) if opts.HasField("game_options") else {}
-        self.state: State = engine.make(self.game_id, self.num_players, record.seed, game_options)
+        self.state: State = engine.make(self.game_id, self.num_players, record.seed,
+                                        game_options(opts))
         self.clock = Clock.from_proto(opts.time_control)
         self.lock = asyncio.Lock()
         self.over = record.status in (mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED)
@@ -202,57 +134,14 @@ class MatchRunner:
             self.seats.append(Seat(s, spec.name, spec.house_bot, record.token_hashes.get(s),
                                    joined=s in record.joined))
         self.spectators: set[Outbox] = set()
-        self.timeouts = [0] * self.num_players
-        self.settled: dict[int, Outcome] = {}
-        #: Per seat, the id of its latest settled decision.
-        self.last_settled: dict[int, int] = {}
-        self.opened: dict[int, int] = {}
-        self.legal: dict[int, tuple[int, ...]] = {}
-        self.log_len = 0
-        self.entries: list[LogEntry] = []
+        self.book = DecisionBook(self.state)
+        self.feed = EventFeed(self.state, self.info)
         self.action_cache = wire.action_cache(self.game_id)
-        #: Serialized public events, by seq (shared by every stream that sees them).
-        self._public_event_bytes_cache: list[bytes] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._waiting_timer: asyncio.TimerHandle | None = None
         self._stopped = False
-        self._reopen(actor=None)
         for seat_no, action, timeout in log_entries:
-            self._advance(seat_no, action, timeout)
-
-    # -- bookkeeping shared by replay and live play --------------------------
-
-    def decision_id(self, seat: int) -> int:
-        return self.opened[seat] * SEAT_BITS + seat + 1
-
-    def _advance(self, seat: int, action: int, timeout: bool) -> None:
-        did = self.decision_id(seat)
-        self.state.apply(seat, action)
-        self.settled[did] = Outcome.TIMEOUT if timeout else Outcome.ANSWERED
-        self.last_settled[seat] = did
-        if timeout:
-            self.timeouts[seat] += 1
-        self.log_len += 1
-        self.entries.append((seat, action, timeout))
-        self._reopen(actor=seat)
-
-    def _reopen(self, actor: int | None) -> None:
-        """Which decisions are open after the latest action (deterministic from the log)."""
-        acting = self.state.to_act()
-        opened: dict[int, int] = {}
-        for s in acting:
-            legal = tuple(self.state.legal_action_ids(s))
-            if s != actor and s in self.opened and self.legal.get(s) == legal:
-                opened[s] = self.opened[s]
-            else:
-                if s != actor and s in self.opened:
-                    self.settled[self.decision_id(s)] = Outcome.SUPERSEDED
-                opened[s] = self.log_len
-            self.legal[s] = legal
-        for s in self.opened:
-            if s not in opened and s != actor:
-                self.settled[self.decision_id(s)] = Outcome.SUPERSEDED
-        self.opened = opened
+            self.book.advance(seat_no, action, timeout)
 
     # -- lifecycle -----------------------------------------------------------
 
@@ -269,6 +158,7 @@ class MatchRunner:
                       error=repr(task.exception()))
 
     async def start(self) -> None:
+        """Resume where the log left off: finish, start running, or wait for the seats."""
         async with self.lock:
             if self.over:
                 return
@@ -381,7 +271,7 @@ class MatchRunner:
             )))
             if not outbox.no_events:
                 for seq in range(max(0, resume_from), len(self.state.events)):
-                    outbox.send(wire.event_server_message(self._event_bytes_for(seq, seat_no)))
+                    outbox.send(wire.event_server_message(self.feed.for_seat(seq, seat_no)))
             if self.over:
                 outbox.send(ppb.ServerMessage(match_over=ppb.MatchOver(result=self.result)))
                 outbox.finish()
@@ -391,16 +281,14 @@ class MatchRunner:
                 await self.store.update_meta(self.match_id, self.owner, {f"joined:{seat_no}": 1})
                 if await self._start_when_seated():
                     return
-            if seat.decision_id and seat.decision_id == self.decision_id_or_zero(seat_no):
+            if seat.decision_id and seat.decision_id == self.book.open_id(seat_no):
                 # A still-open decision: send it again, same id, with the time left.
                 if seat.abandoned or seat.timer is None:
                     self._arm_timer(seat, self.clock.decision_s)
                 self._send_request(seat)
 
-    def decision_id_or_zero(self, seat_no: int) -> int:
-        return self.decision_id(seat_no) if seat_no in self.opened else 0
-
     def detach(self, seat_no: int, outbox: Outbox) -> None:
+        """A seat's stream ended; its reconnect grace period starts."""
         seat = self.seats[seat_no]
         if seat.stream is outbox:
             seat.stream = None
@@ -421,11 +309,11 @@ class MatchRunner:
             self._arm_timer(seat, 0.0)
 
     async def watch(self, outbox: Outbox, from_seq: int) -> None:
+        """A spectator joins: the public events from ``from_seq``, the view, then live."""
         async with self.lock:
             for seq in range(max(0, from_seq), len(self.state.events)):
-                outbox.send(wire.event_watch_message(self._public_event_bytes(seq)))
-            outbox.send(ppb.WatchMessage(view=wire.public_view(
-                self.game_id, self.state.public_view())))
+                outbox.send(wire.event_watch_message(self.feed.public(seq)))
+            outbox.send(self.feed.view_message())
             if self.over:
                 outbox.send(ppb.WatchMessage(match_over=ppb.MatchOver(result=self.result)))
                 outbox.finish()
@@ -433,6 +321,7 @@ class MatchRunner:
             self.spectators.add(outbox)
 
     def unwatch(self, outbox: Outbox) -> None:
+        """A spectator's stream ended."""
         self.spectators.discard(outbox)
 
     # -- decisions -------------------------------------------------------------
@@ -440,9 +329,9 @@ class MatchRunner:
     def _open_decisions(self) -> None:
         if self.over or self._stopped or self.status != mpb.MATCH_STATUS_RUNNING:
             return
-        for seat_no in self.opened:
+        for seat_no in self.book.opened:
             seat = self.seats[seat_no]
-            did = self.decision_id(seat_no)
+            did = self.book.decision_id(seat_no)
             if seat.decision_id == did:
                 continue
             seat.decision_id = did
@@ -500,16 +389,15 @@ class MatchRunner:
         seat = self.seats[seat_no]
         if self.over:
             return Reply(False, ppb.STALE_DECISION, "the match is over")
-        if (decision_id - 1) % SEAT_BITS != seat_no or decision_id <= 0:
+        if seat_of(decision_id) != seat_no:
             return Reply(False, ppb.UNKNOWN_DECISION,
                          f"decision {decision_id} was never sent to seat {seat_no}")
-        open_id = seat.decision_id if seat_no in self.opened else 0
+        open_id = seat.decision_id if seat_no in self.book.opened else 0
         if open_id != decision_id or self.status != mpb.MATCH_STATUS_RUNNING:
-            return self._classify(seat_no, decision_id)
+            return self.book.why_not_open(seat_no, decision_id)
         if self.loop.time() > seat.deadline + LATE_TOLERANCE_S:
             await self._settle_timeout_locked(seat_no, decision_id)
-            return Reply(False, ppb.LATE_ANSWER,
-                         f"decision {decision_id} passed its deadline; the fallback decided")
+            return late(decision_id)
         illegal = self.state.check(seat_no, action_id)
         if illegal is not None:
             return Reply(False, ppb.ILLEGAL_ACTION, illegal.message, may_retry=True)
@@ -536,48 +424,29 @@ class MatchRunner:
                 reason=reply.reason, message=reply.message,  # type: ignore[arg-type]
                 may_retry=reply.may_retry)))
 
-    def _classify(self, seat_no: int, decision_id: int) -> Reply:
-        """Why an answer to a decision that is not open is refused."""
-        outcome = self.settled.get(decision_id)
-        if outcome is None:
-            return Reply(False, ppb.UNKNOWN_DECISION,
-                         f"decision {decision_id} was never sent to seat {seat_no}")
-        latest = self.last_settled.get(seat_no) == decision_id
-        if latest and outcome is Outcome.ANSWERED:
-            return Reply(False, ppb.DUPLICATE_ANSWER,
-                         f"decision {decision_id} was already answered and accepted")
-        if latest and outcome is Outcome.TIMEOUT:
-            return Reply(False, ppb.LATE_ANSWER,
-                         f"decision {decision_id} passed its deadline; the fallback decided")
-        return Reply(False, ppb.STALE_DECISION,
-                     f"decision {decision_id} is settled and a newer one exists")
-
     async def _timeout(self, seat_no: int, did: int) -> None:
         async with self.lock:
             seat = self.seats[seat_no]
-            if self.over or self._stopped or seat.decision_id != did or seat_no not in self.opened:
-                return
-            if self.decision_id(seat_no) != did:
+            if (self.over or self._stopped or seat.decision_id != did
+                    or self.book.open_id(seat_no) != did):
                 return
             await self._settle_timeout_locked(seat_no, did)
 
     async def _settle_timeout_locked(self, seat_no: int, did: int) -> None:
-        if self.clock.forfeit_after and self.timeouts[seat_no] + 1 >= self.clock.forfeit_after:
-            misses = self.timeouts[seat_no] + 1
+        if self.clock.forfeit_after and self.book.timeouts[seat_no] + 1 >= self.clock.forfeit_after:
+            misses = self.book.timeouts[seat_no] + 1
             await self._finish(mpb.END_REASON_FORFEIT,
                                f"seat {seat_no} forfeited after {misses} missed decisions",
                                forfeit=seat_no)
             return
-        action = fallback_action(self.record.seed, did, self.legal[seat_no])
+        action = fallback_action(self.record.seed, did, self.book.legal[seat_no])
         if await self._commit(seat_no, action, True):
             _DECIDED_TIMEOUT.inc()
 
     async def _bot_move(self, seat_no: int, did: int) -> None:
         async with self.lock:
             seat = self.seats[seat_no]
-            if self.over or self._stopped or seat_no not in self.opened:
-                return
-            if self.decision_id(seat_no) != did:
+            if self.over or self._stopped or self.book.open_id(seat_no) != did:
                 return
             try:
                 action = await house_action(seat.house_bot, self.game_id, self.state, seat_no,
@@ -588,8 +457,8 @@ class MatchRunner:
                 action = -1
             if self.over or self._stopped:
                 return
-            if action not in self.legal[seat_no]:
-                action = fallback_action(self.record.seed, did, self.legal[seat_no])
+            if action not in self.book.legal[seat_no]:
+                action = fallback_action(self.record.seed, did, self.book.legal[seat_no])
             if await self._commit(seat_no, action, False):
                 _DECIDED_HOUSE.inc()
 
@@ -610,11 +479,11 @@ class MatchRunner:
         seat.decision_id = 0
         seat.request = None
         first_event = len(self.state.events)
-        did = self.decision_id(seat_no)
-        self._advance(seat_no, action, timeout)
+        did = self.book.decision_id(seat_no)
+        self.book.advance(seat_no, action, timeout)
         if not timeout and not seat.house_bot:
             self._reply(seat.stream, did, action, ACCEPTED)
-        self._broadcast(first_event)
+        self.feed.send_new(first_event, self.seats, self.spectators)
         if self.state.is_terminal():
             await self._finish(mpb.END_REASON_COMPLETED, "")
         else:
@@ -623,7 +492,7 @@ class MatchRunner:
 
     async def _append(self, entry: LogEntry) -> None:
         deadline = time.monotonic() + APPEND_RETRY_S
-        expected = self.log_len
+        expected = self.book.log_len
         delay = 0.05
         while True:
             try:
@@ -643,48 +512,6 @@ class MatchRunner:
                 delay = min(delay * 2, 1.0)
 
     # -- events ----------------------------------------------------------------
-
-    def _event_bytes_for(self, seq: int, seat_no: int) -> bytes:
-        """Event ``seq`` as ``seat_no`` sees it, serialized."""
-        ev: Event = self.state.events[seq]
-        if ev.private.get(seat_no):
-            return wire.event(seq, ev.view(seat_no), self.info).SerializeToString()
-        return self._public_event_bytes(seq)
-
-    def _public_event_bytes(self, seq: int) -> bytes:
-        """Event ``seq`` in the public view, serialized once and kept."""
-        cached = self._public_event_bytes_cache
-        while len(cached) <= seq:
-            n = len(cached)
-            cached.append(wire.event(n, self.state.events[n].view(None),
-                                        self.info).SerializeToString())
-        return cached[seq]
-
-    def _broadcast(self, first_event: int) -> None:
-        events = self.state.events
-        for seq in range(first_event, len(events)):
-            ev = events[seq]
-            public_msg: bytes | None = None
-            for seat in self.seats:
-                stream = seat.stream
-                if stream is None or stream.no_events:
-                    continue
-                if ev.private.get(seat.seat):
-                    stream.send(wire.event_server_message(wire.event(
-                        seq, ev.view(seat.seat), self.info).SerializeToString()))
-                else:
-                    if public_msg is None:
-                        public_msg = wire.event_server_message(self._public_event_bytes(seq))
-                    stream.send(public_msg)
-            if self.spectators:
-                watch_msg = wire.event_watch_message(self._public_event_bytes(seq))
-                for spectator in self.spectators:
-                    spectator.send(watch_msg)
-        if self.spectators and len(events) > first_event:
-            view = ppb.WatchMessage(view=wire.public_view(self.game_id,
-                                                             self.state.public_view()))
-            for spectator in self.spectators:
-                spectator.send(view)
 
     # -- the end ---------------------------------------------------------------
 
@@ -733,8 +560,7 @@ class MatchRunner:
                 seat.stream.finish()
                 seat.stream = None
         if self.spectators:
-            view = ppb.WatchMessage(view=wire.public_view(self.game_id,
-                                                             self.state.public_view()))
+            view = self.feed.view_message()
             watch_over = ppb.WatchMessage(match_over=ppb.MatchOver(result=result))
             for spectator in self.spectators:
                 spectator.send(view)
@@ -742,10 +568,11 @@ class MatchRunner:
                 spectator.finish()
             self.spectators.clear()
         log.info("match_over", match_id=self.match_id, reason=mpb.EndReason.Name(reason),
-                 scores=list(result.scores), actions=self.log_len)
+                 scores=list(result.scores), actions=self.book.log_len)
         self.hub.forget(self)
 
     async def cancel(self, detail: str) -> bool:
+        """End the match as cancelled; False when it was already over."""
         async with self.lock:
             if self.over:
                 return False
@@ -755,42 +582,6 @@ class MatchRunner:
     # -- reporting -------------------------------------------------------------
 
     def to_proto(self) -> mpb.Match:
-        return match_proto(self.record, self.status, self.result, self.log_len,
-                           self.timeouts, [s.stream is not None for s in self.seats])
-
-
-def match_proto(record: MatchRecord, status: int, result: mpb.MatchResult | None,
-                actions: int, timeouts: Sequence[int],
-                connected: Sequence[bool] | None = None) -> mpb.Match:
-    opts = record.options
-    seats = []
-    for s in range(opts.num_players):
-        spec = opts.seats[s] if len(opts.seats) == opts.num_players else mpb.SeatSpec()
-        seats.append(mpb.SeatInfo(seat=s, name=spec.name, house_bot=spec.house_bot,
-                                  connected=bool(connected and connected[s]),
-                                  timeouts=timeouts[s] if s < len(timeouts) else 0))
-    created = timestamp_pb2.Timestamp()
-    created.FromMilliseconds(record.created_ms)
-    msg = mpb.Match(match_id=record.match_id, options=opts, seed=record.seed,
-                    status=status, seats=seats, actions=actions,  # type: ignore[arg-type]
-                    created_at=created)
-    if result is not None:
-        msg.result.CopyFrom(result)
-    return msg
-
-
-def timeouts_from_log(entries: Sequence[LogEntry], num_players: int) -> list[int]:
-    counts = [0] * num_players
-    for seat, _action, timeout in entries:
-        if timeout and 0 <= seat < num_players:
-            counts[seat] += 1
-    return counts
-
-
-def replay_state(record: MatchRecord, entries: Sequence[LogEntry]) -> State:
-    opts = record.options
-    game_options = wire.options_dict(
-        dict(opts.game_options.items())) if opts.HasField("game_options") else {}
-    return engine.replay(opts.game_id, opts.num_players, record.seed, game_options,
-                         [(s, a) for s, a, _t in entries])
-
+        """The match as ``GetMatch`` shows it, live figures included."""
+        return match_proto(self.record, self.status, self.result, self.book.log_len,
+                           self.book.timeouts, [s.stream is not None for s in self.seats])

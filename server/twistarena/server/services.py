@@ -17,8 +17,10 @@ from twistarena.v1 import play_pb2_grpc as pgrpc
 
 from . import auth, cluster, creation, logs, metrics
 from .config import ServerConfig
+from .outbox import Close, Outbox
+from .records import match_proto, replay_state, timeouts_from_log
 from .rpc import fail, require_admin
-from .runner import Close, Hub, MatchRunner, Outbox, match_proto, replay_state, timeouts_from_log
+from .runner import Hub, MatchRunner
 from .store import MatchRecord
 
 log = logs.get("twistarena.services")

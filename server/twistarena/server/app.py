@@ -9,6 +9,7 @@ import signal
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -184,7 +185,13 @@ class App:
         await self.server.wait_for_termination()
 
 
-async def serve(config: ServerConfig) -> int:
+#: Something to run beside the server in its event loop, given the server's address
+#: (``twistarena serve --web-port`` runs the web face this way; the server itself
+#: knows nothing of what runs beside it).
+Beside = Callable[[str], contextlib.AbstractAsyncContextManager[Any]]
+
+
+async def serve(config: ServerConfig, beside: Beside | None = None) -> int:
     """Run until SIGTERM/SIGINT; prints ``listening on HOST:PORT`` once bound."""
     app = App(config)
     try:
@@ -198,7 +205,10 @@ async def serve(config: ServerConfig) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, lambda: loop.create_task(app.drain()))
-    await app.wait()
+    async with contextlib.AsyncExitStack() as stack:
+        if beside is not None:
+            await stack.enter_async_context(beside(app.address))
+        await app.wait()
     await app.drain()
     return 0
 
@@ -218,12 +228,13 @@ def tune_gc(young: int = 50_000) -> None:
     gc.set_threshold(young, gen1, gen2)
 
 
-def run(config: ServerConfig, json_logs: bool | None = None) -> int:
+def run(config: ServerConfig, json_logs: bool | None = None,
+        beside: Beside | None = None) -> int:
     """Blocking entry point for the CLI (uvloop when available)."""
     logs.configure(json_logs)
     tune_gc()
     try:
         import uvloop
     except ImportError:  # pragma: no cover - uvloop is absent on some platforms
-        return asyncio.run(serve(config))
-    return uvloop.run(serve(config))
+        return asyncio.run(serve(config, beside))
+    return uvloop.run(serve(config, beside))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import signal
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -24,6 +25,7 @@ from ..local import play_local
 from ..sdk import AgentError, ArenaClient, MatchEvent, MatchResult
 from ..sdk.hosting import configure_logging, run_agents, seat_agents
 from .match import event_text, result_table
+from .web import DEFAULT_WEB_PORT
 
 #: Seats per game in the network demo (within each game's range).
 DEMO_PLAYERS = {"tricky_twist": 4, "twisted": 3, "twhist": 4}
@@ -45,6 +47,12 @@ def register(sub: Any) -> None:
                         help="play on this server (HOST:PORT) instead of starting one")
     parser.add_argument("--narrate", action="store_true",
                         help="print every event of the network games as it happens")
+    parser.add_argument("--web", action="store_true",
+                        help="also serve the web face, print its URL and keep the server "
+                             "and the site up after the games until Ctrl-C")
+    parser.add_argument("--web-port", type=int, default=DEFAULT_WEB_PORT,
+                        help=f"port of the web face with --web (default {DEFAULT_WEB_PORT}; "
+                             "0: a free one)")
     parser.add_argument("-v", "--verbose", action="store_true", help="show server logs")
     parser.set_defaults(run=run)
 
@@ -97,6 +105,12 @@ async def run_network(args: argparse.Namespace, strategies: Sequence[str],
             from .servers import local_server
 
             address = await stack.enter_async_context(local_server(console))
+        if args.web:
+            from ..web import running_web
+
+            url = await stack.enter_async_context(running_web(address, port=args.web_port))
+            console.print(f"web face on [bold]{url}[/bold]: watch the matches there",
+                          highlight=False)
         client = ArenaClient(address)
         summary = Table(title="Demo summary: one match per game over gRPC")
         for column in ("game", "seats", "match", "actions", "secs", "actions/s", "winner"):
@@ -115,7 +129,20 @@ async def run_network(args: argparse.Namespace, strategies: Sequence[str],
             summary.add_row(info.name, str(players), match_id[:8], str(actions), f"{seconds:.2f}",
                             f"{actions / seconds:,.0f}" if seconds else "-", winners)
         console.print(summary)
+        if args.web:
+            console.print(f"the server and {url} stay up; Ctrl-C stops them", highlight=False)
+            await wait_for_interrupt()
     return 0
+
+
+async def wait_for_interrupt() -> None:
+    """Until SIGINT or SIGTERM."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
 
 
 async def play_one(client: ArenaClient, address: str, game_id: str, players: int, seed: int,

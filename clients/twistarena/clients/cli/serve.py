@@ -8,10 +8,15 @@ bound (useful with --port 0) and drains gracefully on SIGTERM.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
+
+from .web import DEFAULT_WEB_PORT
 
 
 def register(subparsers: Any) -> None:
@@ -66,6 +71,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--practice-per-minute", type=int, default=30,
                    help="practice matches a client without an api token may start per "
                         "minute (default 30)")
+    p.add_argument("--web-port", type=int, default=None, metavar="PORT",
+                   help="serve the web face (twistarena web) on this port, in this "
+                        "process; 0 picks a free one (default: 8080 with the embedded "
+                        "Valkey, off with --redis-url)")
+    p.add_argument("--no-web", action="store_true", help="do not serve the web face")
     p.add_argument("--log-format", choices=("auto", "json", "console"), default="auto",
                    help="log format (default: JSON unless stdout is a terminal)")
     p.set_defaults(run=run)
@@ -112,4 +122,36 @@ def run(args: argparse.Namespace) -> int:
         practice_per_minute=args.practice_per_minute,
     )
     json_logs = {"auto": None, "json": True, "console": False}[args.log_format]
-    return run_server(config, json_logs)
+    return run_server(config, json_logs, web_beside(args, redis_url, tls is not None))
+
+
+def web_beside(args: argparse.Namespace, redis_url: str | None,
+               tls: bool) -> Callable[[str], AbstractAsyncContextManager[Any]] | None:
+    """The web face to run in the node's loop, or None when it is off."""
+    if args.no_web or (args.web_port is None and redis_url is not None):
+        return None
+    explicit = args.web_port is not None
+    port = args.web_port if explicit else DEFAULT_WEB_PORT
+
+    @contextlib.asynccontextmanager
+    async def beside(address: str) -> AsyncIterator[None]:
+        from ..web import running_web
+
+        try:
+            context = running_web(address, args.host, port, tls=tls)
+            url = await context.__aenter__()
+        except OSError as error:
+            if explicit:
+                raise
+            # The default port is taken (another node on this machine): go on without.
+            print(f"web face off: port {port} is busy ({error.strerror}); "
+                  "choose one with --web-port", file=sys.stderr, flush=True)
+            yield
+            return
+        print(f"web listening on {url}", flush=True)
+        try:
+            yield
+        finally:
+            await context.__aexit__(None, None, None)
+
+    return beside

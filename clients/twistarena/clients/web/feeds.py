@@ -1,0 +1,251 @@
+"""One upstream Watch per match, fanned out to any number of browsers.
+
+A :class:`MatchFeed` holds the one gRPC Watch stream this gateway keeps for a
+match and the last public view it brought. Every browser watching the match
+is a :class:`Viewer` with a bounded queue of already-encoded messages: each
+message is encoded once, whatever the number of viewers, and a viewer that
+cannot keep up never slows the feed nor grows without bound. When its queue
+is full it is emptied and refilled with one snapshot (the latest view and the
+recent events), which is all a page needs to draw the table again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import grpc
+import grpc.aio
+import structlog
+from twistarena.v1 import play_pb2, play_pb2_grpc
+
+from ..sdk.connection import (
+    Backoff,
+    describe,
+    error_reason,
+    is_retryable,
+    make_channel,
+    redirect_target,
+    stub,
+)
+from ..sdk.convert import MatchResult, oneof_to_dict, struct_to_dict
+
+log = structlog.get_logger("twistarena.web")
+
+#: Messages a browser may have waiting before it gets a snapshot instead.
+VIEWER_QUEUE = 32
+#: Recent events kept per match for a newcomer's first snapshot.
+RECENT_EVENTS = 200
+#: How long a feed nobody watches stays open (a page reload comes back at once).
+IDLE_CLOSE_S = 10.0
+
+JSON = dict[str, Any]
+
+
+def encode(message: JSON) -> bytes:
+    """One Server-Sent Events frame."""
+    return b"data: " + json.dumps(message, separators=(",", ":")).encode() + b"\n\n"
+
+
+class Viewer:
+    """One browser's place in a feed: a bounded queue of encoded SSE frames."""
+
+    __slots__ = ("queue", "snapshots")
+
+    def __init__(self, size: int = VIEWER_QUEUE) -> None:
+        self.queue: asyncio.Queue[bytes] = asyncio.Queue(size)
+        #: Times this viewer fell behind and was sent a snapshot instead.
+        self.snapshots = 0
+
+    def offer(self, frame: bytes, snapshot: Callable[[], bytes]) -> None:
+        """Queue ``frame``; a full queue is replaced by one fresh snapshot."""
+        try:
+            self.queue.put_nowait(frame)
+        except asyncio.QueueFull:
+            while not self.queue.empty():
+                self.queue.get_nowait()
+            self.snapshots += 1
+            self.queue.put_nowait(snapshot())
+
+
+class MatchFeed:
+    """The gateway's one Watch stream of one match and the browsers following it."""
+
+    def __init__(self, match_id: str, servers: list[str], root_cert: bytes | None = None,
+                 tls: bool = False, on_node: Callable[[str, str], None] | None = None) -> None:
+        self.match_id = match_id
+        self.servers = servers
+        self.root_cert = root_cert
+        self.tls = tls
+        self.on_node = on_node
+        self.view: JSON | None = None
+        self.events: deque[JSON] = deque(maxlen=RECENT_EVENTS)
+        self.result: JSON | None = None
+        self.error = ""
+        self.node = ""
+        self.viewers: set[Viewer] = set()
+        #: Upstream messages received (the feed's own rate, for /nodes).
+        self.received = 0
+        self.idle_since = time.monotonic()
+        self._task: asyncio.Task[None] | None = None
+        self._cached_snapshot: bytes | None = None
+
+    # -- browsers ----------------------------------------------------------
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name=f"watch {self.match_id}")
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    @property
+    def done(self) -> bool:
+        return self._task is not None and self._task.done()
+
+    def snapshot(self) -> bytes:
+        """Everything a page needs to draw the match now (encoded once per change)."""
+        if self._cached_snapshot is None:
+            self._cached_snapshot = encode({
+                "type": "snapshot", "match_id": self.match_id, "node": self.node,
+                "view": self.view, "events": list(self.events), "result": self.result,
+                "error": self.error})
+        return self._cached_snapshot
+
+    def subscribe(self) -> Viewer:
+        viewer = Viewer()
+        viewer.queue.put_nowait(self.snapshot())
+        self.viewers.add(viewer)
+        self.start()
+        return viewer
+
+    def unsubscribe(self, viewer: Viewer) -> None:
+        self.viewers.discard(viewer)
+        if not self.viewers:
+            self.idle_since = time.monotonic()
+
+    async def frames(self, viewer: Viewer) -> AsyncIterator[bytes]:
+        """A viewer's frames until the match is over and its queue is drained."""
+        while True:
+            if self.done and viewer.queue.empty():
+                return
+            getter = asyncio.ensure_future(viewer.queue.get())
+            waiters: set[asyncio.Future[Any]] = {getter}
+            if self._task is not None and not self._task.done():
+                waiters.add(self._task)
+            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+            if getter.done():
+                yield getter.result()
+            else:
+                getter.cancel()
+
+    def _publish(self, message: JSON) -> None:
+        self._cached_snapshot = None
+        frame = encode(message)
+        for viewer in self.viewers:
+            viewer.offer(frame, self.snapshot)
+
+    # -- upstream ----------------------------------------------------------
+    def _handle(self, msg: play_pb2.WatchMessage) -> bool:
+        """Apply one upstream message; True when the match is over."""
+        self.received += 1
+        kind = msg.WhichOneof("msg")
+        if kind == "view":
+            self.view = oneof_to_dict(msg.view)
+            self._publish({"type": "view", "view": self.view})
+        elif kind == "event":
+            ev = msg.event
+            event = {"seq": ev.seq, "kind": ev.kind, "text": ev.text,
+                     "data": struct_to_dict(ev.data)}
+            self.events.append(event)
+            self._publish({"type": "event", "event": event})
+        elif kind == "match_over":
+            self.result = MatchResult.from_proto(msg.match_over.result).to_json()
+            self._publish({"type": "over", "result": self.result})
+            return True
+        return False
+
+    async def _run(self) -> None:
+        """Follow the match until it ends: reconnect, resume after the last event,
+        and go straight to the owner a NOT_OWNER refusal names."""
+        backoff = Backoff(give_up_after=60.0)
+        attempt, redirect = 0, ""
+        last_ok = time.monotonic()
+        while True:
+            address = redirect or self.servers[attempt % len(self.servers)]
+            followed, redirect = bool(redirect), ""
+            next_seq = self.events[-1]["seq"] + 1 if self.events else 0
+            channel = make_channel(address, self.root_cert, self.tls)
+            try:
+                stream = stub(play_pb2_grpc.WatchStub, channel).Watch(
+                    play_pb2.WatchRequest(match_id=self.match_id, from_seq=next_seq))
+                async for msg in stream:
+                    if self.node != address:
+                        self.node = address
+                        if self.on_node is not None:
+                            self.on_node(self.match_id, address)
+                    last_ok, attempt = time.monotonic(), 0
+                    if msg.WhichOneof("msg") == "event" and self.events and \
+                            msg.event.seq <= self.events[-1]["seq"]:
+                        continue
+                    if self._handle(msg):
+                        return
+                return
+            except grpc.aio.AioRpcError as error:
+                target = redirect_target(error)
+                if target and target != address and not followed:
+                    redirect = target
+                    continue
+                late = time.monotonic() - last_ok > backoff.give_up_after
+                if not is_retryable(error) or late:
+                    self.error = describe(error)
+                    self._publish({"type": "error", "error": self.error,
+                                   "reason": error_reason(error)})
+                    log.info("watch_failed", match_id=self.match_id, error=self.error)
+                    return
+            finally:
+                await channel.close()
+            await asyncio.sleep(backoff.delay(attempt))
+            attempt += 1
+
+
+class FeedHub:
+    """The feeds of one gateway: at most one per match, closed when nobody watches."""
+
+    def __init__(self, servers: list[str], root_cert: bytes | None = None,
+                 tls: bool = False, on_node: Callable[[str, str], None] | None = None) -> None:
+        self.servers = servers
+        self.root_cert = root_cert
+        self.tls = tls
+        self.on_node = on_node
+        self.feeds: dict[str, MatchFeed] = {}
+
+    def feed(self, match_id: str) -> MatchFeed:
+        feed = self.feeds.get(match_id)
+        if feed is None or (feed.done and not feed.viewers and feed.result is None):
+            feed = MatchFeed(match_id, self.servers, self.root_cert, self.tls, self.on_node)
+            self.feeds[match_id] = feed
+        return feed
+
+    async def sweep(self) -> None:
+        """Close feeds nobody has watched for a while."""
+        now = time.monotonic()
+        for match_id, feed in list(self.feeds.items()):
+            if not feed.viewers and now - feed.idle_since > IDLE_CLOSE_S:
+                del self.feeds[match_id]
+                await feed.close()
+
+    async def close(self) -> None:
+        for feed in self.feeds.values():
+            await feed.close()
+        self.feeds.clear()
+
+    def viewer_count(self) -> int:
+        return sum(len(f.viewers) for f in self.feeds.values())

@@ -1,0 +1,211 @@
+"""The gateway: a gRPC client of the arena that answers the pages' questions.
+
+It speaks only the public contract (ListMatches, GetMatch, GetReplay, Watch,
+the tournament and agent calls), so it sees what any spectator sees. Calls
+many browsers make at once (the lobby, the node list) are shared: one upstream
+call serves every browser asking within ``LOBBY_TTL_S``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import OrderedDict
+from typing import Any
+
+import grpc
+import grpc.aio
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from twistarena.v1 import match_pb2
+
+from ..sdk import AgentError, ArenaClient, TournamentClient, get_agent
+from ..sdk.connection import make_channel, parse_servers, read_root_cert, stub
+from .feeds import FeedHub
+from .views import OVER, match_json, replay_json, tournament_json
+
+JSON = dict[str, Any]
+
+#: A lobby listing is shared by every browser asking within this many seconds.
+LOBBY_TTL_S = 1.0
+#: Finished replays kept rebuilt (each is every public view of one match).
+REPLAY_CACHE = 8
+#: Matches the lobby lists.
+LOBBY_SIZE = 100
+
+
+class Gateway:
+    """State shared by the pages of one web face: clients, feeds, small caches."""
+
+    def __init__(self, servers: str | list[str], *, root_cert: bytes | str | None = None,
+                 tls: bool = False) -> None:
+        self.servers = parse_servers(servers)
+        self.root_cert = read_root_cert(root_cert)
+        self.tls = tls
+        self.matches = ArenaClient(self.servers, root_cert=self.root_cert, tls=tls)
+        self.tournaments = TournamentClient(self.servers, root_cert=self.root_cert, tls=tls)
+        #: Which node serves a match, learnt from the Watch streams that reached it.
+        self.nodes_of: dict[str, str] = {}
+        self.feeds = FeedHub(self.servers, self.root_cert, tls, on_node=self._learn_node)
+        self._lobby: tuple[float, list[match_pb2.Match]] = (0.0, [])
+        self._lobby_lock = asyncio.Lock()
+        #: (time, actions) of each running match at the previous listing: decisions/s.
+        self._last_actions: dict[str, tuple[float, int]] = {}
+        self.rates: dict[str, float] = {}
+        self._replays: OrderedDict[str, JSON] = OrderedDict()
+        self._agent_names: dict[str, str] = {}
+        self._sweeper: asyncio.Task[None] | None = None
+
+    def _learn_node(self, match_id: str, address: str) -> None:
+        self.nodes_of[match_id] = address
+
+    async def start(self) -> None:
+        self._sweeper = asyncio.create_task(self._sweep())
+
+    async def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+        await self.feeds.close()
+
+    async def _sweep(self) -> None:
+        while True:
+            await asyncio.sleep(2.0)
+            await self.feeds.sweep()
+
+    # -- matches -----------------------------------------------------------
+    async def _listing(self) -> list[match_pb2.Match]:
+        """The newest matches, fetched at most once per ``LOBBY_TTL_S``."""
+        async with self._lobby_lock:
+            at, matches = self._lobby
+            now = time.monotonic()
+            if now - at < LOBBY_TTL_S:
+                return matches
+            matches = await self.matches.list_matches(limit=LOBBY_SIZE)
+            self._lobby = (now, matches)
+            self._measure(now, matches)
+            return matches
+
+    def _measure(self, now: float, matches: list[match_pb2.Match]) -> None:
+        """Decisions/s of each running match from two listings' action counts."""
+        seen = {}
+        for m in matches:
+            if m.status != match_pb2.MATCH_STATUS_RUNNING:
+                continue
+            before = self._last_actions.get(m.match_id)
+            if before is not None and now > before[0]:
+                self.rates[m.match_id] = (m.actions - before[1]) / (now - before[0])
+            seen[m.match_id] = (now, m.actions)
+        self._last_actions = seen
+        self.rates = {k: v for k, v in self.rates.items() if k in seen}
+
+    def node_of(self, match_id: str) -> str:
+        if match_id in self.nodes_of:
+            return self.nodes_of[match_id]
+        return self.servers[0] if len(self.servers) == 1 else ""
+
+    async def lobby(self, game: str = "", status: str = "") -> JSON:
+        matches = await self._listing()
+        live: list[JSON] = []
+        recent: list[JSON] = []
+        for m in matches:
+            item = match_json(m, self.node_of(m.match_id))
+            item["decisions_per_s"] = round(self.rates.get(m.match_id, 0.0), 1)
+            if game and item["game_id"] != game:
+                continue
+            if status and item["status"] != status:
+                continue
+            (recent if m.status in OVER else live).append(item)
+        return {"live": live, "recent": recent, "servers": self.servers}
+
+    async def match(self, match_id: str) -> JSON:
+        return match_json(await self.matches.get_match(match_id), self.node_of(match_id))
+
+    async def replay(self, match_id: str) -> JSON:
+        """Every public view of a finished match (rebuilt once, then cached)."""
+        cached = self._replays.get(match_id)
+        if cached is not None:
+            self._replays.move_to_end(match_id)
+            return cached
+        match = await self.matches.get_match(match_id)
+        if match.status not in OVER:
+            raise AgentError(f"match {match_id} has not ended; watch it live instead",
+                             grpc.StatusCode.FAILED_PRECONDITION, "MATCH_RUNNING")
+        out = replay_json(await self.matches.get_replay(match_id))
+        self._replays[match_id] = out
+        while len(self._replays) > REPLAY_CACHE:
+            self._replays.popitem(last=False)
+        return out
+
+    # -- tournaments and agents -------------------------------------------
+    async def names(self, entrants: list[str]) -> dict[str, str]:
+        """Display names of registered agents (house bots are their own name)."""
+        for entrant in entrants:
+            if entrant.startswith("ag_") and entrant not in self._agent_names:
+                try:
+                    info = await get_agent(self.servers, entrant)
+                    self._agent_names[entrant] = info.name or entrant
+                except AgentError:
+                    self._agent_names[entrant] = entrant
+        return {e: self._agent_names.get(e, e) for e in entrants}
+
+    async def tournament(self, tournament_id: str) -> JSON:
+        record = await self.tournaments.get(tournament_id)
+        return tournament_json(record, await self.names(list(record.spec.entrants)))
+
+    async def tournament_list(self) -> JSON:
+        records = await self.tournaments.list(50)
+        out = []
+        for record in records:
+            out.append(tournament_json(record, await self.names(list(record.spec.entrants)),
+                                       full=False))
+        return {"tournaments": out}
+
+    async def agents(self) -> JSON:
+        """Registered agents with their ratings. The contract has no agent listing,
+        so these are the agents that entered the tournaments the servers know."""
+        ids: list[str] = []
+        for record in await self.tournaments.list(200):
+            ids.extend(e for e in record.spec.entrants if e.startswith("ag_") and e not in ids)
+        out: list[JSON] = []
+        for agent_id in ids:
+            try:
+                info = await get_agent(self.servers, agent_id)
+            except AgentError:
+                continue
+            out.append({"agent_id": info.agent_id, "name": info.name, "mu": info.mu,
+                        "sigma": info.sigma, "matches": info.matches})
+        out.sort(key=lambda a: float(a["mu"]) - 3 * float(a["sigma"]), reverse=True)
+        return {"agents": out}
+
+    async def _health(self, address: str) -> str:
+        channel = make_channel(address, self.root_cert, self.tls)
+        try:
+            reply = await stub(health_pb2_grpc.HealthStub, channel).Check(
+                health_pb2.HealthCheckRequest(), timeout=2.0)
+            return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
+        except grpc.aio.AioRpcError as error:
+            return f"DOWN ({error.code().name})"
+        finally:
+            await channel.close()
+
+    async def nodes(self) -> JSON:
+        """The configured nodes: health, the live matches each serves (as far as this
+        gateway's Watch streams found out) and their decisions/s."""
+        matches = await self._listing()
+        health = await asyncio.gather(*(self._health(a) for a in self.servers))
+        out = []
+        unplaced = [m.match_id for m in matches if m.status == match_pb2.MATCH_STATUS_RUNNING
+                    and not self.node_of(m.match_id)]
+        for address, state in zip(self.servers, health, strict=True):
+            mine = [m.match_id for m in matches if m.status == match_pb2.MATCH_STATUS_RUNNING
+                    and self.node_of(m.match_id) == address]
+            out.append({"address": address, "health": state, "matches": mine,
+                        "decisions_per_s": round(sum(self.rates.get(i, 0.0) for i in mine), 1)})
+        for match_id, address in self.nodes_of.items():
+            if address not in self.servers and match_id in self.rates:
+                out.append({"address": address, "health": "", "matches": [match_id],
+                            "decisions_per_s": round(self.rates[match_id], 1)})
+        return {"nodes": out, "unplaced": unplaced,
+                "viewers": self.feeds.viewer_count(), "feeds": len(self.feeds.feeds)}

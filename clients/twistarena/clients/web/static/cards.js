@@ -1,0 +1,106 @@
+// Cards drawn as SVG. Every suit or colour also has its own symbol, so the
+// table reads the same without colour vision.
+const SVGNS = 'http://www.w3.org/2000/svg';
+
+// Tricky Twist families and Twhist colours: fill colour + symbol shape.
+export const FAMILY = {
+  moon: { color: '#5b5ea6', symbol: 'moon', letter: '☾' },
+  sun: { color: '#d98e04', symbol: 'sun', letter: '☀' },
+  square: { color: '#2a9d8f', symbol: 'square', letter: '■' },
+  circle: { color: '#d1495b', symbol: 'circle', letter: '●' },
+};
+export const COLOUR = {
+  red: { color: '#d1495b', symbol: 'triangle', letter: '▲' },
+  yellow: { color: '#c99700', symbol: 'circle', letter: '●' },
+  green: { color: '#2a9d8f', symbol: 'square', letter: '■' },
+  blue: { color: '#3d7ec8', symbol: 'diamond', letter: '◆' },
+};
+
+function shape(kind, cx, cy, r, color) {
+  switch (kind) {
+    case 'moon':
+      return `<path d="M${cx + r * 0.3} ${cy - r} a${r} ${r} 0 1 0 0 ${2 * r} a${r * 0.75} ${r * 0.75} 0 1 1 0 ${-2 * r}z" fill="${color}"/>`;
+    case 'sun': {
+      let rays = '';
+      for (let i = 0; i < 8; i += 1) {
+        const a = (Math.PI / 4) * i;
+        rays += `<line x1="${cx + Math.cos(a) * r * 0.7}" y1="${cy + Math.sin(a) * r * 0.7}" x2="${cx + Math.cos(a) * r * 1.15}" y2="${cy + Math.sin(a) * r * 1.15}" stroke="${color}" stroke-width="2"/>`;
+      }
+      return `${rays}<circle cx="${cx}" cy="${cy}" r="${r * 0.55}" fill="${color}"/>`;
+    }
+    case 'square':
+      return `<rect x="${cx - r * 0.8}" y="${cy - r * 0.8}" width="${r * 1.6}" height="${r * 1.6}" fill="${color}"/>`;
+    case 'circle':
+      return `<circle cx="${cx}" cy="${cy}" r="${r * 0.85}" fill="${color}"/>`;
+    case 'triangle':
+      return `<path d="M${cx} ${cy - r} L${cx + r} ${cy + r * 0.8} L${cx - r} ${cy + r * 0.8}z" fill="${color}"/>`;
+    case 'diamond':
+      return `<path d="M${cx} ${cy - r} L${cx + r * 0.8} ${cy} L${cx} ${cy + r} L${cx - r * 0.8} ${cy}z" fill="${color}"/>`;
+    case 'toad':
+      return `<ellipse cx="${cx}" cy="${cy + r * 0.2}" rx="${r}" ry="${r * 0.7}" fill="${color}"/>`
+        + `<circle cx="${cx - r * 0.45}" cy="${cy - r * 0.45}" r="${r * 0.32}" fill="${color}"/>`
+        + `<circle cx="${cx + r * 0.45}" cy="${cy - r * 0.45}" r="${r * 0.32}" fill="${color}"/>`
+        + `<circle cx="${cx - r * 0.45}" cy="${cy - r * 0.45}" r="${r * 0.13}" fill="#fff"/>`
+        + `<circle cx="${cx + r * 0.45}" cy="${cy - r * 0.45}" r="${r * 0.13}" fill="#fff"/>`;
+    default:
+      return '';
+  }
+}
+
+function make(zone, id, title, inner, extraClass = '') {
+  const el = document.createElement('span');
+  el.className = `card ${extraClass}`.trim();
+  el.dataset.zone = zone;
+  el.dataset.card = String(id);
+  el.title = title;
+  el.setAttribute('role', 'img');
+  el.setAttribute('aria-label', title);
+  el.innerHTML = `<svg xmlns="${SVGNS}" viewBox="0 0 38 54">`
+    + '<rect class="face" x="1" y="1" width="36" height="52" rx="4" fill="#fff" stroke="#7a8594"/>'
+    + `${inner}</svg>`;
+  return el;
+}
+
+function suited(zone, id, value, style, title) {
+  const label = String(value);
+  const inner = `<text x="5" y="14" font-size="11" font-weight="700" fill="${style.color}">${label}</text>`
+    + shape(style.symbol, 19, 32, 9, style.color)
+    + `<text x="33" y="49" font-size="9" text-anchor="end" fill="${style.color}">${label}</text>`;
+  return make(zone, id, title, inner);
+}
+
+// A Tricky Twist card {id, family, value}.
+export function trickyCard(zone, card) {
+  const style = FAMILY[card.family] || { color: '#444', symbol: 'circle' };
+  return suited(zone, card.id, card.value, style, `${card.value} of ${card.family}`);
+}
+
+// A Twhist card {id, colour, value}.
+export function twhistCard(zone, card) {
+  const style = COLOUR[card.colour] || { color: '#444', symbol: 'circle' };
+  return suited(zone, card.id, card.value, style, `${card.colour} ${card.value}`);
+}
+
+// A Twisted card: a number 12..98; toads (same digit twice) carry a toad.
+export function isToad(n) { return Math.floor(n / 10) === n % 10; }
+export function twistedCard(zone, n) {
+  const toad = isToad(n);
+  const inner = `<text x="19" y="${toad ? 22 : 33}" font-size="15" font-weight="700" text-anchor="middle" fill="#1d2430">${n}</text>`
+    + (toad ? shape('toad', 19, 38, 8, '#2f7d32') : '');
+  return make(zone, n, toad ? `${n} (toad, -5)` : String(n), inner, toad ? 'toad' : '');
+}
+
+// A Twhist FLIP card of a seat: its name and the star side showing (-1: not turned).
+export function flipCard(zone, name, star, index) {
+  const stars = star >= 0 ? `★${star}` : '';
+  const inner = `<text x="19" y="20" font-size="7" text-anchor="middle" fill="#1d2430">${name.replace(/_/g, ' ').slice(0, 10)}</text>`
+    + `<path d="M19 26l2.4 4.8 5.3.8-3.8 3.7.9 5.3-4.8-2.5-4.8 2.5.9-5.3-3.8-3.7 5.3-.8z" fill="${star >= 0 ? '#d98e04' : '#c5ccd6'}"/>`
+    + `<text x="19" y="50" font-size="8" text-anchor="middle" fill="#1d2430">${stars}</text>`;
+  return make(zone, `${index}:${name}`, `FLIP card ${name}${star >= 0 ? `, star side ${star}` : ''}`, inner, 'flip');
+}
+
+// The back of a hidden card (a hand or reserve: only the count is public).
+export function backCard(zone, index) {
+  const inner = '<rect x="5" y="5" width="28" height="44" rx="3" fill="none" stroke="#fff" stroke-dasharray="3 2"/>';
+  return make(zone, `back${index}`, 'hidden card', inner, 'back small');
+}

@@ -1,0 +1,121 @@
+// The table of each game, drawn from its public view (what Watch gives a spectator).
+import { COLOUR, FAMILY, backCard, flipCard, trickyCard, twhistCard, twistedCard } from './cards.js';
+import { el } from './common.js';
+
+function zone(label, cards, name) {
+  const box = el('div', { class: 'zone', 'data-zone-name': name });
+  cards.forEach((c) => box.append(c));
+  return [el('div', { class: 'zone-label' }, label), box];
+}
+
+function backs(name, count) {
+  return Array.from({ length: count }, (_, i) => backCard(name, i));
+}
+
+function seatBox(seat, names, view, lines) {
+  const toAct = (view.to_act || []).includes(seat);
+  const box = el('div', { class: `seat${toAct ? ' to-act' : ''}`, 'data-seat': String(seat) });
+  box.append(el('h3', {}, el('span', {}, `${seat}: ${names[seat] || `seat ${seat}`}`),
+    el('span', { class: 'muted' }, toAct ? 'to act' : '')));
+  lines.forEach((part) => box.append(...(Array.isArray(part) ? part : [part])));
+  return box;
+}
+
+function header(parts) {
+  return el('p', { class: 'muted' }, parts.filter(Boolean).join(' · '));
+}
+
+function symbolOf(style, name) {
+  return style ? `${style.letter} ${name}` : name || '—';
+}
+
+function drawTrickyTwist(view, names) {
+  const root = el('div', { class: 'table tricky_twist' });
+  root.append(header([`round ${view.round}/${view.rounds}`, `phase ${view.phase}`,
+    `scoring card: ${view.scoring_card || '—'}`, `${view.scoring_cards_left} scoring cards left`,
+    `led family: ${symbolOf(FAMILY[view.led_family], view.led_family)}`]));
+  const trick = (view.trick || []).map((p) => {
+    const c = trickyCard('trick', p.card);
+    c.title += ` (seat ${p.seat})`;
+    return c;
+  });
+  root.append(...zone('trick in play', trick, 'trick'));
+  const supply = el('div', { class: 'zone', 'data-zone-name': 'supply' });
+  (view.supply || []).forEach((b) => supply.append(el('span', { class: 'badge', 'data-bonus': b.bonus }, b.face.replace(/_/g, ' '))));
+  root.append(el('div', { class: 'zone-label' }, 'bonus supply'), supply);
+  const seats = el('div', { class: 'seats' });
+  (view.players || []).forEach((p) => {
+    const tricks = p.tricks.flatMap((t) => t.cards.map((c) => trickyCard(`tricks-${p.seat}`, c)));
+    const falseTricks = p.false_tricks.flatMap((t) => t.cards.map((c) => trickyCard(`false-${p.seat}`, c)));
+    const known = p.known_in_hand.map((c) => trickyCard(`known-${p.seat}`, c));
+    seats.append(seatBox(p.seat, names, view, [
+      el('div', {}, el('strong', { class: 'score' }, `score ${view.scores[p.seat]}`),
+        el('span', { class: 'muted' }, ` · ${p.tricks.length} tricks · ${p.false_tricks.length} false tricks · reserve ${p.reserve_count}`)),
+      zone(`hand (${p.hand_count})`, backs(`hand-${p.seat}`, p.hand_count), `hand-${p.seat}`),
+      known.length ? zone('revealed in hand', known, `known-${p.seat}`) : [],
+      zone('tricks', tricks, `tricks-${p.seat}`),
+      zone('false tricks', falseTricks, `false-${p.seat}`),
+      el('div', { class: 'zone-label' }, `bonuses: ${p.bonuses.map((b) => b.face.replace(/_/g, ' ')).join(', ') || '—'}`),
+    ]));
+  });
+  root.append(seats);
+  return root;
+}
+
+function drawTwisted(view, names) {
+  const root = el('div', { class: 'table twisted' });
+  root.append(header([`round ${view.round}/${view.rounds}`, `phase ${view.phase}`,
+    `draw pile ${view.draw_pile}`, `extends ${view.extend_low}..${view.extend_high}`]));
+  root.append(...zone('the row, in order', (view.row || []).map((n) => twistedCard('row', n)), 'row'));
+  const seats = el('div', { class: 'seats' });
+  (view.seats || []).forEach((s) => {
+    seats.append(seatBox(s.seat, names, view, [
+      el('div', {}, el('strong', { class: 'score' }, `score ${view.scores[s.seat]}`),
+        el('span', { class: 'muted' }, ` · this round ${s.round_score} · total ${s.total}`)),
+      zone(`hand (${s.hand_count})`, backs(`hand-${s.seat}`, s.hand_count), `hand-${s.seat}`),
+      zone('minus pile (toads -5)', s.minus_pile.map((n) => twistedCard(`minus-${s.seat}`, n)), `minus-${s.seat}`),
+      zone('plus pile', s.plus_pile.map((n) => twistedCard(`plus-${s.seat}`, n)), `plus-${s.seat}`),
+    ]));
+  });
+  root.append(seats);
+  return root;
+}
+
+function drawTwhist(view, names) {
+  const root = el('div', { class: 'table twhist' });
+  root.append(header([`phase ${view.phase}`, `tricks ${view.tricks_done}/${view.tricks_total}`,
+    `lead colour: ${symbolOf(COLOUR[view.lead_colour], view.lead_colour)}`,
+    `dealer ${view.dealer}`, `discard ${(view.discard || []).length}`]));
+  const trick = (view.trick || []).map((t) => {
+    const c = twhistCard('trick', t.card);
+    c.title += ` (seat ${t.seat}${t.twhist ? `, Twhist card ${t.twhist}` : ''})`;
+    return c;
+  });
+  root.append(...zone('the trick', trick, 'trick'));
+  const played = (view.trick || []).filter((t) => t.twhist).map((t) => `seat ${t.seat}: ${t.twhist.replace(/_/g, ' ')}`);
+  root.append(el('div', { class: 'zone-label' }, `Twhist cards played: ${played.join(', ') || '—'}`));
+  if ((view.pool || []).length || (view.open_cards || []).length || (view.picked || []).length) {
+    root.append(...zone('pool', (view.pool || []).map((c) => twhistCard('pool', c)), 'pool'));
+    root.append(...zone('open cards', (view.open_cards || []).map((c) => twhistCard('open', c)), 'open'));
+    root.append(...zone('picked', (view.picked || []).map((c) => twhistCard('picked', c)), 'picked'));
+  }
+  const seats = el('div', { class: 'seats' });
+  (view.players || []).forEach((p) => {
+    const flips = p.twhist.map((name, i) => flipCard(`flip-${p.seat}`, name, p.star_side[i] ?? -1, i));
+    seats.append(seatBox(p.seat, names, view, [
+      el('div', {}, el('strong', { class: 'score' }, `score ${view.scores[p.seat]}`),
+        el('span', { class: 'muted' }, ` · ${p.stars} stars · void: ${p.void.join(', ') || '—'}`)),
+      zone(`hand (${p.hand_count})`, backs(`hand-${p.seat}`, p.hand_count), `hand-${p.seat}`),
+      zone(`FLIP cards (${p.twhist_count})`, flips, `flip-${p.seat}`),
+    ]));
+  });
+  root.append(seats);
+  return root;
+}
+
+const DRAW = { tricky_twist: drawTrickyTwist, twisted: drawTwisted, twhist: drawTwhist };
+
+export function drawTable(game, view, names) {
+  if (!view) return el('p', { class: 'muted' }, 'waiting for the first view...');
+  return (DRAW[game] || (() => el('pre', {}, JSON.stringify(view, null, 1))))(view, names);
+}

@@ -1,0 +1,147 @@
+"""The JSON behind the pages: contract messages turned into what ``/api/...`` serves.
+
+Only what a spectator may see goes out: a match's seed and action log appear
+once the match is over (the server's replay of a finished match is public),
+never while it runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from twistarena import engine
+from twistarena.league import PlackettLuce, Rating
+from twistarena.v1 import match_pb2, tournaments_pb2
+
+from ..sdk.convert import REASONS, STATUSES, MatchResult, struct_to_dict
+
+JSON = dict[str, Any]
+
+OVER = (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED)
+TOURNAMENT_STATUSES = {v: k.removeprefix("TOURNAMENT_").lower()
+                       for k, v in tournaments_pb2.TournamentStatus.items()}
+FORMATS = {v: k.lower() for k, v in tournaments_pb2.TournamentFormat.items()}
+
+
+def seat_label(seat: match_pb2.SeatInfo | None, index: int) -> str:
+    """The name a page shows for a seat: its name, else its house bot, else 'seat N'."""
+    if seat is None:
+        return f"seat {index}"
+    return seat.name or (f"{seat.house_bot} (house)" if seat.house_bot else f"seat {index}")
+
+
+def match_json(match: match_pb2.Match, node: str = "") -> JSON:
+    """One match as the lobby and the match page show it."""
+    tc = match.options.time_control
+    seats = {s.seat: s for s in match.seats}
+    over = match.status in OVER
+    out: JSON = {
+        "match_id": match.match_id,
+        "game_id": match.options.game_id,
+        "game": engine.game(match.options.game_id).name
+        if match.options.game_id in engine.GAME_IDS else match.options.game_id,
+        "num_players": match.options.num_players,
+        "status": STATUSES.get(match.status, str(match.status)).lower(),
+        "actions": match.actions,
+        "created_at": match.created_at.ToJsonString() if match.HasField("created_at") else "",
+        "created_ts": match.created_at.seconds + match.created_at.nanos / 1e9,
+        "node": node,
+        "decision_ms": tc.decision_ms,
+        "seats": [{"seat": i, "name": seat_label(seats.get(i), i),
+                   "house_bot": seats[i].house_bot if i in seats else "",
+                   "connected": seats[i].connected if i in seats else False,
+                   "timeouts": seats[i].timeouts if i in seats else 0}
+                  for i in range(match.options.num_players)],
+        "game_options": struct_to_dict(match.options.game_options),
+        "result": MatchResult.from_proto(match.result).to_json() if over else None,
+    }
+    if over:
+        out["seed"] = match.seed
+    return out
+
+
+def replay_json(replay: match_pb2.Replay) -> JSON:
+    """A finished match step by step: the public view after each recorded action,
+    rebuilt on the engine from the public replay, with the events in words."""
+    match = replay.match
+    options = match.options
+    info = engine.game(options.game_id)
+    state = engine.make(options.game_id, num_players=options.num_players, seed=match.seed,
+                        options=struct_to_dict(options.game_options))
+    seen = 0
+
+    def new_lines() -> list[str]:
+        nonlocal seen
+        lines = [line for e in state.events[seen:] if (line := info.narrate(e.view(None)))]
+        seen = len(state.events)
+        return lines
+
+    steps: list[JSON] = [{"view": state.public_view(), "lines": new_lines(), "action": None}]
+    for recorded in replay.actions:
+        action = state.describe(recorded.seat, recorded.action_id)
+        state.apply(recorded.seat, recorded.action_id)
+        steps.append({"view": state.public_view(), "lines": new_lines(),
+                      "action": {"seat": recorded.seat, "label": action.label,
+                                 "timeout": recorded.timeout}})
+    return {"match": match_json(match), "steps": steps}
+
+
+def standing_json(row: tournaments_pb2.StandingRow, names: dict[str, str]) -> JSON:
+    return {"entrant": row.entrant, "name": names.get(row.entrant, row.entrant),
+            "games": row.games, "wins": row.wins, "win_share": row.win_share,
+            "win_ci": [row.win_ci_low, row.win_ci_high], "mean_score": row.mean_score,
+            "score_ci": [row.score_ci_low, row.score_ci_high], "mean_place": row.mean_place,
+            "mu": row.mu, "sigma": row.sigma, "conservative": row.conservative}
+
+
+def rating_history(record: tournaments_pb2.Tournament) -> dict[str, list[list[float]]]:
+    """Each entrant's rating (mu, sigma) after each of its played games, in schedule
+    order, by the same Plackett-Luce model the standings use."""
+    model = PlackettLuce()
+    ratings: dict[str, Rating] = {}
+    history: dict[str, list[list[float]]] = {}
+    for entrant in record.spec.entrants:
+        ratings[entrant] = model.rating()
+        history[entrant] = [[model.mu, model.sigma]]
+    for game in record.games:
+        if not game.places:
+            continue
+        seats = list(game.seats)
+        current = [ratings.setdefault(s, model.rating()) for s in seats]
+        for entrant, rating in zip(seats, model.rate(current, list(game.places)), strict=True):
+            ratings[entrant] = rating
+            history.setdefault(entrant, []).append([round(rating.mu, 3),
+                                                    round(rating.sigma, 3)])
+    return history
+
+
+def tournament_json(record: tournaments_pb2.Tournament, names: dict[str, str],
+                    full: bool = True) -> JSON:
+    """A tournament's standings, progress and (``full``) games and rating history."""
+    spec = record.spec
+    out: JSON = {
+        "tournament_id": record.tournament_id,
+        "game_id": spec.game_id,
+        "num_players": spec.num_players,
+        "format": FORMATS.get(spec.format, ""),
+        "duplicate": spec.duplicate_deals,
+        "status": TOURNAMENT_STATUSES.get(record.status, "").replace("tournament_", ""),
+        "games_planned": record.games_planned,
+        "games_done": record.games_done,
+        "entrants": [{"entrant": e, "name": names.get(e, e)} for e in spec.entrants],
+        "standings": [standing_json(r, names) for r in record.standings],
+        "detail": record.detail,
+        "created_at": record.created_at.ToJsonString() if record.HasField("created_at")
+        else "",
+    }
+    if full:
+        out["games"] = [{"round": g.round, "table": g.table, "deal": g.deal,
+                         "seats": [names.get(s, s) for s in g.seats],
+                         "match_id": g.match_id, "scores": list(g.scores),
+                         "places": list(g.places)} for g in record.games]
+        out["ratings"] = rating_history(record)
+    return out
+
+
+def reason_name(reason: int) -> str:
+    return REASONS.get(reason, str(reason))

@@ -1,0 +1,272 @@
+"""The web face in a real headless browser against a real server with real matches.
+
+Each table is checked card by card: the cards the page draws in each zone
+(``data-zone``/``data-card`` of every drawn card) must be the cards the
+public view at that moment holds there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+from twistarena import engine
+from twistarena.clients.sdk import ArenaClient, TournamentClient, play
+from twistarena.clients.sdk.convert import oneof_to_dict, struct_to_dict
+
+from tests.support.agents import run
+from tests.support.browser import Page, browser_page, find_browser
+from tests.support.server import InProcessServer
+
+PLAYERS = {"tricky_twist": 3, "twisted": 2, "twhist": 3}
+
+DRAWN = """(() => { const z = {};
+  document.querySelectorAll('#table .card').forEach((c) => {
+    (z[c.dataset.zone] = z[c.dataset.zone] || []).push(c.dataset.card); });
+  return z; })()"""
+
+
+def expected_zones(game: str, view: dict[str, Any]) -> dict[str, list[str]]:
+    """The cards each zone of the table must show for ``view`` (empty zones omitted)."""
+    zones: dict[str, list[str]] = {}
+
+    def put(zone: str, cards: list[Any]) -> None:
+        if cards:
+            zones[zone] = [str(c) for c in cards]
+
+    def backs(zone: str, count: int) -> None:
+        put(zone, [f"back{i}" for i in range(count)])
+
+    if game == "tricky_twist":
+        put("trick", [p["card"]["id"] for p in view["trick"]])
+        for p in view["players"]:
+            s = p["seat"]
+            backs(f"hand-{s}", p["hand_count"])
+            put(f"known-{s}", [c["id"] for c in p["known_in_hand"]])
+            put(f"tricks-{s}", [c["id"] for t in p["tricks"] for c in t["cards"]])
+            put(f"false-{s}", [c["id"] for t in p["false_tricks"] for c in t["cards"]])
+    elif game == "twisted":
+        put("row", view["row"])
+        for s in view["seats"]:
+            backs(f"hand-{s['seat']}", s["hand_count"])
+            put(f"minus-{s['seat']}", s["minus_pile"])
+            put(f"plus-{s['seat']}", s["plus_pile"])
+    else:
+        put("trick", [t["card"]["id"] for t in view["trick"]])
+        if view["pool"] or view["open_cards"] or view["picked"]:
+            put("pool", [c["id"] for c in view["pool"]])
+            put("open", [c["id"] for c in view["open_cards"]])
+            put("picked", [c["id"] for c in view["picked"]])
+        for p in view["players"]:
+            backs(f"hand-{p['seat']}", p["hand_count"])
+            put(f"flip-{p['seat']}", [f"{i}:{name}" for i, name in enumerate(p["twhist"])])
+    return zones
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    return find_browser()
+
+
+@pytest.fixture(scope="module")
+def web(server: InProcessServer) -> Iterator[str]:
+    """The web face in the server's own process and event loop (as serve --web-port)."""
+    from twistarena.clients.web import running_web
+
+    stack = contextlib.AsyncExitStack()
+    url = server.call(stack.enter_async_context(running_web(server.target, port=0)))
+    try:
+        yield url.rstrip("/")
+    finally:
+        server.call(stack.aclose())
+
+
+class Gate:
+    """Seats that move only when the test lets one move happen."""
+
+    def __init__(self) -> None:
+        self.permits = asyncio.Semaphore(0)
+
+    async def act(self, observation: Any, legal_actions: list[Any]) -> int:
+        await self.permits.acquire()
+        return int(legal_actions[0].id)
+
+
+async def latest_view(client: ArenaClient, match_id: str, views: list[dict[str, Any]],
+                      over: asyncio.Event) -> None:
+    """Keep ``views`` as the spectator views of the match, as they come."""
+    async for msg in client.watch(match_id):
+        if msg.WhichOneof("msg") == "view":
+            views.append(oneof_to_dict(msg.view))
+    over.set()
+
+
+async def expect_table(page: Page, game: str, view: dict[str, Any], what: str) -> None:
+    want = expected_zones(game, view)
+    deadline = time.monotonic() + 15
+    drawn: Any = None
+    while time.monotonic() < deadline:
+        drawn = await page.evaluate(DRAWN)
+        if drawn == want:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{what}: the page draws {drawn}, the public view holds {want}")
+
+
+def assert_no_console_errors(page: Page) -> None:
+    assert page.errors == [], f"the page logged errors: {page.errors}"
+
+
+@contextlib.asynccontextmanager
+async def gated_match(server: InProcessServer, game: str) -> AsyncIterator[tuple[str, Gate]]:
+    """A match of ``game`` whose remote seats move one decision per permit."""
+    client = ArenaClient(server.target)
+    players = PLAYERS[game]
+    created = await client.create_match(game, players, seed=11, decision_ms=60_000,
+                                        seat_names=[f"gated-{i}" for i in range(players)])
+    gate = Gate()
+    seats = [asyncio.create_task(play(gate, server=server.target,
+                                      match_id=created.match.match_id, token=t.token))
+             for t in created.seat_tokens]
+    try:
+        yield created.match.match_id, gate
+    finally:
+        for task in seats:
+            task.cancel()
+        await asyncio.gather(*seats, return_exceptions=True)
+        with contextlib.suppress(Exception):
+            await client.cancel_match(created.match.match_id, "test over")
+
+
+@pytest.mark.parametrize("game", list(PLAYERS))
+def test_lobby_lists_a_live_match_whose_page_moves_with_it(
+        game: str, server: InProcessServer, web: str, chromium: str) -> None:
+    async def scenario() -> None:
+        client = ArenaClient(server.target)
+        async with gated_match(server, game) as (match_id, gate), \
+                browser_page(chromium) as page:
+            views: list[dict[str, Any]] = []
+            over = asyncio.Event()
+            watcher = asyncio.create_task(latest_view(client, match_id, views, over))
+            try:
+                await page.goto(f"{web}/?game={game}")
+                await page.wait_for(
+                    f"!!document.querySelector('#live tr[data-match=\"{match_id}\"]')",
+                    what=f"the lobby to list live match {match_id}")
+                await page.screenshot(f"lobby-{game}")
+                await page.goto(f"{web}/matches/{match_id}")
+                while not views:
+                    await asyncio.sleep(0.02)
+                await expect_table(page, game, views[-1], "before any move")
+                for move in range(3):
+                    seen = len(views)
+                    gate.permits.release()
+                    deadline = time.monotonic() + 15
+                    while len(views) == seen:
+                        assert time.monotonic() < deadline, "the match did not move"
+                        await asyncio.sleep(0.02)
+                    await asyncio.sleep(0)  # let any view of the same move arrive
+                    await expect_table(page, game, views[-1], f"after move {move + 1}")
+                assert await page.evaluate("document.body.dataset.mode") == "live"
+                await page.screenshot(f"match-live-{game}")
+                assert_no_console_errors(page)
+            finally:
+                watcher.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watcher
+
+    run(scenario(), timeout=120)
+
+
+def public_views(replay: Any) -> list[dict[str, Any]]:
+    """The public view after each recorded action, re-simulated on the engine."""
+    options = replay.match.options
+    state = engine.make(options.game_id, num_players=options.num_players,
+                        seed=replay.match.seed, options=struct_to_dict(options.game_options))
+    views = [state.public_view()]
+    for action in replay.actions:
+        state.apply(action.seat, action.action_id)
+        views.append(state.public_view())
+    return views
+
+
+def test_replay_scrubber_draws_the_public_view_of_each_step(
+        server: InProcessServer, web: str, chromium: str) -> None:
+    game = "twisted"
+
+    async def scenario() -> None:
+        client = ArenaClient(server.target)
+        created = await client.create_match(game, 2, seed=5, house_bots=["random", "random"])
+        match_id = created.match.match_id
+        deadline = time.monotonic() + 60
+        while (await client.get_match(match_id)).status < 3:
+            assert time.monotonic() < deadline, "the house bots did not finish"
+            await asyncio.sleep(0.1)
+        views = public_views(await client.get_replay(match_id))
+        step = len(views) // 2
+        async with browser_page(chromium) as page:
+            await page.goto(f"{web}/matches/{match_id}?step={step}")
+            await page.wait_for("document.body.dataset.step", what="the replay to draw")
+            assert await page.evaluate("document.body.dataset.mode") == "replay"
+            assert int(await page.evaluate("document.body.dataset.step")) == step
+            await expect_table(page, game, views[step], f"step {step}")
+            await page.screenshot("match-replay")
+            await page.press("ArrowRight", "ArrowRight", 39)
+            await page.wait_for(f"document.body.dataset.step === '{step + 1}'",
+                                what="the right arrow to step forward")
+            await expect_table(page, game, views[step + 1], f"step {step + 1}")
+            assert f"step={step + 1}" in await page.evaluate("window.location.search")
+            await page.evaluate("document.getElementById('back').click()")
+            await page.evaluate("document.getElementById('back').click()")
+            await page.wait_for(f"document.body.dataset.step === '{step - 1}'",
+                                what="the back button to step back twice")
+            await expect_table(page, game, views[step - 1], f"step {step - 1}")
+            last = len(views) - 1
+            await page.evaluate(f"(() => {{ const s = document.getElementById('step');"
+                                f" s.value = '{last}'; s.dispatchEvent(new Event('input')); }})()")
+            await expect_table(page, game, views[last], "the last step")
+            assert_no_console_errors(page)
+
+    run(scenario(), timeout=120)
+
+
+def test_tournament_page_shows_standings_and_other_pages_load(
+        server: InProcessServer, web: str, chromium: str) -> None:
+    async def scenario() -> None:
+        tournaments = TournamentClient(server.target)
+        created = await tournaments.create("twisted", ["random", "heuristic"], players=2,
+                                           games_per_pairing=2, seed=3)
+        tid = created.tournament_id
+        deadline = time.monotonic() + 90
+        while (record := await tournaments.get(tid)).games_done < record.games_planned:
+            assert time.monotonic() < deadline, "the tournament did not finish"
+            await asyncio.sleep(0.2)
+        async with browser_page(chromium) as page:
+            await page.goto(f"{web}/tournaments/{tid}")
+            rows = await page.wait_for(
+                "document.querySelectorAll('#standings tr[data-entrant]').length",
+                what="the standings")
+            assert rows == len(record.standings) == 2
+            drawn = await page.evaluate(
+                "[...document.querySelectorAll('#standings tr[data-entrant]')]"
+                ".map((r) => r.dataset.entrant)")
+            assert drawn == [r.entrant for r in record.standings]
+            games = await page.evaluate(
+                "document.querySelectorAll('#games a[href^=\"/matches/\"]').length")
+            assert games == len([g for g in record.games if g.match_id])
+            assert await page.evaluate("document.querySelectorAll('#ratings polyline').length") \
+                == 2
+            await page.screenshot("tournament")
+            for path, ready, name in (
+                    ("/agents", "#agents", "agents"), ("/nodes", "#nodes tr td", "nodes"),
+                    ("/rules/twhist", "main h1, main .rules-missing, main article", "rules")):
+                await page.goto(f"{web}{path}")
+                await page.wait_for(f"!!document.querySelector('{ready}')", what=path)
+                await page.screenshot(name)
+            assert_no_console_errors(page)
+
+    run(scenario(), timeout=150)

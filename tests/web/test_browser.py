@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -70,19 +70,6 @@ def expected_zones(game: str, view: dict[str, Any]) -> dict[str, list[str]]:
 @pytest.fixture(scope="module")
 def chromium() -> str:
     return find_browser()
-
-
-@pytest.fixture(scope="module")
-def web(server: InProcessServer) -> Iterator[str]:
-    """The web face in the server's own process and event loop (as serve --web-port)."""
-    from twistarena.clients.web import running_web
-
-    stack = contextlib.AsyncExitStack()
-    url = server.call(stack.enter_async_context(running_web(server.target, port=0)))
-    try:
-        yield url.rstrip("/")
-    finally:
-        server.call(stack.aclose())
 
 
 class Gate:

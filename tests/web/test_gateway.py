@@ -1,0 +1,112 @@
+"""The gateway without a browser: the JSON API, the SSE fan-out, serve --web-port."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+import urllib.request
+from typing import Any
+
+import pytest
+from twistarena.clients.sdk import ArenaClient
+from twistarena.clients.web.feeds import Viewer, encode
+
+from tests.support.agents import run
+from tests.support.process import ServeProcess
+from tests.support.server import InProcessServer
+
+
+def get(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def test_a_slow_viewer_gets_one_snapshot_instead_of_an_unbounded_queue() -> None:
+    async def scenario() -> None:
+        viewer = Viewer(size=4)
+        snapshot = encode({"type": "snapshot"})
+        for i in range(100):
+            viewer.offer(encode({"type": "event", "i": i}), lambda: snapshot)
+        assert viewer.queue.qsize() <= 4
+        assert viewer.snapshots > 0
+        frames = [viewer.queue.get_nowait() for _ in range(viewer.queue.qsize())]
+        assert snapshot in frames
+        assert frames[-1] == encode({"type": "event", "i": 99})
+
+    asyncio.run(scenario())
+
+
+def test_api_lists_a_finished_match_and_its_replay_ends_where_the_match_ended(
+        server: InProcessServer, web: str) -> None:
+    async def finished() -> str:
+        client = ArenaClient(server.target)
+        created = await client.create_match("twhist", 3, seed=2,
+                                            house_bots=["random", "heuristic", "random"])
+        match_id = created.match.match_id
+        deadline = time.monotonic() + 60
+        while (await client.get_match(match_id)).status < 3:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.1)
+        return match_id
+
+    match_id = run(finished())
+    lobby = get(f"{web}/api/matches?game=twhist&status=finished")
+    listed = {m["match_id"]: m for m in lobby["recent"]}
+    assert match_id in listed and not lobby["live"]
+    assert [s["name"] for s in listed[match_id]["seats"]] == \
+        ["random (house)", "heuristic (house)", "random (house)"]
+    replay = get(f"{web}/api/matches/{match_id}/replay")
+    last = replay["steps"][-1]["view"]
+    assert last["scores"] == replay["match"]["result"]["scores"]
+    assert len(replay["steps"]) == replay["match"]["actions"] + 1
+    with pytest.raises(urllib.error.HTTPError) as missing:
+        get(f"{web}/api/matches/no-such-match")
+    assert missing.value.code == 404
+
+
+def test_many_browsers_share_one_upstream_watch(server: InProcessServer, web: str) -> None:
+    async def scenario() -> None:
+        client = ArenaClient(server.target)
+        created = await client.create_match("twisted", 2, seed=4,
+                                            house_bots=["random", "random"])
+        match_id = created.match.match_id
+        url = f"{web}/api/matches/{match_id}/stream"
+        import aiohttp
+
+        async def follow(session: aiohttp.ClientSession) -> list[str]:
+            kinds = []
+            async with session.get(url) as response:
+                async for line in response.content:
+                    if line.startswith(b"data: {\"type\""):
+                        kinds.append(json.loads(line[6:])["type"])
+            return kinds
+
+        async with aiohttp.ClientSession() as session:
+            streams = await asyncio.gather(*(follow(session) for _ in range(20)))
+        for kinds in streams:
+            assert kinds[0] == "snapshot"
+            assert "over" in kinds or kinds == ["snapshot"]  # joined after the end
+        nodes = get(f"{web}/api/nodes")
+        assert nodes["feeds"] <= 1
+
+    run(scenario(), timeout=90)
+
+
+def test_serve_runs_the_web_face_in_the_node(tmp_path: Any) -> None:
+    proc = ServeProcess(["--port", "0", "--web-port", "0"]).start()
+    try:
+        deadline = time.monotonic() + 20
+        url = ""
+        while not url:
+            found = re.search(r"web listening on (http://\S+)", proc.output())
+            if found:
+                url = found.group(1)
+            assert time.monotonic() < deadline, proc.output()[-2000:]
+            time.sleep(0.05)
+        assert get(f"{url}api/matches")["servers"] == [proc.target]
+        with urllib.request.urlopen(f"{url}static/cards.js", timeout=10) as response:
+            assert b"symbol" in response.read()
+    finally:
+        proc.terminate()

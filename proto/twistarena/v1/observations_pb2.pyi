@@ -361,11 +361,11 @@ class TwhistTrickCard(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., card: _Optional[_Union[TwhistCard, _Mapping]] = ..., twhist: _Optional[str] = ...) -> None: ...
 
 class TwhistPlayer(_message.Message):
-    __slots__ = ("seat", "hand_count", "twhist_count", "twhist", "star_side", "stars", "star_cards", "void")
+    __slots__ = ("seat", "hand_count", "twhist_count", "twhist_names", "star_side", "stars", "star_cards", "void")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     HAND_COUNT_FIELD_NUMBER: _ClassVar[int]
     TWHIST_COUNT_FIELD_NUMBER: _ClassVar[int]
-    TWHIST_FIELD_NUMBER: _ClassVar[int]
+    TWHIST_NAMES_FIELD_NUMBER: _ClassVar[int]
     STAR_SIDE_FIELD_NUMBER: _ClassVar[int]
     STARS_FIELD_NUMBER: _ClassVar[int]
     STAR_CARDS_FIELD_NUMBER: _ClassVar[int]
@@ -373,12 +373,12 @@ class TwhistPlayer(_message.Message):
     seat: int
     hand_count: int
     twhist_count: int
-    twhist: _containers.RepeatedScalarFieldContainer[str]
+    twhist_names: _containers.RepeatedScalarFieldContainer[str]
     star_side: _containers.RepeatedScalarFieldContainer[int]
     stars: int
     star_cards: int
     void: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, seat: _Optional[int] = ..., hand_count: _Optional[int] = ..., twhist_count: _Optional[int] = ..., twhist: _Optional[_Iterable[str]] = ..., star_side: _Optional[_Iterable[int]] = ..., stars: _Optional[int] = ..., star_cards: _Optional[int] = ..., void: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, seat: _Optional[int] = ..., hand_count: _Optional[int] = ..., twhist_count: _Optional[int] = ..., twhist_names: _Optional[_Iterable[str]] = ..., star_side: _Optional[_Iterable[int]] = ..., stars: _Optional[int] = ..., star_cards: _Optional[int] = ..., void: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class TwhistRules(_message.Message):
     __slots__ = ("colours", "values", "flip_min", "flip_max", "stars", "equal_values", "twhist_visible", "every_pass_sits_out")

@@ -59,9 +59,9 @@ def test_visible_twhist_cards_show_who_holds_which() -> None:
     play(state, ["T"])
     for viewer in (0, 1):
         players = state.observation(viewer)["players"]
-        assert players[0]["twhist"] == ["round_winner", "pole_position", "pass"]
-        assert players[2]["twhist"] == ["round_winner", "thief", "pole_position", "pass"]
-    assert state.public_view()["players"][0]["twhist"] == ["round_winner", "pole_position",
+        assert players[0]["twhist_names"] == ["round_winner", "pole_position", "pass"]
+        assert players[2]["twhist_names"] == ["round_winner", "thief", "pole_position", "pass"]
+    assert state.public_view()["players"][0]["twhist_names"] == ["round_winner", "pole_position",
                                                            "pass"]
 
 
@@ -73,11 +73,11 @@ def test_hidden_twhist_cards_show_only_counts() -> None:
     play(state, ["T"])
     obs = state.observation(1)
     assert obs["twhist_hand"] == ["round_winner", "thief", "pole_position", "pass"]
-    assert obs["players"][1]["twhist"] == obs["twhist_hand"]
-    assert obs["players"][0]["twhist"] == [] and obs["players"][0]["twhist_count"] == 3
-    assert obs["players"][2]["twhist"] == [] and obs["players"][2]["twhist_count"] == 4
+    assert obs["players"][1]["twhist_names"] == obs["twhist_hand"]
+    assert obs["players"][0]["twhist_names"] == [] and obs["players"][0]["twhist_count"] == 3
+    assert obs["players"][2]["twhist_names"] == [] and obs["players"][2]["twhist_count"] == 4
     spectator = state.public_view()["players"]
-    assert [p["twhist"] for p in spectator] == [[], [], []]
+    assert [p["twhist_names"] for p in spectator] == [[], [], []]
     assert [p["twhist_count"] for p in spectator] == [3, 4, 4]
     assert state.observation(0)["twhist_hand"] == ["round_winner", "pole_position", "pass"]
 

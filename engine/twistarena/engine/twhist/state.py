@@ -249,7 +249,7 @@ class TwhistState(State):
                 "seat": s,
                 "hand_count": len(self.hands[s]),
                 "twhist_count": self.twhist[s].bit_count(),
-                "twhist": twhist_names(self.twhist[s]) if visible else [],
+                "twhist_names": twhist_names(self.twhist[s]) if visible else [],
                 "star_side": [b + lo for b in range(len(t.stars)) if flips >> b & 1],
                 "stars": self.stars[s],
                 "star_cards": flips.bit_count(),

@@ -101,7 +101,7 @@ function drawTwhist(view, names) {
   }
   const seats = el('div', { class: 'seats' });
   (view.players || []).forEach((p) => {
-    const flips = p.twhist.map((name, i) => flipCard(`flip-${p.seat}`, name, p.star_side[i] ?? -1, i));
+    const flips = (p.twhist_names || []).map((name, i) => flipCard(`flip-${p.seat}`, name, p.star_side[i] ?? -1, i));
     seats.append(seatBox(p.seat, names, view, [
       el('div', {}, el('strong', { class: 'score' }, `score ${view.scores[p.seat]}`),
         el('span', { class: 'muted' }, ` · ${p.stars} stars · void: ${p.void.join(', ') || '—'}`)),

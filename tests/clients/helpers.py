@@ -8,10 +8,8 @@ from typing import Any
 
 from twistarena.clients.cli.replay import verify
 from twistarena.clients.sdk import Agent
+from twistarena.server.decisions import DECISION_ID_STRIDE
 from twistarena.v1 import match_pb2
-
-#: Decision ids are ``opened_at * SEAT_BITS + seat + 1`` (see server runner).
-SEAT_BITS = 8
 
 
 def run(coro: Any, timeout: float = 150.0) -> Any:
@@ -29,7 +27,7 @@ def acknowledged_in_log(agents: Sequence[Agent], replay: match_pb2.Replay) -> li
     problems = []
     for agent in agents:
         for decision_id, action_id in agent.accepted.items():
-            opened_at, seat = divmod(decision_id - 1, SEAT_BITS)
+            opened_at, seat = divmod(decision_id - 1, DECISION_ID_STRIDE)
             if seat != agent.seat:
                 problems.append(f"decision {decision_id} is not seat {agent.seat}'s")
                 continue

@@ -30,7 +30,7 @@ ADMIN = "admin-secret-for-tests"
 def strict_server(valkey: Any) -> Iterator[InProcessServer]:
     """Admin token, a short join timeout and one stream per token."""
     srv = InProcessServer(ServerConfig(port=0, redis_url=valkey.url, admin_token=ADMIN,
-                                       join_timeout_s=0.5, max_streams_per_token=1)).start()
+                                       stream_join_timeout_s=0.5, max_streams_per_token=1)).start()
     try:
         yield srv
     finally:

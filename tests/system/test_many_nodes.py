@@ -22,9 +22,10 @@ import pytest
 import redis
 from twistarena.bots import make_bot
 from twistarena.clients.sdk import Agent, ArenaClient, Backoff
+from twistarena.server.decisions import DECISION_ID_STRIDE
 from twistarena.v1 import match_pb2
 
-from tests.clients.helpers import SEAT_BITS, acknowledged_in_log, replay_problems, run
+from tests.clients.helpers import acknowledged_in_log, replay_problems, run
 from tests.support.nodes import Node, ValkeyCluster, owners, percentile, start_nodes
 from tests.support.valkey import ValkeyProcess
 
@@ -113,7 +114,7 @@ class Play:
             positions: Counter[int] = Counter()
             for agent in mine:
                 for decision_id in agent.accepted:
-                    opened_at, seat = divmod(decision_id - 1, SEAT_BITS)
+                    opened_at, seat = divmod(decision_id - 1, DECISION_ID_STRIDE)
                     pos = next((i for i in range(opened_at, len(log)) if log[i][0] == seat), -1)
                     positions[pos] += 1
             duplicates += sum(n - 1 for n in positions.values() if n > 1)

@@ -29,6 +29,12 @@ from google.protobuf.message import Message
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import observations_pb2 as opb
 from twistarena.v1 import play_pb2 as ppb
+from twistarena.v1 import tournaments_pb2 as tpb
+
+#: Statuses of a match that has ended (its result is final).
+MATCH_OVER = frozenset({mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED})
+#: Statuses of a tournament that has ended.
+TOURNAMENT_OVER = frozenset({tpb.TOURNAMENT_FINISHED, tpb.TOURNAMENT_CANCELLED})
 
 
 class LegalActionLike(Protocol):

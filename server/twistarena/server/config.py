@@ -31,10 +31,12 @@ class ServerConfig:
     tls: TlsConfig | None = None
     #: Allow plaintext on a non-loopback address.
     insecure: bool = False
-    #: A Play stream must send Join within this time.
-    join_timeout_s: float = 10.0
+    #: A Play stream must send its first message, Join, within this time
+    #: (``serve --join-timeout``).
+    stream_join_timeout_s: float = 10.0
     #: A match still waiting for seats this long after its creation is
-    #: abandoned (0: matches wait forever).
+    #: abandoned (0: matches wait forever; ``serve --waiting-timeout``; a match's
+    #: own ``TimeControl.join_timeout_ms`` overrides it).
     waiting_timeout_s: float = 3600.0
     #: Concurrent Play streams presenting the same seat token.
     max_streams_per_token: int = 4

@@ -125,7 +125,7 @@ class MatchRunner:
                                         game_options(opts))
         self.clock = Clock.from_proto(opts.time_control)
         self.lock = asyncio.Lock()
-        self.over = record.status in (mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED)
+        self.over = record.status in wire.MATCH_OVER
         self.status = record.status
         self.result = record.result
         self.seats: list[Seat] = []
@@ -169,11 +169,11 @@ class MatchRunner:
                 return
             if self.status == mpb.MATCH_STATUS_RUNNING:
                 self._run()
-            elif self.join_timeout_s > 0:
+            elif self.waiting_timeout_s > 0:
                 # Counted from creation (wall clock), so a restart does not extend it.
                 age = time.time() - self.record.created_ms / 1000
                 self._waiting_timer = self.loop.call_later(
-                    max(0.0, self.join_timeout_s - age), self._waiting_expired)
+                    max(0.0, self.waiting_timeout_s - age), self._waiting_expired)
 
     async def _start_when_seated(self) -> bool:
         """A waiting match starts running once every seat has joined (house bots
@@ -193,9 +193,10 @@ class MatchRunner:
         self._open_decisions()
 
     @property
-    def join_timeout_s(self) -> float:
-        """How long after creation a match not yet started is abandoned (0: never)."""
-        return self.clock.join_s or self.hub.waiting_timeout_s
+    def waiting_timeout_s(self) -> float:
+        """How long after creation a match not yet started is abandoned (0: never):
+        the match's own join timeout, else the server's waiting timeout."""
+        return self.clock.waiting_s or self.hub.waiting_timeout_s
 
     def _waiting_expired(self) -> None:
         self._waiting_timer = None
@@ -210,7 +211,7 @@ class MatchRunner:
             await self._finish(
                 mpb.END_REASON_ABANDONED,
                 f"seat(s) {', '.join(map(str, missing))} did not join within "
-                f"{self.join_timeout_s:g} s of the match's creation")
+                f"{self.waiting_timeout_s:g} s of the match's creation")
 
     def stop(self, code: grpc.StatusCode, reason: str, details: str) -> None:
         """Stop running this match here (drain, lost ownership); Redis keeps it live."""

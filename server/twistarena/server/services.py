@@ -25,7 +25,6 @@ from .store import MatchRecord
 
 log = logs.get("twistarena.services")
 
-OVER = (mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED)
 DEFAULT_PAGE = 50
 MAX_PAGE = 500
 #: ListMatches looks at no more than this many index entries per call.
@@ -159,7 +158,7 @@ class Matches(mgrpc.MatchesServicer):
         runner = self.hub.get(request.match_id)
         if runner is None:
             record = await self._record(request.match_id, context)
-            if record.status in OVER:
+            if record.status in wire.MATCH_OVER:
                 await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "MATCH_OVER",
                            f"match {request.match_id} is already over")
             runner = await cluster.runner_or_redirect(
@@ -195,10 +194,10 @@ class Play(pgrpc.PlayServicer):
     async def Play(self, request_iterator: AsyncIterator[ppb.AgentMessage],
                    context: aio.ServicerContext[Any, Any]) -> None:
         try:
-            first = await asyncio.wait_for(context.read(), self.config.join_timeout_s)
+            first = await asyncio.wait_for(context.read(), self.config.stream_join_timeout_s)
         except TimeoutError:
             await fail(context, grpc.StatusCode.DEADLINE_EXCEEDED, "JOIN_TIMEOUT",
-                       f"no Join within {self.config.join_timeout_s:g} s")
+                       f"no Join within {self.config.stream_join_timeout_s:g} s")
         if first is aio.EOF or not isinstance(first, ppb.AgentMessage):
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                        "the stream ended before Join")
@@ -257,7 +256,7 @@ class Play(pgrpc.PlayServicer):
                        f"the token is not a seat token of match {match_id}")
         if runner is None:
             assert record is not None
-            if record.status in OVER:
+            if record.status in wire.MATCH_OVER:
                 await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "MATCH_OVER",
                            f"match {match_id} is over")
             runner = await cluster.runner_or_redirect(
@@ -314,7 +313,7 @@ class Watch(pgrpc.WatchServicer):
             if record is None:
                 await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_MATCH",
                            f"no match with id {request.match_id!r}")
-            if record.status not in OVER:
+            if record.status not in wire.MATCH_OVER:
                 await fail(context, grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
                            f"match {request.match_id} is not run by this server right now")
             entries = await self.hub.store.load_log(request.match_id)

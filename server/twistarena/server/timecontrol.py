@@ -24,8 +24,9 @@ class Clock:
     decision_s: float
     forfeit_after: int  # 0: never forfeit
     grace_s: float
+    #: How long the seats have to join after creation (``join_timeout_ms``);
     #: 0: the server's waiting timeout applies.
-    join_s: float = 0.0
+    waiting_s: float = 0.0
 
     @classmethod
     def from_proto(cls, tc: mpb.TimeControl) -> Clock:
@@ -33,7 +34,7 @@ class Clock:
             decision_s=tc.decision_ms / 1000.0,
             forfeit_after=tc.forfeit_after if tc.fallback == mpb.FALLBACK_FORFEIT else 0,
             grace_s=tc.reconnect_grace_ms / 1000.0,
-            join_s=tc.join_timeout_ms / 1000.0,
+            waiting_s=tc.join_timeout_ms / 1000.0,
         )
 
 

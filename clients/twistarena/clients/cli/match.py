@@ -17,7 +17,7 @@ from typing import Any
 import grpc.aio
 from rich.console import Console
 from rich.table import Table
-from twistarena import engine
+from twistarena import engine, wire
 from twistarena.v1 import match_pb2
 
 from ..sdk import AgentError, ArenaClient, MatchEvent, MatchResult
@@ -101,7 +101,7 @@ def match_json(match: match_pb2.Match) -> dict[str, Any]:
         "seats": [{"seat": s.seat, "name": s.name, "house_bot": s.house_bot,
                    "connected": s.connected, "timeouts": s.timeouts} for s in match.seats],
     }
-    if match.status in (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED):
+    if match.status in wire.MATCH_OVER:
         out["result"] = MatchResult.from_proto(match.result).to_json()
     return out
 
@@ -271,7 +271,7 @@ def print_match(console: Console, match: match_pb2.Match, as_json: bool) -> None
         table.add_row(str(s.seat), s.name, s.house_bot, "yes" if s.connected else "no",
                       str(s.timeouts))
     console.print(table)
-    if match.status in (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED):
+    if match.status in wire.MATCH_OVER:
         console.print(result_table(MatchResult.from_proto(match.result), seat_names(match)))
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
-from twistarena import engine
+from twistarena import engine, wire
 from twistarena.v1 import match_pb2
 
 from ..sdk import AgentError, MatchResult
@@ -81,7 +81,7 @@ def verify(replay: match_pb2.Replay) -> Check:
         if list(recorded.places) != check.places:
             problems.append(f"places differ: recorded {list(recorded.places)}, "
                             f"replayed {check.places}")
-    elif match.status in (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED):
+    elif match.status in wire.MATCH_OVER:
         # Forfeits and cancellations end early: the scores so far must still agree.
         if recorded.scores and list(recorded.scores) != check.scores:
             problems.append(f"scores differ: recorded {list(recorded.scores)}, "

@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         node_id=node_id, advertise=advertise, lease_ms=args.lease_ms,
         drain_grace_s=args.drain_grace,
         metrics_port=args.metrics_port, admin_token=admin, tls=tls, insecure=args.insecure,
-        join_timeout_s=args.join_timeout, waiting_timeout_s=args.waiting_timeout,
+        stream_join_timeout_s=args.join_timeout, waiting_timeout_s=args.waiting_timeout,
         house_fill_after_s=args.house_fill_after, match_by_rating=args.match_by_rating,
         practice_per_minute=args.practice_per_minute,
     )

@@ -25,7 +25,7 @@ the next one when a server fails, with exponential backoff and jitter, and
 resumes where it stopped.
 """
 
-from .agent import Agent, NoAnswer, Tracer, play, run_agent
+from .agent import Agent, AgentOptions, NoAnswer, Tracer, play, run_agent
 from .client import ArenaClient
 from .connection import AgentError, Backoff, parse_servers
 from .convert import Decision, MatchEvent, MatchResult, Rejection
@@ -42,6 +42,7 @@ from .tournaments import TournamentClient
 __all__ = [
     "Agent",
     "AgentError",
+    "AgentOptions",
     "ArenaClient",
     "Backoff",
     "Decision",

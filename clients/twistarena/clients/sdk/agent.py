@@ -9,19 +9,22 @@ event log where it stopped, and collecting the result.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 import grpc
 import grpc.aio
 import structlog
-from twistarena.engine import Action
+from twistarena import wire
 from twistarena.v1 import match_pb2, match_pb2_grpc, play_pb2, play_pb2_grpc
 
+from .botcall import BotCall, NoAnswer, action_id
 from .connection import (
     AgentError,
     Backoff,
@@ -39,8 +42,7 @@ from .convert import JSON, Decision, MatchEvent, MatchResult, Rejection, struct_
 
 log = structlog.get_logger("twistarena.sdk")
 
-#: A sync bot call slower than this moves the agent's later calls to a thread.
-SLOW_CALL_S = 0.005
+__all__ = ["Agent", "AgentOptions", "NoAnswer", "Tracer", "play", "run_agent"]
 
 
 class Tracer(Protocol):
@@ -57,30 +59,36 @@ class _Dropped(Exception):
     """The connection was dropped on purpose (``Agent.disconnect``)."""
 
 
-class NoAnswer(Exception):
-    """Raised by a bot that has no answer for this decision (a bridged program that
-    crashed, hung or printed garbage): the decision stays open and the match's
-    fallback settles it at the deadline, as for any seat that does not answer."""
+@dataclass(frozen=True, slots=True)
+class AgentOptions:
+    """How an agent connects, what it keeps and how it calls its bot. Every field
+    may also be given to ``Agent``, ``play`` or ``run_agent`` as a keyword."""
 
-
-def _resolve(bot: Any) -> tuple[Callable[..., Any], Callable[[Rejection], Any] | None]:
-    """A bot is a callable or an object with ``act`` (and optionally ``on_rejected``)."""
-    act = getattr(bot, "act", None)
-    if callable(act):
-        hook = getattr(bot, "on_rejected", None)
-        return act, hook if callable(hook) else None
-    if callable(bot):
-        return bot, None
-    raise TypeError(f"a bot must be callable or have an act() method, got {bot!r}")
-
-
-def _accepts(fn: Callable[..., Any], name: str) -> bool:
-    """Whether ``fn`` takes the keyword argument ``name``."""
-    try:
-        params = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return any(p.name == name or p.kind is p.VAR_KEYWORD for p in params)
+    #: PEM root certificate(s) (bytes, text, or a file path): TLS with this trust.
+    root_cert: bytes | str | Path | None = None
+    #: TLS with the system's trust store.
+    tls: bool = False
+    #: A caller's channel, to the first server of the list only: a redirect or
+    #: failover to another address opens a channel of the agent's own.
+    channel: grpc.aio.Channel | None = None
+    #: Ask the server not to send events (Join.no_events).
+    no_events: bool = False
+    #: Called with each event this seat sees.
+    on_event: Callable[[MatchEvent], Any] | None = None
+    #: Reconnection delays and when to give up.
+    backoff: Backoff = field(default_factory=Backoff)
+    #: True: a sync bot runs in a thread; False: in the reading loop; None: in
+    #: the loop until a call is slow, then in a thread.
+    threaded: bool | None = None
+    #: Timing hooks (the service benchmark's).
+    tracer: Tracer | None = None
+    #: Called with every ServerMessage as it arrives.
+    on_message: Callable[[play_pb2.ServerMessage], Any] | None = None
+    #: Decode observations and action payloads only when the bot reads them
+    #: (read-only Mappings, not dicts).
+    lazy_observations: bool = False
+    #: The agent's name in logs (default: match id / token prefix).
+    name: str = ""
 
 
 class Agent:
@@ -91,51 +99,19 @@ class Agent:
     acknowledged), ``rejections`` and ``reconnects``.
     """
 
-    def __init__(
-        self,
-        bot: Any,
-        *,
-        server: str | Sequence[str],
-        match_id: str,
-        token: str,
-        root_cert: bytes | str | Path | None = None,
-        tls: bool = False,
-        channel: grpc.aio.Channel | None = None,
-        no_events: bool = False,
-        on_event: Callable[[MatchEvent], Any] | None = None,
-        backoff: Backoff | None = None,
-        threaded: bool | None = None,
-        tracer: Tracer | None = None,
-        on_message: Callable[[play_pb2.ServerMessage], Any] | None = None,
-        lazy_observations: bool = False,
-        name: str = "",
-    ) -> None:
-        self._act, self._on_rejected = _resolve(bot)
-        self._is_async = inspect.iscoroutinefunction(self._act)
-        self._takes_rejection = _accepts(self._act, "rejection")
-        #: A bot whose act takes ``decision`` gets the whole Decision (id, time left).
-        self._takes_decision = _accepts(self._act, "decision")
-        self._threaded = bool(threaded)
-        self._adaptive = threaded is None
+    def __init__(self, bot: Any, *, server: str | Sequence[str], match_id: str, token: str,
+                 options: AgentOptions | None = None, **keywords: Any) -> None:
+        """``keywords``: any ``AgentOptions`` field, over ``options``."""
+        self.options = opts = dataclasses.replace(options or AgentOptions(), **keywords)
         self.servers = parse_servers(server)
         self.match_id = match_id
         self.token = token
-        self.root_cert = read_root_cert(root_cert)
-        self.tls = tls
-        #: A caller's channel, to the first server of the list only: a redirect
-        #: or failover to another address opens a channel of the agent's own.
-        self._shared_channel = channel
-        self.no_events = no_events
-        self.on_event = on_event
-        self.backoff = backoff or Backoff()
-        self.tracer = tracer
-        self.on_message = on_message
-        #: Decode observations and action payloads only when the bot reads them
-        #: (read-only Mappings, not dicts).
-        self.lazy_observations = lazy_observations
+        self.name = opts.name or f"{match_id}/{token[:6]}"
+        self.bot = BotCall(bot, opts.threaded, self.name)
+        self._root_cert = read_root_cert(opts.root_cert)
+        self.tracer = opts.tracer
         #: Set once the server has seated this agent (first Joined).
         self.seated = asyncio.Event()
-        self.name = name or f"{match_id}/{token[:6]}"
         # What the caller may read.
         self.seat: int | None = None
         self.game_id = ""
@@ -196,15 +172,15 @@ class Agent:
                     log.info("connection dropped", agent=self.name)
                 if self.connects + self.reconnects > connects_before:
                     attempt, last_ok = 0, time.monotonic()
-                if time.monotonic() - last_ok > self.backoff.give_up_after:
+                if time.monotonic() - last_ok > self.options.backoff.give_up_after:
                     raise AgentError(
                         f"{self.name}: no server of {','.join(self.servers)} took the seat "
-                        f"for {self.backoff.give_up_after:.0f}s; giving up",
+                        f"for {self.options.backoff.give_up_after:.0f}s; giving up",
                         grpc.StatusCode.UNAVAILABLE)
                 if redirect:
                     log.info("redirected", agent=self.name, to=redirect)
                     continue
-                await asyncio.sleep(self.backoff.delay(attempt, self._rng))
+                await asyncio.sleep(self.options.backoff.delay(attempt, self._rng))
                 attempt += 1
                 index += 1
         finally:
@@ -227,10 +203,10 @@ class Agent:
 
     def _channel_for(self, address: str) -> tuple[grpc.aio.Channel, bool]:
         """(a channel to ``address``, whether this agent owns it and must close it)."""
-        shared = self._shared_channel
+        shared = self.options.channel
         if shared is not None and address == self.servers[0]:
             return shared, False
-        return make_channel(address, self.root_cert, self.tls), True
+        return make_channel(address, self._root_cert, self.options.tls), True
 
     async def _session(self, address: str) -> MatchResult | None:
         channel, own = self._channel_for(address)
@@ -240,7 +216,7 @@ class Agent:
         try:
             call = stub(play_pb2_grpc.PlayStub, channel).Play(metadata=self._metadata)
             join = play_pb2.Join(match_id=self.match_id, seat_token=self.token,
-                                 resume_from_seq=self.next_seq, no_events=self.no_events)
+                                 resume_from_seq=self.next_seq, no_events=self.options.no_events)
             await call.write(play_pb2.AgentMessage(join=join))
             self._call = call
             while True:
@@ -259,8 +235,8 @@ class Agent:
                                                    grpc.aio.Metadata(), await call.details())
                     log.info("stream closed before the match ended", agent=self.name)
                     return None
-                if self.on_message is not None:
-                    self.on_message(msg)
+                if self.options.on_message is not None:
+                    self.options.on_message(msg)
                 result = self._handle(msg)
                 if result is not None:
                     return result
@@ -301,7 +277,7 @@ class Agent:
         finally:
             if own:
                 await channel.close()
-        if match.status in (match_pb2.MATCH_STATUS_FINISHED, match_pb2.MATCH_STATUS_CANCELLED):
+        if match.status in wire.MATCH_OVER:
             return MatchResult.from_proto(match.result)
         return None
 
@@ -341,8 +317,8 @@ class Agent:
         item = MatchEvent.from_proto(event)
         self.events.append(item)
         self.next_seq = event.seq + 1
-        if self.on_event is not None:
-            self.on_event(item)
+        if self.options.on_event is not None:
+            self.options.on_event(item)
 
     def _on_decision(self, req: play_pb2.DecisionRequest) -> None:
         did = req.decision_id
@@ -361,13 +337,13 @@ class Agent:
         if did in self._answers and did in self._pending:
             self._spawn(did, self._send_answer(did, self._answers[did]))
             return
-        decision = Decision.from_proto(req, self.lazy_observations)
+        decision = Decision.from_proto(req, self.options.lazy_observations)
         self._pending[did] = decision
         self.decisions += 1
-        if self._is_async or self._threaded or self._takes_decision:
-            self._spawn(did, self._decide(decision, None))
-        else:
+        if self.bot.inline:
             self._decide_inline(decision)
+        else:
+            self._spawn(did, self._decide(decision, None))
 
     def _on_accepted(self, msg: play_pb2.AnswerAccepted) -> None:
         self.accepted[msg.decision_id] = msg.action_id
@@ -413,17 +389,14 @@ class Agent:
         did = decision.decision_id
         self._asked[did] = self._asked.get(did, 0) + 1
         try:
-            action = await self._ask(decision, rejection)
+            action: int | None = await self.bot.ask(decision, rejection)
         except asyncio.CancelledError:
             raise
-        except NoAnswer:
-            return
-        except Exception as error:  # a bot bug must not cost the seat its match
-            log.warning("bot raised; playing the first legal action", agent=self.name,
-                        decision=did, error=repr(error))
-            action = decision.legal_actions[0].id
-        self._answers[did] = action
-        await self._send_answer(did, action)
+        except Exception as error:
+            action = self.bot.failed(decision, error)
+        if action is not None:
+            self._answers[did] = action
+            await self._send_answer(did, action)
 
     def _decide_inline(self, decision: Decision) -> None:
         """A sync bot asked in the reading loop (no task, no thread): the common case.
@@ -433,59 +406,28 @@ class Agent:
         did = decision.decision_id
         self._asked[did] = self._asked.get(did, 0) + 1
         try:
-            start = time.perf_counter()
-            value = self._act(decision.observation, decision.legal_actions)
-            if self._adaptive and time.perf_counter() - start > SLOW_CALL_S:
-                self._threaded = True
+            value = self.bot.call(decision)
             if inspect.isawaitable(value):
                 self._spawn(did, self._finish_inline(decision, value))
                 return
-            action = value.id if isinstance(value, Action) else int(value)
-        except Exception as error:  # a bot bug must not cost the seat its match
-            log.warning("bot raised; playing the first legal action", agent=self.name,
-                        decision=did, error=repr(error))
-            action = decision.legal_actions[0].id
-        self._answers[did] = action
-        self._ready = (did, action)
+            action: int | None = action_id(value)
+        except Exception as error:
+            action = self.bot.failed(decision, error)
+        if action is not None:
+            self._answers[did] = action
+            self._ready = (did, action)
 
     async def _finish_inline(self, decision: Decision, pending: Awaitable[Any]) -> None:
         did = decision.decision_id
         try:
-            value = await pending
-            action = value.id if isinstance(value, Action) else int(value)
+            action: int | None = action_id(await pending)
         except asyncio.CancelledError:
             raise
         except Exception as error:
-            log.warning("bot raised; playing the first legal action", agent=self.name,
-                        decision=did, error=repr(error))
-            action = decision.legal_actions[0].id
-        self._answers[did] = action
-        await self._send_answer(did, action)
-
-    async def _ask(self, decision: Decision, rejection: Rejection | None) -> int:
-        observation, legal = decision.observation, decision.legal_actions
-        kwargs: dict[str, Any] = {}
-        if self._takes_decision:
-            kwargs["decision"] = decision
-        if rejection is not None:
-            if self._on_rejected is not None:
-                self._on_rejected(rejection)
-            if self._takes_rejection:
-                kwargs["rejection"] = rejection
-        if self._is_async:
-            value = await self._act(observation, legal, **kwargs)
-        elif self._threaded:
-            value = await asyncio.to_thread(self._act, observation, legal, **kwargs)
-        else:
-            start = time.perf_counter()
-            value = self._act(observation, legal, **kwargs)
-            if self._adaptive and time.perf_counter() - start > SLOW_CALL_S:
-                self._threaded = True
-        if inspect.isawaitable(value):
-            value = await value
-        if isinstance(value, Action):
-            return value.id
-        return int(value)
+            action = self.bot.failed(decision, error)
+        if action is not None:
+            self._answers[did] = action
+            await self._send_answer(did, action)
 
     async def _send_answer(self, decision_id: int, action_id: int) -> None:
         call = self._call

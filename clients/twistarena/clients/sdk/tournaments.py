@@ -8,6 +8,7 @@ from typing import Any
 
 import grpc
 import grpc.aio
+from twistarena import wire
 from twistarena.league import GameResult, Standing
 from twistarena.v1 import match_pb2, tournaments_pb2, tournaments_pb2_grpc
 
@@ -26,7 +27,6 @@ from .convert import dict_to_struct
 FORMATS: dict[str, tournaments_pb2.TournamentFormat] = {
     "round-robin": tournaments_pb2.ROUND_ROBIN, "swiss": tournaments_pb2.SWISS,
     "gauntlet": tournaments_pb2.GAUNTLET}
-OVER = (tournaments_pb2.TOURNAMENT_FINISHED, tournaments_pb2.TOURNAMENT_CANCELLED)
 
 
 class TournamentClient(ServiceClient):
@@ -88,7 +88,7 @@ class TournamentClient(ServiceClient):
                 async for record in stream:
                     last_ok, attempt = loop.time(), 0
                     yield record
-                    if record.status in OVER:
+                    if record.status in wire.TOURNAMENT_OVER:
                         return
             except grpc.aio.AioRpcError as error:
                 if not is_retryable(error) or loop.time() - last_ok > give_up_after:

@@ -34,16 +34,3 @@ def server(valkey: object) -> Iterator[object]:
         yield srv
     finally:
         srv.stop()
-
-
-#: Folders whose tests run servers, subprocesses and timers on a shared 2-core
-#: machine. A failure there is retried once, so that a stall under load does not
-#: hide the rest of the run; a test that fails twice still fails the suite.
-_TIMING_BOUND = ("server", "clients", "system", "node")
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        parts = item.path.parts
-        if "tests" in parts and parts[parts.index("tests") + 1] in _TIMING_BOUND:
-            item.add_marker(pytest.mark.flaky(reruns=1, reruns_delay=1))

@@ -20,6 +20,7 @@ from twistarena.v1 import play_pb2_grpc as pgrpc
 
 from tests.support.agents import REASON_KEY, Agent, create, options, run, tokens
 from tests.support.server import InProcessServer
+from tests.support.waiting import wait_until
 
 SERVICES = {"twistarena.v1.Matches", "twistarena.v1.Play", "twistarena.v1.Watch",
             "grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection"}
@@ -43,6 +44,14 @@ def _reason(err: grpc.aio.AioRpcError) -> str:
             return str(value)
     return ""
 
+
+
+async def _no_longer_waiting(stub: mgrpc.MatchesStub, match_id: str) -> mpb.Match:
+    async def probe() -> mpb.Match | None:
+        match = await stub.GetMatch(mpb.GetMatchRequest(match_id=match_id))
+        return None if match.status == mpb.MATCH_STATUS_WAITING else match
+
+    return await wait_until(probe, f"match {match_id} stops waiting for its seats")
 
 def test_health_and_reflection_list_every_service(server: Any) -> None:
     async def main() -> None:
@@ -309,15 +318,11 @@ def test_a_match_whose_seats_do_not_all_join_is_abandoned(
             assert "seat(s) 1 did not join" in over.match_over.result.detail
             assert await present.recv(timeout=5) is None
             for match_id in (waiting.match.match_id, never.match.match_id):
-                for _ in range(50):
-                    match = await stub.GetMatch(mpb.GetMatchRequest(match_id=match_id))
-                    if match.status != mpb.MATCH_STATUS_WAITING:
-                        break
-                    await asyncio.sleep(0.1)
+                match = await _no_longer_waiting(stub, match_id)
                 assert match.status == mpb.MATCH_STATUS_CANCELLED
                 assert match.result.reason == mpb.END_REASON_ABANDONED
-            await asyncio.sleep(0.5)
-            # Every seat of the other match joined in time: it runs on.
+            # Every seat of the other match joined in time: it runs on. (Its
+            # waiting timer, set before ``never``'s, would have fired by now.)
             match = await stub.GetMatch(mpb.GetMatchRequest(match_id=started.match.match_id))
             assert match.status == mpb.MATCH_STATUS_RUNNING
             assert not match.HasField("result")
@@ -343,11 +348,7 @@ def test_a_match_may_set_its_own_join_timeout(server: Any) -> None:
             quick = await create(ch, options("twisted", 2, join_ms=400))
             patient = await create(ch, options("twisted", 2))
             assert quick.match.options.time_control.join_timeout_ms == 400
-            for _ in range(50):
-                match = await stub.GetMatch(mpb.GetMatchRequest(match_id=quick.match.match_id))
-                if match.status != mpb.MATCH_STATUS_WAITING:
-                    break
-                await asyncio.sleep(0.1)
+            match = await _no_longer_waiting(stub, quick.match.match_id)
             assert match.status == mpb.MATCH_STATUS_CANCELLED
             assert match.result.reason == mpb.END_REASON_ABANDONED
             assert "within 0.4 s" in match.result.detail

@@ -113,8 +113,10 @@ def test_concurrent_queue_forms_whole_matches_on_two_nodes(server: Any,
 def test_an_agent_already_queued_cannot_queue_twice(server: Any) -> None:
     async def scenario() -> None:
         _aid, token = await register_agent(server.target, "twice")
-        first = asyncio.ensure_future(queue(server.target, token, "twhist", 5))
-        await asyncio.sleep(0.5)
+        queued = asyncio.Event()
+        first = asyncio.ensure_future(queue(server.target, token, "twhist", 5,
+                                            on_status=lambda _status: queued.set()))
+        await asyncio.wait_for(queued.wait(), 20)  # the first Queue call is in the queue
         with pytest.raises(AgentError) as err:
             await queue(server.target, token, "twhist", 5)
         assert err.value.code == grpc.StatusCode.FAILED_PRECONDITION
@@ -149,9 +151,11 @@ def test_house_bots_fill_only_after_the_wait(server: Any, fill_node: Any) -> Non
         # Server flag (--house-fill-after 1.0): not before a second has passed.
         _aid, token = await register_agent(fill_node.target, "flagged")
         t0 = time.monotonic()
-        task = asyncio.ensure_future(queue(fill_node.target, token, "twhist", 4))
-        await asyncio.sleep(0.6)
-        assert not task.done()
+        queued = asyncio.Event()
+        task = asyncio.ensure_future(queue(fill_node.target, token, "twhist", 4,
+                                           on_status=lambda _status: queued.set()))
+        await asyncio.wait_for(queued.wait(), 20)
+        assert not task.done()  # queued, not yet filled
         assigned = await asyncio.wait_for(task, 20)
         assert time.monotonic() - t0 >= 0.95
         match = await ArenaClient(fill_node.target).get_match(assigned.match_id)

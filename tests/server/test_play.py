@@ -22,6 +22,7 @@ from tests.support.agents import (
     run,
     tokens,
 )
+from tests.support.waiting import wait_until
 
 GAME = "twisted"
 
@@ -116,7 +117,8 @@ def test_late_answer_is_rejected_and_the_fallback_recorded(server: Any) -> None:
             me = agents[first]
             req = (await me.expect("decision")).decision
             assert 0 < req.time_left_ms <= 300
-            await asyncio.sleep(0.6)
+            # The deadline passes unanswered: the fallback is recorded.
+            await wait_until(lambda: _actions(ch, mid), "the fallback is recorded")
             await me.answer(req.decision_id, req.legal_actions[0].id)
             rej = (await me.expect("rejected")).rejected
             assert rej.reason == ppb.LATE_ANSWER and not rej.may_retry
@@ -231,8 +233,12 @@ def test_disconnect_and_resume_within_grace(server: Any) -> None:
             d = (await b.expect("decision")).decision
             seen = [m.event.seq for m in a.received if m.WhichOneof("msg") == "event"]
             a.cancel()  # a drops
-            await asyncio.sleep(0.2)
-            got = await mgrpc.MatchesStub(ch).GetMatch(mpb.GetMatchRequest(match_id=mid))
+
+            async def dropped() -> mpb.Match | None:
+                got = await mgrpc.MatchesStub(ch).GetMatch(mpb.GetMatchRequest(match_id=mid))
+                return None if got.seats[first].connected else got
+
+            got = await wait_until(dropped, "the server sees the seat's stream end")
             assert not got.seats[first].connected and got.seats[1 - first].connected
             action = choose(d)
             await b.answer(d.decision_id, action)

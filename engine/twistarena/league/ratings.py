@@ -1,7 +1,9 @@
 """Multiplayer ratings with uncertainty: the Plackett-Luce model of Weng & Lin
-(2011), "A Bayesian Approximation Method for Online Ranking", Algorithm 4, as the
-``openskill`` package implements it (one player per team here; tied places share
-the update through the tie counts).
+(2011), "A Bayesian Approximation Method for Online Ranking", Algorithm 4, from
+the ``openskill`` package (one player per team here; tied places share the
+update through the tie counts). This module keeps the league's own small types
+(``Rating``, the model's constants) so that the rest of the code does not
+depend on the package's classes.
 
 A rating is a Gaussian belief ``mu +- sigma`` about a player's skill. After a
 match, each player's ``mu`` moves by how much better or worse it placed than the
@@ -15,6 +17,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from openskill.models import PlackettLuce as OpenSkillPlackettLuce
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +34,7 @@ class Rating:
 
 @dataclass(frozen=True, slots=True)
 class PlackettLuce:
-    """The model's constants; the defaults are the openskill ones (mu 25, sigma 25/3)."""
+    """The model's constants; the defaults are openskill's (mu 25, sigma 25/3)."""
 
     mu: float = 25.0
     sigma: float = 25.0 / 3.0
@@ -47,34 +51,17 @@ class PlackettLuce:
             raise ValueError("one place per rating")
         if len(ratings) < 2:
             return list(ratings)
-        sig2 = [r.sigma ** 2 + self.tau ** 2 for r in ratings]
-        mus = [r.mu for r in ratings]
-        n = len(ratings)
-        c = math.sqrt(sum(s + self.beta ** 2 for s in sig2))
-        expo = [math.exp(m / c) for m in mus]
-        # sum_q: strength of everyone placed at or below q; a_q: how many share q's place.
-        sum_q = [sum(expo[i] for i in range(n) if places[i] >= places[q]) for q in range(n)]
-        a = [sum(1 for i in range(n) if places[i] == places[q]) for q in range(n)]
-        out = []
-        for i in range(n):
-            omega = 0.0
-            delta = 0.0
-            for q in range(n):
-                if places[q] > places[i]:
-                    continue
-                quotient = expo[i] / sum_q[q]
-                delta += quotient * (1.0 - quotient) / a[q]
-                omega += ((1.0 - quotient) if q == i else -quotient) / a[q]
-            omega *= sig2[i] / c
-            gamma = math.sqrt(sig2[i]) / c
-            delta *= gamma * sig2[i] / c ** 2
-            mu = mus[i] + omega
-            sigma = math.sqrt(sig2[i]) * math.sqrt(max(1.0 - delta, self.kappa))
-            out.append(Rating(mu, sigma))
-        return out
+        model = OpenSkillPlackettLuce(mu=self.mu, sigma=self.sigma, beta=self.beta,
+                                      kappa=self.kappa, tau=self.tau)
+        teams = [[model.rating(mu=r.mu, sigma=r.sigma)] for r in ratings]
+        rated = model.rate(teams, ranks=[float(p) for p in places])
+        return [Rating(team[0].mu, team[0].sigma) for team in rated]
 
     def win_probabilities(self, ratings: Sequence[Rating]) -> list[float]:
-        """Chance of each player finishing first under the model (for upsets, displays)."""
+        """Chance of each player finishing first under the model (for upsets, displays).
+
+        The Plackett-Luce first-place probability itself, ``exp(mu_i / c)`` over
+        the sum; openskill's ``predict_win`` is a pairwise approximation of it."""
         c = math.sqrt(sum(r.sigma ** 2 + self.beta ** 2 for r in ratings))
         expo = [math.exp(r.mu / c) for r in ratings]
         total = sum(expo)

@@ -1,6 +1,16 @@
-"""Small-sample statistics without SciPy: Student t intervals and tests, the exact
-sign test and Wilson intervals. Tournaments have tens of games per entrant, where
-normal approximations are too optimistic."""
+"""Small-sample statistics: Student t intervals and tests, the exact sign test and
+Wilson intervals. Tournaments have tens of games per entrant, where normal
+approximations are too optimistic.
+
+Written out here rather than taken from ``scipy.stats``, on a measurement:
+importing ``scipy.stats`` took 4.7 to 6.0 s on the project's 2-core machine
+(``python -X importtime -c "import scipy.stats"``; ``scipy.special`` alone 1.1
+to 2.7 s) and SciPy with NumPy adds over 200 MB to an install. The server
+computes standings in its event loop, where a first call paying that import
+would stall every match of the node for seconds, and every ``twistarena``
+command would start that much slower. ``tests/league/test_stats_reference.py``
+checks these functions against SciPy (a development dependency) instead.
+"""
 
 from __future__ import annotations
 

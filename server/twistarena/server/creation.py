@@ -9,11 +9,11 @@ from __future__ import annotations
 import secrets
 import time
 
-from twistarena import engine, wire
+from twistarena import engine
 from twistarena.bots import STRATEGIES
 from twistarena.v1 import match_pb2 as mpb
 
-from . import auth, cluster, metrics, timecontrol
+from . import auth, cluster, metrics, records, timecontrol
 from .runner import Hub
 from .store import MatchRecord
 
@@ -60,7 +60,7 @@ async def new_match(hub: Hub, options: mpb.MatchOptions,
     opts.seed = seed
     try:
         opts.time_control.CopyFrom(timecontrol.resolve(opts.time_control))
-        game_options = wire.options_dict(dict(opts.game_options.items()))
+        game_options = records.game_options(opts)
         engine.make(opts.game_id, opts.num_players, seed, game_options)
     except (engine.InvalidOptions, ValueError, TypeError) as exc:
         raise CreationError(str(exc)) from None

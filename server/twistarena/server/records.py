@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from google.protobuf import timestamp_pb2
+from google.protobuf import json_format, timestamp_pb2
 from twistarena import engine, wire
 from twistarena.engine import State
 from twistarena.v1 import match_pb2 as mpb
@@ -52,9 +52,12 @@ def replay_state(record: MatchRecord, entries: Sequence[LogEntry]) -> State:
 
 
 def game_options(options: mpb.MatchOptions) -> dict[str, Any]:
-    """The engine options of a match (none given: the game's defaults)."""
+    """The engine options of a match (none given: the game's defaults), as the
+    plain JSON the engine validates: nested tables as dicts, lists as lists,
+    integral numbers as ints (a Struct holds every number as a double)."""
     if not options.HasField("game_options"):
         return {}
-    parsed: dict[str, Any] = wire.options_dict(dict(options.game_options.items()))
+    decoded = json_format.MessageToDict(options.game_options)
+    parsed: dict[str, Any] = wire.options_dict(decoded)
     return parsed
 

@@ -16,7 +16,7 @@ from twistarena.engine import State
 
 #: Twisted has no card objects: these keys hold card numbers (ints or lists of ints).
 TWISTED_CARD_KEYS = frozenset({"card", "cards", "hand", "row", "plus_pile", "minus_pile",
-                               "partner", "expert_card"})
+                               "partner"})
 
 
 def to_dict(msg: Message) -> dict[str, Any]:
@@ -63,6 +63,8 @@ def hidden_from(state: State, seat: int | None) -> set[int]:
         for s in others:
             out.update(st.hands[s])
         out.update(st.pile)
+        for cards in st.face_down:  # TW-4.5: seen by nobody, the taker included
+            out.update(cards)
     elif game == "tricky_twist":
         for s in others:
             out.update(c for c in st.hands[s] if c not in st.known[s])

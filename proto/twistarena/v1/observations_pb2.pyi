@@ -249,20 +249,22 @@ class TrickyTwistPublicView(_message.Message):
     def __init__(self, game: _Optional[str] = ..., seat: _Optional[int] = ..., num_players: _Optional[int] = ..., phase: _Optional[str] = ..., to_act: _Optional[_Iterable[int]] = ..., round: _Optional[int] = ..., rounds: _Optional[int] = ..., first_player: _Optional[int] = ..., leader: _Optional[int] = ..., scoring_card: _Optional[str] = ..., scoring_cards_left: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., hand: _Optional[_Iterable[_Union[TrickyTwistCard, _Mapping]]] = ..., reserve: _Optional[_Iterable[_Union[TrickyTwistCard, _Mapping]]] = ..., trick: _Optional[_Iterable[_Union[TrickyTwistPlayedCard, _Mapping]]] = ..., led_family: _Optional[str] = ..., supply: _Optional[_Iterable[_Union[TrickyTwistBonus, _Mapping]]] = ..., bonus_out: _Optional[_Iterable[str]] = ..., players: _Optional[_Iterable[_Union[TrickyTwistPlayer, _Mapping]]] = ..., decision: _Optional[_Union[TrickyTwistDecision, _Mapping]] = ..., end_choices: _Optional[_Iterable[_Union[TrickyTwistEndChoice, _Mapping]]] = ..., last_round: _Optional[_Iterable[_Union[TrickyTwistRoundRow, _Mapping]]] = ...) -> None: ...
 
 class TwistedSeat(_message.Message):
-    __slots__ = ("seat", "hand_count", "plus_pile", "minus_pile", "round_score", "total")
+    __slots__ = ("seat", "hand_count", "plus_pile", "minus_pile", "round_score", "total", "minus_face_down")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     HAND_COUNT_FIELD_NUMBER: _ClassVar[int]
     PLUS_PILE_FIELD_NUMBER: _ClassVar[int]
     MINUS_PILE_FIELD_NUMBER: _ClassVar[int]
     ROUND_SCORE_FIELD_NUMBER: _ClassVar[int]
     TOTAL_FIELD_NUMBER: _ClassVar[int]
+    MINUS_FACE_DOWN_FIELD_NUMBER: _ClassVar[int]
     seat: int
     hand_count: int
     plus_pile: _containers.RepeatedScalarFieldContainer[int]
     minus_pile: _containers.RepeatedScalarFieldContainer[int]
     round_score: int
     total: int
-    def __init__(self, seat: _Optional[int] = ..., hand_count: _Optional[int] = ..., plus_pile: _Optional[_Iterable[int]] = ..., minus_pile: _Optional[_Iterable[int]] = ..., round_score: _Optional[int] = ..., total: _Optional[int] = ...) -> None: ...
+    minus_face_down: int
+    def __init__(self, seat: _Optional[int] = ..., hand_count: _Optional[int] = ..., plus_pile: _Optional[_Iterable[int]] = ..., minus_pile: _Optional[_Iterable[int]] = ..., round_score: _Optional[int] = ..., total: _Optional[int] = ..., minus_face_down: _Optional[int] = ...) -> None: ...
 
 class TwistedObservation(_message.Message):
     __slots__ = ("game", "seat", "phase", "to_act", "scores", "round", "rounds", "starter", "turn", "hand", "row", "extend_distance", "extend_low", "extend_high", "draw_pile", "expert", "seats")

@@ -13,7 +13,7 @@ from twistarena.engine.twisted.state import TAKE, TWIST_BASE
 
 from .helpers import table
 
-CARD_KEYS = ("hand", "card", "partner", "cards", "expert_card")
+CARD_KEYS = ("hand", "card", "partner", "cards")
 
 
 def _random_moves(state: TwistedState, moves: int, seed: int) -> None:
@@ -114,12 +114,40 @@ def test_observation_holds_what_the_seat_may_know() -> None:
     assert obs["draw_pile"] == len(state.pile)
     assert obs["seats"][1] == {
         "seat": 1, "hand_count": 3, "plus_pile": [49, 94], "minus_pile": [22],
-        "round_score": -3, "total": 0,
+        "round_score": -3, "total": 0, "minus_face_down": 0,
     }
     assert obs["scores"] == [0, -3]
     view = state.public_view()
     assert view["seat"] == -1 and view["hand"] == []
     assert set(view) == set(obs)
+
+
+def test_an_expert_card_shows_as_a_count_until_the_round_is_scored() -> None:
+    """TW-4.5 [decided]: the extra card goes face-down unseen by anyone, the taker
+    included; views show how many such cards a minus pile holds, running scores leave
+    them out, and the round's scoring reveals and counts them."""
+    state = table([[12, 13], [14, 15]], row=[57], pile=[20, 83],
+                  options={"expert": True, "rounds": 1})
+    state.apply(0, TAKE)
+    views = [state.observation(0), state.observation(1), state.public_view()]
+    for view in views:
+        assert view["seats"][0]["minus_pile"] == [57]
+        assert view["seats"][0]["minus_face_down"] == 1
+        assert view["seats"][0]["round_score"] == -1  # 57 only
+        assert 83 not in json.dumps(view).replace(",", " ").split()
+    for seat in (0, 1, None):
+        assert 83 not in _cards_seen(state.event_log(seat))
+    assert state.scores() == [-1, 0]
+    # The round ends: the face-down card is revealed and counts (TW-4.3).
+    state.apply(0, 12)  # a new row (TW-3.3)
+    while not state.is_terminal():
+        seat = state.to_act()[0]
+        state.apply(seat, TAKE if TAKE in state.legal_action_ids(seat)
+                    else state.legal_action_ids(seat)[0])
+    end = next(e for e in state.event_log(None) if e["kind"] == "round_end")
+    assert {"seat": 0, "cards": [83]} in end["face_down_revealed"]
+    assert 83 in state.minus[0] and not state.face_down[0]
+    assert "83" in (GAME.narrate(end) or "")
 
 
 @pytest.mark.parametrize("seed", range(6))

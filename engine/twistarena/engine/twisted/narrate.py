@@ -37,8 +37,8 @@ def narrate(event: Mapping[str, Any]) -> str | None:
         cards = event["cards"]
         line = (f"Seat {event['seat']} takes the row ({len(cards)}"
                 f" card{'s' * (len(cards) != 1)}: {_cards(cards)})")
-        if event["expert_card"] >= 0:
-            line += f" and the top card of the draw pile, {event['expert_card']} (TW-4.5)"
+        if event.get("face_down"):
+            line += " and the top card of the draw pile, face-down and unseen (TW-4.5)"
         return line + (": the round ends" if event["ends_round"] else "")
     if kind == "draw":
         if "card" in event:
@@ -46,10 +46,14 @@ def narrate(event: Mapping[str, Any]) -> str | None:
         return None
     if kind == "round_end":
         lines = [f"Round {event['round']} over:"]
+        revealed = {int(r["seat"]): r["cards"] for r in event.get("face_down_revealed", ())}
         for seat, (got, total) in enumerate(
             zip(event["round_scores"], event["scores"], strict=True)
         ):
-            lines.append(f"  seat {seat}: {_signed(got)} this round, total {total}")
+            line = f"  seat {seat}: {_signed(got)} this round, total {total}"
+            if seat in revealed:
+                line += f" (face-down expert cards: {_cards(revealed[seat])})"
+            lines.append(line)
         return "\n".join(lines)
     if kind == "game_end":
         winners = event["winners"]

@@ -46,6 +46,9 @@ class TwistedState(State):
         self.pile: list[int] = []  # the draw pile; its top card is the last one
         self.plus: list[list[int]] = [[] for _ in range(num_players)]
         self.minus: list[list[int]] = [[] for _ in range(num_players)]
+        #: TW-4.5 expert cards: in the minus pile face-down, seen by nobody (the
+        #: taker included) until the round is scored; only their count is public.
+        self.face_down: list[list[int]] = [[] for _ in range(num_players)]
         self.totals: list[int] = [0] * num_players  # scores of the finished rounds
         self.round = 0
         self.first_starter = self.rng.randrange(num_players)  # TW-2.2
@@ -69,6 +72,7 @@ class TwistedState(State):
         self.row = []
         self.plus = [[] for _ in range(n)]
         self.minus = [[] for _ in range(n)]
+        self.face_down = [[] for _ in range(n)]
         self.starter = (self.first_starter + self.round - 1) % n  # TW-2.2
         self.turn = self.starter
         self.phase = PLAY
@@ -81,11 +85,18 @@ class TwistedState(State):
         )
 
     def _end_round(self) -> None:
-        """TW-4.1/TW-4.3: score the piles, then deal the next round or finish."""
+        """TW-4.1/TW-4.3: reveal the face-down expert cards (TW-4.5), score the
+        piles, then deal the next round or finish."""
+        revealed = self.face_down
+        self.face_down = [[] for _ in range(self.num_players)]
+        for seat, cards in enumerate(revealed):
+            self.minus[seat] += cards
         round_scores = [self._round_score(s) for s in range(self.num_players)]
         self.totals = [t + r for t, r in zip(self.totals, round_scores, strict=True)]
         self.log("round_end", round=self.round, round_scores=round_scores,
-                 scores=list(self.totals))
+                 scores=list(self.totals),
+                 face_down_revealed=[{"seat": seat, "cards": cards}
+                                     for seat, cards in enumerate(revealed) if cards])
         if self.round < self.rounds:
             self._start_round()
         else:
@@ -160,16 +171,18 @@ class TwistedState(State):
             self._draw_and_pass(seat)
 
     def _take(self, seat: int) -> None:
-        """TW-3.3 take the row; TW-4.1 ends the round if the pile is empty; TW-4.5 expert."""
+        """TW-3.3 take the row; TW-4.1 ends the round if the pile is empty; TW-4.5
+        expert: the top card of the pile goes face-down, unseen, and the event
+        says only that one did."""
         taken = self.row
         self.row = []
         self.minus[seat] += taken
-        extra = -1
+        face_down = 0
         if self.pile and self.expert and len(taken) == 1:
-            extra = self.pile.pop()
-            self.minus[seat].append(extra)
-        ends = extra == -1 and not self.pile
-        self.log("take", seat=seat, cards=taken, expert_card=extra, ends_round=ends)
+            self.face_down[seat].append(self.pile.pop())
+            face_down = 1
+        ends = not face_down and not self.pile
+        self.log("take", seat=seat, cards=taken, face_down=face_down, ends_round=ends)
         if ends:
             self._end_round()  # TW-4.1: the taker does not start a new row
         else:
@@ -252,6 +265,7 @@ class TwistedState(State):
                     "hand_count": len(self.hands[s]),
                     "plus_pile": list(self.plus[s]),
                     "minus_pile": list(self.minus[s]),
+                    "minus_face_down": len(self.face_down[s]),
                     "round_score": self._round_score(s),
                     "total": self.totals[s],
                 }
@@ -277,19 +291,26 @@ class TwistedState(State):
         new.pile = self.pile[:]
         new.plus = [p[:] for p in self.plus]
         new.minus = [m[:] for m in self.minus]
+        new.face_down = [f[:] for f in self.face_down]
         new.totals = self.totals[:]
 
     def _redeal_hidden(self, seat: int, rng: random.Random) -> None:
-        """Other hands and the draw pile order are all ``seat`` does not know."""
+        """Other hands, the draw pile order and every face-down expert card (TW-4.5)
+        are all ``seat`` does not know."""
         others = [s for s in range(self.num_players) if s != seat]
         # Only the set of unseen cards is known, not where each one lies.
-        pool = sorted(self.pile + [c for s in others for c in self.hands[s]])
+        pool = sorted(self.pile + [c for s in others for c in self.hands[s]]
+                      + [c for cards in self.face_down for c in cards])
         rng.shuffle(pool)
         at = len(self.pile)
         self.pile = pool[:at]
         for s in others:
             size = len(self.hands[s])
             self.hands[s] = sorted(pool[at:at + size])
+            at += size
+        for s in range(self.num_players):
+            size = len(self.face_down[s])
+            self.face_down[s] = pool[at:at + size]
             at += size
         self._legal = None
 
@@ -299,6 +320,7 @@ class TwistedState(State):
             zones[f"hand_{s}"] = list(self.hands[s])
             zones[f"plus_{s}"] = list(self.plus[s])
             zones[f"minus_{s}"] = list(self.minus[s])
+            zones[f"face_down_{s}"] = list(self.face_down[s])
         return zones
 
 

@@ -85,7 +85,8 @@ def test_create_get_list_cancel_replay(server: Any) -> None:
                                                game_options={"rounds": 1}))
             match = created.match
             assert match.status == mpb.MATCH_STATUS_WAITING
-            assert match.seed == 42 and match.options.seed == 42
+            # The seed rebuilds every hand: nobody sees it before the end.
+            assert match.seed == 0 and not match.options.HasField("seed")
             assert match.options.time_control.decision_ms == 5000
             assert match.options.time_control.fallback == mpb.FALLBACK_RANDOM
             assert match.options.time_control.reconnect_grace_ms == 30000
@@ -116,6 +117,7 @@ def test_create_get_list_cancel_replay(server: Any) -> None:
             assert cancelled.status == mpb.MATCH_STATUS_CANCELLED
             assert cancelled.result.reason == mpb.END_REASON_CANCELLED
             assert cancelled.result.detail == "test over"
+            assert cancelled.seed == 42 and cancelled.options.seed == 42
             with pytest.raises(grpc.aio.AioRpcError) as err:
                 await stub.CancelMatch(mpb.CancelMatchRequest(match_id=match.match_id))
             assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION

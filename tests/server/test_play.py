@@ -122,13 +122,14 @@ def test_late_answer_is_rejected_and_the_fallback_recorded(server: Any) -> None:
             await me.answer(req.decision_id, req.legal_actions[0].id)
             rej = (await me.expect("rejected")).rejected
             assert rej.reason == ppb.LATE_ANSWER and not rej.may_retry
+            got = await mgrpc.MatchesStub(ch).GetMatch(mpb.GetMatchRequest(match_id=mid))
+            assert got.seats[first].timeouts >= 1
+            # The action log is public once the match is over.
+            await mgrpc.MatchesStub(ch).CancelMatch(mpb.CancelMatchRequest(match_id=mid))
             replay = await mgrpc.MatchesStub(ch).GetReplay(mpb.GetReplayRequest(match_id=mid))
             assert replay.actions[0].timeout and replay.actions[0].seat == first
             legal = [a.id for a in req.legal_actions]
             assert replay.actions[0].action_id == fallback_action(12, req.decision_id, legal)
-            got = await mgrpc.MatchesStub(ch).GetMatch(mpb.GetMatchRequest(match_id=mid))
-            assert got.seats[first].timeouts >= 1
-            await mgrpc.MatchesStub(ch).CancelMatch(mpb.CancelMatchRequest(match_id=mid))
 
     run(main())
 
@@ -259,9 +260,9 @@ def test_disconnect_and_resume_within_grace(server: Any) -> None:
             assert (await again.expect("decision")).decision.decision_id == pending.decision_id
             await again.answer(pending.decision_id, choose(pending))
             await again.expect("accepted")
+            await mgrpc.MatchesStub(ch).CancelMatch(mpb.CancelMatchRequest(match_id=mid))
             replay = await mgrpc.MatchesStub(ch).GetReplay(mpb.GetReplayRequest(match_id=mid))
             assert not any(x.timeout for x in replay.actions)
-            await mgrpc.MatchesStub(ch).CancelMatch(mpb.CancelMatchRequest(match_id=mid))
 
     run(main())
 

@@ -103,7 +103,9 @@ class MatchesServicer:
 
     def GetReplay(self, request, context):
         """Everything needed to re-simulate a match: options, seed and the action log,
-        plus the public event log and the recorded result.
+        plus the public event log and the recorded result. Public once the match
+        is over (a game of a duplicate tournament block: once the block is over);
+        before that FAILED_PRECONDITION (reason REPLAY_CLOSED) except for the admin.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -33,6 +33,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     PERMISSION_DENIED_ADMIN: _ClassVar[ErrorReason]
     DRAINING: _ClassVar[ErrorReason]
     INTERNAL_ERROR: _ClassVar[ErrorReason]
+    REPLAY_CLOSED: _ClassVar[ErrorReason]
 ERROR_REASON_UNSPECIFIED: ErrorReason
 STALE_DECISION: ErrorReason
 DUPLICATE_ANSWER: ErrorReason
@@ -51,6 +52,7 @@ INVALID_OPTIONS: ErrorReason
 PERMISSION_DENIED_ADMIN: ErrorReason
 DRAINING: ErrorReason
 INTERNAL_ERROR: ErrorReason
+REPLAY_CLOSED: ErrorReason
 
 class AgentMessage(_message.Message):
     __slots__ = ("join", "answer")

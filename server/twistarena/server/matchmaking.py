@@ -49,7 +49,8 @@ from twistarena.v1 import matchmaking_pb2_grpc as kgrpc
 from . import auth, logs, metrics
 from .config import ServerConfig, is_loopback
 from .creation import CreationError, new_match
-from .rpc import fail, peer_host, require_admin
+from .disclosure import redact
+from .rpc import fail, is_admin, peer_host, require_admin
 from .runner import Hub
 
 log = logs.get("twistarena.matchmaking")
@@ -581,10 +582,9 @@ class Matchmaking(kgrpc.MatchmakingServicer):
         token = auth.bearer(context.invocation_metadata())
         host = peer_host(context)
         who = host
+        admin = is_admin(context, self.config)
         if token:
             agent_id = await self.agents.by_token(token)
-            admin = bool(self.config.admin_token) and auth.same_secret(
-                token, self.config.admin_token or "")
             if agent_id is None and not admin:
                 await fail(context, grpc.StatusCode.UNAUTHENTICATED, "BAD_TOKEN",
                            "the token is neither an api token nor the admin token")
@@ -610,6 +610,9 @@ class Matchmaking(kgrpc.MatchmakingServicer):
             problem = f"unknown strength {strength!r}; known: {', '.join(STRENGTHS)}"
         if problem:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", problem)
+        if request.HasField("seed") and self.config.admin_token and not admin:
+            await fail(context, grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED_ADMIN",
+                       "seed needs the admin token: whoever picks the seed knows every hand")
         seed = request.seed if request.HasField("seed") else secrets.randbits(63)
         seat = seed % players
         opts = mpb.MatchOptions(game_id=game_id, num_players=players, seed=seed,
@@ -624,6 +627,8 @@ class Matchmaking(kgrpc.MatchmakingServicer):
         PRACTICE.inc()
         log.info("practice_created", match_id=match.match_id, game=game_id, players=players,
                  strength=strength, peer=host)
+        if not admin:
+            redact(match)
         return kpb.PracticeResponse(match=match, seat=seat, seat_token=tokens[seat],
                                     server_address=self.matchmaker.address())
 

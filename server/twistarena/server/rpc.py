@@ -37,6 +37,15 @@ async def require_admin(context: aio.ServicerContext[Any, Any], config: ServerCo
                    "the admin token is wrong")
 
 
+def is_admin(context: aio.ServicerContext[Any, Any], config: ServerConfig) -> bool:
+    """The caller presented the server's admin token (never true without one)."""
+    expected = config.admin_token
+    if not expected:
+        return False
+    token = auth.bearer(context.invocation_metadata())
+    return bool(token) and auth.same_secret(token, expected)
+
+
 def peer_host(context: aio.ServicerContext[Any, Any]) -> str:
     """The client's address without its port ('ipv4:127.0.0.1:5000' -> '127.0.0.1')."""
     peer = context.peer() or ""

@@ -17,9 +17,10 @@ from twistarena.v1 import play_pb2_grpc as pgrpc
 
 from . import auth, cluster, creation, logs, metrics
 from .config import ServerConfig
+from .disclosure import Disclosure
 from .outbox import Close, Outbox
 from .records import match_proto, replay_state, timeouts_from_log
-from .rpc import fail, require_admin
+from .rpc import fail, is_admin, require_admin
 from .runner import Hub, MatchRunner
 from .store import MatchRecord
 
@@ -68,10 +69,16 @@ class Matches(mgrpc.MatchesServicer):
     def __init__(self, hub: Hub, config: ServerConfig) -> None:
         self.hub = hub
         self.config = config
+        self.disclosure = Disclosure(hub, config)
 
     async def CreateMatch(self, request: mpb.CreateMatchRequest,
                           context: aio.ServicerContext[Any, Any]) -> mpb.CreateMatchResponse:
         await require_admin(context, self.config)
+        if request.options.HasField("seed") and self.config.admin_token and not is_admin(
+                context, self.config):
+            await fail(context, grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED_ADMIN",
+                       "options.seed needs the admin token: whoever picks the seed knows "
+                       "every hand")
         if self.hub.draining:
             await fail(context, grpc.StatusCode.UNAVAILABLE, "DRAINING",
                        "server draining; create the match on another server")
@@ -80,8 +87,9 @@ class Matches(mgrpc.MatchesServicer):
         except creation.CreationError as exc:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", str(exc))
         log.info("match_created", match_id=match.match_id, game=match.options.game_id,
-                 players=match.options.num_players, seed=match.seed)
-        return mpb.CreateMatchResponse(match=match, seat_tokens=[
+                 players=match.options.num_players)
+        shown = await self.disclosure.shown(match, context)
+        return mpb.CreateMatchResponse(match=shown, seat_tokens=[
             mpb.SeatToken(seat=seat, token=token) for seat, token in sorted(tokens.items())])
 
     async def _record(self, match_id: str,
@@ -103,7 +111,7 @@ class Matches(mgrpc.MatchesServicer):
 
     async def GetMatch(self, request: mpb.GetMatchRequest,
                        context: aio.ServicerContext[Any, Any]) -> mpb.Match:
-        return await self._match(request.match_id, context)
+        return await self.disclosure.shown(await self._match(request.match_id, context), context)
 
     async def ListMatches(self, request: mpb.ListMatchesRequest,
                           context: aio.ServicerContext[Any, Any]) -> mpb.ListMatchesResponse:
@@ -144,7 +152,7 @@ class Matches(mgrpc.MatchesServicer):
                     continue
                 if statuses and msg.status not in statuses:
                     continue
-                out.append(msg)
+                out.append(await self.disclosure.shown(msg, context))
                 if len(out) >= size:
                     break
         token = ""
@@ -168,7 +176,7 @@ class Matches(mgrpc.MatchesServicer):
             await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "MATCH_OVER",
                        f"match {request.match_id} is already over")
         log.info("match_cancelled", match_id=request.match_id, reason=request.reason)
-        return runner.to_proto()
+        return await self.disclosure.shown(runner.to_proto(), context)
 
     async def GetReplay(self, request: mpb.GetReplayRequest,
                         context: aio.ServicerContext[Any, Any]) -> mpb.Replay:
@@ -178,6 +186,11 @@ class Matches(mgrpc.MatchesServicer):
         match = runner.to_proto() if runner is not None else match_proto(
             record, record.status, record.result, len(entries),
             timeouts_from_log(entries, record.options.num_players))
+        if not await self.disclosure.may_see_replay(match, context):
+            await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "REPLAY_CLOSED",
+                       f"the replay of match {request.match_id} opens when "
+                       + ("its tournament block ends" if match.status in OVER
+                          else "it ends; follow it with Watch"))
         state = replay_state(record, entries)
         info = engine.game(record.options.game_id)
         events = [wire.event(i, ev.view(None), info) for i, ev in enumerate(state.events)]

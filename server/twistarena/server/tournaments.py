@@ -56,7 +56,7 @@ from . import logs, metrics
 from .config import ServerConfig
 from .creation import CreationError, new_match
 from .matchmaking import Agents
-from .rpc import fail, require_admin
+from .rpc import fail, is_admin, require_admin
 from .runner import Hub
 
 log = logs.get("twistarena.tournaments")
@@ -94,6 +94,19 @@ def owner_key(tid: str) -> str:
 
 def game_match_id(tid: str, round_no: int, index: int) -> str:
     return f"t{tid}-{round_no}-{index}"
+
+
+def parse_game_match_id(match_id: str) -> tuple[str, int, int] | None:
+    """(tournament id, round, index) of a tournament game's match id, else None.
+
+    Other match ids are hex (``secrets.token_hex``), so they never start with "t"."""
+    if not match_id.startswith("t"):
+        return None
+    tid, _, rest = match_id[1:].partition("-")
+    round_no, _, index = rest.partition("-")
+    if not (tid and round_no.isdigit() and index.isdigit()):
+        return None
+    return tid, int(round_no), int(index)
 
 
 def _text(value: Any) -> str:
@@ -185,6 +198,22 @@ class Snapshot:
                 out.append((r, i, game))
         return out
 
+    def sealed(self) -> set[tuple[int, int]]:
+        """(round, index) of the games whose seed and replay are still closed.
+
+        A game is sealed until it has its result; with duplicate deals, until
+        every game of its block (the seatings of one table on one deal) has
+        one, since they all deal the same cards. Nothing is sealed once the
+        tournament is over: no game is left to play."""
+        if self.status in OVER_STATUSES:
+            return set()
+        blocks: dict[tuple[int, int, int], list[tuple[int, int]]] = {}
+        for r, i, game in self.games():
+            key = (r, game.table, game.deal) if self.spec.duplicate_deals else (r, -1, i)
+            blocks.setdefault(key, []).append((r, i))
+        return {g for members in blocks.values()
+                if any(m not in self.results for m in members) for g in members}
+
     def ordered_results(self, before_round: int | None = None) -> list[Any]:
         return [self.results[k] for k in sorted(self.results)
                 if before_round is None or k[0] < before_round]
@@ -207,7 +236,20 @@ async def load(redis: Any, tid: str) -> Snapshot | None:
                     {int(k): json.loads(v) for k, v in rounds.items()}, parsed)
 
 
-def to_proto(snap: Snapshot, with_games: bool = True) -> tpb.Tournament:
+async def replay_sealed(redis: Any, match_id: str) -> bool:
+    """True for a tournament game whose seed and replay must stay closed (see
+    ``Snapshot.sealed``); False for any other match."""
+    parsed = parse_game_match_id(match_id)
+    if parsed is None:
+        return False
+    tid, round_no, index = parsed
+    snap = await load(redis, tid)
+    return snap is not None and (round_no, index) in snap.sealed()
+
+
+def to_proto(snap: Snapshot, with_games: bool = True, admin: bool = False) -> tpb.Tournament:
+    """The tournament as a caller sees it: only the admin sees the seed of a
+    running tournament (it derives every deal) and the seeds of sealed games."""
     from google.protobuf import timestamp_pb2
 
     results = snap.ordered_results()
@@ -223,11 +265,15 @@ def to_proto(snap: Snapshot, with_games: bool = True) -> tpb.Tournament:
                          status=snap.status,  # type: ignore[arg-type]
                          games_planned=planned_games(snap.spec), games_done=len(results),
                          standings=rows, created_at=created, detail=snap.detail)
+    if not admin and snap.status not in OVER_STATUSES:
+        msg.spec.ClearField("seed")
     if with_games:
+        sealed = set() if admin else snap.sealed()
         for r, i, game in snap.games():
             res = snap.results.get((r, i))
             msg.games.append(tpb.TournamentGame(
-                round=r, table=game.table, deal=game.deal, seed=game.seed, seats=game.seats,
+                round=r, table=game.table, deal=game.deal,
+                seed=0 if (r, i) in sealed else game.seed, seats=game.seats,
                 match_id=game_match_id(snap.tid, r, i),
                 scores=res.scores if res else (), places=res.places if res else ()))
     return msg
@@ -441,7 +487,7 @@ def normalize(spec: tpb.TournamentSpec) -> str:
     spec.games_per_pairing = spec.games_per_pairing or 1
     spec.parallel = min(spec.parallel or 4, 64)
     if not spec.HasField("seed"):
-        spec.seed = secrets.randbits(47)
+        spec.seed = secrets.randbits(63)
     entrants = list(spec.entrants)
     if len(set(entrants)) != len(entrants):
         return "entrant names must be distinct (use 'heuristic#2' for a second one)"
@@ -503,33 +549,36 @@ class Tournaments(tgrpc.TournamentsServicer):
         log.info("tournament_created", tournament=tid, game=spec.game_id,
                  format=tpb.TournamentFormat.Name(spec.format), entrants=list(spec.entrants),
                  games=planned_games(spec))
-        return to_proto(await self._snapshot(tid, context))
+        return to_proto(await self._snapshot(tid, context), admin=is_admin(context, self.config))
 
     async def GetTournament(self, request: tpb.GetTournamentRequest,
                             context: aio.ServicerContext[Any, Any]) -> tpb.Tournament:
-        return to_proto(await self._snapshot(request.tournament_id, context))
+        return to_proto(await self._snapshot(request.tournament_id, context),
+                        admin=is_admin(context, self.config))
 
     async def ListTournaments(self, request: tpb.ListTournamentsRequest,
                               context: aio.ServicerContext[Any, Any]
                               ) -> tpb.ListTournamentsResponse:
         size = min(request.page_size or 50, 500)
+        admin = is_admin(context, self.config)
         raw: Any = await self.redis.zrevrange(INDEX, 0, size - 1)
         out = []
         for tid in (_text(x) for x in raw):
             snap = await load(self.redis, tid)
             if snap is not None:
-                out.append(to_proto(snap, with_games=False))
+                out.append(to_proto(snap, with_games=False, admin=admin))
         return tpb.ListTournamentsResponse(tournaments=out)
 
     async def WatchTournament(self, request: tpb.WatchTournamentRequest,
                               context: aio.ServicerContext[Any, Any]) -> None:
         snap = await self._snapshot(request.tournament_id, context)
+        admin = is_admin(context, self.config)
         last: tuple[int, int] | None = None
         while True:
             key = (len(snap.results), snap.status)
             if key != last:
                 last = key
-                await context.write(to_proto(snap))
+                await context.write(to_proto(snap, admin=admin))
             if snap.status in OVER_STATUSES:
                 return
             await asyncio.sleep(0.3)
@@ -550,4 +599,5 @@ class Tournaments(tgrpc.TournamentsServicer):
             runner = self.hub.get(game_match_id(snap.tid, r, i))
             if runner is not None and (r, i) not in snap.results:
                 await runner.cancel("tournament cancelled")
-        return to_proto(await self._snapshot(snap.tid, context))
+        return to_proto(await self._snapshot(snap.tid, context),
+                        admin=is_admin(context, self.config))

@@ -17,13 +17,12 @@ from __future__ import annotations
 from typing import Any
 
 from grpc import aio
+from twistarena import wire
 from twistarena.v1 import match_pb2 as mpb
 
 from .config import ServerConfig
 from .rpc import is_admin
 from .runner import Hub
-
-OVER = (mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED)
 
 
 def redact(match: mpb.Match) -> mpb.Match:
@@ -42,7 +41,7 @@ class Disclosure:
 
     async def replay_public(self, match: mpb.Match) -> bool:
         """The match is over and not a sealed game of a duplicate block."""
-        if match.status not in OVER:
+        if match.status not in wire.MATCH_OVER:
             return False
         from . import tournaments  # imported here: tournaments -> matchmaking -> this module
 

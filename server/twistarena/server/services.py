@@ -189,7 +189,7 @@ class Matches(mgrpc.MatchesServicer):
         if not await self.disclosure.may_see_replay(match, context):
             await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "REPLAY_CLOSED",
                        f"the replay of match {request.match_id} opens when "
-                       + ("its tournament block ends" if match.status in OVER
+                       + ("its tournament block ends" if match.status in wire.MATCH_OVER
                           else "it ends; follow it with Watch"))
         state = replay_state(record, entries)
         info = engine.game(record.options.game_id)

@@ -21,26 +21,40 @@ class RegisterAgentResponse(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., api_token: _Optional[str] = ...) -> None: ...
 
 class QueueRequest(_message.Message):
-    __slots__ = ("game_id", "num_players", "house_fill_after_ms", "house_bot", "tournament_only")
+    __slots__ = ("game_id", "num_players", "house_fill_after_ms", "house_bot", "tournament_only", "tournament_id")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     NUM_PLAYERS_FIELD_NUMBER: _ClassVar[int]
     HOUSE_FILL_AFTER_MS_FIELD_NUMBER: _ClassVar[int]
     HOUSE_BOT_FIELD_NUMBER: _ClassVar[int]
     TOURNAMENT_ONLY_FIELD_NUMBER: _ClassVar[int]
+    TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     num_players: int
     house_fill_after_ms: int
     house_bot: str
     tournament_only: bool
-    def __init__(self, game_id: _Optional[str] = ..., num_players: _Optional[int] = ..., house_fill_after_ms: _Optional[int] = ..., house_bot: _Optional[str] = ..., tournament_only: _Optional[bool] = ...) -> None: ...
+    tournament_id: str
+    def __init__(self, game_id: _Optional[str] = ..., num_players: _Optional[int] = ..., house_fill_after_ms: _Optional[int] = ..., house_bot: _Optional[str] = ..., tournament_only: _Optional[bool] = ..., tournament_id: _Optional[str] = ...) -> None: ...
 
 class QueueUpdate(_message.Message):
-    __slots__ = ("status", "assigned")
+    __slots__ = ("status", "assigned", "tournament_over")
     STATUS_FIELD_NUMBER: _ClassVar[int]
     ASSIGNED_FIELD_NUMBER: _ClassVar[int]
+    TOURNAMENT_OVER_FIELD_NUMBER: _ClassVar[int]
     status: QueueStatus
     assigned: MatchAssigned
-    def __init__(self, status: _Optional[_Union[QueueStatus, _Mapping]] = ..., assigned: _Optional[_Union[MatchAssigned, _Mapping]] = ...) -> None: ...
+    tournament_over: TournamentOver
+    def __init__(self, status: _Optional[_Union[QueueStatus, _Mapping]] = ..., assigned: _Optional[_Union[MatchAssigned, _Mapping]] = ..., tournament_over: _Optional[_Union[TournamentOver, _Mapping]] = ...) -> None: ...
+
+class TournamentOver(_message.Message):
+    __slots__ = ("tournament_id", "status", "detail")
+    TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    tournament_id: str
+    status: str
+    detail: str
+    def __init__(self, tournament_id: _Optional[str] = ..., status: _Optional[str] = ..., detail: _Optional[str] = ...) -> None: ...
 
 class QueueStatus(_message.Message):
     __slots__ = ("waiting", "waited_ms", "detail")

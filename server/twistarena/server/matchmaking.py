@@ -45,6 +45,7 @@ from twistarena.league import PlackettLuce, Rating
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import matchmaking_pb2 as kpb
 from twistarena.v1 import matchmaking_pb2_grpc as kgrpc
+from twistarena.v1 import tournaments_pb2 as tpb
 
 from . import auth, logs, metrics
 from .config import ServerConfig, is_loopback
@@ -550,6 +551,13 @@ class Matchmaking(kgrpc.MatchmakingServicer):
                 now = time.monotonic()
                 if now - last_status >= STATUS_EVERY_S:
                     last_status = now
+                    over = await self._tournament_over(request, context)
+                    if over is not None:
+                        assigned = await self.agents.take_assignment(agent_id)
+                        if assigned is None:
+                            await context.write(kpb.QueueUpdate(tournament_over=over))
+                            return
+                        break
                     await redis.hset(QUEUED, agent_id,
                                      f"{game_id}:{players}:{time.time() * 1000:.0f}")
                     if queued:
@@ -576,6 +584,26 @@ class Matchmaking(kgrpc.MatchmakingServicer):
                     await self.matchmaker.leave(agent_id, game_id, players)
             if not request.tournament_only and (game_id, players) in self.matchmaker.active:
                 self.matchmaker.detach(game_id, players)
+
+    async def _tournament_over(self, request: kpb.QueueRequest,
+                               context: aio.ServicerContext[Any, Any],
+                               ) -> kpb.TournamentOver | None:
+        """For a tournament_only wait on ``request.tournament_id``: how it ended, or
+        None while it runs (NOT_FOUND if there is no such tournament)."""
+        tid = request.tournament_id
+        if not request.tournament_only or not tid:
+            return None
+        from .tournaments import OVER_STATUSES, meta_key  # tournaments imports this module
+
+        status, detail = await self.hub.store.redis.hmget(meta_key(tid), "status", "detail")
+        if status is None:
+            await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_TOURNAMENT",
+                       f"no tournament {tid!r}")
+        if int(status) not in OVER_STATUSES:
+            return None
+        name = tpb.TournamentStatus.Name(int(status)).removeprefix("TOURNAMENT_")
+        return kpb.TournamentOver(tournament_id=tid, status=name,
+                                  detail=_text(detail) if detail else "")
 
     async def Practice(self, request: kpb.PracticeRequest,
                        context: aio.ServicerContext[Any, Any]) -> kpb.PracticeResponse:

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 
 #: Subcommand modules, in the order ``--help`` lists them.
-COMMANDS = ("demo", "serve", "cluster", "match", "bot", "watch", "replay", "practice",
+COMMANDS = ("demo", "serve", "cluster", "match", "bot", "watch", "replay", "practice", "queue",
             "tournament", "evaluate", "web", "loadtest", "bench")
 
 

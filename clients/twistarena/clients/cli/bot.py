@@ -18,7 +18,7 @@ from twistarena.bots import STRATEGIES
 
 from ..bridge import TEXT_FORM, Bridged, HttpBot, ProgramBot, bridged_agent, run_bridged
 from ..bridge.messages import JSON_FORM
-from ..sdk import AgentError, MatchEvent, MatchResult
+from ..sdk import Agent, AgentError, MatchEvent, MatchResult
 from ..sdk.hosting import configure_logging, strategy_agent
 from .match import add_server_args, event_text, fail, result_table
 
@@ -28,7 +28,7 @@ def register(sub: Any) -> None:
     add_server_args(parser)
     parser.add_argument("--match", required=True, help="match id")
     parser.add_argument("--token", required=True, help="the seat's token from match create")
-    add_bridge_args(parser, "--strategy", default="random",
+    add_bridge_args(parser, default="random",
                     helptext="sample bot (default random); ismcts searches only with the "
                              "engine state, so over the network it plays the heuristic")
     parser.add_argument("--seed", type=int, default=None)
@@ -37,12 +37,12 @@ def register(sub: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def add_bridge_args(parser: argparse.ArgumentParser, strategy_flag: str, default: str,
-                    helptext: str) -> None:
-    """Who plays the seat: a sample strategy, a program (--exec) or an endpoint (--http)."""
+def add_bridge_args(parser: argparse.ArgumentParser, default: str,
+                    helptext: str) -> argparse._MutuallyExclusiveGroup:
+    """Who plays the seat: a sample strategy, a program (--exec) or an endpoint (--http).
+    Returns the group, for commands that offer one more alternative."""
     who = parser.add_mutually_exclusive_group()
-    who.add_argument(strategy_flag, dest="strategy", default=default,
-                     choices=sorted(STRATEGIES), help=helptext)
+    who.add_argument("--strategy", default=default, choices=sorted(STRATEGIES), help=helptext)
     who.add_argument("--exec", dest="exec_command", metavar='"CMD ARGS"', default=None,
                      help="run this program and play its answers (stdin/stdout, one line "
                           "per message, docs/bots.md); its stderr goes to the log")
@@ -50,15 +50,23 @@ def add_bridge_args(parser: argparse.ArgumentParser, strategy_flag: str, default
                      help="POST each decision to URL/move and play the answer (docs/bots.md)")
     parser.add_argument("--text", action="store_true",
                         help="with --exec: the plain-text messages instead of JSON lines")
+    return who
 
 
-def bridged_bot(args: argparse.Namespace) -> Bridged | None:
-    """The program or endpoint the arguments name, or None for a sample strategy."""
+def seat_agent(args: argparse.Namespace, **agent_options: Any) -> tuple[Agent, Bridged | None]:
+    """The agent that plays a seat as the arguments say, and its bridge if it has one."""
+    bridged: Bridged | None = None
     if args.exec_command:
-        return ProgramBot(args.exec_command, form=TEXT_FORM if args.text else JSON_FORM)
-    if args.http_url:
-        return HttpBot(args.http_url)
-    return None
+        bridged = ProgramBot(args.exec_command, form=TEXT_FORM if args.text else JSON_FORM)
+    elif args.http_url:
+        bridged = HttpBot(args.http_url)
+    if bridged is not None:
+        return bridged_agent(bridged, **agent_options), bridged
+    return strategy_agent(args.strategy, args.seed, **agent_options), None
+
+
+async def run_seat(agent: Agent, bridged: Bridged | None) -> MatchResult:
+    return await (agent.run() if bridged is None else run_bridged(agent, bridged))
 
 
 def player_name(args: argparse.Namespace) -> str:
@@ -91,15 +99,8 @@ async def _play(args: argparse.Namespace, console: Console) -> tuple[MatchResult
             if line:
                 console.print(f"[dim]{event.seq:>4}[/dim] {line}", highlight=False)
 
-    options: dict[str, Any] = {
-        "server": args.server, "match_id": args.match, "token": args.token,
-        "root_cert": args.root_cert, "tls": args.tls, "on_event": show,
-        "no_events": not args.events}
-    bridged = bridged_bot(args)
-    if bridged is not None:
-        agent = bridged_agent(bridged, **options)
-        result = await run_bridged(agent, bridged)
-    else:
-        agent = strategy_agent(args.strategy, args.seed, **options)
-        result = await agent.run()
+    agent, bridged = seat_agent(args, server=args.server, match_id=args.match,
+                                token=args.token, root_cert=args.root_cert, tls=args.tls,
+                                on_event=show, no_events=not args.events)
+    result = await run_seat(agent, bridged)
     return result, agent.seat if agent.seat is not None else -1

@@ -2,7 +2,8 @@
 
 The server creates the match at once (house bots of ``--strength`` in the
 other seats) and returns one seat's token; this command then plays that seat
-with a sample strategy, or, with ``--node``, prints the match id, the token
+with a sample strategy, a program (``--exec``) or an HTTP endpoint
+(``--http``, see docs/bots.md), or, with ``--node``, prints the match id, the token
 and the exact command that plays it with the Node.js sample agent.
 """
 
@@ -17,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from twistarena.bots import STRATEGIES
 from twistarena.engine import GAME_IDS
 
 from ..sdk import AgentError, MatchResult, practice
-from ..sdk.hosting import configure_logging, strategy_agent
+from ..sdk.hosting import configure_logging
+from .bot import add_bridge_args, player_name, run_seat, seat_agent
 from .match import add_server_args, fail, result_table
 
 NODE_AGENT = Path("clients") / "node" / "agent.js"
@@ -38,9 +39,8 @@ def register(sub: Any) -> None:
     parser.add_argument("--strength", default="heuristic", choices=("random", "heuristic",
                                                                      "ismcts"),
                         help="house bots of the other seats (default heuristic)")
-    who = parser.add_mutually_exclusive_group()
-    who.add_argument("--strategy", default="heuristic", choices=sorted(STRATEGIES),
-                     help="sample strategy that plays your seat (default heuristic)")
+    who = add_bridge_args(parser, default="heuristic",
+                          helptext="sample strategy that plays your seat (default heuristic)")
     who.add_argument("--node", action="store_true",
                      help="do not play: print the command for clients/node/agent.js")
     parser.add_argument("--seed", type=int, default=None, help="seed of the match")
@@ -87,18 +87,18 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
         return 0
     if not args.json:
         console.print(f"practice match {match.match_id}: {args.game}, {players} players; "
-                      f"{args.strategy} plays seat {created.seat} against {args.strength} "
+                      f"{player_name(args)} plays seat {created.seat} against {args.strength} "
                       "house bots", highlight=False)
-    agent = strategy_agent(args.strategy, args.seed, server=address, match_id=match.match_id,
-                           token=created.seat_token, root_cert=args.root_cert, tls=args.tls,
-                           no_events=True)
-    result: MatchResult = await agent.run()
+    agent, bridged = seat_agent(args, server=address, match_id=match.match_id,
+                                token=created.seat_token, root_cert=args.root_cert, tls=args.tls,
+                                no_events=True)
+    result: MatchResult = await run_seat(agent, bridged)
     if args.json:
         out = result.to_json()
         out.update({"match_id": match.match_id, "seat": created.seat})
         print(json.dumps(out))
     else:
-        names = [f"{args.strategy} (you)" if s == created.seat else f"house {args.strength}"
+        names = [f"{player_name(args)} (you)" if s == created.seat else f"house {args.strength}"
                  for s in range(players)]
         console.print(result_table(result, names, f"Practice {match.match_id}"))
     return 0

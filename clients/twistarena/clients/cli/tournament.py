@@ -22,6 +22,8 @@ from twistarena.engine import GAME_IDS
 from twistarena.league import report_json, standings_to_csv
 from twistarena.v1 import tournaments_pb2
 
+from ..bridge import JSON_FORM, TEXT_FORM, Limits
+from ..bridge.hosted import play_hosted, register_programs
 from ..sdk import AgentError
 from ..sdk.hosting import configure_logging
 from ..sdk.tournaments import FORMATS, TournamentClient, results_of, standings_of
@@ -39,7 +41,21 @@ def register(sub: Any) -> None:
     create.add_argument("--format", default="round-robin", choices=sorted(FORMATS))
     create.add_argument("--entrants", required=True,
                         help="comma-separated: house bots (random, heuristic, ismcts, "
-                             "'heuristic#2'...) and registered agent ids")
+                             "'heuristic#2'...), registered agent ids, and exec:COMMAND "
+                             "for a program this command runs itself (docs/bots.md), "
+                             "one process per match under the limits below")
+    hosting = create.add_argument_group("programs entered as exec:COMMAND")
+    hosting.add_argument("--text", action="store_true",
+                         help="they read the plain-text messages instead of JSON lines")
+    hosting.add_argument("--cpu-seconds", type=int, default=60,
+                         help="CPU time of one match's process (default 60; 0: no limit)")
+    hosting.add_argument("--memory-mb", type=int, default=1024,
+                         help="address space of the process (default 1024; 0: no limit)")
+    hosting.add_argument("--open-files", type=int, default=64,
+                         help="open file descriptors (default 64; 0: no limit)")
+    hosting.add_argument("--allow-network", action="store_true",
+                         help="do not cut the programs off the network (by default they run "
+                              "in an empty network namespace when unshare allows it)")
     create.add_argument("--players", type=int, default=0,
                         help="seats per match (default: the game's smallest table)")
     create.add_argument("--rounds", type=int, default=0, help="Swiss rounds (default 3)")
@@ -86,11 +102,14 @@ def _export_args(parser: argparse.ArgumentParser) -> None:
                         help="write standings and every game as JSON ('-': one line on stdout)")
 
 
+def _admin_token(args: argparse.Namespace) -> str | None:
+    return getattr(args, "admin_token", None) or os.environ.get("TWISTARENA_ADMIN_TOKEN")
+
+
 def _client(args: argparse.Namespace) -> TournamentClient:
     configure_logging(args.verbose)
-    admin = getattr(args, "admin_token", None) or os.environ.get("TWISTARENA_ADMIN_TOKEN")
-    return TournamentClient(args.server, admin_token=admin, root_cert=args.root_cert,
-                            tls=args.tls)
+    return TournamentClient(args.server, admin_token=_admin_token(args),
+                            root_cert=args.root_cert, tls=args.tls)
 
 
 def run_create(args: argparse.Namespace) -> int:
@@ -99,16 +118,36 @@ def run_create(args: argparse.Namespace) -> int:
     client = _client(args)
 
     async def go() -> tournaments_pb2.Tournament:
+        tls = {"root_cert": args.root_cert, "tls": args.tls}
+        named, hosted = await register_programs(args.server, entrants,
+                                                admin_token=_admin_token(args), **tls)
+        if hosted and args.no_follow:
+            raise AgentError("exec: entrants are run by this command: drop --no-follow")
         created = await client.create(
-            args.game, entrants, players=args.players, format=args.format, rounds=args.rounds,
+            args.game, named, players=args.players, format=args.format, rounds=args.rounds,
             games_per_pairing=args.games_per_pairing, duplicate=args.duplicate, seed=args.seed,
             decision_ms=args.decision_ms, parallel=args.parallel,
             join_timeout_ms=args.join_timeout_ms)
         console.print(f"tournament [bold]{created.tournament_id}[/bold]: "
                       f"{created.games_planned} games", highlight=False)
+        for entrant in hosted:
+            console.print(f"  {entrant.agent_id}: {entrant.command}", highlight=False)
         if args.no_follow:
             return created
-        return await _follow(client, created.tournament_id, console)
+        limits = Limits(args.cpu_seconds, args.memory_mb, args.open_files,
+                        no_network=not args.allow_network)
+        players = created.spec.num_players
+        programs = [asyncio.ensure_future(play_hosted(
+            e, server=args.server, tournament_id=created.tournament_id, game=args.game,
+            players=players, limits=limits, form=TEXT_FORM if args.text else JSON_FORM, **tls))
+            for e in hosted]
+        try:
+            record = await _follow(client, created.tournament_id, console)
+            await asyncio.gather(*programs)
+        finally:
+            for task in programs:
+                task.cancel()
+        return record
 
     try:
         record = asyncio.run(go())

@@ -30,6 +30,7 @@ from .client import ArenaClient
 from .connection import AgentError, Backoff, parse_servers
 from .convert import Decision, MatchEvent, MatchResult, Rejection
 from .matchmaking import (
+    TournamentEnded,
     get_agent,
     practice,
     queue,
@@ -51,6 +52,7 @@ __all__ = [
     "NoAnswer",
     "Rejection",
     "TournamentClient",
+    "TournamentEnded",
     "Tracer",
     "get_agent",
     "parse_servers",

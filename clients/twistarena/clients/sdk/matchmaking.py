@@ -43,6 +43,17 @@ from .convert import MatchResult
 StatusCallback = Callable[[matchmaking_pb2.QueueStatus], Any]
 
 
+class TournamentEnded(AgentError):
+    """A tournament_only queue on a tournament id: the tournament is over and has no
+    match left for this agent."""
+
+    def __init__(self, over: matchmaking_pb2.TournamentOver) -> None:
+        detail = f" ({over.detail})" if over.detail else ""
+        super().__init__(f"tournament {over.tournament_id} is {over.status.lower()}{detail}")
+        self.tournament_id = over.tournament_id
+        self.status = over.status
+
+
 async def _unary(server: str | Sequence[str], method: str, request: Any, token: str | None,
                  root_cert: bytes | str | Path | None = None, tls: bool = False,
                  retry_on: frozenset[grpc.StatusCode] = frozenset({grpc.StatusCode.UNAVAILABLE}),
@@ -86,18 +97,21 @@ async def practice(server: str | Sequence[str], game: str, players: int = 0, *,
 
 async def queue(server: str | Sequence[str], api_token: str, game: str, players: int, *,
                 house_fill_after: float | None = None, house_bot: str = "",
-                tournament_only: bool = False, on_status: StatusCallback | None = None,
+                tournament_only: bool = False, tournament_id: str = "",
+                on_status: StatusCallback | None = None,
                 root_cert: bytes | str | Path | None = None, tls: bool = False,
                 backoff: Backoff | None = None) -> matchmaking_pb2.MatchAssigned:
     """Wait in the queue until the server assigns a seat (the stream is re-opened on
     the next server after a failure). ``house_fill_after``: seconds before house bots
-    fill the empty seats (None: the server's default)."""
+    fill the empty seats (None: the server's default). ``tournament_id`` (with
+    ``tournament_only``): raise ``TournamentEnded`` once that tournament is over."""
     servers = parse_servers(server)
     cert = read_root_cert(root_cert)
     policy = backoff or Backoff(give_up_after=60.0)
     request = matchmaking_pb2.QueueRequest(game_id=game, num_players=players,
                                            house_bot=house_bot,
-                                           tournament_only=tournament_only)
+                                           tournament_only=tournament_only,
+                                           tournament_id=tournament_id)
     if house_fill_after is not None:
         request.house_fill_after_ms = max(0, int(house_fill_after * 1000))
     attempt = 0
@@ -110,6 +124,8 @@ async def queue(server: str | Sequence[str], api_token: str, game: str, players:
                 request, metadata=bearer(api_token))
             async for update in call:
                 last_ok, attempt = time.monotonic(), 0
+                if update.WhichOneof("update") == "tournament_over":
+                    raise TournamentEnded(update.tournament_over)
                 if update.WhichOneof("update") == "assigned":
                     assigned: matchmaking_pb2.MatchAssigned = update.assigned
                     if not assigned.server_address:

@@ -1,0 +1,85 @@
+"""Submitted programs as tournament entrants, run by the host under resource limits.
+
+``tournament create --entrants exec:PATH,...`` registers one agent per program,
+creates the tournament with those agent ids, and plays each agent's matches
+here: queue on the tournament, run the program for the assigned seat (a fresh
+process per match, under ``Limits``), repeat until the tournament is over.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from ..sdk import TournamentEnded, parse_servers, queue, register_agent
+from . import play_bridged
+from .messages import JSON_FORM
+from .program import Limits, ProgramBot
+
+log = structlog.get_logger("twistarena.bridge")
+
+EXEC_PREFIX = "exec:"
+
+
+@dataclass(frozen=True, slots=True)
+class HostedEntrant:
+    """A program entering a tournament as a registered agent."""
+
+    command: str
+    agent_id: str
+    api_token: str
+
+    @property
+    def name(self) -> str:
+        return Path(shlex.split(self.command)[0]).name
+
+
+def program_commands(entrants: Sequence[str]) -> list[str]:
+    """The commands of the ``exec:`` entrants, in order."""
+    return [e.removeprefix(EXEC_PREFIX) for e in entrants if e.startswith(EXEC_PREFIX)]
+
+
+async def register_programs(server: str, entrants: Sequence[str], *,
+                            admin_token: str | None = None,
+                            **tls: Any) -> tuple[list[str], list[HostedEntrant]]:
+    """Register an agent for every ``exec:`` entrant; returns the entrant list with their
+    agent ids in place, and the hosted entrants."""
+    hosted: list[HostedEntrant] = []
+    out: list[str] = []
+    for entrant in entrants:
+        if not entrant.startswith(EXEC_PREFIX):
+            out.append(entrant)
+            continue
+        command = entrant.removeprefix(EXEC_PREFIX)
+        name = Path(shlex.split(command)[0]).name
+        agent_id, token = await register_agent(server, name[:100] or "program",
+                                               admin_token=admin_token, **tls)
+        hosted.append(HostedEntrant(command, agent_id, token))
+        out.append(agent_id)
+    return out, hosted
+
+
+async def play_hosted(entrant: HostedEntrant, *, server: str, tournament_id: str, game: str,
+                      players: int, limits: Limits, form: str = JSON_FORM,
+                      **tls: Any) -> int:
+    """Play every match the tournament assigns to ``entrant``; returns how many."""
+    played = 0
+    while True:
+        try:
+            assigned = await queue(server, entrant.api_token, game, players,
+                                   tournament_only=True, tournament_id=tournament_id, **tls)
+        except TournamentEnded:
+            log.info("hosted entrant done", entrant=entrant.name, matches=played)
+            return played
+        bot = ProgramBot(entrant.command, form=form, limits=limits,
+                         name=f"{entrant.name}/{assigned.match_id}")
+        servers = [assigned.server_address, *(s for s in parse_servers(server)
+                                              if s != assigned.server_address)]
+        await play_bridged(bot, server=servers, match_id=assigned.match_id,
+                           token=assigned.seat_token, no_events=True, **tls)
+        played += 1

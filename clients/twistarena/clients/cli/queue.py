@@ -1,0 +1,92 @@
+"""``twistarena queue``: play what matchmaking assigns, as a registered agent.
+
+Waits in the server's queue for ``--game``/``--players`` with the agent's api
+token, plays the assigned seat with a sample strategy, a program (``--exec``)
+or an HTTP endpoint (``--http``, docs/bots.md), and repeats ``--matches``
+times. ``--tournament ID`` plays that tournament's matches for the agent until
+the tournament is over.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+from typing import Any
+
+from rich.console import Console
+from twistarena.engine import GAME_IDS
+
+from ..sdk import AgentError, TournamentEnded, parse_servers, queue
+from ..sdk.hosting import configure_logging
+from .bot import add_bridge_args, player_name, run_seat, seat_agent
+from .match import add_server_args, fail
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("queue", help="play the matches matchmaking assigns to an agent",
+                            description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_server_args(parser)
+    parser.add_argument("--api-token", default=os.environ.get("TWISTARENA_API_TOKEN"),
+                        help="the agent's api token (default: $TWISTARENA_API_TOKEN)")
+    parser.add_argument("--game", required=True, choices=GAME_IDS)
+    parser.add_argument("--players", type=int, default=0,
+                        help="seats (default: the game's smallest table)")
+    add_bridge_args(parser, default="heuristic",
+                    helptext="sample strategy that plays the seats (default heuristic)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of a sample strategy")
+    parser.add_argument("--matches", type=int, default=1, help="matches to play (default 1)")
+    parser.add_argument("--house-fill-after", type=float, default=None, metavar="SECONDS",
+                        help="house bots fill the empty seats after this long "
+                             "(default: the server's)")
+    parser.add_argument("--tournament", default="", metavar="ID",
+                        help="play this tournament's matches until it is over")
+    parser.add_argument("--json", action="store_true", help="one JSON line per match")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    console = Console(stderr=args.json)
+    configure_logging(args.verbose)
+    if not args.api_token:
+        console.print("an api token is needed: --api-token or $TWISTARENA_API_TOKEN "
+                      "(from RegisterAgent)")
+        return 2
+    try:
+        return asyncio.run(_run(args, console))
+    except AgentError as error:
+        return fail(console, error)
+
+
+async def _run(args: argparse.Namespace, console: Console) -> int:
+    from twistarena import engine
+
+    players = args.players or engine.game(args.game).min_players
+    tls = {"root_cert": args.root_cert, "tls": args.tls}
+    played = 0
+    while args.tournament or played < args.matches:
+        try:
+            assigned = await queue(args.server, args.api_token, args.game, players,
+                                   house_fill_after=args.house_fill_after,
+                                   tournament_only=bool(args.tournament),
+                                   tournament_id=args.tournament, **tls)
+        except TournamentEnded as ended:
+            console.print(str(ended), highlight=False)
+            break
+        servers = [assigned.server_address, *(s for s in parse_servers(args.server)
+                                              if s != assigned.server_address)]
+        agent, bridged = seat_agent(args, server=servers, match_id=assigned.match_id,
+                                    token=assigned.seat_token, no_events=True, **tls)
+        result = await run_seat(agent, bridged)
+        played += 1
+        if args.json:
+            print(json.dumps({"match_id": assigned.match_id, "seat": assigned.seat,
+                              "tournament_id": assigned.tournament_id, **result.to_json()}),
+                  flush=True)
+        else:
+            console.print(f"match {assigned.match_id}: {player_name(args)} played seat "
+                          f"{assigned.seat}; scores {list(result.scores)}, places "
+                          f"{list(result.places)}", highlight=False)
+    return 0

@@ -34,7 +34,9 @@ def test_crash_garbage_and_hang_fall_back_and_restart(server: Any, tmp_path: Pat
         assert len(whys) == 4, whys
         assert whys[0].startswith("it exited (exit code 3")
         assert "'my move is the best move' is not a legal action id" in whys[1]
-        assert whys[2].startswith("no answer within")
+        # The bridge gives up just before the deadline; on a loaded machine the
+        # server's fallback may settle the decision first.
+        assert whys[2].startswith(("no answer within", "the decision was settled"))
         assert "is not a legal action id" in whys[3]
         assert bot.failures == 4 and bot.restarts == 4
         assert any(e["event"] == "bot stderr" and e["line"] == "decision 1" for e in logs)
@@ -51,14 +53,17 @@ def test_crash_garbage_and_hang_fall_back_and_restart(server: Any, tmp_path: Pat
 def test_a_program_that_cannot_start_never_stops_the_bridge(server: Any) -> None:
     async def scenario() -> None:
         client = ArenaClient(server.target)
-        created = await client.create_match("twisted", 2, seed=5, decision_ms=20,
+        created = await client.create_match("twisted", 2, seed=5, decision_ms=50,
                                             house_bots=["", "random"])
         bot = ProgramBot(["/nonexistent/bot-program"])
         result = await play_bridged(bot, server=server.target,
                                     match_id=created.match.match_id,
                                     token=created.seat_tokens[0].token, no_events=True)
         assert result.reason == "COMPLETED"
-        match = await client.get_match(created.match.match_id)
-        assert match.seats[0].timeouts == bot.failures > 0
+        assert bot.failures > 0
+        # The fallback played every one of the seat's moves.
+        replay = await client.get_replay(created.match.match_id)
+        mine = [a.timeout for a in replay.actions if a.seat == 0]
+        assert mine and all(mine)
 
     run(scenario(), 120)

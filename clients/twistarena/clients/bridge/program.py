@@ -111,8 +111,9 @@ class ProgramBot(BridgedSeat):
         except TimeoutError:
             await self._fail(decision, f"no answer within {decision.time_left_ms} ms")
         except asyncio.CancelledError:
-            # The decision was settled elsewhere while the program thought: its late
-            # answer would be read as the next one, so it starts afresh.
+            # The decision was settled (the fallback at the deadline) while the program
+            # thought: its late answer would be read as the next one, so it starts afresh.
+            self._note_failure(decision, "the decision was settled before it answered")
             await self._stop()
             raise
         except OSError as error:
@@ -184,12 +185,15 @@ class ProgramBot(BridgedSeat):
     async def _fail(self, decision: Decision, why: str) -> None:
         """Log the failure, stop the program (it restarts at the next decision), and
         leave the decision to the match's fallback."""
+        self._note_failure(decision, why)
+        await self._stop()
+        raise NoAnswer(why)
+
+    def _note_failure(self, decision: Decision, why: str) -> None:
         self.failures += 1
         log.warning("bot program failed a decision; the match's fallback decides it and "
                     "the program is restarted", bot=self.name, decision=decision.decision_id,
                     why=why)
-        await self._stop()
-        raise NoAnswer(why)
 
     async def _exit_text(self) -> str:
         proc = self._proc

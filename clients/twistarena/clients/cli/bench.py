@@ -14,10 +14,11 @@ from twistarena.engine import GAME_IDS
 
 from ..bench import engine as bench_engine
 from ..bench.service import add_cli as add_service
+from ..bench.web import add_cli as add_web
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("bench", help="measure speed (engine, service)")
+    parser = sub.add_parser("bench", help="measure speed (engine, service, web)")
     targets = parser.add_subparsers(dest="target", required=True, metavar="TARGET")
     eng = targets.add_parser("engine", help="random full games per game and player count")
     eng.add_argument("--game", choices=GAME_IDS, action="append",
@@ -27,6 +28,7 @@ def register(sub: Any) -> None:
     eng.add_argument("--json", action="store_true", help="end with one JSON line of all figures")
     eng.set_defaults(run=run_engine)
     add_service(targets)
+    add_web(targets)
 
 
 def run_engine(args: argparse.Namespace) -> int:

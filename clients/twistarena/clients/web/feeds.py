@@ -43,6 +43,10 @@ VIEWER_QUEUE = 32
 RECENT_EVENTS = 200
 #: How long a feed nobody watches stays open (a page reload comes back at once).
 IDLE_CLOSE_S = 10.0
+#: Upstream messages are sent to browsers in batches at most this often, with only
+#: the latest view of each batch: a browser's cost is bounded by this rate, not by
+#: the match's speed (10 updates a second is as fast as anyone watches).
+FLUSH_S = 0.1
 
 JSON = dict[str, Any]
 
@@ -94,6 +98,12 @@ class MatchFeed:
         self.idle_since = time.monotonic()
         self._task: asyncio.Task[None] | None = None
         self._cached_snapshot: bytes | None = None
+        #: What arrived since the last flush: events, the latest view (still a
+        #: message: decoded only once per batch), the end.
+        self._pending: list[JSON] = []
+        self._view_msg: play_pb2.WatchMessage | None = None
+        self._flushed = asyncio.Event()
+        self._last_flush = 0.0
 
     # -- browsers ----------------------------------------------------------
     def start(self) -> None:
@@ -112,6 +122,10 @@ class MatchFeed:
 
     def snapshot(self) -> bytes:
         """Everything a page needs to draw the match now (encoded once per change)."""
+        if self._view_msg is not None:
+            self.view = oneof_to_dict(self._view_msg.view)
+            self._view_msg = None
+            self._pending.append({"type": "view", "view": self.view})
         if self._cached_snapshot is None:
             self._cached_snapshot = encode({
                 "type": "snapshot", "match_id": self.match_id, "node": self.node,
@@ -147,10 +161,42 @@ class MatchFeed:
                 getter.cancel()
 
     def _publish(self, message: JSON) -> None:
+        """Send ``message`` at once, after what is pending."""
+        self._pending.append(message)
+        self._flush()
+
+    def _flush(self) -> None:
+        """One frame for every browser: the pending events, then the latest view."""
+        if self._view_msg is not None:
+            self.view = oneof_to_dict(self._view_msg.view)
+            self._view_msg = None
+            view_message: JSON | None = {"type": "view", "view": self.view}
+        else:
+            view_message = None
+        messages = self._pending
+        self._pending = []
+        if view_message is not None:
+            # The view goes before an end, after the events that led to it.
+            at = next((i for i, m in enumerate(messages) if m["type"] != "event"),
+                      len(messages))
+            messages.insert(at, view_message)
+        if not messages:
+            return
         self._cached_snapshot = None
-        frame = encode(message)
+        self._last_flush = time.monotonic()
+        if not self.viewers:
+            return
+        frame = b"".join(encode(m) for m in messages)
         for viewer in self.viewers:
             viewer.offer(frame, self.snapshot)
+
+    async def _flush_soon(self) -> None:
+        """Flush at most every ``FLUSH_S`` while messages arrive."""
+        while True:
+            await asyncio.sleep(max(0.0, self._last_flush + FLUSH_S - time.monotonic()))
+            self._flush()
+            await self._flushed.wait()
+            self._flushed.clear()
 
     # -- upstream ----------------------------------------------------------
     def _handle(self, msg: play_pb2.WatchMessage) -> bool:
@@ -158,14 +204,17 @@ class MatchFeed:
         self.received += 1
         kind = msg.WhichOneof("msg")
         if kind == "view":
-            self.view = oneof_to_dict(msg.view)
-            self._publish({"type": "view", "view": self.view})
+            self._view_msg = msg
+            self._cached_snapshot = None
+            self._flushed.set()
         elif kind == "event":
             ev = msg.event
             event = {"seq": ev.seq, "kind": ev.kind, "text": ev.text,
                      "data": struct_to_dict(ev.data)}
             self.events.append(event)
-            self._publish({"type": "event", "event": event})
+            self._pending.append({"type": "event", "event": event})
+            self._cached_snapshot = None
+            self._flushed.set()
         elif kind == "match_over":
             self.result = MatchResult.from_proto(msg.match_over.result).to_json()
             self._publish({"type": "over", "result": self.result})
@@ -173,6 +222,16 @@ class MatchFeed:
         return False
 
     async def _run(self) -> None:
+        flusher = asyncio.create_task(self._flush_soon())
+        try:
+            await self._follow()
+        finally:
+            flusher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await flusher
+            self._flush()
+
+    async def _follow(self) -> None:
         """Follow the match until it ends: reconnect, resume after the last event,
         and go straight to the owner a NOT_OWNER refusal names."""
         backoff = Backoff(give_up_after=60.0)

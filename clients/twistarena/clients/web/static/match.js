@@ -68,7 +68,16 @@ function noteToAct(view) {
 function live() {
   state.mode = 'live';
   const source = new EventSource(`/api/matches/${encodeURIComponent(matchId)}/stream`);
-  const draw = () => render(state.events.map((e) => e.text).filter(Boolean).slice(-300));
+  let queued = false;
+  // Several messages may arrive in one batch: draw once per frame.
+  const draw = () => {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      if (state.mode === 'live') render(state.events.map((e) => e.text).filter(Boolean).slice(-300));
+    });
+  };
   source.onmessage = (message) => {
     const msg = JSON.parse(message.data);
     if (msg.type === 'snapshot') {
@@ -79,6 +88,8 @@ function live() {
     } else if (msg.type === 'view') {
       state.view = msg.view;
     } else if (msg.type === 'event') {
+      const last = state.events[state.events.length - 1];
+      if (last && msg.event.seq <= last.seq) return;  // already in the snapshot
       state.events.push(msg.event);
       if (state.events.length > 500) state.events.splice(0, state.events.length - 300);
     } else if (msg.type === 'over') {

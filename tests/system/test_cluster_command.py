@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import signal
 import socket
 import subprocess
@@ -38,7 +40,7 @@ def _free_run(count: int) -> int:
 def test_cluster_runs_three_nodes_that_play_a_match_and_drain_on_sigterm() -> None:
     base = _free_run(3)
     proc = subprocess.Popen([*CLI, "cluster", "--nodes", "3", "--base-port", str(base),
-                             "--for-seconds", "90"],
+                             "--web-port", "0", "--for-seconds", "90"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         assert proc.stdout is not None
@@ -51,6 +53,7 @@ def test_cluster_runs_three_nodes_that_play_a_match_and_drain_on_sigterm() -> No
             assert time.monotonic() < deadline, seen
         for i in range(3):
             assert f"127.0.0.1:{base + i}" in seen
+        assert re.search(r"web face on http://127\.0\.0\.1:\d+/", seen), seen
         # A match created through the second node, played by bots through any node.
         servers = ",".join(f"127.0.0.1:{base + i}" for i in (1, 0, 2))
         out = subprocess.run(
@@ -62,6 +65,17 @@ def test_cluster_runs_three_nodes_that_play_a_match_and_drain_on_sigterm() -> No
         assert record["status"] == "FINISHED"
         assert record["result"]["reason"] == "COMPLETED"
         assert len(record["result"]["scores"]) == 3 and record["result"]["winners"]
+        # A node killed: the cluster says so, starts it again and keeps running.
+        pid = int(re.search(r"node2\s+│\s+127\.0\.0\.1:\d+\s+│\s+(\d+)", seen).group(1))
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while "node2 restarted" not in seen:
+            line = proc.stdout.readline()
+            assert line, f"cluster exited after a node died: {seen}"
+            seen += line
+            assert time.monotonic() < deadline, seen
+        assert f"node2 (pid {pid}) exited" in seen
+        assert proc.poll() is None
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=40) == 0
     finally:

@@ -55,6 +55,7 @@ from twistarena.v1 import play_pb2
 from ..sdk import Agent, ArenaClient
 from ..sdk.connection import make_channel
 from ..sdk.hosting import seat_agents
+from ..terminal import make_console
 from .pingpong import DECISION, PingPongClient, tune_gc
 from .processes import ServerProcess, own_cpu_seconds
 from .protocolbot import ProtocolBot
@@ -508,7 +509,6 @@ def agent_kinds(text: str) -> list[str]:
 
 
 def run_cli(args: argparse.Namespace) -> int:
-    from rich.console import Console
     from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
     from rich.progress import Progress as Bar
 
@@ -516,7 +516,7 @@ def run_cli(args: argparse.Namespace) -> int:
 
     kinds = agent_kinds(args.agents)
     configure_logging(False)
-    console = Console(stderr=args.json)
+    console = make_console(stderr=args.json)
     with Bar(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
              console=console, transient=True) as bar:
         task = bar.add_task("starting the server", total=1.0)

@@ -29,6 +29,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..sdk import ArenaClient, play
+from ..terminal import make_console
 from .processes import ServerProcess
 
 WEB = re.compile(r"web listening on (http://\S+)")
@@ -157,7 +158,7 @@ async def bench(args: argparse.Namespace, console: Console) -> list[Run]:
                 await asyncio.sleep(0.05)
         runs = []
         # Warm the node (imports, caches) so the first measured run is not penalised.
-        await measure(node, web, args.game, args.players, 1, 0, False, Console(quiet=True))
+        await measure(node, web, args.game, args.players, 1, 0, False, make_console(quiet=True))
         for viewers in args.viewers:
             runs.append(await measure(node, web, args.game, args.players, args.matches,
                                       viewers, False, console))
@@ -170,7 +171,7 @@ async def bench(args: argparse.Namespace, console: Console) -> list[Run]:
 
 
 def run_cli(args: argparse.Namespace) -> int:
-    console = Console()
+    console = make_console()
     runs = asyncio.run(bench(args, console))
     table = Table(title=f"{args.game} x{args.players}, SDK random agents, web face in the "
                         "node's process (serve --web-port)")

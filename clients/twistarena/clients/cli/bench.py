@@ -7,7 +7,6 @@ import functools
 import json
 from typing import Any
 
-from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 from twistarena.engine import GAME_IDS
@@ -15,6 +14,7 @@ from twistarena.engine import GAME_IDS
 from ..bench import engine as bench_engine
 from ..bench.service import add_cli as add_service
 from ..bench.web import add_cli as add_web
+from ..terminal import make_console
 
 
 def register(sub: Any) -> None:
@@ -32,7 +32,7 @@ def register(sub: Any) -> None:
 
 
 def run_engine(args: argparse.Namespace) -> int:
-    console = Console(stderr=False)
+    console = make_console(stderr=False)
     cases = bench_engine.cases(args.game)
     figures: list[bench_engine.Figure] = []
     with Progress(console=console, transient=True) as progress:

@@ -20,6 +20,7 @@ from ..bridge import TEXT_FORM, Bridged, HttpBot, ProgramBot, bridged_agent, run
 from ..bridge.messages import JSON_FORM
 from ..sdk import Agent, AgentError, MatchEvent, MatchResult
 from ..sdk.hosting import configure_logging, strategy_agent
+from ..terminal import make_console
 from .match import add_server_args, event_text, fail, result_table
 
 
@@ -75,7 +76,7 @@ def player_name(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    console = Console()
+    console = make_console()
     configure_logging(args.verbose)
     try:
         result, seat = asyncio.run(_play(args, console))

@@ -24,6 +24,7 @@ from twistarena import engine
 from ..local import play_local
 from ..sdk import AgentError, ArenaClient, MatchEvent, MatchResult
 from ..sdk.hosting import configure_logging, run_agents, seat_agents
+from ..terminal import make_console
 from .match import event_text, result_table
 from .web import DEFAULT_WEB_PORT
 
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     strategies = [s.strip() for s in args.bots.split(",") if s.strip()]
     if args.offline:
         return run_offline(args, strategies)
-    console = Console()
+    console = make_console()
     configure_logging(args.verbose)
     try:
         return asyncio.run(run_network(args, strategies, console))
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_offline(args: argparse.Namespace, strategies: list[str]) -> int:
-    console = Console()
+    console = make_console()
     game_id = (args.game or ["tricky_twist"])[0]
     players = args.players or 4
     names = [strategies[i % len(strategies)] for i in range(players)]

@@ -17,7 +17,6 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 from twistarena import engine
 from twistarena.bots import STRATEGIES, Bot, make_bot
@@ -36,6 +35,7 @@ from twistarena.league import (
     standings_to_csv,
 )
 
+from ..terminal import make_console
 from ..tournament import play_game, rich_progress
 
 #: Seats per game when --players is not given.
@@ -100,7 +100,7 @@ def _play(args: tuple[ScheduledGame, str, Factory]) -> GameResult:
 
 
 def run(args: argparse.Namespace) -> int:
-    console = Console(stderr=True)
+    console = make_console(stderr=True)
     game_id: str = args.game
     info = engine.game(game_id)
     players = args.players or DEFAULT_PLAYERS.get(game_id, info.min_players)
@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(report_json(standings, (), comparisons, meta))
         return 0
-    out = Console()
+    out = make_console()
     out.print(standings_table(standings, f"{game_id}, {players} players, {args.deals} deals x"
                                          f" {len(results) // args.deals} seatings"))
     out.print(comparisons_table(comparisons))

@@ -8,11 +8,11 @@ import json
 import os
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 from twistarena.engine import GAME_IDS
 
 from ..bench import load
+from ..terminal import make_console
 
 
 def register(sub: Any) -> None:
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     if args.matches < 1 or args.concurrency < 1 or args.duration <= 0:
         print("twistarena loadtest: --matches, --concurrency and --duration must be positive")
         return 2
-    console = Console(stderr=args.json)
+    console = make_console(stderr=args.json)
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,

@@ -23,6 +23,7 @@ from twistarena.v1 import match_pb2
 from ..sdk import AgentError, ArenaClient, MatchEvent, MatchResult
 from ..sdk.convert import REASONS, STATUSES, struct_to_dict
 from ..sdk.hosting import configure_logging, run_agents, seat_agents
+from ..terminal import make_console
 
 DEFAULT_SERVER = os.environ.get("TWISTARENA_SERVER", "127.0.0.1:50051")
 
@@ -177,7 +178,7 @@ def register(sub: Any) -> None:
 
 
 def run_create(args: argparse.Namespace) -> int:
-    console = Console()
+    console = make_console()
     strategies = [s.strip() for s in args.bots.split(",") if s.strip()]
     try:
         return asyncio.run(_create(args, console, strategies))
@@ -247,7 +248,7 @@ async def _create(args: argparse.Namespace, console: Console, strategies: list[s
 
 
 def run_get(args: argparse.Namespace) -> int:
-    console = Console()
+    console = make_console()
     try:
         match = asyncio.run(client_from(args).get_match(args.match_id))
     except AgentError as error:
@@ -276,7 +277,7 @@ def print_match(console: Console, match: match_pb2.Match, as_json: bool) -> None
 
 
 def run_list(args: argparse.Namespace) -> int:
-    console = Console()
+    console = make_console()
     try:
         matches = asyncio.run(client_from(args).list_matches(args.game, args.status, args.limit))
     except AgentError as error:
@@ -300,7 +301,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_cancel(args: argparse.Namespace) -> int:
-    console = Console()
+    console = make_console()
     try:
         match = asyncio.run(client_from(args).cancel_match(args.match_id, args.reason))
     except AgentError as error:

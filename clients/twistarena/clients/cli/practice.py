@@ -22,6 +22,7 @@ from twistarena.engine import GAME_IDS
 
 from ..sdk import AgentError, MatchResult, practice
 from ..sdk.hosting import configure_logging
+from ..terminal import make_console
 from .bot import add_bridge_args, player_name, run_seat, seat_agent
 from .match import add_server_args, fail, result_table
 
@@ -54,7 +55,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    console = Console()
+    console = make_console()
     configure_logging(args.verbose)
     try:
         return asyncio.run(_run(args, console))

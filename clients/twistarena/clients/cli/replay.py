@@ -13,12 +13,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from rich.console import Console
 from twistarena import engine, wire
 from twistarena.v1 import match_pb2
 
 from ..sdk import AgentError, MatchResult
 from ..sdk.convert import struct_to_dict
+from ..terminal import make_console
 from .match import add_server_args, client_from, fail, result_table, seat_names
 
 
@@ -92,7 +92,7 @@ def verify(replay: match_pb2.Replay) -> Check:
 
 
 def run(args: argparse.Namespace) -> int:
-    console = Console()
+    console = make_console()
     try:
         replay = asyncio.run(client_from(args).get_replay(args.match_id))
     except AgentError as error:

@@ -27,6 +27,7 @@ from ..bridge.hosted import play_hosted, register_programs
 from ..sdk import AgentError
 from ..sdk.hosting import configure_logging
 from ..sdk.tournaments import FORMATS, TournamentClient, results_of, standings_of
+from ..terminal import make_console
 from .match import add_server_args, fail
 
 
@@ -113,7 +114,7 @@ def _client(args: argparse.Namespace) -> TournamentClient:
 
 
 def run_create(args: argparse.Namespace) -> int:
-    console = Console(stderr=args.json == "-")
+    console = make_console(stderr=args.json == "-")
     entrants = [e.strip() for e in args.entrants.split(",") if e.strip()]
     client = _client(args)
 
@@ -157,7 +158,7 @@ def run_create(args: argparse.Namespace) -> int:
 
 
 def run_follow(args: argparse.Namespace) -> int:
-    console = Console(stderr=args.json == "-")
+    console = make_console(stderr=args.json == "-")
     client = _client(args)
     try:
         record = asyncio.run(_follow(client, args.tournament_id, console))
@@ -167,7 +168,7 @@ def run_follow(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    console = Console(stderr=args.json == "-")
+    console = make_console(stderr=args.json == "-")
     client = _client(args)
     try:
         record = asyncio.run(client.get(args.tournament_id))
@@ -179,7 +180,7 @@ def run_show(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     client = _client(args)
-    console = Console()
+    console = make_console()
     try:
         records = asyncio.run(client.list())
     except AgentError as error:
@@ -200,7 +201,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_cancel(args: argparse.Namespace) -> int:
     client = _client(args)
-    console = Console()
+    console = make_console()
     try:
         record = asyncio.run(client.cancel(args.tournament_id, args.reason))
     except AgentError as error:

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from ..sdk import AgentError, ArenaClient, MatchResult
 from ..sdk.convert import struct_to_dict
+from ..terminal import make_console
 from .match import add_server_args, client_from, event_text, fail, result_table, seat_names
 
 
@@ -22,7 +23,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    console = Console()
+    console = make_console()
     try:
         return asyncio.run(watch(client_from(args), args.match_id, args.from_seq, console))
     except AgentError as error:

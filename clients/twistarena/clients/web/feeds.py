@@ -104,6 +104,7 @@ class MatchFeed:
         self._view_msg: play_pb2.WatchMessage | None = None
         self._flushed = asyncio.Event()
         self._last_flush = 0.0
+        self._locate_only = False
 
     # -- browsers ----------------------------------------------------------
     def start(self) -> None:
@@ -231,6 +232,11 @@ class MatchFeed:
                 await flusher
             self._flush()
 
+    async def locate(self) -> None:
+        """Only find the node serving the match (``on_node``), then stop."""
+        self._locate_only = True
+        await self._follow()
+
     async def _follow(self) -> None:
         """Follow the match until it ends: reconnect, resume after the last event,
         and go straight to the owner a NOT_OWNER refusal names."""
@@ -250,6 +256,8 @@ class MatchFeed:
                         self.node = address
                         if self.on_node is not None:
                             self.on_node(self.match_id, address)
+                    if self._locate_only:
+                        return
                     last_ok, attempt = time.monotonic(), 0
                     if msg.WhichOneof("msg") == "event" and self.events and \
                             msg.event.seq <= self.events[-1]["seq"]:

@@ -21,7 +21,7 @@ from twistarena.v1 import match_pb2
 
 from ..sdk import AgentError, ArenaClient, TournamentClient, get_agent
 from ..sdk.connection import make_channel, parse_servers, read_root_cert, stub
-from .feeds import FeedHub
+from .feeds import FeedHub, MatchFeed
 from .views import OVER, match_json, replay_json, tournament_json
 
 JSON = dict[str, Any]
@@ -32,6 +32,9 @@ LOBBY_TTL_S = 1.0
 REPLAY_CACHE = 8
 #: Matches the lobby lists.
 LOBBY_SIZE = 100
+#: How often a live match nobody watches here is located again (it moves when
+#: its node dies).
+LOCATE_EVERY_S = 5.0
 
 
 class Gateway:
@@ -54,6 +57,9 @@ class Gateway:
         self.rates: dict[str, float] = {}
         self._replays: OrderedDict[str, JSON] = OrderedDict()
         self._agent_names: dict[str, str] = {}
+        self._probes = asyncio.Semaphore(4)
+        self._probed: dict[str, float] = {}
+        self._locating: set[asyncio.Task[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None
 
     def _learn_node(self, match_id: str, address: str) -> None:
@@ -63,6 +69,8 @@ class Gateway:
         self._sweeper = asyncio.create_task(self._sweep())
 
     async def close(self) -> None:
+        for task in list(self._locating):
+            task.cancel()
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -85,6 +93,7 @@ class Gateway:
             matches = await self.matches.list_matches(limit=LOBBY_SIZE)
             self._lobby = (now, matches)
             self._measure(now, matches)
+            self._locate_live(matches)
             return matches
 
     def _measure(self, now: float, matches: list[match_pb2.Match]) -> None:
@@ -99,6 +108,30 @@ class Gateway:
             seen[m.match_id] = (now, m.actions)
         self._last_actions = seen
         self.rates = {k: v for k, v in self.rates.items() if k in seen}
+
+    async def _locate(self, match_id: str) -> None:
+        """Learn which node serves a live match: open its Watch (following a
+        NOT_OWNER redirect) and close it at the first message."""
+        async with self._probes:
+            feed = MatchFeed(match_id, self.servers, self.root_cert, self.tls, self._learn_node)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(feed.locate(), 5.0)
+            self._probed[match_id] = time.monotonic()
+
+    def _locate_live(self, matches: list[match_pb2.Match]) -> None:
+        """Locate the live matches no Watch of this gateway has reached yet, or not
+        lately (a match moves when its node dies)."""
+        if len(self.servers) < 2:
+            return
+        now = time.monotonic()
+        for m in matches:
+            if m.status != match_pb2.MATCH_STATUS_RUNNING or m.match_id in self.feeds.feeds:
+                continue
+            if now - self._probed.get(m.match_id, -LOCATE_EVERY_S) >= LOCATE_EVERY_S:
+                self._probed[m.match_id] = now
+                task = asyncio.create_task(self._locate(m.match_id))
+                self._locating.add(task)
+                task.add_done_callback(self._locating.discard)
 
     def node_of(self, match_id: str) -> str:
         if match_id in self.nodes_of:

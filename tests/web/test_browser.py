@@ -56,14 +56,24 @@ def expected_zones(game: str, view: dict[str, Any]) -> dict[str, list[str]]:
             put(f"minus-{s['seat']}", s["minus_pile"])
             put(f"plus-{s['seat']}", s["plus_pile"])
     else:
-        put("trick", [t["card"]["id"] for t in view["trick"]])
+        # A Twhist card played lies in the trick instead of a number card.
+        put("trick", [f"tw:{t['twhist']}" if t["twhist"] else t["card"]["id"]
+                      for t in view["trick"]])
         if view["pool"] or view["open_cards"] or view["picked"]:
             put("pool", [c["id"] for c in view["pool"]])
             put("open", [c["id"] for c in view["open_cards"]])
             put("picked", [c["id"] for c in view["picked"]])
+        rules = view["rules"]
         for p in view["players"]:
-            backs(f"hand-{p['seat']}", p["hand_count"])
-            put(f"flip-{p['seat']}", [f"{i}:{name}" for i, name in enumerate(p["twhist"])])
+            s = p["seat"]
+            backs(f"hand-{s}", p["hand_count"])
+            # TH-1.1: ten FLIP cards each, star side up for those in star_side.
+            put(f"flip-{s}", [f"{v}*" if v in p["star_side"] else v
+                              for v in range(rules["flip_min"], rules["flip_max"] + 1)])
+            if p["twhist_names"]:
+                put(f"twhist-{s}", [f"tw:{name}" for name in p["twhist_names"]])
+            else:
+                backs(f"twhist-{s}", p["twhist_count"])
     return zones
 
 
@@ -181,13 +191,13 @@ def public_views(replay: Any) -> list[dict[str, Any]]:
     return views
 
 
+@pytest.mark.parametrize("game", list(PLAYERS))
 def test_replay_scrubber_draws_the_public_view_of_each_step(
-        server: InProcessServer, web: str, chromium: str) -> None:
-    game = "twisted"
-
+        game: str, server: InProcessServer, web: str, chromium: str) -> None:
     async def scenario() -> None:
         client = ArenaClient(server.target)
-        created = await client.create_match(game, 2, seed=5, house_bots=["random", "random"])
+        created = await client.create_match(game, PLAYERS[game], seed=5,
+                                            house_bots=["random"] * PLAYERS[game])
         match_id = created.match.match_id
         deadline = time.monotonic() + 60
         while (await client.get_match(match_id)).status < 3:
@@ -201,7 +211,7 @@ def test_replay_scrubber_draws_the_public_view_of_each_step(
             assert await page.evaluate("document.body.dataset.mode") == "replay"
             assert int(await page.evaluate("document.body.dataset.step")) == step
             await expect_table(page, game, views[step], f"step {step}")
-            await page.screenshot("match-replay")
+            await page.screenshot(f"match-replay-{game}")
             await page.press("ArrowRight", "ArrowRight", 39)
             await page.wait_for(f"document.body.dataset.step === '{step + 1}'",
                                 what="the right arrow to step forward")

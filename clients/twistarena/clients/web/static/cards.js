@@ -90,13 +90,24 @@ export function twistedCard(zone, n) {
   return make(zone, n, toad ? `${n} (toad, -5)` : String(n), inner, toad ? 'toad' : '');
 }
 
-// A Twhist FLIP card of a seat: its name and the star side showing (-1: not turned).
-export function flipCard(zone, name, star, index) {
-  const stars = star >= 0 ? `★${star}` : '';
-  const inner = `<text x="19" y="20" font-size="7" text-anchor="middle" fill="#1d2430">${name.replace(/_/g, ' ').slice(0, 10)}</text>`
-    + `<path d="M19 26l2.4 4.8 5.3.8-3.8 3.7.9 5.3-4.8-2.5-4.8 2.5.9-5.3-3.8-3.7 5.3-.8z" fill="${star >= 0 ? '#d98e04' : '#c5ccd6'}"/>`
-    + `<text x="19" y="50" font-size="8" text-anchor="middle" fill="#1d2430">${stars}</text>`;
-  return make(zone, `${index}:${name}`, `FLIP card ${name}${star >= 0 ? `, star side ${star}` : ''}`, inner, 'flip');
+// A Twhist FLIP card: its number side, or its star side (with its stars) when
+// flipped. The id carries the side: "5" or "5*".
+export function flipCard(zone, value, starSide, stars) {
+  const inner = starSide
+    ? `<path d="M19 12l2.8 5.6 6.2.9-4.5 4.4 1.1 6.2-5.6-2.9-5.6 2.9 1.1-6.2-4.5-4.4 6.2-.9z" fill="#d98e04"/>`
+      + `<text x="19" y="42" font-size="10" font-weight="700" text-anchor="middle" fill="#1d2430">${'★'.repeat(stars)}</text>`
+      + `<text x="5" y="50" font-size="8" fill="#5b6472">${value}</text>`
+    : `<text x="19" y="33" font-size="15" font-weight="700" text-anchor="middle" fill="#5b6472">${value}</text>`;
+  const title = starSide ? `FLIP ${value}, star side (${stars} stars)` : `FLIP ${value}, number side`;
+  return make(zone, starSide ? `${value}*` : String(value), title, inner, `flip${starSide ? ' star' : ''}`);
+}
+
+// A Twhist card (Round-winner, Thief, Pole-position, Pass), held or played.
+const TWHIST_SYMBOL = { round_winner: '♛', thief: '✋', pole_position: '⚑', pass: '⤼' };
+export function twhistSpecial(zone, name) {
+  const inner = `<text x="19" y="30" font-size="16" text-anchor="middle" fill="#8d5a97">${TWHIST_SYMBOL[name] || '?'}</text>`
+    + `<text x="19" y="47" font-size="6.5" text-anchor="middle" fill="#1d2430">${name.replace(/_/g, ' ')}</text>`;
+  return make(zone, `tw:${name}`, `Twhist card ${name.replace(/_/g, ' ')}`, inner, 'special');
 }
 
 // The back of a hidden card (a hand or reserve: only the count is public).

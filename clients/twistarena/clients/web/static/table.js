@@ -1,5 +1,7 @@
 // The table of each game, drawn from its public view (what Watch gives a spectator).
-import { COLOUR, FAMILY, backCard, flipCard, trickyCard, twhistCard, twistedCard } from './cards.js';
+import {
+  COLOUR, FAMILY, backCard, flipCard, trickyCard, twhistCard, twhistSpecial, twistedCard,
+} from './cards.js';
 import { el } from './common.js';
 
 function zone(label, cards, name) {
@@ -83,17 +85,16 @@ function drawTwisted(view, names) {
 
 function drawTwhist(view, names) {
   const root = el('div', { class: 'table twhist' });
+  const rules = view.rules || {};
   root.append(header([`phase ${view.phase}`, `tricks ${view.tricks_done}/${view.tricks_total}`,
     `lead colour: ${symbolOf(COLOUR[view.lead_colour], view.lead_colour)}`,
     `dealer ${view.dealer}`, `discard ${(view.discard || []).length}`]));
   const trick = (view.trick || []).map((t) => {
-    const c = twhistCard('trick', t.card);
-    c.title += ` (seat ${t.seat}${t.twhist ? `, Twhist card ${t.twhist}` : ''})`;
+    const c = t.twhist ? twhistSpecial('trick', t.twhist) : twhistCard('trick', t.card);
+    c.title += ` (seat ${t.seat})`;
     return c;
   });
-  root.append(...zone('the trick', trick, 'trick'));
-  const played = (view.trick || []).filter((t) => t.twhist).map((t) => `seat ${t.seat}: ${t.twhist.replace(/_/g, ' ')}`);
-  root.append(el('div', { class: 'zone-label' }, `Twhist cards played: ${played.join(', ') || '—'}`));
+  root.append(...zone('the trick (Twhist cards played among them)', trick, 'trick'));
   if ((view.pool || []).length || (view.open_cards || []).length || (view.picked || []).length) {
     root.append(...zone('pool', (view.pool || []).map((c) => twhistCard('pool', c)), 'pool'));
     root.append(...zone('open cards', (view.open_cards || []).map((c) => twhistCard('open', c)), 'open'));
@@ -101,12 +102,20 @@ function drawTwhist(view, names) {
   }
   const seats = el('div', { class: 'seats' });
   (view.players || []).forEach((p) => {
-    const flips = (p.twhist_names || []).map((name, i) => flipCard(`flip-${p.seat}`, name, p.star_side[i] ?? -1, i));
+    const flips = [];
+    for (let v = rules.flip_min ?? -1; v <= (rules.flip_max ?? 8); v += 1) {
+      const stars = (rules.stars || [])[v - (rules.flip_min ?? -1)] ?? 0;
+      flips.push(flipCard(`flip-${p.seat}`, v, p.star_side.includes(v), stars));
+    }
+    const held = (p.twhist_names || []).length
+      ? p.twhist_names.map((name) => twhistSpecial(`twhist-${p.seat}`, name))
+      : backs(`twhist-${p.seat}`, p.twhist_count);
     seats.append(seatBox(p.seat, names, view, [
       el('div', {}, el('strong', { class: 'score' }, `score ${view.scores[p.seat]}`),
-        el('span', { class: 'muted' }, ` · ${p.stars} stars · void: ${p.void.join(', ') || '—'}`)),
+        el('span', { class: 'muted' }, ` · ${p.stars} stars on ${p.star_cards} FLIP cards · void: ${p.void.join(', ') || '—'}`)),
       zone(`hand (${p.hand_count})`, backs(`hand-${p.seat}`, p.hand_count), `hand-${p.seat}`),
-      zone(`FLIP cards (${p.twhist_count})`, flips, `flip-${p.seat}`),
+      zone('FLIP cards (star side: ★)', flips, `flip-${p.seat}`),
+      zone(`Twhist cards held (${p.twhist_count})`, held, `twhist-${p.seat}`),
     ]));
   });
   root.append(seats);

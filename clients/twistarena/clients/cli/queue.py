@@ -20,6 +20,7 @@ from twistarena.engine import GAME_IDS
 
 from ..sdk import AgentError, TournamentEnded, parse_servers, queue
 from ..sdk.hosting import configure_logging
+from ..terminal import make_console
 from .bot import add_bridge_args, player_name, run_seat, seat_agent
 from .match import add_server_args, fail
 
@@ -48,7 +49,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    console = Console(stderr=args.json)
+    console = make_console(stderr=args.json)
     configure_logging(args.verbose)
     if not args.api_token:
         console.print("an api token is needed: --api-token or $TWISTARENA_API_TOKEN "

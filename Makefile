@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 
 NODE_DEPS := clients/node/node_modules/.package-lock.json
 
-.PHONY: demo test lint typecheck pytest bench clean
+.PHONY: demo test lint typecheck pytest bench reference clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ test: lint typecheck pytest
 
 bench: $(STAMP)
 	$(BIN)/twistarena bench engine
+
+# docs/protocol-reference.md from the .proto comments (a test fails when it is stale).
+reference: $(STAMP)
+	$(BIN)/python proto/reference.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache clients/node/node_modules

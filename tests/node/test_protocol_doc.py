@@ -1,16 +1,21 @@
-"""docs/protocol.md documents the whole twistarena.v1 contract.
+"""The protocol documents document the whole twistarena.v1 contract.
 
-Every message, enum and service of proto/twistarena/v1/*.proto has its own
-section (a heading "#### `Name`"), and that section names every field (and
-oneof), every enum value or every RPC. The action payload kinds and event
-kinds the engine produces are documented too.
+docs/protocol-reference.md, generated from the .proto comments, is what
+proto/reference.py makes of the committed .proto files; in it every message,
+enum and service of proto/twistarena/v1/*.proto has its own section (a
+heading "#### `Name`"), and that section names every field (and oneof),
+every enum value or every RPC. The guide, docs/protocol.md, documents the
+action payload kinds and event kinds the engine produces.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import random
 import re
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FileDescriptor, ServiceDescriptor
@@ -19,6 +24,7 @@ from twistarena.v1 import match_pb2, matchmaking_pb2, observations_pb2, play_pb2
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "protocol.md"
+REFERENCE = ROOT / "docs" / "protocol-reference.md"
 FILES: list[FileDescriptor] = [match_pb2.DESCRIPTOR, play_pb2.DESCRIPTOR,
                                observations_pb2.DESCRIPTOR, matchmaking_pb2.DESCRIPTOR,
                                tournaments_pb2.DESCRIPTOR]
@@ -27,8 +33,8 @@ NAMED = re.compile(r"^`(\w+)`$")
 
 
 def sections() -> dict[str, str]:
-    """'#### `Name`' heading -> the text up to the next heading."""
-    text = DOC.read_text(encoding="utf-8")
+    """'#### `Name`' heading of the reference -> the text up to the next heading."""
+    text = REFERENCE.read_text(encoding="utf-8")
     heads = list(HEADING.finditer(text))
     out: dict[str, str] = {}
     for i, head in enumerate(heads):
@@ -67,6 +73,30 @@ def services() -> list[ServiceDescriptor]:
 
 def _names(section: str) -> set[str]:
     return set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", section))
+
+
+def _reference_module() -> Any:
+    spec = importlib.util.spec_from_file_location("ta_proto_reference",
+                                                  ROOT / "proto" / "reference.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_reference_is_generated_from_the_proto_files() -> None:
+    fresh = _reference_module().render(_reference_module().descriptors())
+    assert REFERENCE.read_text(encoding="utf-8") == fresh, \
+        "docs/protocol-reference.md is stale: run make reference"
+
+
+def test_the_guide_leaves_the_field_tables_to_the_reference() -> None:
+    """One place per fact: the guide has no "#### `Message`" sections of its own."""
+    guide = DOC.read_text(encoding="utf-8")
+    known = {d.name for d in messages()} | {e.name for e in enums()}
+    repeated = sorted(name for name in known if f"#### `{name}`" in guide)
+    assert not repeated, f"docs/protocol.md restates reference sections: {repeated}"
 
 
 def test_the_contract_is_not_empty() -> None:

@@ -24,11 +24,16 @@ def valkey() -> Iterator[object]:
 
 @pytest.fixture(scope="session")
 def server(valkey: object) -> Iterator[object]:
-    from twistarena.server.config import ServerConfig
+    from twistarena.server.config import Limits, ServerConfig
 
     from tests.support.server import InProcessServer
 
-    srv = InProcessServer(ServerConfig(port=0, redis_url=valkey.url))  # type: ignore[attr-defined]
+    # Every test talks to it from one address: the per-client quotas (tested on
+    # servers of their own in tests/security) would count the whole suite as one client.
+    unlimited = Limits(creates_per_minute=0, live_per_client=0, max_waiting_matches=0,
+                       joins_per_minute_per_peer=0)
+    srv = InProcessServer(ServerConfig(port=0, redis_url=valkey.url,  # type: ignore[attr-defined]
+                                       limits=unlimited))
     srv.start()
     try:
         yield srv

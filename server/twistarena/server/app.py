@@ -21,10 +21,12 @@ from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 from twistarena.v1 import play_pb2 as ppb
 
-from . import extras, logs, metrics
+from . import extras, logs, metrics, tournaments
 from .cluster import Cluster
 from .config import ServerConfig
 from .embedded import EmbeddedValkey
+from .errors import StatusInterceptor
+from .limits import Quotas
 from .runner import Hub
 from .services import Matches, Play, Watch, add_streaming_services
 from .store import Store
@@ -53,6 +55,9 @@ def grpc_options(config: ServerConfig) -> list[tuple[str, Any]]:
         ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
         ("grpc.http2.max_pings_without_data", 0),
         ("grpc.max_connection_idle_ms", 3_600_000),
+        # A connection that has not finished its handshake (sent the HTTP/2
+        # preface; TLS) by then is closed: it holds a descriptor for nothing.
+        ("grpc.server_handshake_timeout_ms", int(config.limits.handshake_timeout_s * 1000)),
         ("grpc.so_reuseport", 0),
         *config.extra_grpc_options,
     ]
@@ -105,11 +110,13 @@ class App:
         self.store = Store(url, config.max_inflight_pipelines)
         await self.store.connect()
         self.hub = Hub(self.store, self.node_id, config.waiting_timeout_s)
+        quotas = Quotas(config, self._live, self._waiting_matches)
 
-        server = aio.server(options=grpc_options(config))
-        mgrpc.add_MatchesServicer_to_server(Matches(self.hub, config), server)  # type: ignore[no-untyped-call]
-        add_streaming_services(server, Play(self.hub, config), Watch(self.hub))
-        self.extras = extras.Extras(self.hub, config, self.node_id, lambda: self.address)
+        server = aio.server(options=grpc_options(config), interceptors=[StatusInterceptor()])
+        mgrpc.add_MatchesServicer_to_server(Matches(self.hub, config, quotas), server)  # type: ignore[no-untyped-call]
+        add_streaming_services(server, Play(self.hub, config, quotas), Watch(self.hub))
+        self.extras = extras.Extras(self.hub, config, self.node_id, lambda: self.address,
+                                    quotas)
         self.extras.add_to_server(server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         reflection.enable_server_reflection(
@@ -137,6 +144,27 @@ class App:
         log.info("listening", address=self.address, tls=config.tls is not None,
                  node=self.node_id, metrics_port=self.metrics_port)
         return self.port
+
+    def _waiting_matches(self) -> int:
+        """Matches of this node still waiting for their seats."""
+        hub = self.hub
+        if hub is None:
+            return 0
+        return sum(1 for r in hub.runners.values() if r.status == mpb.MATCH_STATUS_WAITING)
+
+    async def _live(self, ids: list[str]) -> list[bool]:
+        """Which of these ``match:<id>``/``tournament:<id>`` objects have not ended."""
+        assert self.store is not None
+        out: list[bool] = []
+        for kind_id in ids:
+            kind, _, object_id = kind_id.partition(":")
+            if kind == "match":
+                record = await self.store.load(object_id)
+                out.append(record is not None and record.status not in (
+                    mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED))
+            else:
+                out.append(bool(await self.store.redis.sismember(tournaments.LIVE, object_id)))
+        return out
 
     async def drain(self) -> None:
         """SIGTERM: NOT_SERVING at once, no new matches, finish appends, close streams."""

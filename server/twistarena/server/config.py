@@ -18,6 +18,37 @@ class TlsConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class Limits:
+    """What one client may take of a server: the defaults protect a public server
+    without getting in the way of a tournament host running many bots from one
+    machine (docs/security.md explains each one)."""
+
+    #: Creation calls (matches, tournaments, agents, practice) per minute, per
+    #: client address and per token; bursts of a third of that.
+    creates_per_minute: int = 120
+    #: Matches and tournaments one client (address or token) may have waiting
+    #: for players or running at once.
+    live_per_client: int = 100
+    #: Matches waiting for their seats on this server, from every client.
+    max_waiting_matches: int = 1000
+    #: Play stream Joins per minute per seat token (takeovers included)...
+    joins_per_minute_per_token: int = 30
+    #: ...and per client address.
+    joins_per_minute_per_peer: int = 1200
+    #: Messages waiting for one slow stream before it is cut.
+    stream_queue: int = 512
+    #: A stream whose pending write has not gone out for this long is cut.
+    stalled_write_s: float = 5.0
+    #: A stream that got nothing for this long (its match waits for players,
+    #: nothing happens) is closed; the client may reconnect.
+    idle_stream_s: float = 300.0
+    #: A connection must finish its handshake (HTTP/2 preface, TLS) within this.
+    handshake_timeout_s: float = 10.0
+    #: Open connections per client address (0: no cap, no connection front).
+    connections_per_peer: int = 64
+
+
+@dataclass(frozen=True, slots=True)
 class ServerConfig:
     host: str = "127.0.0.1"
     #: 0 picks a free port; the bound address is logged and printed.
@@ -66,6 +97,7 @@ class ServerConfig:
     match_by_rating: bool = False
     #: Practice matches per minute per client without an api token.
     practice_per_minute: int = 30
+    limits: Limits = field(default_factory=Limits)
     extra_grpc_options: tuple[tuple[str, int | str], ...] = field(default_factory=tuple)
 
     def plaintext_allowed(self) -> bool:

@@ -14,6 +14,7 @@ from twistarena.bots import STRATEGIES
 from twistarena.v1 import match_pb2 as mpb
 
 from . import auth, cluster, metrics, records, timecontrol
+from .rpc import shown
 from .runner import Hub
 from .store import MatchRecord
 
@@ -25,7 +26,7 @@ class CreationError(ValueError):
 def _validate(opts: mpb.MatchOptions) -> str:
     """A sentence naming the problem with the requested options, or ''."""
     if opts.game_id not in engine.GAME_IDS:
-        return f"unknown game {opts.game_id!r}; games: {', '.join(engine.GAME_IDS)}"
+        return f"unknown game {shown(opts.game_id)}; games: {', '.join(engine.GAME_IDS)}"
     info = engine.game(opts.game_id)
     if not info.min_players <= opts.num_players <= info.max_players:
         return (f"{opts.game_id} is for {info.min_players}-{info.max_players} players, "
@@ -34,7 +35,7 @@ def _validate(opts: mpb.MatchOptions) -> str:
         return f"seats must be empty or list {opts.num_players} entries, got {len(opts.seats)}"
     for i, spec in enumerate(opts.seats):
         if spec.house_bot and spec.house_bot not in STRATEGIES:
-            return (f"seat {i}: unknown house bot {spec.house_bot!r}; "
+            return (f"seat {i}: unknown house bot {shown(spec.house_bot)}; "
                     f"known: {', '.join(STRATEGIES)}")
         if len(spec.name) > 100:
             return f"seat {i}: name longer than 100 characters"

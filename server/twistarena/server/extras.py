@@ -11,6 +11,7 @@ from twistarena.v1 import tournaments_pb2 as tpb
 from twistarena.v1 import tournaments_pb2_grpc as tgrpc
 
 from .config import ServerConfig
+from .limits import Quotas
 from .matchmaking import Agents, Matchmaker, Matchmaking
 from .runner import Hub
 from .tournaments import Director, Tournaments
@@ -25,7 +26,7 @@ class Extras:
     """Agents, the matchmaker and the tournament director of one node."""
 
     def __init__(self, hub: Hub, config: ServerConfig, node_id: str,
-                 address: Callable[[], str]) -> None:
+                 address: Callable[[], str], quotas: Quotas) -> None:
         #: What MatchAssigned.server_address says: the advertised address, else
         #: empty ("the server you are connected to").
         advertised: Callable[[], str] = lambda: config.advertise  # noqa: E731
@@ -33,8 +34,8 @@ class Extras:
         self.matchmaker = Matchmaker(hub, self.agents, config, advertised)
         self.director = Director(hub, self.agents, node_id, advertised)
         self.address = address
-        self.matchmaking = Matchmaking(hub, config, self.agents, self.matchmaker)
-        self.tournaments = Tournaments(hub, config, self.agents, self.director)
+        self.matchmaking = Matchmaking(hub, config, self.agents, self.matchmaker, quotas)
+        self.tournaments = Tournaments(hub, config, self.agents, self.director, quotas)
 
     def add_to_server(self, server: aio.Server) -> None:
         kgrpc.add_MatchmakingServicer_to_server(self.matchmaking, server)  # type: ignore[no-untyped-call]

@@ -49,9 +49,10 @@ from twistarena.v1 import tournaments_pb2 as tpb
 
 from . import auth, logs, metrics
 from .config import ServerConfig, is_loopback
-from .creation import CreationError, new_match
+from .creation import new_match
 from .disclosure import redact
-from .rpc import fail, is_admin, peer_host, require_admin
+from .limits import Quotas
+from .rpc import fail, is_admin, peer_host, require_admin, shown
 from .runner import Hub
 
 log = logs.get("twistarena.matchmaking")
@@ -468,9 +469,10 @@ class Matchmaker:
 
 class Matchmaking(kgrpc.MatchmakingServicer):
     def __init__(self, hub: Hub, config: ServerConfig, agents: Agents,
-                 matchmaker: Matchmaker) -> None:
+                 matchmaker: Matchmaker, quotas: Quotas) -> None:
         self.hub = hub
         self.config = config
+        self.quotas = quotas
         self.agents = agents
         self.matchmaker = matchmaker
         self.limiter = RateLimiter(config.practice_per_minute)
@@ -482,6 +484,7 @@ class Matchmaking(kgrpc.MatchmakingServicer):
         if not 1 <= len(name) <= 100:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                        "an agent name has 1-100 characters")
+        await self.quotas.admit_creation(context, makes_match=False)
         agent_id, token = await self.agents.register(name)
         log.info("agent_registered", agent_id=agent_id, name=name)
         return kpb.RegisterAgentResponse(agent_id=agent_id, api_token=token)
@@ -491,7 +494,7 @@ class Matchmaking(kgrpc.MatchmakingServicer):
         record = await self.agents.get(request.agent_id) if request.agent_id else None
         if record is None:
             await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_AGENT",
-                       f"no agent with id {request.agent_id!r}")
+                       f"no agent with id {shown(request.agent_id)}")
         return kpb.AgentInfo(agent_id=record.agent_id, name=record.name, mu=record.mu,
                              sigma=record.sigma, matches=record.matches)
 
@@ -517,7 +520,7 @@ class Matchmaking(kgrpc.MatchmakingServicer):
         bot = request.house_bot or "heuristic"
         if bot not in STRATEGIES:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS",
-                       f"unknown house bot {bot!r}; known: {', '.join(STRATEGIES)}")
+                       f"unknown house bot {shown(bot)}; known: {', '.join(STRATEGIES)}")
         if self.hub.draining:
             await fail(context, grpc.StatusCode.UNAVAILABLE, "DRAINING",
                        "server draining; queue on another server")
@@ -635,7 +638,7 @@ class Matchmaking(kgrpc.MatchmakingServicer):
         problem = _check_game(game_id, players)
         strength = request.strength or "heuristic"
         if not problem and strength not in STRENGTHS:
-            problem = f"unknown strength {strength!r}; known: {', '.join(STRENGTHS)}"
+            problem = f"unknown strength {shown(strength)}; known: {', '.join(STRENGTHS)}"
         if problem:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", problem)
         if request.HasField("seed") and self.config.admin_token and not admin:
@@ -648,10 +651,9 @@ class Matchmaking(kgrpc.MatchmakingServicer):
         for s in range(players):
             opts.seats.append(mpb.SeatSpec(name="you") if s == seat else
                               mpb.SeatSpec(name=f"house {strength}", house_bot=strength))
-        try:
-            match, tokens = await new_match(self.hub, opts)
-        except CreationError as exc:
-            await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", str(exc))
+        creator = await self.quotas.admit_creation(context, makes_match=True)
+        match, tokens = await new_match(self.hub, opts)
+        self.quotas.created(creator, f"match:{match.match_id}")
         PRACTICE.inc()
         log.info("practice_created", match_id=match.match_id, game=game_id, players=players,
                  strength=strength, peer=host)
@@ -663,7 +665,7 @@ class Matchmaking(kgrpc.MatchmakingServicer):
 
 def _check_game(game_id: str, players: int) -> str:
     if game_id not in engine.GAME_IDS:
-        return f"unknown game {game_id!r}; games: {', '.join(engine.GAME_IDS)}"
+        return f"unknown game {shown(game_id)}; games: {', '.join(engine.GAME_IDS)}"
     info = engine.game(game_id)
     if not info.min_players <= players <= info.max_players:
         return f"{game_id} is for {info.min_players}-{info.max_players} players, got {players}"

@@ -13,12 +13,25 @@ from .config import ServerConfig
 
 #: Trailing metadata key carrying an ErrorReason name next to a failed call's status.
 REASON_KEY = "twistarena-reason"
+#: Longest status message: well under a default client's 16 KiB metadata limit.
+MAX_DETAILS = 400
+#: Longest piece of a client's input quoted back in a status message.
+MAX_ECHO = 40
+
+
+def shown(value: str) -> str:
+    """A client's input as a status message quotes it: a short prefix, repr'd."""
+    if len(value) <= MAX_ECHO:
+        return repr(value)
+    return repr(value[:MAX_ECHO]) + f"... ({len(value)} characters)"
 
 
 async def fail(context: aio.ServicerContext[Any, Any], code: grpc.StatusCode, reason: str,
                details: str) -> NoReturn:
     """End the call with ``code``, ``details`` and the machine-readable reason."""
     metrics.ERRORS.labels(reason.lower() or code.name.lower()).inc()
+    if len(details) > MAX_DETAILS:
+        details = details[:MAX_DETAILS - 3] + "..."
     await context.abort(code, details, trailing_metadata=((REASON_KEY, reason),))
     raise AssertionError("unreachable")  # pragma: no cover
 

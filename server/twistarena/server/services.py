@@ -18,9 +18,11 @@ from twistarena.v1 import play_pb2_grpc as pgrpc
 from . import auth, cluster, creation, logs, metrics
 from .config import ServerConfig
 from .disclosure import Disclosure
+from .errors import is_undecodable
+from .limits import Quotas
 from .outbox import Close, Outbox
 from .records import match_proto, replay_state, timeouts_from_log
-from .rpc import fail, is_admin, require_admin
+from .rpc import fail, is_admin, require_admin, shown
 from .runner import Hub, MatchRunner
 from .store import MatchRecord
 
@@ -66,10 +68,11 @@ async def pump(hub: Hub, match_id: str, outbox: Outbox,
 
 
 class Matches(mgrpc.MatchesServicer):
-    def __init__(self, hub: Hub, config: ServerConfig) -> None:
+    def __init__(self, hub: Hub, config: ServerConfig, quotas: Quotas) -> None:
         self.hub = hub
         self.config = config
         self.disclosure = Disclosure(hub, config)
+        self.quotas = quotas
 
     async def CreateMatch(self, request: mpb.CreateMatchRequest,
                           context: aio.ServicerContext[Any, Any]) -> mpb.CreateMatchResponse:
@@ -82,10 +85,9 @@ class Matches(mgrpc.MatchesServicer):
         if self.hub.draining:
             await fail(context, grpc.StatusCode.UNAVAILABLE, "DRAINING",
                        "server draining; create the match on another server")
-        try:
-            match, tokens = await creation.new_match(self.hub, request.options)
-        except creation.CreationError as exc:
-            await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", str(exc))
+        creator = await self.quotas.admit_creation(context, makes_match=True)
+        match, tokens = await creation.new_match(self.hub, request.options)
+        self.quotas.created(creator, f"match:{match.match_id}")
         log.info("match_created", match_id=match.match_id, game=match.options.game_id,
                  players=match.options.num_players)
         shown = await self.disclosure.shown(match, context)
@@ -97,7 +99,7 @@ class Matches(mgrpc.MatchesServicer):
         record = await self.hub.store.load(match_id) if match_id else None
         if record is None:
             await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_MATCH",
-                       f"no match with id {match_id!r}")
+                       f"no match with id {shown(match_id)}")
         return record
 
     async def _match(self, match_id: str, context: aio.ServicerContext[Any, Any]) -> mpb.Match:
@@ -168,13 +170,13 @@ class Matches(mgrpc.MatchesServicer):
             record = await self._record(request.match_id, context)
             if record.status in wire.MATCH_OVER:
                 await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "MATCH_OVER",
-                           f"match {request.match_id} is already over")
+                           f"match {shown(request.match_id)} is already over")
             runner = await cluster.runner_or_redirect(
                 self.hub, request.match_id, context,
-                f"match {request.match_id} is not run by this server")
+                f"match {shown(request.match_id)} is not run by this server")
         if not await runner.cancel(request.reason):
             await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "MATCH_OVER",
-                       f"match {request.match_id} is already over")
+                       f"match {shown(request.match_id)} is already over")
         log.info("match_cancelled", match_id=request.match_id, reason=request.reason)
         return await self.disclosure.shown(runner.to_proto(), context)
 
@@ -199,9 +201,10 @@ class Matches(mgrpc.MatchesServicer):
 
 
 class Play(pgrpc.PlayServicer):
-    def __init__(self, hub: Hub, config: ServerConfig) -> None:
+    def __init__(self, hub: Hub, config: ServerConfig, quotas: Quotas) -> None:
         self.hub = hub
         self.config = config
+        self.quotas = quotas
         self.streams_per_token: Counter[str] = Counter()
 
     async def Play(self, request_iterator: AsyncIterator[ppb.AgentMessage],
@@ -211,9 +214,12 @@ class Play(pgrpc.PlayServicer):
         except TimeoutError:
             await fail(context, grpc.StatusCode.DEADLINE_EXCEEDED, "JOIN_TIMEOUT",
                        f"no Join within {self.config.stream_join_timeout_s:g} s")
-        if first is aio.EOF or not isinstance(first, ppb.AgentMessage):
+        if first is aio.EOF:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                        "the stream ended before Join")
+        if not isinstance(first, ppb.AgentMessage):
+            await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
+                       "the first message is not a valid AgentMessage")
         if first.WhichOneof("msg") != "join":
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                        "the first message of a Play stream must be Join")
@@ -224,6 +230,7 @@ class Play(pgrpc.PlayServicer):
         if self.hub.draining:
             await cluster.refuse_draining(self.hub, join.match_id, context)
         token = join.seat_token or auth.bearer(context.invocation_metadata())
+        await self.quotas.admit_join(context, token)
         runner, seat = await self._locate(join.match_id, token, context)
         digest = auth.token_hash(token)
         if self.streams_per_token[digest] >= self.config.max_streams_per_token:
@@ -257,7 +264,7 @@ class Play(pgrpc.PlayServicer):
             record = await self.hub.store.load(match_id)
             if record is None:
                 await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_MATCH",
-                           f"no match with id {match_id!r}")
+                           f"no match with id {shown(match_id)}")
             hashes = record.token_hashes
         if not token:
             await fail(context, grpc.StatusCode.UNAUTHENTICATED, "BAD_TOKEN",
@@ -266,15 +273,15 @@ class Play(pgrpc.PlayServicer):
         seat = auth.seat_for_token(token, hashes or {})
         if seat is None:
             await fail(context, grpc.StatusCode.UNAUTHENTICATED, "BAD_TOKEN",
-                       f"the token is not a seat token of match {match_id}")
+                       f"the token is not a seat token of match {shown(match_id)}")
         if runner is None:
             assert record is not None
             if record.status in wire.MATCH_OVER:
                 await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "MATCH_OVER",
-                           f"match {match_id} is over")
+                           f"match {shown(match_id)} is over")
             runner = await cluster.runner_or_redirect(
                 self.hub, match_id, context,
-                f"match {match_id} is not run by this server right now; retry")
+                f"match {shown(match_id)} is not run by this server right now; retry")
         return runner, seat
 
     async def _read(self, context: aio.ServicerContext[Any, Any], runner: MatchRunner,
@@ -283,6 +290,10 @@ class Play(pgrpc.PlayServicer):
             while True:
                 msg = await context.read()
                 if msg is aio.EOF:
+                    return
+                if is_undecodable(msg):
+                    outbox.close(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
+                                 "a message on this stream is not a valid AgentMessage")
                     return
                 kind = msg.WhichOneof("msg")
                 if kind == "answer":
@@ -325,10 +336,10 @@ class Watch(pgrpc.WatchServicer):
             record = await self.hub.store.load(request.match_id)
             if record is None:
                 await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_MATCH",
-                           f"no match with id {request.match_id!r}")
+                           f"no match with id {shown(request.match_id)}")
             if record.status not in wire.MATCH_OVER:
                 await fail(context, grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
-                           f"match {request.match_id} is not run by this server right now")
+                           f"match {shown(request.match_id)} is not run by this server right now")
             entries = await self.hub.store.load_log(request.match_id)
             state = replay_state(record, entries)
             info = engine.game(record.options.game_id)

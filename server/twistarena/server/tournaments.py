@@ -55,8 +55,9 @@ from twistarena.v1 import tournaments_pb2_grpc as tgrpc
 from . import logs, metrics
 from .config import ServerConfig
 from .creation import CreationError, new_match
+from .limits import Quotas
 from .matchmaking import Agents
-from .rpc import fail, is_admin, require_admin
+from .rpc import fail, is_admin, require_admin, shown
 from .runner import Hub
 
 log = logs.get("twistarena.tournaments")
@@ -471,7 +472,7 @@ class Director:
 def normalize(spec: tpb.TournamentSpec) -> str:
     """Fill in defaults; a sentence naming the problem, or ''."""
     if spec.game_id not in engine.GAME_IDS:
-        return f"unknown game {spec.game_id!r}; games: {', '.join(engine.GAME_IDS)}"
+        return f"unknown game {shown(spec.game_id)}; games: {', '.join(engine.GAME_IDS)}"
     info = engine.game(spec.game_id)
     if not spec.num_players:
         spec.num_players = info.min_players
@@ -505,9 +506,10 @@ def normalize(spec: tpb.TournamentSpec) -> str:
 
 class Tournaments(tgrpc.TournamentsServicer):
     def __init__(self, hub: Hub, config: ServerConfig, agents: Agents,
-                 director: Director) -> None:
+                 director: Director, quotas: Quotas) -> None:
         self.hub = hub
         self.config = config
+        self.quotas = quotas
         self.agents = agents
         self.director = director
         self.redis = hub.store.redis
@@ -516,7 +518,7 @@ class Tournaments(tgrpc.TournamentsServicer):
         snap = await load(self.redis, tid) if tid else None
         if snap is None:
             await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_TOURNAMENT",
-                       f"no tournament with id {tid!r}")
+                       f"no tournament with id {shown(tid)}")
         return snap
 
     async def CreateTournament(self, request: tpb.CreateTournamentRequest,
@@ -537,7 +539,9 @@ class Tournaments(tgrpc.TournamentsServicer):
                            "(random, heuristic, ismcts) or a registered agent id")
         if problem:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", problem)
+        creator = await self.quotas.admit_creation(context, makes_match=False)
         tid = secrets.token_hex(6)
+        self.quotas.created(creator, f"tournament:{tid}")
         now = int(time.time() * 1000)
         pipe = self.redis.pipeline(transaction=True)
         pipe.hset(meta_key(tid), mapping={"spec": spec.SerializeToString(),

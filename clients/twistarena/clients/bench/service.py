@@ -423,6 +423,12 @@ class Report:
         return out
 
 
+#: The benchmark is one client creating matches as fast as the server allows: the
+#: per-client limits that protect a public server are lifted.
+UNLIMITED = ("--creates-per-minute", "0", "--live-per-client", "0",
+             "--max-waiting-matches", "0", "--peer-joins-per-minute", "0")
+
+
 async def run(game: str, players: int, matches: int, duration: float, warmup: float,
               live: int, storm: int, server_args: Sequence[str] = (),
               progress: Progress = _noop, agents: Sequence[str] = AGENT_KINDS) -> Report:
@@ -430,7 +436,7 @@ async def run(game: str, players: int, matches: int, duration: float, warmup: fl
     report = Report({"game": game, "players": players, "matches": matches,
                      "duration_s": duration, "warmup_s": warmup, "live_matches": live,
                      "storm_agents": storm, "agents": list(agents)})
-    server = ServerProcess.serve(*server_args)
+    server = ServerProcess.serve(*UNLIMITED, *server_args)
     await asyncio.to_thread(server.start)
     try:
         if live:

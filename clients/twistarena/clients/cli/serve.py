@@ -18,6 +18,16 @@ from typing import Any
 
 from .web import DEFAULT_WEB_PORT
 
+#: Each limit flag's destination -> its field of the server's ``Limits`` (a flag
+#: left out keeps the server's default, which docs/security.md lists).
+LIMIT_FLAGS = {
+    "creates_per_minute": "creates_per_minute",
+    "live_per_client": "live_per_client",
+    "max_waiting_matches": "max_waiting_matches",
+    "joins_per_minute": "joins_per_minute_per_token",
+    "peer_joins_per_minute": "joins_per_minute_per_peer",
+}
+
 
 def register(subparsers: Any) -> None:
     p: argparse.ArgumentParser = subparsers.add_parser(
@@ -76,13 +86,32 @@ def register(subparsers: Any) -> None:
                         "process; 0 picks a free one (default: 8080 with the embedded "
                         "Valkey, off with --redis-url)")
     p.add_argument("--no-web", action="store_true", help="do not serve the web face")
+    limits = p.add_argument_group(
+        "limits", "what one client may take of the server (0: no limit); docs/security.md "
+        "says what to set on a public server")
+    limits.add_argument("--creates-per-minute", type=int, default=None,
+                        help="creation calls (matches, tournaments, agents, practice) per "
+                             "minute per client address and per token "
+                             "(default: docs/security.md)")
+    limits.add_argument("--live-per-client", type=int, default=None,
+                        help="matches and tournaments one client address or token may have "
+                             "waiting or running (default: docs/security.md)")
+    limits.add_argument("--max-waiting-matches", type=int, default=None,
+                        help="matches waiting for players on this server "
+                             "(default: docs/security.md)")
+    limits.add_argument("--joins-per-minute", type=int, default=None,
+                        help="Play Joins (seat takeovers included) per minute per seat token "
+                             "(default: docs/security.md)")
+    limits.add_argument("--peer-joins-per-minute", type=int, default=None,
+                        help="Play Joins per minute per client address "
+                             "(default: docs/security.md)")
     p.add_argument("--log-format", choices=("auto", "json", "console"), default="auto",
                    help="log format (default: JSON unless stdout is a terminal)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from .servers import ServerConfig, TlsConfig, run_server
+    from .servers import Limits, ServerConfig, TlsConfig, run_server
 
     if (args.tls_cert is None) != (args.tls_key is None):
         print("twistarena serve: --tls-cert and --tls-key go together", file=sys.stderr)
@@ -120,6 +149,8 @@ def run(args: argparse.Namespace) -> int:
         stream_join_timeout_s=args.join_timeout, waiting_timeout_s=args.waiting_timeout,
         house_fill_after_s=args.house_fill_after, match_by_rating=args.match_by_rating,
         practice_per_minute=args.practice_per_minute,
+        limits=Limits(**{field: getattr(args, dest) for dest, field in LIMIT_FLAGS.items()
+                         if getattr(args, dest) is not None}),
     )
     json_logs = {"auto": None, "json": True, "console": False}[args.log_format]
     return run_server(config, json_logs, web_beside(args, redis_url, tls is not None))

@@ -14,10 +14,10 @@ from collections.abc import AsyncIterator
 from rich.console import Console
 from twistarena.server.app import App
 from twistarena.server.app import run as run_server
-from twistarena.server.config import ServerConfig, TlsConfig
+from twistarena.server.config import Limits, ServerConfig, TlsConfig
 from twistarena.server.embedded import EmbeddedValkey
 
-__all__ = ["EmbeddedValkey", "ServerConfig", "TlsConfig", "local_server", "run_server"]
+__all__ = ["EmbeddedValkey", "Limits", "ServerConfig", "TlsConfig", "local_server", "run_server"]
 
 
 @contextlib.asynccontextmanager

@@ -1,0 +1,171 @@
+"""The one place where an exception becomes a gRPC status.
+
+Every call goes through ``StatusInterceptor``: a request that does not parse
+is ``INVALID_ARGUMENT`` (never the runtime's ``UNKNOWN`` naming a protobuf
+class); an exception a handler lets out becomes a status chosen here, with a
+message written for the client. Internal details (exception classes, store
+addresses, stack traces) go to the log only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+from grpc import aio
+from redis.exceptions import RedisError
+
+from . import logs
+from .creation import CreationError
+from .rpc import fail
+from .store import StoreError
+
+log = logs.get("twistarena.errors")
+
+
+class Undecodable:
+    """Stands for a request message that did not parse (see ``is_undecodable``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<undecodable message>"
+
+
+UNDECODABLE = Undecodable()
+
+
+def is_undecodable(message: object) -> bool:
+    return message is UNDECODABLE
+
+
+def tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    """``deserializer``, answering ``UNDECODABLE`` instead of raising."""
+    if deserializer is None:
+        return None
+    parse = deserializer
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return parse(data)
+        except Exception:
+            return UNDECODABLE
+
+    return deserialize
+
+
+async def refuse_undecodable(context: aio.ServicerContext[Any, Any]) -> None:
+    await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
+               "the request is not a valid message of this method's type")
+
+
+async def status_of(exc: Exception, method: str, context: aio.ServicerContext[Any, Any]) -> None:
+    """End the call with the status that stands for ``exc``."""
+    if isinstance(exc, CreationError):
+        await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", str(exc))
+    if isinstance(exc, RedisError | StoreError | OSError):
+        log.warning("store_unavailable", method=method, error=repr(exc))
+        await fail(context, grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
+                   "the server cannot reach its store right now; retry")
+    log.error("call_failed", method=method, error=repr(exc))
+    await fail(context, grpc.StatusCode.INTERNAL, "INTERNAL_ERROR",
+               "the server failed on this call (it is logged); retry or report it")
+
+
+Behavior = Callable[..., Any]
+
+
+def _guard_unary_request(behavior: Behavior, method: str) -> Behavior:
+    """A handler taking one request, made to refuse undecodable ones and map errors."""
+    if inspect.isasyncgenfunction(behavior):
+        async def stream(request: Any, context: aio.ServicerContext[Any, Any]
+                         ) -> AsyncIterator[Any]:
+            if request is UNDECODABLE:
+                await refuse_undecodable(context)
+            try:
+                async for item in behavior(request, context):
+                    yield item
+            except (aio.AbortError, asyncio.CancelledError):
+                raise
+            except Exception as exc:
+                await status_of(exc, method, context)
+        return stream
+
+    async def call(request: Any, context: aio.ServicerContext[Any, Any]) -> Any:
+        if request is UNDECODABLE:
+            await refuse_undecodable(context)
+        try:
+            return await behavior(request, context)
+        except (aio.AbortError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            await status_of(exc, method, context)
+    return call
+
+
+def _guard_stream_request(behavior: Behavior, method: str) -> Behavior:
+    """A handler reading a request stream: errors mapped (it checks each message)."""
+    if inspect.isasyncgenfunction(behavior):
+        async def stream(requests: Any, context: aio.ServicerContext[Any, Any]
+                         ) -> AsyncIterator[Any]:
+            try:
+                async for item in behavior(requests, context):
+                    yield item
+            except (aio.AbortError, asyncio.CancelledError):
+                raise
+            except Exception as exc:
+                await status_of(exc, method, context)
+        return stream
+
+    async def call(requests: Any, context: aio.ServicerContext[Any, Any]) -> Any:
+        try:
+            return await behavior(requests, context)
+        except (aio.AbortError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            await status_of(exc, method, context)
+    return call
+
+
+def guarded(handler: grpc.RpcMethodHandler[Any, Any], method: str
+            ) -> grpc.RpcMethodHandler[Any, Any]:
+    """``handler`` with a tolerant deserializer and the status mapping around it."""
+    fields: dict[str, Any] = {"request_deserializer": tolerant(handler.request_deserializer)}
+    for name in ("unary_unary", "unary_stream"):
+        behavior = getattr(handler, name)
+        if behavior is not None:
+            fields[name] = _guard_unary_request(behavior, method)
+    for name in ("stream_unary", "stream_stream"):
+        behavior = getattr(handler, name)
+        if behavior is not None:
+            fields[name] = _guard_stream_request(behavior, method)
+    return handler._replace(**fields)  # type: ignore[attr-defined, no-any-return]
+
+
+class StatusInterceptor(aio.ServerInterceptor):
+    """Puts ``guarded`` around every method handler of the server."""
+
+    def __init__(self) -> None:
+        #: (method, id of its handler) -> (the handler, kept alive, and its wrapper).
+        self._cache: dict[tuple[str, int], tuple[Any, grpc.RpcMethodHandler[Any, Any]]] = {}
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails],
+                               Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return handler
+        method = handler_call_details.method
+        key = (method, id(handler))
+        cached = self._cache.get(key)
+        if cached is None:
+            # Handlers live as long as the server: one wrapper each, made once.
+            cached = (handler, guarded(handler, method))
+            self._cache[key] = cached
+        return cached[1]

@@ -27,6 +27,7 @@ from .config import ServerConfig
 from .embedded import EmbeddedValkey
 from .errors import StatusInterceptor
 from .limits import Quotas
+from .outbox import Streams
 from .runner import Hub
 from .services import Matches, Play, Watch, add_streaming_services
 from .store import Store
@@ -86,6 +87,7 @@ class App:
         self.cluster: Cluster | None = None
         self.extras: extras.Extras | None = None
         self.server: aio.Server | None = None
+        self.streams: Streams | None = None
         self.health = health.aio.HealthServicer()
         self.port = 0
         self.metrics_port: int | None = None
@@ -114,7 +116,9 @@ class App:
 
         server = aio.server(options=grpc_options(config), interceptors=[StatusInterceptor()])
         mgrpc.add_MatchesServicer_to_server(Matches(self.hub, config, quotas), server)  # type: ignore[no-untyped-call]
-        add_streaming_services(server, Play(self.hub, config, quotas), Watch(self.hub))
+        self.streams = Streams(config.limits)
+        add_streaming_services(server, Play(self.hub, config, quotas, self.streams),
+                               Watch(self.hub, self.streams))
         self.extras = extras.Extras(self.hub, config, self.node_id, lambda: self.address,
                                     quotas)
         self.extras.add_to_server(server)
@@ -136,6 +140,7 @@ class App:
                                config.lease_ms)
         await self.cluster.start()
         await self.extras.start()
+        self.streams.start()
         await server.start()
         for name in ("", *SERVICE_NAMES):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -195,6 +200,8 @@ class App:
                         runner.lock.release()
         if self.extras is not None:
             await self.extras.close()
+        if self.streams is not None:
+            await self.streams.close()
         if self.server is not None:
             await self.server.stop(max(0.5, deadline - time.monotonic() - 0.5))
         if self.cluster is not None:

@@ -38,14 +38,12 @@ class Limits:
     #: Messages waiting for one slow stream before it is cut.
     stream_queue: int = 512
     #: A stream whose pending write has not gone out for this long is cut.
-    stalled_write_s: float = 5.0
+    stalled_write_s: float = 4.0
     #: A stream that got nothing for this long (its match waits for players,
     #: nothing happens) is closed; the client may reconnect.
     idle_stream_s: float = 300.0
     #: A connection must finish its handshake (HTTP/2 preface, TLS) within this.
     handshake_timeout_s: float = 10.0
-    #: Open connections per client address (0: no cap, no connection front).
-    connections_per_peer: int = 64
 
 
 @dataclass(frozen=True, slots=True)

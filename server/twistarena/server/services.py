@@ -20,7 +20,7 @@ from .config import ServerConfig
 from .disclosure import Disclosure
 from .errors import is_undecodable
 from .limits import Quotas
-from .outbox import Close, Outbox
+from .outbox import Close, Outbox, Streams
 from .records import match_proto, replay_state, timeouts_from_log
 from .rpc import fail, is_admin, require_admin, shown
 from .runner import Hub, MatchRunner
@@ -32,6 +32,8 @@ DEFAULT_PAGE = 50
 MAX_PAGE = 500
 #: ListMatches looks at no more than this many index entries per call.
 MAX_SCAN = 5000
+#: How long a failing stream waits for its status to be sent before letting go.
+END_WAIT_S = 0.5
 
 
 def add_streaming_services(server: aio.Server, play: Play, watch: Watch) -> None:
@@ -53,18 +55,45 @@ def add_streaming_services(server: aio.Server, play: Play, watch: Watch) -> None
 
 
 async def pump(hub: Hub, match_id: str, outbox: Outbox,
-               context: aio.ServicerContext[Any, Any]) -> None:
+               context: aio.ServicerContext[Any, Any], streams: Streams) -> None:
     """Write a stream's outbox until it closes: normally, with a redirect to the
-    match's owner, or with an error status."""
-    while True:
-        item = await outbox.get()
-        if type(item) is Close:
-            if item.code is grpc.StatusCode.OK:
-                return
-            if item.reason == "NOT_OWNER":
-                await cluster.redirect(hub, match_id, context, item.details)
-            await fail(context, item.code, item.reason, item.details)
-        await context.write(item)
+    match's owner, or with an error status. A write stuck for a reader that
+    does not read is abandoned when the outbox is cut."""
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    outbox.writer = task
+    streams.active.add(outbox)
+    try:
+        while True:
+            item = await outbox.get()
+            if type(item) is Close:
+                if item.code is grpc.StatusCode.OK:
+                    return
+                if item.reason == "NOT_OWNER":
+                    await cluster.redirect(hub, match_id, context, item.details)
+                await _end(context, item)
+            outbox.writing_since = loop.time()
+            await context.write(item)
+            outbox.last_write = loop.time()
+            outbox.writing_since = 0.0
+    except asyncio.CancelledError:
+        if not outbox.was_cut or task is None:
+            raise
+        task.uncancel()
+        await _end(context, await outbox.get())
+    finally:
+        streams.active.discard(outbox)
+
+
+async def _end(context: aio.ServicerContext[Any, Any], close: Close) -> None:
+    """Fail the call with ``close``'s status. Its trailers queue behind the
+    messages the client has not read yet: a client that never reads gets them
+    if it ever does, and the call is over for the server either way."""
+    try:
+        await asyncio.wait_for(fail(context, close.code, close.reason, close.details),
+                               END_WAIT_S)
+    except TimeoutError:
+        raise asyncio.CancelledError from None
 
 
 class Matches(mgrpc.MatchesServicer):
@@ -201,10 +230,12 @@ class Matches(mgrpc.MatchesServicer):
 
 
 class Play(pgrpc.PlayServicer):
-    def __init__(self, hub: Hub, config: ServerConfig, quotas: Quotas) -> None:
+    def __init__(self, hub: Hub, config: ServerConfig, quotas: Quotas,
+                 streams: Streams) -> None:
         self.hub = hub
         self.config = config
         self.quotas = quotas
+        self.streams = streams
         self.streams_per_token: Counter[str] = Counter()
 
     async def Play(self, request_iterator: AsyncIterator[ppb.AgentMessage],
@@ -238,13 +269,14 @@ class Play(pgrpc.PlayServicer):
                        f"at most {self.config.max_streams_per_token} streams per seat token")
         self.streams_per_token[digest] += 1
         metrics.PLAY_STREAMS.inc()
-        outbox = Outbox(no_events=join.no_events)
+        outbox = self.streams.outbox(no_events=join.no_events)
+        outbox.unproductive = lambda: runner.status == mpb.MATCH_STATUS_WAITING
         reader: asyncio.Task[None] | None = None
         try:
             await runner.attach(seat, outbox, join.resume_from_seq)
             reader = asyncio.get_running_loop().create_task(
                 self._read(context, runner, seat, outbox))
-            await pump(self.hub, join.match_id, outbox, context)
+            await pump(self.hub, join.match_id, outbox, context, self.streams)
         finally:
             if reader is not None:
                 reader.cancel()
@@ -318,19 +350,22 @@ class Play(pgrpc.PlayServicer):
 
 
 class Watch(pgrpc.WatchServicer):
-    def __init__(self, hub: Hub) -> None:
+    def __init__(self, hub: Hub, streams: Streams) -> None:
         self.hub = hub
+        self.streams = streams
 
     async def Watch(self, request: ppb.WatchRequest,
                     context: aio.ServicerContext[Any, Any]) -> None:
         if not request.match_id:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                        "WatchRequest.match_id is empty")
-        outbox = Outbox()
+        outbox = self.streams.outbox()
         runner = self.hub.get(request.match_id)
         if runner is None:
             runner = await cluster.live_runner_or_redirect(self.hub, request.match_id, context)
         if runner is not None:
+            live = runner
+            outbox.unproductive = lambda: live.status == mpb.MATCH_STATUS_WAITING
             await runner.watch(outbox, request.from_seq)
         else:
             record = await self.hub.store.load(request.match_id)
@@ -352,7 +387,7 @@ class Watch(pgrpc.WatchServicer):
             outbox.finish()
         metrics.WATCH_STREAMS.inc()
         try:
-            await pump(self.hub, request.match_id, outbox, context)
+            await pump(self.hub, request.match_id, outbox, context, self.streams)
         finally:
             metrics.WATCH_STREAMS.dec()
             if runner is not None:

@@ -26,6 +26,10 @@ LIMIT_FLAGS = {
     "max_waiting_matches": "max_waiting_matches",
     "joins_per_minute": "joins_per_minute_per_token",
     "peer_joins_per_minute": "joins_per_minute_per_peer",
+    "stream_queue": "stream_queue",
+    "stalled_write": "stalled_write_s",
+    "idle_stream": "idle_stream_s",
+    "handshake_timeout": "handshake_timeout_s",
 }
 
 
@@ -105,6 +109,18 @@ def register(subparsers: Any) -> None:
     limits.add_argument("--peer-joins-per-minute", type=int, default=None,
                         help="Play Joins per minute per client address "
                              "(default: docs/security.md)")
+    limits.add_argument("--stream-queue", type=int, default=None,
+                        help="messages that may wait for one slow Play or Watch stream before "
+                             "it is cut (default: docs/security.md)")
+    limits.add_argument("--stalled-write", type=float, default=None, metavar="SECONDS",
+                        help="cut a stream whose reader has not taken a message for this long "
+                             "(default: docs/security.md)")
+    limits.add_argument("--idle-stream", type=float, default=None, metavar="SECONDS",
+                        help="close a stream that got nothing for this long while its match "
+                             "waits for players (default: docs/security.md)")
+    limits.add_argument("--handshake-timeout", type=float, default=None, metavar="SECONDS",
+                        help="close a connection that has not finished its HTTP/2 (and TLS) "
+                             "handshake in this time (default: docs/security.md)")
     p.add_argument("--log-format", choices=("auto", "json", "console"), default="auto",
                    help="log format (default: JSON unless stdout is a terminal)")
     p.set_defaults(run=run)
@@ -131,6 +147,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.drain_grace <= 0:
         print("twistarena serve: --drain-grace must be positive", file=sys.stderr)
+        return 2
+    if args.handshake_timeout is not None and args.handshake_timeout <= 0:
+        print("twistarena serve: --handshake-timeout must be positive", file=sys.stderr)
         return 2
     if args.data_dir is not None and redis_url is not None:
         print("twistarena serve: --data-dir is for the embedded Valkey; "

@@ -78,13 +78,19 @@ async def status_of(exc: Exception, method: str, context: aio.ServicerContext[An
 Behavior = Callable[..., Any]
 
 
-def _guard_unary_request(behavior: Behavior, method: str) -> Behavior:
-    """A handler taking one request, made to refuse undecodable ones and map errors."""
+def _guard(behavior: Behavior, method: str, one_request: bool) -> Behavior:
+    """``behavior`` with its escaping exceptions mapped to statuses; a handler
+    taking ``one_request`` also refuses an undecodable one (a handler reading a
+    request stream checks each message itself)."""
+
+    async def check(request: Any, context: aio.ServicerContext[Any, Any]) -> None:
+        if one_request and request is UNDECODABLE:
+            await refuse_undecodable(context)
+
     if inspect.isasyncgenfunction(behavior):
         async def stream(request: Any, context: aio.ServicerContext[Any, Any]
                          ) -> AsyncIterator[Any]:
-            if request is UNDECODABLE:
-                await refuse_undecodable(context)
+            await check(request, context)
             try:
                 async for item in behavior(request, context):
                     yield item
@@ -95,34 +101,9 @@ def _guard_unary_request(behavior: Behavior, method: str) -> Behavior:
         return stream
 
     async def call(request: Any, context: aio.ServicerContext[Any, Any]) -> Any:
-        if request is UNDECODABLE:
-            await refuse_undecodable(context)
+        await check(request, context)
         try:
             return await behavior(request, context)
-        except (aio.AbortError, asyncio.CancelledError):
-            raise
-        except Exception as exc:
-            await status_of(exc, method, context)
-    return call
-
-
-def _guard_stream_request(behavior: Behavior, method: str) -> Behavior:
-    """A handler reading a request stream: errors mapped (it checks each message)."""
-    if inspect.isasyncgenfunction(behavior):
-        async def stream(requests: Any, context: aio.ServicerContext[Any, Any]
-                         ) -> AsyncIterator[Any]:
-            try:
-                async for item in behavior(requests, context):
-                    yield item
-            except (aio.AbortError, asyncio.CancelledError):
-                raise
-            except Exception as exc:
-                await status_of(exc, method, context)
-        return stream
-
-    async def call(requests: Any, context: aio.ServicerContext[Any, Any]) -> Any:
-        try:
-            return await behavior(requests, context)
         except (aio.AbortError, asyncio.CancelledError):
             raise
         except Exception as exc:
@@ -134,14 +115,10 @@ def guarded(handler: grpc.RpcMethodHandler[Any, Any], method: str
             ) -> grpc.RpcMethodHandler[Any, Any]:
     """``handler`` with a tolerant deserializer and the status mapping around it."""
     fields: dict[str, Any] = {"request_deserializer": tolerant(handler.request_deserializer)}
-    for name in ("unary_unary", "unary_stream"):
+    for name in ("unary_unary", "unary_stream", "stream_unary", "stream_stream"):
         behavior = getattr(handler, name)
         if behavior is not None:
-            fields[name] = _guard_unary_request(behavior, method)
-    for name in ("stream_unary", "stream_stream"):
-        behavior = getattr(handler, name)
-        if behavior is not None:
-            fields[name] = _guard_stream_request(behavior, method)
+            fields[name] = _guard(behavior, method, one_request=name.startswith("unary"))
     return handler._replace(**fields)  # type: ignore[attr-defined, no-any-return]
 
 

@@ -19,7 +19,8 @@ export const COLOUR = {
 function shape(kind, cx, cy, r, color) {
   switch (kind) {
     case 'moon':
-      return `<path d="M${cx + r * 0.3} ${cy - r} a${r} ${r} 0 1 0 0 ${2 * r} a${r * 0.75} ${r * 0.75} 0 1 1 0 ${-2 * r}z" fill="${color}"/>`;
+      return `<circle cx="${cx}" cy="${cy}" r="${r}" fill="${color}"/>`
+        + `<circle cx="${cx + r * 0.5}" cy="${cy - r * 0.25}" r="${r * 0.85}" fill="#fff"/>`;
     case 'sun': {
       let rays = '';
       for (let i = 0; i < 8; i += 1) {

@@ -40,6 +40,8 @@ class Run:
     viewers: int
     stalled: bool
     decisions_per_s: list[float]
+    #: The node's CPU time (server and web face) per decision, in ms.
+    cpu_ms: list[float]
     rss_before: int
     rss_with_viewers: int
     rss_after: int
@@ -48,6 +50,7 @@ class Run:
         return {"viewers": self.viewers, "stalled": self.stalled,
                 "decisions_per_s": [round(d, 1) for d in self.decisions_per_s],
                 "median_decisions_per_s": round(statistics.median(self.decisions_per_s), 1),
+                "node_cpu_ms_per_decision": [round(c, 3) for c in self.cpu_ms],
                 "rss_before": self.rss_before, "rss_with_viewers": self.rss_with_viewers,
                 "rss_after": self.rss_after}
 
@@ -101,8 +104,9 @@ async def wait_viewers(session: aiohttp.ClientSession, web: str, count: int,
 
 async def one_match(node: ServerProcess, web: str, session: aiohttp.ClientSession,
                     game: str, players: int, seed: int, viewers: int,
-                    stalled: bool) -> tuple[float, int]:
-    """Decisions/s of one match followed by ``viewers`` streams; RSS with them connected."""
+                    stalled: bool) -> tuple[float, float, int]:
+    """Decisions/s of one match followed by ``viewers`` streams, the node's CPU ms per
+    decision, and its RSS with them connected."""
     client = ArenaClient(node.address)
     created = await client.create_match(game, players, seed=seed, decision_ms=30_000,
                                         seat_names=[f"bench-{i}" for i in range(players)])
@@ -111,16 +115,18 @@ async def one_match(node: ServerProcess, web: str, session: aiohttp.ClientSessio
     try:
         await wait_viewers(session, web, viewers)
         rss = node.rss_bytes()
+        cpu = node.cpu_seconds()
         start = time.perf_counter()
         await asyncio.gather(*(play(random_bot, server=node.address, match_id=match_id,
                                     token=t.token) for t in created.seat_tokens))
         seconds = time.perf_counter() - start
+        cpu = node.cpu_seconds() - cpu
         actions = (await client.get_match(match_id)).actions
     finally:
         if streams is not None:
             streams.kill()
             streams.wait()
-    return actions / seconds, rss
+    return actions / seconds, 1000 * cpu / max(1, actions), rss
 
 
 async def measure(node: ServerProcess, web: str, game: str, players: int, matches: int,
@@ -129,17 +135,19 @@ async def measure(node: ServerProcess, web: str, game: str, players: int, matche
     async with aiohttp.ClientSession(connector=connector) as session:
         await wait_viewers(session, web, 0)
         rss_before = node.rss_bytes()
-        rates, rss_with = [], 0
+        rates, cpus, rss_with = [], [], 0
         for i in range(matches):
-            rate, rss = await one_match(node, web, session, game, players, 100 + i, viewers,
+            rate, cpu, rss = await one_match(node, web, session, game, players, 100 + i, viewers,
                                         stalled)
             rates.append(rate)
+            cpus.append(cpu)
             rss_with = max(rss_with, rss)
             console.print(f"  {viewers} {'stalled ' if stalled else ''}viewers, match {i + 1}: "
-                          f"{rate:,.0f} decisions/s", highlight=False)
+                          f"{rate:,.0f} decisions/s, node {cpu:.2f} ms CPU/decision",
+                          highlight=False)
         # Let the gateway see the streams close before the last reading.
         await wait_viewers(session, web, 0)
-        return Run(viewers, stalled, rates, rss_before, rss_with, node.rss_bytes())
+        return Run(viewers, stalled, rates, cpus, rss_before, rss_with, node.rss_bytes())
 
 
 async def bench(args: argparse.Namespace, console: Console) -> list[Run]:
@@ -175,7 +183,8 @@ def run_cli(args: argparse.Namespace) -> int:
     runs = asyncio.run(bench(args, console))
     table = Table(title=f"{args.game} x{args.players}, SDK random agents, web face in the "
                         "node's process (serve --web-port)")
-    for column in ("viewers", "decisions/s (median)", "per match", "RSS before",
+    for column in ("viewers", "decisions/s (median)", "per match",
+                   "node CPU ms/decision (median)", "RSS before",
                    "RSS with viewers", "per viewer", "RSS after"):
         table.add_column(column, justify="right")
     for r in runs:
@@ -183,6 +192,7 @@ def run_cli(args: argparse.Namespace) -> int:
         table.add_row(f"{r.viewers}{' stalled' if r.stalled else ''}",
                       f"{statistics.median(r.decisions_per_s):,.0f}",
                       ", ".join(f"{d:,.0f}" for d in r.decisions_per_s),
+                      f"{statistics.median(r.cpu_ms):.2f}",
                       f"{r.rss_before / 2**20:.1f} MiB", f"{r.rss_with_viewers / 2**20:.1f} MiB",
                       f"{per_viewer / 1024:.1f} KiB" if r.viewers else "-",
                       f"{r.rss_after / 2**20:.1f} MiB")

@@ -45,10 +45,14 @@ RECENT_EVENTS = 200
 IDLE_CLOSE_S = 10.0
 #: Upstream messages are sent to browsers in batches at most this often, with only
 #: the latest view of each batch: a browser's cost is bounded by this rate, not by
-#: the match's speed (10 updates a second is as fast as anyone watches).
-FLUSH_S = 0.1
+#: the match's speed (5 updates a second is as fast as anyone follows a card game).
+FLUSH_S = 0.2
 
 JSON = dict[str, Any]
+
+
+#: The last frame of a feed: the match is over (or the feed failed); not sent.
+END = b""
 
 
 def encode(message: JSON) -> bytes:
@@ -62,7 +66,8 @@ class Viewer:
     __slots__ = ("queue", "snapshots")
 
     def __init__(self, size: int = VIEWER_QUEUE) -> None:
-        self.queue: asyncio.Queue[bytes] = asyncio.Queue(size)
+        # One place more than ``size`` for the END marker after a snapshot.
+        self.queue: asyncio.Queue[bytes] = asyncio.Queue(size + 1)
         #: Times this viewer fell behind and was sent a snapshot instead.
         self.snapshots = 0
 
@@ -75,6 +80,8 @@ class Viewer:
                 self.queue.get_nowait()
             self.snapshots += 1
             self.queue.put_nowait(snapshot())
+            if not frame:  # END
+                self.queue.put_nowait(END)
 
 
 class MatchFeed:
@@ -137,6 +144,9 @@ class MatchFeed:
     def subscribe(self) -> Viewer:
         viewer = Viewer()
         viewer.queue.put_nowait(self.snapshot())
+        if self.done:
+            viewer.queue.put_nowait(END)
+            return viewer
         self.viewers.add(viewer)
         self.start()
         return viewer
@@ -147,19 +157,9 @@ class MatchFeed:
             self.idle_since = time.monotonic()
 
     async def frames(self, viewer: Viewer) -> AsyncIterator[bytes]:
-        """A viewer's frames until the match is over and its queue is drained."""
-        while True:
-            if self.done and viewer.queue.empty():
-                return
-            getter = asyncio.ensure_future(viewer.queue.get())
-            waiters: set[asyncio.Future[Any]] = {getter}
-            if self._task is not None and not self._task.done():
-                waiters.add(self._task)
-            await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-            if getter.done():
-                yield getter.result()
-            else:
-                getter.cancel()
+        """A viewer's frames until the match is over (the feed then sends ``END``)."""
+        while frame := await viewer.queue.get():
+            yield frame
 
     def _publish(self, message: JSON) -> None:
         """Send ``message`` at once, after what is pending."""
@@ -231,6 +231,8 @@ class MatchFeed:
             with contextlib.suppress(asyncio.CancelledError):
                 await flusher
             self._flush()
+            for viewer in self.viewers:
+                viewer.offer(END, self.snapshot)
 
     async def locate(self) -> None:
         """Only find the node serving the match (``on_node``), then stop."""

@@ -322,6 +322,12 @@ def test_forfeit_after_missed_decisions(server: Any) -> None:
             replay = await mgrpc.MatchesStub(ch).GetReplay(mpb.GetReplayRequest(match_id=mid))
             assert [a.seat for a in replay.actions if a.timeout] == [idle]
             assert replay.match.status == mpb.MATCH_STATUS_FINISHED
+            # The detail's count and SeatInfo.timeouts agree: the forfeiting miss counts.
+            assert "after 2 missed decisions" in result.detail
+            assert [s.timeouts for s in replay.match.seats] == [
+                2 if s == idle else 0 for s in range(3)]
+            got = await mgrpc.MatchesStub(ch).GetMatch(mpb.GetMatchRequest(match_id=mid))
+            assert got.seats[idle].timeouts == 2
 
     run(main())
 

@@ -63,6 +63,8 @@ NODES = "{twistarena}:nodes"
 NODE_INFO = "{twistarena}:nodeinfo"
 #: Trailing metadata of a NOT_OWNER refusal: where the match's owner listens.
 OWNER_KEY = "twistarena-owner"
+#: ... or, when no live node runs it (a takeover under way), when to try again.
+RETRY_AFTER_KEY = "twistarena-retry-after-ms"
 #: New matches and handoffs go to the best-ranked node below this x the mean load.
 BALANCE = 1.1
 #: Expired leases looked at per scan.
@@ -177,6 +179,8 @@ class Cluster:
         store.lease_ms = lease_ms
         store.advertise = advertise
         self.live: dict[str, NodeInfo] = {}
+        #: Redis time of the heartbeat that listed ``live``.
+        self.live_at_ms = 0
         self.offset_ms = 0.0
         self.started_ms = 0
         self.leaving = False
@@ -289,6 +293,7 @@ class Cluster:
             load, _, address = _text(res[i + 2]).partition("|")
             live[node] = NodeInfo(node, address, int(float(_text(res[i + 1]))), _int(load))
         self.live = live
+        self.live_at_ms = now
 
     async def beat(self) -> None:
         """Heartbeat and renew every lease of this node: one pipeline."""
@@ -589,7 +594,8 @@ class Cluster:
             if owner.node and owner.until > now and owner.node != self.node_id:
                 # Owned elsewhere; an owner that stopped heartbeating gets no
                 # redirect (its lease will expire and the match move).
-                return None, owner.address if owner.node in self.live else ""
+                renewed = owner.until - now > self.lease_ms - 2 * self.beat_s * 1000
+                return None, self.reachable(owner.node, owner.address) if renewed else ""
             if owner.node == self.node_id and owner.until > now:
                 target = self.node_id  # this node's lease, its runner stopped
             else:
@@ -597,10 +603,8 @@ class Cluster:
                 if target != self.node_id:
                     self._kick.set()
             if target != self.node_id:
-                info = self.live.get(target)
-                if owner.next == target and owner.next_address:
-                    return None, owner.next_address
-                return None, info.address if info is not None else ""
+                return None, self.reachable(
+                    target, owner.next_address if owner.next == target else "")
             if not may_claim or self.leaving or self.hub.draining:
                 return None, ""
             opened = await self._open_many([match_id], "on_demand")
@@ -608,6 +612,22 @@ class Cluster:
             if runner is not None:
                 return runner, ""
         return None, ""
+
+    def reachable(self, node: str, address: str = "") -> str:
+        """``node``'s address (``address`` if given) when it had heartbeaten within two
+        heartbeat intervals of the last membership read, else '': a redirect never names
+        a node that missed a heartbeat, whose leases are lapsing or have lapsed (the
+        client is told to retry instead)."""
+        info = self.live.get(node)
+        if info is None or info.seen_ms < self.live_at_ms - 2 * self.beat_s * 1000:
+            return ""
+        return address or info.address
+
+    @property
+    def retry_after_ms(self) -> int:
+        """What a refusal without a redirect suggests: a dead owner's lease lapses and
+        its match is claimed within a lease and a scan."""
+        return int((self.lease_s + self.scan_s) * 1000)
 
     async def drain(self, grace: float) -> None:
         """Hand every match of this node to another one (release + successor's inbox),
@@ -671,12 +691,17 @@ class Cluster:
 
 
 async def abort_not_owner(context: aio.ServicerContext[Any, Any], details: str,
-                          address: str) -> NoReturn:
-    """UNAVAILABLE + NOT_OWNER, with the owner's address when known (a redirect)."""
+                          address: str, cluster: Cluster | None) -> NoReturn:
+    """UNAVAILABLE + NOT_OWNER, with the owner's address when a live node runs the
+    match (a redirect); otherwise the match is being taken over: retry after a while."""
     metrics.ERRORS.labels("not_owner").inc()
     trailers: tuple[tuple[str, str], ...] = ((REASON_KEY, "NOT_OWNER"),)
     if address:
         trailers += ((OWNER_KEY, address),)
+    elif cluster is not None:
+        wait = cluster.retry_after_ms
+        details = f"{details}; it is being taken over, retry after {wait} ms"
+        trailers += ((RETRY_AFTER_KEY, str(wait)),)
     await context.abort(grpc.StatusCode.UNAVAILABLE, details, trailing_metadata=trailers)
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -691,7 +716,7 @@ async def runner_or_redirect(hub: Hub, match_id: str, context: aio.ServicerConte
         runner, address = await cluster.locate(match_id)
         if runner is not None:
             return runner
-    await abort_not_owner(context, details, address)
+    await abort_not_owner(context, details, address, cluster)
 
 
 async def redirect(hub: Hub, match_id: str, context: aio.ServicerContext[Any, Any],
@@ -702,7 +727,23 @@ async def redirect(hub: Hub, match_id: str, context: aio.ServicerContext[Any, An
     if cluster is not None:
         with contextlib.suppress(RedisError, OSError):
             _runner, address = await cluster.locate(match_id, may_claim=False)
-    await abort_not_owner(context, details, address)
+    await abort_not_owner(context, details, address, cluster)
+
+
+async def serving_address(hub: Hub, match_id: str, here: str) -> str:
+    """Where a new match's seats should join: its owner's advertised address, or the
+    node it was placed on (``here``, this node's address, when it runs here or the
+    owner is unknown), so that the first Join is not redirected."""
+    cluster = for_hub(hub)
+    if cluster is None or hub.get(match_id) is not None:
+        return here
+    with contextlib.suppress(RedisError, OSError):
+        [owner] = await cluster._owners([match_id])
+        if owner.node and owner.node != cluster.node_id and owner.address:
+            return owner.address
+        if owner.next and owner.next != cluster.node_id and owner.next_address:
+            return owner.next_address
+    return here
 
 
 async def place_new(hub: Hub, record: MatchRecord) -> mpb.Match:
@@ -733,7 +774,7 @@ async def refuse_draining(hub: Hub, match_id: str,
         with contextlib.suppress(RedisError, OSError):
             _runner, address = await cluster.locate(match_id, may_claim=False)
     if address:
-        await abort_not_owner(context, "server draining; the match moved", address)
+        await abort_not_owner(context, "server draining; the match moved", address, cluster)
     metrics.ERRORS.labels("draining").inc()
     await context.abort(grpc.StatusCode.UNAVAILABLE, "server draining",
                         trailing_metadata=((REASON_KEY, "DRAINING"),))

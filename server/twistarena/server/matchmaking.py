@@ -47,7 +47,7 @@ from twistarena.v1 import matchmaking_pb2 as kpb
 from twistarena.v1 import matchmaking_pb2_grpc as kgrpc
 from twistarena.v1 import tournaments_pb2 as tpb
 
-from . import auth, logs, metrics
+from . import auth, cluster, logs, metrics
 from .config import ServerConfig, is_loopback
 from .creation import new_match
 from .disclosure import redact
@@ -446,10 +446,11 @@ class Matchmaker:
         mid = match.match_id
         seat_of = {a: s for s, a in enumerate(seats) if a}
         await self.agents.track(mid, {s: (a or f"house:{house}") for s, a in enumerate(seats)})
+        address = await cluster.serving_address(self.hub, mid, self.address())
         for agent_id, seat in seat_of.items():
             await self.agents.assign(agent_id, kpb.MatchAssigned(
                 match_id=mid, seat=seat, seat_token=tokens[seat],
-                server_address=self.address(), game_id=game_id, num_players=players))
+                server_address=address, game_id=game_id, num_players=players))
         MATCHMADE.inc()
         log.info("match_formed", match_id=mid, game=game_id, players=players,
                  agents=len(seat_of), house=players - len(seat_of))
@@ -659,8 +660,10 @@ class Matchmaking(kgrpc.MatchmakingServicer):
                  strength=strength, peer=host)
         if not admin:
             redact(match)
+        address = await cluster.serving_address(self.hub, match.match_id,
+                                                self.matchmaker.address())
         return kpb.PracticeResponse(match=match, seat=seat, seat_token=tokens[seat],
-                                    server_address=self.matchmaker.address())
+                                    server_address=address)
 
 
 def _check_game(game_id: str, players: int) -> str:

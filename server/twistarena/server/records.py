@@ -35,12 +35,20 @@ def match_proto(record: MatchRecord, status: int, result: mpb.MatchResult | None
     return msg
 
 
-def timeouts_from_log(entries: Sequence[LogEntry], num_players: int) -> list[int]:
-    """Per seat, how many of its decisions timed out, from the log."""
+def timeouts_from_log(entries: Sequence[LogEntry], num_players: int,
+                      result: mpb.MatchResult | None = None) -> list[int]:
+    """Per seat, how many of its decisions timed out: the fallback's moves in the log,
+    plus, after a forfeit, the missed decision that forfeited the seat (it ended the
+    match instead of being played, so the log does not hold it). The forfeiting seat
+    is the one placed last, alone, at ``num_players``."""
     counts = [0] * num_players
     for seat, _action, timeout in entries:
         if timeout and 0 <= seat < num_players:
             counts[seat] += 1
+    if result is not None and result.reason == mpb.END_REASON_FORFEIT:
+        for seat, place in enumerate(result.places[:num_players]):
+            if place == num_players:
+                counts[seat] += 1
     return counts
 
 

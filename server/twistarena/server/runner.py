@@ -435,7 +435,8 @@ class MatchRunner:
 
     async def _settle_timeout_locked(self, seat_no: int, did: int) -> None:
         if self.clock.forfeit_after and self.book.timeouts[seat_no] + 1 >= self.clock.forfeit_after:
-            misses = self.book.timeouts[seat_no] + 1
+            self.book.timeouts[seat_no] += 1  # the miss that forfeits counts like the others
+            misses = self.book.timeouts[seat_no]
             await self._finish(mpb.END_REASON_FORFEIT,
                                f"seat {seat_no} forfeited after {misses} missed decisions",
                                forfeit=seat_no)

@@ -138,7 +138,8 @@ class Matches(mgrpc.MatchesServicer):
         record = await self._record(match_id, context)
         entries = await self.hub.store.load_log(match_id)
         return match_proto(record, record.status, record.result, len(entries),
-                           timeouts_from_log(entries, record.options.num_players))
+                           timeouts_from_log(entries, record.options.num_players,
+                                             record.result))
 
     async def GetMatch(self, request: mpb.GetMatchRequest,
                        context: aio.ServicerContext[Any, Any]) -> mpb.Match:
@@ -178,7 +179,8 @@ class Matches(mgrpc.MatchesServicer):
                 runner = self.hub.get(mid)
                 msg = runner.to_proto() if runner is not None else match_proto(
                     record, record.status, record.result, len(entries),
-                    timeouts_from_log(entries, record.options.num_players))
+                    timeouts_from_log(entries, record.options.num_players,
+                                      record.result))
                 if request.game_id and msg.options.game_id != request.game_id:
                     continue
                 if statuses and msg.status not in statuses:
@@ -216,7 +218,7 @@ class Matches(mgrpc.MatchesServicer):
         runner = self.hub.get(request.match_id)
         match = runner.to_proto() if runner is not None else match_proto(
             record, record.status, record.result, len(entries),
-            timeouts_from_log(entries, record.options.num_players))
+            timeouts_from_log(entries, record.options.num_players, record.result))
         if not await self.disclosure.may_see_replay(match, context):
             await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "REPLAY_CLOSED",
                        f"the replay of match {request.match_id} opens when "

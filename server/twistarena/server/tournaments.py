@@ -52,7 +52,7 @@ from twistarena.v1 import matchmaking_pb2 as kpb
 from twistarena.v1 import tournaments_pb2 as tpb
 from twistarena.v1 import tournaments_pb2_grpc as tgrpc
 
-from . import logs, metrics
+from . import cluster, logs, metrics
 from .config import ServerConfig
 from .creation import CreationError, new_match
 from .limits import Quotas
@@ -447,10 +447,11 @@ class Director:
         if agents:
             await self.agents.track(mid, {s: agents.get(s, f"house:{e}")
                                           for s, e in enumerate(game.seats)})
+            address = await cluster.serving_address(self.hub, mid, self.address())
             for seat, agent_id in agents.items():
                 await self.agents.assign(agent_id, kpb.MatchAssigned(
                     match_id=mid, seat=seat, seat_token=tokens[seat],
-                    server_address=self.address(), game_id=spec.game_id,
+                    server_address=address, game_id=spec.game_id,
                     num_players=spec.num_players, tournament_id=snap.tid))
 
     async def _finish(self, snap: Snapshot, status: int = tpb.TOURNAMENT_FINISHED,

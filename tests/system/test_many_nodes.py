@@ -15,10 +15,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import pytest
 import redis
 from twistarena.bots import make_bot
 from twistarena.clients.sdk import Agent, ArenaClient, Backoff
@@ -31,15 +30,6 @@ from tests.support.valkey import ValkeyProcess
 
 MATCHES = 30
 GAMES = [("twisted", 2), ("twhist", 4), ("twisted", 2)]
-
-
-@pytest.fixture
-def store() -> Iterator[ValkeyProcess]:
-    proc = ValkeyProcess().start()
-    try:
-        yield proc
-    finally:
-        proc.stop()
 
 
 def _cleanup(nodes: Sequence[Node]) -> None:

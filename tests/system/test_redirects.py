@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 
 import grpc
-import pytest
 import redis
 from twistarena.clients.sdk import ArenaClient, practice
 from twistarena.v1 import play_pb2, play_pb2_grpc
@@ -24,15 +22,6 @@ from tests.support.valkey import ValkeyProcess
 
 LEASE_MS = 2000
 BEAT_MS = LEASE_MS // 4
-
-
-@pytest.fixture
-def store() -> Iterator[ValkeyProcess]:
-    proc = ValkeyProcess().start()
-    try:
-        yield proc
-    finally:
-        proc.stop()
 
 
 async def _join(address: str, match_id: str, token: str) -> tuple[str, dict[str, str]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, NamedTuple
 
@@ -94,6 +94,8 @@ class GameInfo:
     new_state: Callable[[int, int, JSON], State]
     #: One line of text for an event as ``Event.view`` gives it (None: not worth saying).
     narrate: Callable[[Mapping[str, Any]], str | None]
+    #: Option name -> inclusive bounds of every integer in it (see ``options.check_ranges``).
+    option_ranges: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
     def to_json(self) -> JSON:
         return {

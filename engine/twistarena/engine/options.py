@@ -3,7 +3,9 @@
 Every [decided] figure of docs/rules/ lives in its game's ``DEFAULTS`` table; a
 match may override any entry. Overrides merge recursively into nested tables
 and must keep each entry's type, so a typo is an error instead of a silent
-default.
+default. Every number must also lie in the option's range (the game's
+``OPTION_RANGES``), and lists and texts are short: an option can make a
+match neither endless nor huge.
 """
 
 from __future__ import annotations
@@ -13,6 +15,39 @@ from collections.abc import Mapping
 from typing import Any
 
 from .core import JSON, InvalidOptions
+
+#: The inclusive bounds of an integer option, or of every integer in a list or table option.
+Range = tuple[int, int]
+#: The most entries a list option may hold, and the longest text option.
+MAX_LIST = 64
+MAX_TEXT = 64
+
+
+def check_ranges(options: Mapping[str, Any], ranges: Mapping[str, Range]) -> None:
+    """Raise ``InvalidOptions`` naming the first number out of its option's range,
+    or a list or text longer than ``MAX_LIST``/``MAX_TEXT``."""
+    for key, value in options.items():
+        _check_range(key, value, ranges.get(key))
+
+
+def _check_range(where: str, value: Any, bounds: Range | None) -> None:
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int | float):
+        if bounds is not None and not bounds[0] <= value <= bounds[1]:
+            raise InvalidOptions(
+                f"option {where!r} must be within {bounds[0]}..{bounds[1]}, got {value!r}")
+    elif isinstance(value, str):
+        if len(value) > MAX_TEXT:
+            raise InvalidOptions(f"option {where!r} is longer than {MAX_TEXT} characters")
+    elif isinstance(value, list):
+        if len(value) > MAX_LIST:
+            raise InvalidOptions(f"option {where!r} has more than {MAX_LIST} entries")
+        for i, item in enumerate(value):
+            _check_range(f"{where}[{i}]", item, bounds)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _check_range(f"{where}.{key}", item, bounds)
 
 
 def merge_options(defaults: Mapping[str, Any], overrides: Mapping[str, Any] | None,

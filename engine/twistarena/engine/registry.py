@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .core import GameInfo, InvalidOptions, State
-from .options import merge_options
+from .options import check_ranges, merge_options
 
 #: game id -> module that defines ``GAME: GameInfo``. Imported on first use.
 GAME_MODULES: dict[str, str] = {
@@ -49,7 +49,9 @@ def make(game_id: str, num_players: int, seed: int,
         )
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise InvalidOptions(f"seed must be an integer, got {seed!r}")
-    return info.new_state(num_players, seed, merge_options(info.defaults, options))
+    merged = merge_options(info.defaults, options)
+    check_ranges(merged, info.option_ranges)
+    return info.new_state(num_players, seed, merged)
 
 
 def replay(game_id: str, num_players: int, seed: int, options: Mapping[str, Any] | None,

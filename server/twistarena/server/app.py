@@ -111,7 +111,8 @@ class App:
             log.info("embedded_valkey", url=url, data_dir=str(config.data_dir or ""))
         self.store = Store(url, config.max_inflight_pipelines)
         await self.store.connect()
-        self.hub = Hub(self.store, self.node_id, config.waiting_timeout_s)
+        self.hub = Hub(self.store, self.node_id, config.waiting_timeout_s,
+                       config.max_match_decisions, config.max_match_s)
         quotas = Quotas(config, self._live, self._waiting_matches)
 
         server = aio.server(options=grpc_options(config), interceptors=[StatusInterceptor()])

@@ -67,6 +67,14 @@ class ServerConfig:
     #: abandoned (0: matches wait forever; ``serve --waiting-timeout``; a match's
     #: own ``TimeControl.join_timeout_ms`` overrides it).
     waiting_timeout_s: float = 3600.0
+    #: Caps on any match's length whatever its options (0: none): recorded
+    #: actions, and seconds from creation. A match reaching one ends with
+    #: END_REASON_LENGTH_LIMIT (``serve --max-match-decisions/--max-match-seconds``).
+    max_match_decisions: int = 10_000
+    max_match_s: float = 21_600.0
+    #: Every message of a live Watch stream is held this long (``serve
+    #: --spectator-delay-ms``; 0: sent at once). Seat streams are never delayed.
+    spectator_delay_s: float = 0.0
     #: Concurrent Play streams presenting the same seat token.
     max_streams_per_token: int = 4
     #: Largest message the server accepts.

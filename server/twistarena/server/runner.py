@@ -72,11 +72,17 @@ class Seat:
 class Hub:
     """The runners of this node and what they share."""
 
-    def __init__(self, store: Store, node_id: str, waiting_timeout_s: float = 0.0) -> None:
+    def __init__(self, store: Store, node_id: str, waiting_timeout_s: float = 0.0,
+                 max_match_decisions: int = 0, max_match_s: float = 0.0) -> None:
         self.store = store
         self.node_id = node_id
         #: A match not started this long after its creation is abandoned (0: never).
         self.waiting_timeout_s = waiting_timeout_s
+        #: Caps on a match's length, whatever its options (0: none): it ends with
+        #: END_REASON_LENGTH_LIMIT after this many actions, or this long after
+        #: its creation.
+        self.max_match_decisions = max_match_decisions
+        self.max_match_s = max_match_s
         self.runners: dict[str, MatchRunner] = {}
         self.draining = False
 
@@ -139,6 +145,7 @@ class MatchRunner:
         self.action_cache = wire.action_cache(self.game_id)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._waiting_timer: asyncio.TimerHandle | None = None
+        self._length_timer: asyncio.TimerHandle | None = None
         self._stopped = False
         for seat_no, action, timeout in log_entries:
             self.book.advance(seat_no, action, timeout)
@@ -165,6 +172,9 @@ class MatchRunner:
             if self.state.is_terminal():
                 await self._finish(mpb.END_REASON_COMPLETED, "")
                 return
+            if self._too_many_decisions():
+                await self._end_for_length(f"{self.hub.max_match_decisions} decisions")
+                return
             if await self._start_when_seated():
                 return
             if self.status == mpb.MATCH_STATUS_RUNNING:
@@ -186,7 +196,13 @@ class MatchRunner:
         return True
 
     def _run(self) -> None:
-        """Play on: absent players' grace periods start, the open decisions go out."""
+        """Play on: absent players' grace periods start, the open decisions go out,
+        the cap on the match's wall time is armed."""
+        if self.hub.max_match_s > 0 and self._length_timer is None:
+            # Counted from creation (wall clock), so a restart does not extend it.
+            age = time.time() - self.record.created_ms / 1000
+            self._length_timer = self.loop.call_later(
+                max(0.0, self.hub.max_match_s - age), self._length_expired)
         for seat in self.seats:
             if not seat.house_bot and seat.stream is None:
                 self._start_grace(seat)
@@ -197,6 +213,24 @@ class MatchRunner:
         """How long after creation a match not yet started is abandoned (0: never):
         the match's own join timeout, else the server's waiting timeout."""
         return self.clock.waiting_s or self.hub.waiting_timeout_s
+
+    def _too_many_decisions(self) -> bool:
+        cap = self.hub.max_match_decisions
+        return cap > 0 and self.book.log_len >= cap
+
+    def _length_expired(self) -> None:
+        self._length_timer = None
+        self._spawn(self._end_for_time())
+
+    async def _end_for_time(self) -> None:
+        async with self.lock:
+            if not (self.over or self._stopped):
+                await self._end_for_length(f"{self.hub.max_match_s:g} s")
+
+    async def _end_for_length(self, cap: str) -> None:
+        """End a match that reached a server cap on its length. Lock held."""
+        await self._finish(mpb.END_REASON_LENGTH_LIMIT,
+                           f"the match reached the server's cap of {cap} before its end")
 
     def _waiting_expired(self) -> None:
         self._waiting_timer = None
@@ -216,7 +250,7 @@ class MatchRunner:
     def stop(self, code: grpc.StatusCode, reason: str, details: str) -> None:
         """Stop running this match here (drain, lost ownership); Redis keeps it live."""
         self._stopped = True
-        self._cancel_waiting_timer()
+        self._cancel_match_timers()
         for seat in self.seats:
             self._cancel_timers(seat)
             if seat.stream is not None:
@@ -230,10 +264,12 @@ class MatchRunner:
                 task.cancel()
         self.hub.forget(self)
 
-    def _cancel_waiting_timer(self) -> None:
-        if self._waiting_timer is not None:
-            self._waiting_timer.cancel()
-            self._waiting_timer = None
+    def _cancel_match_timers(self) -> None:
+        """The waiting timeout and the wall-time cap: either would keep the runner alive."""
+        for timer in (self._waiting_timer, self._length_timer):
+            if timer is not None:
+                timer.cancel()
+        self._waiting_timer = self._length_timer = None
 
     def _cancel_timers(self, seat: Seat) -> None:
         if seat.timer is not None:
@@ -246,8 +282,9 @@ class MatchRunner:
     async def _set_status(self, status: int) -> None:
         await self.store.update_meta(self.match_id, self.owner, {"status": status})
         self.status = status
-        if status != mpb.MATCH_STATUS_WAITING:
-            self._cancel_waiting_timer()
+        if status != mpb.MATCH_STATUS_WAITING and self._waiting_timer is not None:
+            self._waiting_timer.cancel()
+            self._waiting_timer = None
 
     # -- seats and spectators --------------------------------------------------
 
@@ -488,6 +525,8 @@ class MatchRunner:
         self.feed.send_new(first_event, self.seats, self.spectators)
         if self.state.is_terminal():
             await self._finish(mpb.END_REASON_COMPLETED, "")
+        elif self._too_many_decisions():
+            await self._end_for_length(f"{self.hub.max_match_decisions} decisions")
         else:
             self._open_decisions()
         return True
@@ -538,8 +577,7 @@ class MatchRunner:
         status = mpb.MATCH_STATUS_CANCELLED if reason in (
             mpb.END_REASON_CANCELLED, mpb.END_REASON_ABANDONED) else mpb.MATCH_STATUS_FINISHED
         result = self._result(reason, detail, forfeit)
-        # The timer would keep this runner alive for up to the join timeout.
-        self._cancel_waiting_timer()
+        self._cancel_match_timers()
         try:
             await self.store.update_meta(self.match_id, self.owner, {
                 "status": status, "result": result.SerializeToString()})

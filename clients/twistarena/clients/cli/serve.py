@@ -76,6 +76,15 @@ def register(subparsers: Any) -> None:
     p.add_argument("--waiting-timeout", type=float, default=3600.0, metavar="SECONDS",
                    help="abandon a match whose seats have not all joined this long after "
                         "its creation (default 3600; 0: wait forever)")
+    p.add_argument("--max-match-decisions", type=int, default=10_000, metavar="N",
+                   help="end any match after this many recorded actions, whatever its "
+                        "options (reason LENGTH_LIMIT; default 10000; 0: no cap)")
+    p.add_argument("--max-match-seconds", type=float, default=21_600.0, metavar="SECONDS",
+                   help="end any match this long after its creation (reason LENGTH_LIMIT; "
+                        "default 21600 = 6 h; 0: no cap)")
+    p.add_argument("--spectator-delay-ms", type=int, default=0, metavar="MS",
+                   help="hold every message of a live Watch stream this long before "
+                        "sending it (default 0: at once)")
     p.add_argument("--house-fill-after", type=float, default=None, metavar="SECONDS",
                    help="matchmaking: fill a queued agent's empty seats with house bots "
                         "after this wait (default: only when its Queue request asks)")
@@ -145,6 +154,11 @@ def run(args: argparse.Namespace) -> int:
         print("twistarena serve: --waiting-timeout must be 0 (never) or positive",
               file=sys.stderr)
         return 2
+    for flag in ("max_match_decisions", "max_match_seconds", "spectator_delay_ms"):
+        if getattr(args, flag) < 0:
+            print(f"twistarena serve: --{flag.replace('_', '-')} must be 0 or positive",
+                  file=sys.stderr)
+            return 2
     if args.drain_grace <= 0:
         print("twistarena serve: --drain-grace must be positive", file=sys.stderr)
         return 2
@@ -170,6 +184,8 @@ def run(args: argparse.Namespace) -> int:
         practice_per_minute=args.practice_per_minute,
         limits=Limits(**{field: getattr(args, dest) for dest, field in LIMIT_FLAGS.items()
                          if getattr(args, dest) is not None}),
+        max_match_decisions=args.max_match_decisions, max_match_s=args.max_match_seconds,
+        spectator_delay_s=args.spectator_delay_ms / 1000,
     )
     json_logs = {"auto": None, "json": True, "console": False}[args.log_format]
     return run_server(config, json_logs, web_beside(args, redis_url, tls is not None))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..core import JSON, GameInfo, State
 from .cards import DECK_SIZE
-from .data import DEFAULTS
+from .data import DEFAULTS, OPTION_RANGES
 from .narrate import narrate
 from .state import TrickyTwistState
 
@@ -22,6 +22,7 @@ GAME = GameInfo(
     deck_size=DECK_SIZE,
     new_state=_new_state,
     narrate=narrate,
+    option_ranges=OPTION_RANGES,
 )
 
 __all__ = ["GAME", "TrickyTwistState"]

@@ -60,3 +60,18 @@ DEFAULTS: dict[str, Any] = {
     # TT-7.6 [decided]: stars by place for "fewest"/"most" (later places: the last entry).
     "place_stars": [12, 7, 3, 0],
 }
+
+
+#: Bounds of every option that holds numbers (options.check_ranges).
+OPTION_RANGES: dict[str, tuple[int, int]] = {
+    "hand_size_3p": (1, 16),
+    "hand_size_4p": (1, 12),
+    "reserve_size": (0, 15),
+    "pair_stars": (0, 50),
+    "balanced_pair_stars": (0, 50),
+    "odd_values": (1, 12),
+    "even_values": (1, 12),
+    "any_values": (1, 12),
+    "star_tables": (0, 100),
+    "place_stars": (0, 100),
+}

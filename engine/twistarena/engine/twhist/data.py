@@ -23,3 +23,12 @@ DEFAULTS: dict[str, Any] = {
     # player sits out.
     "every_pass_sits_out": False,
 }
+
+
+#: Bounds of every option that holds numbers (options.check_ranges).
+OPTION_RANGES: dict[str, tuple[int, int]] = {
+    "values": (-10, 20),
+    "flip_min": (-20, 20),
+    "flip_max": (-20, 40),
+    "stars": (0, 100),
+}

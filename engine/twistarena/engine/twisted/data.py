@@ -18,3 +18,15 @@ DEFAULTS: dict[str, Any] = {
     # TW-4.5: expert variant (taking a one-card row also takes the top of the draw pile).
     "expert": False,
 }
+
+
+#: Bounds of every option that holds numbers (options.check_ranges): no option
+#: can make a match endless (``rounds``) or its scores overflow.
+OPTION_RANGES: dict[str, tuple[int, int]] = {
+    "hand_size": (1, 39),
+    "extend_distance": (0, 86),
+    "plus_point": (0, 10),
+    "minus_point": (0, 10),
+    "toad_penalty": (0, 50),
+    "rounds": (1, 20),
+}

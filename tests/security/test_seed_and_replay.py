@@ -23,6 +23,8 @@ from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 from twistarena.v1 import matchmaking_pb2 as kpb
 from twistarena.v1 import matchmaking_pb2_grpc as kgrpc
+from twistarena.v1 import play_pb2 as ppb
+from twistarena.v1 import play_pb2_grpc as pgrpc
 from twistarena.v1 import tournaments_pb2 as tpb
 from twistarena.v1 import tournaments_pb2_grpc as tgrpc
 
@@ -197,14 +199,28 @@ def test_a_duplicate_block_stays_closed_until_its_last_game_ends(server: Any) ->
             await _replay_refused(stub, first)
             assert [g.seed for g in record.games] == [0, 0]
             assert not record.spec.HasField("seed")
+            # Even the public events of either game show cards the other one deals.
+            for mid in (first, second):
+                await _watch_refused(ch, mid)
             await stub.CancelMatch(mpb.CancelMatchRequest(match_id=second))
             record = await _until(tstub, tid, 2)
             seeds = {g.seed for g in record.games}
             assert len(seeds) == 1 and 0 not in seeds
             replay = await stub.GetReplay(mpb.GetReplayRequest(match_id=first))
             assert replay.match.seed in seeds
+            watched = [m async for m in pgrpc.WatchStub(ch).Watch(
+                ppb.WatchRequest(match_id=first), timeout=10)]
+            assert watched[-1].WhichOneof("msg") == "match_over"
 
     run(main())
+
+
+async def _watch_refused(ch: aio.Channel, mid: str) -> None:
+    call = pgrpc.WatchStub(ch).Watch(ppb.WatchRequest(match_id=mid), timeout=10)
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await call.read()
+    assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert _reason(err.value) == "REPLAY_CLOSED"
 
 
 async def _exists(stub: mgrpc.MatchesStub, mid: str) -> bool:

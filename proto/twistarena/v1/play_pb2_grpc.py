@@ -124,7 +124,10 @@ class WatchServicer:
 
     def Watch(self, request, context):
         """A spectator's live view of a match: the public view and public events
-        (never a hidden card), from `from_seq`, until the match ends.
+        (never a hidden card), from `from_seq`, until the match ends; behind the
+        server's spectator delay (serve --spectator-delay-ms) while it runs.
+        FAILED_PRECONDITION (REPLAY_CLOSED) for a game of a duplicate tournament
+        block with games left to play, except for the admin.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

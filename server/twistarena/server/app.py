@@ -119,7 +119,7 @@ class App:
         mgrpc.add_MatchesServicer_to_server(Matches(self.hub, config, quotas), server)  # type: ignore[no-untyped-call]
         self.streams = Streams(config.limits)
         add_streaming_services(server, Play(self.hub, config, quotas, self.streams),
-                               Watch(self.hub, self.streams))
+                               Watch(self.hub, config, self.streams))
         self.extras = extras.Extras(self.hub, config, self.node_id, lambda: self.address,
                                     quotas)
         self.extras.add_to_server(server)

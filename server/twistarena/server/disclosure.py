@@ -51,6 +51,15 @@ class Disclosure:
                              context: aio.ServicerContext[Any, Any]) -> bool:
         return is_admin(context, self.config) or await self.replay_public(match)
 
+    async def may_watch(self, match_id: str, context: aio.ServicerContext[Any, Any]) -> bool:
+        """Spectators see public events, except those of a game of a duplicate
+        block with games left to play (the same cards are dealt again there)."""
+        if is_admin(context, self.config):
+            return True
+        from . import tournaments
+
+        return not await tournaments.in_open_duplicate_block(self.hub.store.redis, match_id)
+
     async def shown(self, match: mpb.Match, context: aio.ServicerContext[Any, Any]) -> mpb.Match:
         """``match`` as the caller may see it (redacted in place when needed)."""
         if not await self.may_see_replay(match, context):

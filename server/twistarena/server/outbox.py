@@ -172,3 +172,35 @@ class Streams:
 def _unproductive(outbox: Outbox) -> bool:
     check = outbox.unproductive
     return check is not None and check()
+
+
+class DelayedOutbox(Outbox):
+    """A spectator's outbox under the broadcast delay: each message leaves
+    ``delay_s`` after it was sent, so nothing reaches the spectator sooner
+    (``serve --spectator-delay-ms``). A Close still comes after them all."""
+
+    __slots__ = ("delay_s",)
+
+    def __init__(self, delay_s: float, limit: int = 0) -> None:
+        super().__init__(limit=limit)
+        self.delay_s = delay_s
+
+    def send(self, msg: Any) -> None:
+        super().send(_Held(self._loop.time() + self.delay_s, msg))
+
+    async def get(self) -> Any:
+        item = await super().get()
+        if type(item) is _Held:
+            wait = item.until - self._loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            return item.msg
+        return item
+
+
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """A message of a DelayedOutbox and the loop time it may leave at."""
+
+    until: float
+    msg: Any

@@ -20,7 +20,7 @@ from .config import ServerConfig
 from .disclosure import Disclosure
 from .errors import is_undecodable
 from .limits import Quotas
-from .outbox import Close, Outbox, Streams
+from .outbox import Close, DelayedOutbox, Outbox, Streams
 from .records import match_proto, replay_state, timeouts_from_log
 from .rpc import fail, is_admin, require_admin, shown
 from .runner import Hub, MatchRunner
@@ -221,7 +221,7 @@ class Matches(mgrpc.MatchesServicer):
             timeouts_from_log(entries, record.options.num_players, record.result))
         if not await self.disclosure.may_see_replay(match, context):
             await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "REPLAY_CLOSED",
-                       f"the replay of match {request.match_id} opens when "
+                       f"the replay of match {shown(request.match_id)} opens when "
                        + ("its tournament block ends" if match.status in wire.MATCH_OVER
                           else "it ends; follow it with Watch"))
         state = replay_state(record, entries)
@@ -352,19 +352,29 @@ class Play(pgrpc.PlayServicer):
 
 
 class Watch(pgrpc.WatchServicer):
-    def __init__(self, hub: Hub, streams: Streams) -> None:
+    def __init__(self, hub: Hub, config: ServerConfig, streams: Streams) -> None:
         self.hub = hub
         self.streams = streams
+        self.disclosure = Disclosure(hub, config)
+        #: The broadcast delay of live spectator streams (0: none).
+        self.delay_s = config.spectator_delay_s
 
     async def Watch(self, request: ppb.WatchRequest,
                     context: aio.ServicerContext[Any, Any]) -> None:
         if not request.match_id:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                        "WatchRequest.match_id is empty")
-        outbox = self.streams.outbox()
+        if not await self.disclosure.may_watch(request.match_id, context):
+            await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "REPLAY_CLOSED",
+                       f"match {shown(request.match_id)} deals the cards of a duplicate "
+                       "tournament block that has games left to play; watch it when the "
+                       "block ends")
         runner = self.hub.get(request.match_id)
         if runner is None:
             runner = await cluster.live_runner_or_redirect(self.hub, request.match_id, context)
+        # A match that is over has nothing left to hide: its events go at once.
+        outbox = DelayedOutbox(self.delay_s, self.streams.limits.stream_queue) if (
+            runner is not None and self.delay_s > 0) else self.streams.outbox()
         if runner is not None:
             live = runner
             outbox.unproductive = lambda: live.status == mpb.MATCH_STATUS_WAITING

@@ -248,6 +248,18 @@ async def replay_sealed(redis: Any, match_id: str) -> bool:
     return snap is not None and (round_no, index) in snap.sealed()
 
 
+async def in_open_duplicate_block(redis: Any, match_id: str) -> bool:
+    """True for a game of a duplicate block with games left to play: even its
+    public events show cards that the block's other games deal again."""
+    parsed = parse_game_match_id(match_id)
+    if parsed is None:
+        return False
+    tid, round_no, index = parsed
+    snap = await load(redis, tid)
+    return (snap is not None and snap.spec.duplicate_deals
+            and (round_no, index) in snap.sealed())
+
+
 def to_proto(snap: Snapshot, with_games: bool = True, admin: bool = False) -> tpb.Tournament:
     """The tournament as a caller sees it: only the admin sees the seed of a
     running tournament (it derives every deal) and the seeds of sealed games."""

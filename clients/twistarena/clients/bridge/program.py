@@ -80,7 +80,7 @@ class ProgramBot(BridgedSeat):
     """Plays a seat by asking a program (see the module docstring).
 
     ``game`` and ``seat`` are read from the agent once it has joined: call
-    ``bind(agent)`` before running it (``program_agent`` does).
+    ``bind(agent)`` before running it (``bridge.bridged_agent`` does).
     """
 
     def __init__(self, command: str | Sequence[str], *, form: str = JSON_FORM,
@@ -164,7 +164,8 @@ class ProgramBot(BridgedSeat):
         self._started_once = True
         argv = list(self.argv)
         limits = self.limits
-        if limits is not None and limits.no_network and can_unshare_network():
+        if limits is not None and limits.no_network and await asyncio.to_thread(
+                can_unshare_network):
             argv = ["unshare", "-rn", "--", *argv]
         proc = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,

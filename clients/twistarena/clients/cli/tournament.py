@@ -170,11 +170,15 @@ def run_follow(args: argparse.Namespace) -> int:
 def run_show(args: argparse.Namespace) -> int:
     console = make_console(stderr=args.json == "-")
     client = _client(args)
+    async def fetch() -> tuple[tournaments_pb2.Tournament, dict[str, str]]:
+        record = await client.get(args.tournament_id)
+        return record, await client.entrant_names(list(record.spec.entrants))
+
     try:
-        record = asyncio.run(client.get(args.tournament_id))
+        record, names = asyncio.run(fetch())
     except AgentError as error:
         return fail(console, error)
-    console.print(standings_table(record))
+    console.print(standings_table(record, names))
     return _finish(args, record, console, show=False)
 
 
@@ -225,11 +229,14 @@ async def _follow(client: TournamentClient, tid: str,
                         TimeElapsedColumn())
     task = progress.add_task("games", total=None)
     record: tournaments_pb2.Tournament | None = None
+    names: dict[str, str] | None = None
     with Live(Group(progress), console=console, refresh_per_second=4,
               transient=False) as live:
         async for record in client.watch(tid):
+            if names is None:
+                names = await client.entrant_names(list(record.spec.entrants))
             progress.update(task, completed=record.games_done, total=record.games_planned)
-            live.update(Group(standings_table(record), progress))
+            live.update(Group(standings_table(record, names), progress))
     assert record is not None
     return record
 
@@ -256,16 +263,21 @@ def _finish(args: argparse.Namespace, record: tournaments_pb2.Tournament, consol
     return 0 if record.status != tournaments_pb2.TOURNAMENT_CANCELLED else 1
 
 
-def standings_table(record: tournaments_pb2.Tournament) -> Table:
+def standings_table(record: tournaments_pb2.Tournament,
+                    names: dict[str, str] | None = None) -> Table:
+    """The standings, entrants by name, with the deals (blocks) each played."""
+    names = names or {}
+    blocks = {s.entrant: s.blocks for s in standings_of(record)}
     status = tournaments_pb2.TournamentStatus.Name(record.status).removeprefix("TOURNAMENT_")
     table = Table(title=f"Tournament {record.tournament_id}: {record.spec.game_id}, "
                         f"{tournaments_pb2.TournamentFormat.Name(record.spec.format)}, "
                         f"{record.games_done}/{record.games_planned} games, {status.lower()}")
-    for column in ("#", "entrant", "games", "wins", "win share (95% CI)", "mean score",
-                   "mean place", "mu ± sigma"):
+    for column in ("#", "entrant", "games", "blocks", "wins", "win share (95% CI)",
+                   "mean score", "mean place", "mu ± sigma"):
         table.add_column(column, justify="left" if column == "entrant" else "right")
     for i, s in enumerate(record.standings, 1):
-        table.add_row(str(i), s.entrant, str(s.games), f"{s.wins:.1f}",
+        table.add_row(str(i), names.get(s.entrant, s.entrant), str(s.games),
+                      str(blocks.get(s.entrant, 0)), f"{s.wins:.1f}",
                       f"{s.win_share:.2f} ({s.win_ci_low:.2f}-{s.win_ci_high:.2f})",
                       f"{s.mean_score:.1f}", f"{s.mean_place:.2f}",
                       f"{s.mu:.1f} ± {s.sigma:.1f}")

@@ -10,6 +10,7 @@ import grpc
 import grpc.aio
 from twistarena import wire
 from twistarena.league import GameResult, Standing
+from twistarena.league.standings import per_block
 from twistarena.v1 import match_pb2, tournaments_pb2, tournaments_pb2_grpc
 
 from .connection import (
@@ -65,6 +66,22 @@ class TournamentClient(ServiceClient):
             "ListTournaments", tournaments_pb2.ListTournamentsRequest(page_size=limit))
         return list(page.tournaments)
 
+    async def entrant_names(self, entrants: Sequence[str]) -> dict[str, str]:
+        """Display names: a registered agent's name (its id when unknown); house
+        bots are their own name."""
+        from .matchmaking import get_agent
+
+        names = {}
+        for entrant in entrants:
+            names[entrant] = entrant
+            if entrant.startswith("ag_"):
+                try:
+                    info = await get_agent(self.servers, entrant)
+                except AgentError:
+                    continue
+                names[entrant] = info.name or entrant
+        return names
+
     async def cancel(self, tournament_id: str, reason: str = "") -> tournaments_pb2.Tournament:
         done: tournaments_pb2.Tournament = await self._unary(
             "CancelTournament", tournaments_pb2.CancelTournamentRequest(
@@ -101,8 +118,12 @@ class TournamentClient(ServiceClient):
 
 
 def standings_of(record: tournaments_pb2.Tournament) -> list[Standing]:
-    """The record's standings as ``twistarena.league.Standing`` values."""
-    return [Standing(entrant=r.entrant, games=r.games, blocks=0, mean_score=r.mean_score,
+    """The record's standings as ``twistarena.league.Standing`` values; ``blocks``
+    (the deals each entrant played, every seating of a duplicate deal counting
+    once) from the played games."""
+    blocks = per_block(results_of(record))
+    return [Standing(entrant=r.entrant, games=r.games, blocks=len(blocks.get(r.entrant, {})),
+                     mean_score=r.mean_score,
                      score_ci_low=r.score_ci_low, score_ci_high=r.score_ci_high, wins=r.wins,
                      win_share=r.win_share, win_ci_low=r.win_ci_low, win_ci_high=r.win_ci_high,
                      mean_place=r.mean_place, mu=r.mu, sigma=r.sigma,

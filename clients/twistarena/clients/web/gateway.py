@@ -174,13 +174,9 @@ class Gateway:
     # -- tournaments and agents -------------------------------------------
     async def names(self, entrants: list[str]) -> dict[str, str]:
         """Display names of registered agents (house bots are their own name)."""
-        for entrant in entrants:
-            if entrant.startswith("ag_") and entrant not in self._agent_names:
-                try:
-                    info = await get_agent(self.servers, entrant)
-                    self._agent_names[entrant] = info.name or entrant
-                except AgentError:
-                    self._agent_names[entrant] = entrant
+        unknown = [e for e in entrants if e not in self._agent_names]
+        if unknown:
+            self._agent_names.update(await self.tournaments.entrant_names(unknown))
         return {e: self._agent_names.get(e, e) for e in entrants}
 
     async def tournament(self, tournament_id: str) -> JSON:

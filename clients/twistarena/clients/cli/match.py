@@ -74,11 +74,14 @@ def result_table(result: MatchResult, names: Sequence[str] = (), title: str = "R
 
 
 def seat_names(match: match_pb2.Match) -> list[str]:
+    """Who plays each seat: its name, else its house bot, else 'seat N'."""
     names = []
     for i in range(match.options.num_players):
         seat = next((s for s in match.seats if s.seat == i), None)
-        label = (seat.name or seat.house_bot) if seat is not None else ""
-        names.append(label)
+        label = ""
+        if seat is not None:
+            label = seat.name or (f"{seat.house_bot} (house)" if seat.house_bot else "")
+        names.append(label or f"seat {i}")
     return names
 
 
@@ -91,7 +94,8 @@ def match_json(match: match_pb2.Match) -> dict[str, Any]:
         "seed": match.seed,
         "status": STATUSES.get(match.status, str(match.status)),
         "actions": match.actions,
-        "game_options": struct_to_dict(match.options.game_options),
+        # The options in force: the game's defaults with the match's overrides.
+        "game_options": options_in_force(match),
         "time_control": {
             "decision_ms": tc.decision_ms,
             "fallback": match_pb2.Fallback.Name(tc.fallback).removeprefix("FALLBACK_"),
@@ -105,6 +109,21 @@ def match_json(match: match_pb2.Match) -> dict[str, Any]:
     if match.status in wire.MATCH_OVER:
         out["result"] = MatchResult.from_proto(match.result).to_json()
     return out
+
+
+def options_in_force(match: match_pb2.Match) -> dict[str, Any]:
+    """The game's option table as the match plays it (defaults, then its overrides)."""
+    game_id = match.options.game_id
+    defaults = dict(engine.game(game_id).defaults) if game_id in engine.GAME_IDS else {}
+    return {**defaults, **struct_to_dict(match.options.game_options)}
+
+
+def parse_house(text: str) -> tuple[int, str]:
+    """``SEAT:STRATEGY`` (e.g. ``2:heuristic``)."""
+    seat, sep, strategy = text.partition(":")
+    if not sep or not seat.strip().isdigit() or not strategy.strip():
+        raise argparse.ArgumentTypeError(f"expected SEAT:STRATEGY, got {text!r}")
+    return int(seat), strategy.strip()
 
 
 def parse_option(text: str) -> tuple[str, Any]:
@@ -137,7 +156,20 @@ def register(sub: Any) -> None:
     create.add_argument("--players", type=int, required=True)
     create.add_argument("--bots", default="",
                         help="comma-separated strategies (random, heuristic), one per seat, "
-                             "cycled: play every seat in this process")
+                             "cycled: play every remote seat in this process")
+    create.add_argument("--house", type=parse_house, action="append", default=[],
+                        metavar="SEAT:STRATEGY",
+                        help="the server plays this seat with a house bot, e.g. 1:heuristic "
+                             "(repeatable); the other seats are remote: tokens, or --bots")
+    create.add_argument("--fallback", choices=("random", "forfeit"), default="",
+                        help="when a seat misses a decision: a random legal action (the "
+                             "server default), or that and forfeit after --forfeit-after misses")
+    create.add_argument("--forfeit-after", type=int, default=0,
+                        help="with --fallback forfeit: missed decisions that forfeit a seat "
+                             "(0: server default, 3)")
+    create.add_argument("--reconnect-grace-ms", type=int, default=0,
+                        help="how long a dropped seat is held for its agent (0: server "
+                             "default, 30000)")
     create.add_argument("--seed", type=int, default=None)
     create.add_argument("--decision-ms", type=int, default=0,
                         help="time per decision (0: server default)")
@@ -191,13 +223,20 @@ def run_create(args: argparse.Namespace) -> int:
 
 async def _create(args: argparse.Namespace, console: Console, strategies: list[str]) -> int:
     client = client_from(args)
-    names = list(args.name) or ([strategies[i % len(strategies)] for i in range(args.players)]
-                                if strategies else [])
+    house = dict(args.house)
+    if any(not 0 <= seat < args.players for seat in house):
+        raise ValueError(f"--house seats are 0..{args.players - 1}")
+    house_bots = [house.get(i, "") for i in range(args.players)] if house else []
+    names = list(args.name) or ([house.get(i) or strategies[i % len(strategies)]
+                                 for i in range(args.players)] if strategies else [])
     created = await client.create_match(
         args.game, args.players, seed=args.seed, decision_ms=args.decision_ms,
-        join_timeout_ms=args.join_timeout_ms,
-        game_options=dict(args.option), seat_names=names)
+        join_timeout_ms=args.join_timeout_ms, fallback=args.fallback,
+        forfeit_after=args.forfeit_after, reconnect_grace_ms=args.reconnect_grace_ms,
+        game_options=dict(args.option), seat_names=names, house_bots=house_bots)
     match = created.match
+    if strategies and not created.seat_tokens:
+        raise ValueError("--bots has no seat to play: every seat is a house bot")
     if not strategies:
         if args.json:
             out = match_json(match)
@@ -219,8 +258,10 @@ async def _create(args: argparse.Namespace, console: Console, strategies: list[s
 
     game_id = match.options.game_id
 
+    narrator = min(t.seat for t in created.seat_tokens)
+
     def narrate(seat: int, event: MatchEvent) -> None:
-        if seat != 0 or args.quiet or args.json:
+        if seat != narrator or args.quiet or args.json:
             return
         line = event_text(game_id, event.kind, event.data, event.text)
         if line:
@@ -240,10 +281,11 @@ async def _create(args: argparse.Namespace, console: Console, strategies: list[s
         except grpc.aio.AioRpcError:
             out = {**match_json(match), "status": "FINISHED", "actions": None}
         out["result"] = result.to_json()
-        out["bots"] = names
+        out["bots"] = names or seat_names(match)
         print(json.dumps(out))
         return 0
-    console.print(result_table(result, names, f"Final result of {match.match_id}"))
+    console.print(result_table(result, names or seat_names(match),
+                               f"Final result of {match.match_id}"))
     return 0
 
 

@@ -16,6 +16,7 @@ from twistarena.clients.bench.processes import CLI, ServerProcess
 from twistarena.clients.sdk import Agent, ArenaClient, Backoff
 
 from tests.clients.helpers import acknowledged_in_log, replay_problems, run
+from tests.support.waiting import wait_until
 
 MATCHES = 20
 
@@ -58,7 +59,10 @@ async def _scenario(redis_url: str) -> dict[str, Any]:
     tasks = [asyncio.ensure_future(a.run()) for a in agents]
     second: ServerProcess | None = None
     try:
-        await asyncio.sleep(1.0)
+        async def playing() -> bool:  # every match under way, on average
+            return sum(len(a.accepted) for a in agents) >= MATCHES
+
+        await wait_until(playing, "the agents play before the kill", timeout=60)
         acknowledged_before = sum(len(a.accepted) for a in agents)
         first.kill()  # SIGKILL: no drain, nothing flushed by the server
         await asyncio.sleep(0.5)

@@ -47,6 +47,7 @@ class ConfigError(Exception):
 
 
 def grpc_options(config: ServerConfig) -> list[tuple[str, Any]]:
+    """Channel options of the server: message size limits and keepalive."""
     return [
         ("grpc.max_receive_message_length", config.max_receive_bytes),
         ("grpc.max_send_message_length", config.max_send_bytes),
@@ -65,6 +66,8 @@ def grpc_options(config: ServerConfig) -> list[tuple[str, Any]]:
 
 
 def server_credentials(config: ServerConfig) -> grpc.ServerCredentials | None:
+    """TLS credentials from the config (client certificates required when it names a
+    CA); None: plaintext."""
     tls = config.tls
     if tls is None:
         return None
@@ -95,10 +98,13 @@ class App:
 
     @property
     def address(self) -> str:
+        """HOST:PORT the server listens on (the bound port when 0 was asked)."""
         host = self.config.host
         return f"[{host}]:{self.port}" if ":" in host else f"{host}:{self.port}"
 
     async def start(self) -> int:
+        """Connect the store, join the cluster (resuming the matches placed here) and
+        serve; returns the bound port."""
         config = self.config
         if not config.plaintext_allowed():
             raise ConfigError(
@@ -214,9 +220,11 @@ class App:
         log.info("stopped")
 
     async def stop(self) -> None:
+        """Drain (hand the matches over) and stop serving."""
         await self.drain()
 
     async def wait(self) -> None:
+        """Until the server stops."""
         assert self.server is not None
         await self.server.wait_for_termination()
 

@@ -20,10 +20,12 @@ AGENT_TOKEN_PREFIX = "at_"
 
 
 def new_token(prefix: str = SEAT_TOKEN_PREFIX) -> str:
+    """A fresh secret token with a prefix that says what it is for."""
     return prefix + secrets.token_urlsafe(24)
 
 
 def token_hash(token: str) -> str:
+    """What the store keeps of a token: its sha256, hex."""
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -41,6 +43,7 @@ def bearer(metadata: Iterable[Any] | None) -> str:
 
 
 def same_secret(given: str, expected: str) -> bool:
+    """Constant-time comparison of two secrets."""
     return hmac.compare_digest(given.encode("utf-8", "surrogatepass"),
                                expected.encode("utf-8", "surrogatepass"))
 

@@ -107,6 +107,7 @@ class ServerConfig:
     extra_grpc_options: tuple[tuple[str, int | str], ...] = field(default_factory=tuple)
 
     def plaintext_allowed(self) -> bool:
+        """Plaintext only with --insecure or on a loopback address; TLS always."""
         return self.tls is not None or self.insecure or is_loopback(self.host)
 
 

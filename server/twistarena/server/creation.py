@@ -43,6 +43,7 @@ def _validate(opts: mpb.MatchOptions) -> str:
 
 
 def check_options(opts: mpb.MatchOptions) -> None:
+    """Refuse match options the server does not run (raises CreationError)."""
     problem = _validate(opts)
     if problem:
         raise CreationError(problem)

@@ -49,6 +49,7 @@ class Disclosure:
 
     async def may_see_replay(self, match: mpb.Match,
                              context: aio.ServicerContext[Any, Any]) -> bool:
+        """Whether the caller may read the match's replay now."""
         return is_admin(context, self.config) or await self.replay_public(match)
 
     async def may_watch(self, match_id: str, context: aio.ServicerContext[Any, Any]) -> bool:

@@ -33,6 +33,7 @@ def valkey_binary() -> Path:
 
 
 def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port free on ``host`` right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         port: int = sock.getsockname()[1]
@@ -78,6 +79,7 @@ class EmbeddedValkey:
 
     @property
     def url(self) -> str:
+        """The redis:// URL of the running server."""
         return f"redis://{self.host}:{self.port}/0"
 
     def start(self, timeout: float = 15.0) -> str:

@@ -38,13 +38,16 @@ class Extras:
         self.tournaments = Tournaments(hub, config, self.agents, self.director, quotas)
 
     def add_to_server(self, server: aio.Server) -> None:
+        """Register the Matchmaking and Tournaments services."""
         kgrpc.add_MatchmakingServicer_to_server(self.matchmaking, server)  # type: ignore[no-untyped-call]
         tgrpc.add_TournamentsServicer_to_server(self.tournaments, server)  # type: ignore[no-untyped-call]
 
     async def start(self) -> None:
+        """Start the matchmaker and the tournament director."""
         await self.matchmaker.start()
         await self.director.start()
 
     async def close(self) -> None:
+        """Stop them (on drain or shutdown)."""
         await self.director.close()
         await self.matchmaker.close()

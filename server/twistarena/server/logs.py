@@ -37,4 +37,5 @@ def configure(json: bool | None = None, level: int = logging.INFO) -> None:
 
 
 def get(name: str = "twistarena") -> Any:
+    """The structlog logger ``name`` (one event per line, key=value)."""
     return structlog.get_logger(name)

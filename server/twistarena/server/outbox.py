@@ -76,6 +76,8 @@ class Outbox:
             waiter.set_result(None)
 
     def send(self, msg: Any) -> None:
+        """Queue a message (dropped once the outbox is closed; a reader too far
+        behind is cut, see ``cut``)."""
         if self.closed:
             return
         items = self._items
@@ -87,12 +89,14 @@ class Outbox:
         self._wake()
 
     def close(self, code: grpc.StatusCode, reason: str, details: str) -> None:
+        """Queue the end of the call with this status; nothing after it."""
         if not self.closed:
             self.closed = True
             self._items.append(Close(code, reason, details))
             self._wake()
 
     def finish(self) -> None:
+        """End the call normally."""
         self.close(grpc.StatusCode.OK, "", "")
 
     def cut(self, why: str) -> None:

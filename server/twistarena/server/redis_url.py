@@ -19,6 +19,7 @@ CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
 
 
 def is_cluster_url(url: str) -> bool:
+    """Whether the URL names a Redis Cluster (redis+cluster://, or several seed nodes)."""
     scheme = url.split("://", 1)[0].lower() if "://" in url else ""
     return scheme in CLUSTER_SCHEMES or "," in url
 

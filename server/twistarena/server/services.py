@@ -105,6 +105,7 @@ class Matches(mgrpc.MatchesServicer):
 
     async def CreateMatch(self, request: mpb.CreateMatchRequest,
                           context: aio.ServicerContext[Any, Any]) -> mpb.CreateMatchResponse:
+        """Create a match (admin call); see match.proto."""
         await require_admin(context, self.config)
         if request.options.HasField("seed") and self.config.admin_token and not is_admin(
                 context, self.config):
@@ -143,10 +144,12 @@ class Matches(mgrpc.MatchesServicer):
 
     async def GetMatch(self, request: mpb.GetMatchRequest,
                        context: aio.ServicerContext[Any, Any]) -> mpb.Match:
+        """The match's record, as the caller may see it."""
         return await self.disclosure.shown(await self._match(request.match_id, context), context)
 
     async def ListMatches(self, request: mpb.ListMatchesRequest,
                           context: aio.ServicerContext[Any, Any]) -> mpb.ListMatchesResponse:
+        """Matches newest first, filtered and paged."""
         size = request.page_size or DEFAULT_PAGE
         size = min(size, MAX_PAGE)
         before: tuple[int, str] | None = None
@@ -195,6 +198,7 @@ class Matches(mgrpc.MatchesServicer):
 
     async def CancelMatch(self, request: mpb.CancelMatchRequest,
                           context: aio.ServicerContext[Any, Any]) -> mpb.Match:
+        """End a match that is not over (admin call)."""
         await require_admin(context, self.config)
         runner = self.hub.get(request.match_id)
         if runner is None:
@@ -213,6 +217,7 @@ class Matches(mgrpc.MatchesServicer):
 
     async def GetReplay(self, request: mpb.GetReplayRequest,
                         context: aio.ServicerContext[Any, Any]) -> mpb.Replay:
+        """Options, seed, action log, events and result, once public."""
         record = await self._record(request.match_id, context)
         entries = await self.hub.store.load_log(request.match_id)
         runner = self.hub.get(request.match_id)
@@ -242,6 +247,7 @@ class Play(pgrpc.PlayServicer):
 
     async def Play(self, request_iterator: AsyncIterator[ppb.AgentMessage],
                    context: aio.ServicerContext[Any, Any]) -> None:
+        """One agent's stream: Join, then decisions and answers until the match ends."""
         try:
             first = await asyncio.wait_for(context.read(), self.config.stream_join_timeout_s)
         except TimeoutError:
@@ -361,6 +367,7 @@ class Watch(pgrpc.WatchServicer):
 
     async def Watch(self, request: ppb.WatchRequest,
                     context: aio.ServicerContext[Any, Any]) -> None:
+        """A spectator's stream: the public events and views of one match."""
         if not request.match_id:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                        "WatchRequest.match_id is empty")

@@ -30,6 +30,7 @@ class Clock:
 
     @classmethod
     def from_proto(cls, tc: mpb.TimeControl) -> Clock:
+        """The clock of a match from its (resolved) TimeControl."""
         return cls(
             decision_s=tc.decision_ms / 1000.0,
             forfeit_after=tc.forfeit_after if tc.fallback == mpb.FALLBACK_FORFEIT else 0,

@@ -22,7 +22,8 @@ loop use ``await play(...)``; for the records (events seen, acknowledged
 decisions, reconnects) keep an ``Agent`` and ``await agent.run()``.
 ``server`` may list several addresses, comma-separated: the agent moves on to
 the next one when a server fails, with exponential backoff and jitter, and
-resumes where it stopped.
+resumes where it stopped. The rest (TLS, backoff, events, threading, ...) are
+the fields of ``AgentOptions``, given as keywords or as ``options=``.
 """
 
 from .agent import Agent, AgentOptions, NoAnswer, Tracer, play, run_agent

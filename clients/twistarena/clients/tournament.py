@@ -96,7 +96,8 @@ def _pairs(table: Sequence[str]) -> Iterator[tuple[str, str]]:
 
 
 @contextmanager
-def rich_progress(description: str = "games", transient: bool = False) -> Iterator[OnGame]:
+def rich_progress(description: str = "games", transient: bool = False,
+                  total: int | None = None, console: Any = None) -> Iterator[OnGame]:
     """A rich progress bar as an ``on_game`` callback (shows the last game's result)."""
     from rich.progress import (
         BarColumn,
@@ -109,8 +110,8 @@ def rich_progress(description: str = "games", transient: bool = False) -> Iterat
 
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), TimeRemainingColumn(), TextColumn("{task.fields[last]}"),
-                  transient=transient) as progress:
-        task = progress.add_task(description, total=None, last="")
+                  transient=transient, console=console) as progress:
+        task = progress.add_task(description, total=total, last="")
 
         def on_game(done: int, total: int, result: GameResult) -> None:
             last = " ".join(f"{n}:{s}" for n, s in zip(result.seats, result.scores, strict=True))

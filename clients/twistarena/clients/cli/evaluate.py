@@ -9,7 +9,7 @@ paired, and a paired t-test and an exact sign test give their p-values.
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import resource
 import time
 from collections.abc import Sequence
@@ -53,21 +53,25 @@ def register(sub: Any) -> None:
                              " the rest are --fill, with more every group of kinds meets")
     parser.add_argument("--fill", default=None,
                         help="kind for the seats left over (default: the last of --bots)")
-    parser.add_argument("--deals", type=int, default=10, help="deals, each played in every seating")
+    parser.add_argument("--deals", type=int, default=4,
+                        help="deals, each played in every seating (default 4: about a minute "
+                             "or two on 2 cores with the default ismcts budget)")
     parser.add_argument("--seatings", choices=("rotations", "permutations"), default="rotations")
-    parser.add_argument("--iterations", type=int, default=300,
-                        help="ismcts iterations per decision")
+    parser.add_argument("--iterations", type=int, default=100,
+                        help="ismcts iterations per decision (default 100)")
     parser.add_argument("--time-ms", type=float, default=None,
                         help="ismcts time per decision (ms); with --iterations the first wins")
     parser.add_argument("--rollout", choices=("greedy", "random"), default="greedy",
                         help="ismcts rollout policy")
     parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="worker processes (default: one per core)")
     parser.add_argument("--csv", default=None, metavar="PATH", help="also write standings as CSV")
     parser.add_argument("--out", default=None, metavar="PATH",
                         help="also write the full JSON report (standings, tests, every game)")
     parser.add_argument("--json", action="store_true",
-                        help="print the JSON report (without the games) instead of tables")
+                        help="print the JSON report (without the games) instead of tables; "
+                             "without it nothing but the tables is printed")
     parser.set_defaults(run=run)
 
 
@@ -120,16 +124,30 @@ def run(args: argparse.Namespace) -> int:
     factory = Factory(args.iterations, args.time_ms, args.rollout)
     started, cpu0 = time.perf_counter(), _cpu()
     results: list[GameResult] = []
-    with rich_progress(f"{game_id} x{players}", transient=args.json) as on_game:
-        if args.jobs > 1:
-            with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-                jobs = [(g, game_id, factory) for g in games]
-                for result in pool.map(_play, jobs):
+    jobs = max(1, min(args.jobs, len(games)))
+    console.print(f"{len(games)} games ({args.deals} deals x {len(games) // args.deals} "
+                  f"seatings) on {jobs} worker{'s' if jobs > 1 else ''}; an estimate follows "
+                  "the first game", highlight=False)
+
+    def estimate(done: int, total: int, result: GameResult) -> None:
+        if done == 1:
+            seconds = (time.perf_counter() - started) * total / jobs
+            console.print(f"estimate: about {_duration(seconds)} for the {total} games "
+                          "(--deals and --iterations set the budget)", highlight=False)
+
+    with rich_progress(f"{game_id} x{players}", transient=args.json, total=len(games),
+                       console=console) as on_game:
+        if jobs > 1:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                work = [(g, game_id, factory) for g in games]
+                for result in pool.map(_play, work):
                     results.append(result)
+                    estimate(len(results), len(games), result)
                     on_game(len(results), len(games), result)
         else:
             for g in games:
                 results.append(play_game(g, game_id, factory))
+                estimate(len(results), len(games), results[-1])
                 on_game(len(results), len(games), results[-1])
     wall, cpu = time.perf_counter() - started, _cpu() - cpu0
     standings = compute_standings(results)
@@ -154,8 +172,11 @@ def run(args: argparse.Namespace) -> int:
     out.print(f"{len(results)} games in {wall:.0f} s wall, {cpu:.0f} s CPU"
               f" (ismcts: {args.iterations} iterations"
               f"{f', {args.time_ms:g} ms' if args.time_ms else ''} per decision)")
-    print(json.dumps({"summary": [_verdict(c) for c in comparisons]}))
     return 0
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
 def _cpu() -> float:

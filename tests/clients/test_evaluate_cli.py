@@ -1,0 +1,27 @@
+"""``twistarena evaluate``: an estimate and a bar on stderr, tables (or --json) on stdout."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from twistarena.clients.cli import main
+
+SMALL = ["evaluate", "--game", "twisted", "--players", "2", "--deals", "1",
+         "--iterations", "5", "--jobs", "1", "--bots", "ismcts,random"]
+
+
+def test_tables_only_on_stdout_and_an_estimate_on_stderr(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(SMALL) == 0
+    out, err = capsys.readouterr()
+    assert "Paired by deal" in out and "ismcts vs random" in out
+    assert not any(line.lstrip().startswith("{") for line in out.splitlines())
+    assert "2 games (1 deals x 2 seatings) on 1 worker" in err
+    assert "estimate: about" in err
+
+
+def test_json_only_with_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*SMALL, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["meta"]["deals"] == 1 and report["meta"]["games"] == 2

@@ -97,6 +97,25 @@ def _check_agrees(state: State, seat: int, action_id: int, raised: IllegalAction
     assert (found.reason, found.message) == (raised.reason, raised.message)
 
 
+def check_sample(state: State, seat: int, rng: random.Random, options: dict | None,
+                 deck: Counter[int]) -> None:
+    """``engine.sample_state`` rebuilds, from the seat's observation alone, a state
+    that shows the seat that very observation, holds every card once, and plays on."""
+    seen = state.observation(seat)
+    sample = engine.sample_state(state.game_id, json.loads(json.dumps(seen)), rng, options)
+    assert sample.observation(seat) == seen, "the sampled state shows the seat something else"
+    assert sample.public_view() == state.public_view()
+    assert _cards(sample) == deck
+    assert sample.history == [] and sample.events == [] and sample.seed == -1
+    assert sample.to_act() == state.to_act()
+    assert list(sample.legal_action_ids(seat)) == list(state.legal_action_ids(seat))
+    steps = 0
+    while not sample.is_terminal() and steps < 40:
+        acting = sample.to_act()[0]
+        sample.apply(acting, rng.choice(list(sample.legal_action_ids(acting))))
+        steps += 1
+
+
 def playout(game_id: str, num_players: int, seed: int, options: dict | None = None) -> State:
     """Play a random match to its end, checking every invariant along the way."""
     rng = random.Random(seed ^ 0x5EED)
@@ -129,6 +148,7 @@ def playout(game_id: str, num_players: int, seed: int, options: dict | None = No
             same = state.determinize(seat, random.Random(k)).card_zones()
             assert other.determinize(seat, random.Random(k)).card_zones() == same
             assert other.history == [] and other.events == []
+            check_sample(state, seat, rng, options, deck)
         seat = rng.choice(state.to_act())
         action = rng.choice(list(state.legal_action_ids(seat)))
         if steps == fork_at:

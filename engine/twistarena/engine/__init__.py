@@ -8,8 +8,18 @@ No I/O, no asyncio, no network: options + seed + actions determine a match.
     >>> state.apply(seat, state.legal_action_ids(seat)[0])
 """
 
-from .core import JSON, Action, EngineError, Event, GameInfo, IllegalAction, InvalidOptions, State
-from .registry import GAME_IDS, game, games, make, replay
+from .core import (
+    JSON,
+    Action,
+    EngineError,
+    Event,
+    GameInfo,
+    IllegalAction,
+    InvalidObservation,
+    InvalidOptions,
+    State,
+)
+from .registry import GAME_IDS, game, games, make, replay, sample_state
 
 __all__ = [
     "GAME_IDS",
@@ -19,10 +29,12 @@ __all__ = [
     "Event",
     "GameInfo",
     "IllegalAction",
+    "InvalidObservation",
     "InvalidOptions",
     "State",
     "game",
     "games",
     "make",
     "replay",
+    "sample_state",
 ]

@@ -44,6 +44,10 @@ class InvalidOptions(EngineError, ValueError):
     """Unknown game, player count out of range, or a bad match option."""
 
 
+class InvalidObservation(EngineError, ValueError):
+    """An observation that no state of the game (with these options) can show."""
+
+
 @dataclass(frozen=True, slots=True)
 class Action:
     """One legal choice: ``id`` is what an agent sends back."""
@@ -94,6 +98,9 @@ class GameInfo:
     new_state: Callable[[int, int, JSON], State]
     #: One line of text for an event as ``Event.view`` gives it (None: not worth saying).
     narrate: Callable[[Mapping[str, Any]], str | None]
+    #: (observation, merged options, rng) -> a state that shows the seat exactly that
+    #: observation, everything hidden from it dealt at random (see ``sample_state``).
+    sample_state: Callable[[Mapping[str, Any], JSON, random.Random], State]
     #: Option name -> inclusive bounds of every integer in it (see ``options.check_ranges``).
     option_ranges: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
@@ -222,12 +229,17 @@ class State:
         from the sorted set of unseen cards, and the history, event log and seed
         (which would reveal the true deal) are not carried over."""
         new = self.clone()
-        new.history = []
-        new.events = []
-        new.seed = -1
         new._redeal_hidden(seat, rng)
-        new.rng = random.Random(rng.getrandbits(64))  # future shuffles are hidden too
+        new.forget_the_deal(rng)  # future shuffles are hidden too
         return new
+
+    def forget_the_deal(self, rng: random.Random) -> None:
+        """Drop what would reveal how this state was dealt (seed, history, event
+        log) and draw future shuffles from ``rng``: for states built by a sampler."""
+        self.seed = -1
+        self.history = []
+        self.events = []
+        self.rng = random.Random(rng.getrandbits(64))
 
     def card_zones(self) -> dict[str, list[int]]:
         """Every physical card of the game by zone (for conservation checks)."""

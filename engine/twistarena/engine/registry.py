@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import importlib
+import random
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .core import GameInfo, InvalidOptions, State
+from .core import GameInfo, InvalidObservation, InvalidOptions, State
 from .options import check_ranges, merge_options
 
 #: game id -> module that defines ``GAME: GameInfo``. Imported on first use.
@@ -61,3 +62,23 @@ def replay(game_id: str, num_players: int, seed: int, options: Mapping[str, Any]
     for seat, action_id in actions:
         state.apply(seat, action_id)
     return state
+
+
+def sample_state(game_id: str, observation: Mapping[str, Any], rng: random.Random,
+                 options: Mapping[str, Any] | None = None) -> State:
+    """A full state that one seat cannot tell from the real one: its observation is
+    ``observation``, and everything hidden from the seat (other hands, reserves,
+    the deck order, face-down cards, future shuffles) is dealt uniformly at random
+    among the deals consistent with what it has seen, shown voids included.
+
+    Search bots simulate from it when they have only what their seat was sent.
+    ``options`` are the match's options (an agent gets them when it joins; default:
+    the game's defaults). Raises ``InvalidObservation`` for an observation that is
+    not of ``game_id`` or that no deal can show."""
+    info = game(game_id)
+    if observation.get("game") != game_id:
+        raise InvalidObservation(f"not an observation of {game_id}: {observation.get('game')!r}")
+    try:
+        return info.sample_state(observation, merge_options(info.defaults, options), rng)
+    except (KeyError, TypeError, IndexError) as error:
+        raise InvalidObservation(f"malformed {game_id} observation: {error!r}") from None

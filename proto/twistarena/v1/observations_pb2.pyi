@@ -75,7 +75,7 @@ class TrickyTwistFalseTrick(_message.Message):
     def __init__(self, family: _Optional[str] = ..., value: _Optional[int] = ..., cards: _Optional[_Iterable[_Union[TrickyTwistCard, _Mapping]]] = ..., source: _Optional[str] = ..., modifier: _Optional[int] = ...) -> None: ...
 
 class TrickyTwistPlayer(_message.Message):
-    __slots__ = ("seat", "hand_count", "reserve_count", "known_in_hand", "tricks", "false_tricks", "bonuses", "score")
+    __slots__ = ("seat", "hand_count", "reserve_count", "known_in_hand", "tricks", "false_tricks", "bonuses", "score", "void")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     HAND_COUNT_FIELD_NUMBER: _ClassVar[int]
     RESERVE_COUNT_FIELD_NUMBER: _ClassVar[int]
@@ -84,6 +84,7 @@ class TrickyTwistPlayer(_message.Message):
     FALSE_TRICKS_FIELD_NUMBER: _ClassVar[int]
     BONUSES_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
+    VOID_FIELD_NUMBER: _ClassVar[int]
     seat: int
     hand_count: int
     reserve_count: int
@@ -92,7 +93,8 @@ class TrickyTwistPlayer(_message.Message):
     false_tricks: _containers.RepeatedCompositeFieldContainer[TrickyTwistFalseTrick]
     bonuses: _containers.RepeatedCompositeFieldContainer[TrickyTwistBonus]
     score: int
-    def __init__(self, seat: _Optional[int] = ..., hand_count: _Optional[int] = ..., reserve_count: _Optional[int] = ..., known_in_hand: _Optional[_Iterable[_Union[TrickyTwistCard, _Mapping]]] = ..., tricks: _Optional[_Iterable[_Union[TrickyTwistTrick, _Mapping]]] = ..., false_tricks: _Optional[_Iterable[_Union[TrickyTwistFalseTrick, _Mapping]]] = ..., bonuses: _Optional[_Iterable[_Union[TrickyTwistBonus, _Mapping]]] = ..., score: _Optional[int] = ...) -> None: ...
+    void: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, seat: _Optional[int] = ..., hand_count: _Optional[int] = ..., reserve_count: _Optional[int] = ..., known_in_hand: _Optional[_Iterable[_Union[TrickyTwistCard, _Mapping]]] = ..., tricks: _Optional[_Iterable[_Union[TrickyTwistTrick, _Mapping]]] = ..., false_tricks: _Optional[_Iterable[_Union[TrickyTwistFalseTrick, _Mapping]]] = ..., bonuses: _Optional[_Iterable[_Union[TrickyTwistBonus, _Mapping]]] = ..., score: _Optional[int] = ..., void: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class TrickyTwistDecision(_message.Message):
     __slots__ = ("kind", "seat", "bonus", "face", "index", "pick_queue", "window_queue")
@@ -153,7 +155,7 @@ class TrickyTwistRoundRow(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., tricks: _Optional[int] = ..., false_tricks: _Optional[int] = ..., base: _Optional[int] = ..., plus: _Optional[int] = ..., card: _Optional[int] = ..., round_total: _Optional[int] = ..., total: _Optional[int] = ...) -> None: ...
 
 class TrickyTwistObservation(_message.Message):
-    __slots__ = ("game", "seat", "num_players", "phase", "to_act", "round", "rounds", "first_player", "leader", "scoring_card", "scoring_cards_left", "scores", "hand", "reserve", "trick", "led_family", "supply", "bonus_out", "players", "decision", "end_choices", "last_round")
+    __slots__ = ("game", "seat", "num_players", "phase", "to_act", "round", "rounds", "first_player", "leader", "scoring_card", "scoring_cards_left", "scores", "hand", "reserve", "trick", "led_family", "supply", "bonus_out", "players", "decision", "end_choices", "last_round", "past_scoring_cards")
     GAME_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     NUM_PLAYERS_FIELD_NUMBER: _ClassVar[int]
@@ -176,6 +178,7 @@ class TrickyTwistObservation(_message.Message):
     DECISION_FIELD_NUMBER: _ClassVar[int]
     END_CHOICES_FIELD_NUMBER: _ClassVar[int]
     LAST_ROUND_FIELD_NUMBER: _ClassVar[int]
+    PAST_SCORING_CARDS_FIELD_NUMBER: _ClassVar[int]
     game: str
     seat: int
     num_players: int
@@ -198,10 +201,11 @@ class TrickyTwistObservation(_message.Message):
     decision: TrickyTwistDecision
     end_choices: _containers.RepeatedCompositeFieldContainer[TrickyTwistEndChoice]
     last_round: _containers.RepeatedCompositeFieldContainer[TrickyTwistRoundRow]
-    def __init__(self, game: _Optional[str] = ..., seat: _Optional[int] = ..., num_players: _Optional[int] = ..., phase: _Optional[str] = ..., to_act: _Optional[_Iterable[int]] = ..., round: _Optional[int] = ..., rounds: _Optional[int] = ..., first_player: _Optional[int] = ..., leader: _Optional[int] = ..., scoring_card: _Optional[str] = ..., scoring_cards_left: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., hand: _Optional[_Iterable[_Union[TrickyTwistCard, _Mapping]]] = ..., reserve: _Optional[_Iterable[_Union[TrickyTwistCard, _Mapping]]] = ..., trick: _Optional[_Iterable[_Union[TrickyTwistPlayedCard, _Mapping]]] = ..., led_family: _Optional[str] = ..., supply: _Optional[_Iterable[_Union[TrickyTwistBonus, _Mapping]]] = ..., bonus_out: _Optional[_Iterable[str]] = ..., players: _Optional[_Iterable[_Union[TrickyTwistPlayer, _Mapping]]] = ..., decision: _Optional[_Union[TrickyTwistDecision, _Mapping]] = ..., end_choices: _Optional[_Iterable[_Union[TrickyTwistEndChoice, _Mapping]]] = ..., last_round: _Optional[_Iterable[_Union[TrickyTwistRoundRow, _Mapping]]] = ...) -> None: ...
+    past_scoring_cards: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, game: _Optional[str] = ..., seat: _Optional[int] = ..., num_players: _Optional[int] = ..., phase: _Optional[str] = ..., to_act: _Optional[_Iterable[int]] = ..., round: _Optional[int] = ..., rounds: _Optional[int] = ..., first_player: _Optional[int] = ..., leader: _Optional[int] = ..., scoring_card: _Optional[str] = ..., scoring_cards_left: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., hand: _Optional[_Iterable[_Union[TrickyTwistCard, _Mapping]]] = ..., reserve: _Optional[_Iterable[_Union[TrickyTwistCard, _Mapping]]] = ..., trick: _Optional[_Iterable[_Union[TrickyTwistPlayedCard, _Mapping]]] = ..., led_family: _Optional[str] = ..., supply: _Optional[_Iterable[_Union[TrickyTwistBonus, _Mapping]]] = ..., bonus_out: _Optional[_Iterable[str]] = ..., players: _Optional[_Iterable[_Union[TrickyTwistPlayer, _Mapping]]] = ..., decision: _Optional[_Union[TrickyTwistDecision, _Mapping]] = ..., end_choices: _Optional[_Iterable[_Union[TrickyTwistEndChoice, _Mapping]]] = ..., last_round: _Optional[_Iterable[_Union[TrickyTwistRoundRow, _Mapping]]] = ..., past_scoring_cards: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class TrickyTwistPublicView(_message.Message):
-    __slots__ = ("game", "seat", "num_players", "phase", "to_act", "round", "rounds", "first_player", "leader", "scoring_card", "scoring_cards_left", "scores", "hand", "reserve", "trick", "led_family", "supply", "bonus_out", "players", "decision", "end_choices", "last_round")
+    __slots__ = ("game", "seat", "num_players", "phase", "to_act", "round", "rounds", "first_player", "leader", "scoring_card", "scoring_cards_left", "scores", "hand", "reserve", "trick", "led_family", "supply", "bonus_out", "players", "decision", "end_choices", "last_round", "past_scoring_cards")
     GAME_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     NUM_PLAYERS_FIELD_NUMBER: _ClassVar[int]
@@ -224,6 +228,7 @@ class TrickyTwistPublicView(_message.Message):
     DECISION_FIELD_NUMBER: _ClassVar[int]
     END_CHOICES_FIELD_NUMBER: _ClassVar[int]
     LAST_ROUND_FIELD_NUMBER: _ClassVar[int]
+    PAST_SCORING_CARDS_FIELD_NUMBER: _ClassVar[int]
     game: str
     seat: int
     num_players: int
@@ -246,7 +251,8 @@ class TrickyTwistPublicView(_message.Message):
     decision: TrickyTwistDecision
     end_choices: _containers.RepeatedCompositeFieldContainer[TrickyTwistEndChoice]
     last_round: _containers.RepeatedCompositeFieldContainer[TrickyTwistRoundRow]
-    def __init__(self, game: _Optional[str] = ..., seat: _Optional[int] = ..., num_players: _Optional[int] = ..., phase: _Optional[str] = ..., to_act: _Optional[_Iterable[int]] = ..., round: _Optional[int] = ..., rounds: _Optional[int] = ..., first_player: _Optional[int] = ..., leader: _Optional[int] = ..., scoring_card: _Optional[str] = ..., scoring_cards_left: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., hand: _Optional[_Iterable[_Union[TrickyTwistCard, _Mapping]]] = ..., reserve: _Optional[_Iterable[_Union[TrickyTwistCard, _Mapping]]] = ..., trick: _Optional[_Iterable[_Union[TrickyTwistPlayedCard, _Mapping]]] = ..., led_family: _Optional[str] = ..., supply: _Optional[_Iterable[_Union[TrickyTwistBonus, _Mapping]]] = ..., bonus_out: _Optional[_Iterable[str]] = ..., players: _Optional[_Iterable[_Union[TrickyTwistPlayer, _Mapping]]] = ..., decision: _Optional[_Union[TrickyTwistDecision, _Mapping]] = ..., end_choices: _Optional[_Iterable[_Union[TrickyTwistEndChoice, _Mapping]]] = ..., last_round: _Optional[_Iterable[_Union[TrickyTwistRoundRow, _Mapping]]] = ...) -> None: ...
+    past_scoring_cards: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, game: _Optional[str] = ..., seat: _Optional[int] = ..., num_players: _Optional[int] = ..., phase: _Optional[str] = ..., to_act: _Optional[_Iterable[int]] = ..., round: _Optional[int] = ..., rounds: _Optional[int] = ..., first_player: _Optional[int] = ..., leader: _Optional[int] = ..., scoring_card: _Optional[str] = ..., scoring_cards_left: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., hand: _Optional[_Iterable[_Union[TrickyTwistCard, _Mapping]]] = ..., reserve: _Optional[_Iterable[_Union[TrickyTwistCard, _Mapping]]] = ..., trick: _Optional[_Iterable[_Union[TrickyTwistPlayedCard, _Mapping]]] = ..., led_family: _Optional[str] = ..., supply: _Optional[_Iterable[_Union[TrickyTwistBonus, _Mapping]]] = ..., bonus_out: _Optional[_Iterable[str]] = ..., players: _Optional[_Iterable[_Union[TrickyTwistPlayer, _Mapping]]] = ..., decision: _Optional[_Union[TrickyTwistDecision, _Mapping]] = ..., end_choices: _Optional[_Iterable[_Union[TrickyTwistEndChoice, _Mapping]]] = ..., last_round: _Optional[_Iterable[_Union[TrickyTwistRoundRow, _Mapping]]] = ..., past_scoring_cards: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class TwistedSeat(_message.Message):
     __slots__ = ("seat", "hand_count", "plus_pile", "minus_pile", "round_score", "total", "minus_face_down")

@@ -6,6 +6,7 @@ from ..core import JSON, GameInfo, State
 from .cards import DECK_SIZE
 from .data import DEFAULTS, OPTION_RANGES
 from .narrate import narrate
+from .sample import sample_state
 from .state import TrickyTwistState
 
 
@@ -22,6 +23,7 @@ GAME = GameInfo(
     deck_size=DECK_SIZE,
     new_state=_new_state,
     narrate=narrate,
+    sample_state=sample_state,
     option_ranges=OPTION_RANGES,
 )
 

@@ -410,13 +410,7 @@ class TrickyTwistState(State):
     # -- TT-6.5 end-of-round bonus choices, TT-7 scoring ---------------------------
 
     def _start_end_bonuses(self) -> None:
-        n = self.num_players
-        steps: list[tuple[int, int]] = []
-        for s in ((self.first_player + k) % n for k in range(n)):
-            mine = [b for b in self.held[s] if self.face_kind[b] in _END_ORDER]
-            mine.sort(key=lambda b: (_END_ORDER[self.face_kind[b]], b))
-            steps += [(s, b) for b in mine]
-        self.end_steps = steps
+        self.end_steps = end_order(self)
         self.trick = []
         self.window = []
         self._next_end_step()
@@ -658,6 +652,7 @@ class TrickyTwistState(State):
                 "bonuses": [{"bonus": BONUS_NAMES[b], "face": self.faces[b]}
                             for b in self.held[s]],
                 "score": self.total[s],
+                "void": [FAMILIES[f] for f in range(len(FAMILIES)) if self.voids[s] >> f & 1],
             })
         own = 0 <= seat < n
         led = FAMILIES[FAMILY_OF[self.trick[0]]] if self.trick else ""
@@ -673,6 +668,7 @@ class TrickyTwistState(State):
             "leader": self.leader,
             "scoring_card": self.scoring_card,
             "scoring_cards_left": len(self.scoring_deck) - self.round_no - 1,
+            "past_scoring_cards": self.scoring_deck[:self.round_no],
             "scores": list(self.total),
             "hand": cards_json(self.hands[seat]) if own else [],
             "reserve": cards_json(sorted(self.reserves[seat])) if own else [],
@@ -751,3 +747,14 @@ class TrickyTwistState(State):
             zones[f"tricks_{s}"] = [c for t in self.tricks[s] for c in t]
             zones[f"false_tricks_{s}"] = [c for f in self.false[s] for c in f[2]]
         return zones
+
+
+def end_order(state: TrickyTwistState) -> list[tuple[int, int]]:
+    """TT-6.5: every (seat, bonus) end-of-round decision, in the order they are made."""
+    n = state.num_players
+    steps: list[tuple[int, int]] = []
+    for s in ((state.first_player + k) % n for k in range(n)):
+        mine = [b for b in state.held[s] if state.face_kind[b] in _END_ORDER]
+        mine.sort(key=lambda b: (_END_ORDER[state.face_kind[b]], b))
+        steps += [(s, b) for b in mine]
+    return steps

@@ -22,8 +22,8 @@ from twistarena.engine.tricky_twist.cards import FAMILY_OF
 from twistarena.engine.tricky_twist.state import TrickyTwistState
 from twistarena.engine.twhist.state import TwhistState
 
-CASES = [("tricky_twist", 3), ("tricky_twist", 4), ("twisted", 2), ("twisted", 4),
-         ("twhist", 3), ("twhist", 5)]
+CASES = [("tricky_twist", 3, {}), ("tricky_twist", 4, {}), ("twisted", 2, {"expert": True}),
+         ("twisted", 4, {}), ("twhist", 3, {}), ("twhist", 5, {})]
 
 
 def _hidden_places(state: State, seat: int) -> tuple[dict[str, tuple[list[int], int]],
@@ -44,13 +44,15 @@ def _hidden_places(state: State, seat: int) -> tuple[dict[str, tuple[list[int], 
     zones = state.card_zones()
     places = {"draw_pile": (zones["draw_pile"], 0)}
     places.update({f"hand_{s}": (zones[f"hand_{s}"], 0) for s in others})
+    places.update({f"face_down_{s}": (zones[f"face_down_{s}"], 0)
+                   for s in range(state.num_players)})
     return places, lambda card: 0
 
 
-def _positions(game_id: str, players: int) -> list[tuple[State, int]]:
+def _positions(game_id: str, players: int, options: dict) -> list[tuple[State, int]]:
     out = []
     for seed, steps in ((1, 12), (2, 40), (3, 90)):
-        state = engine.make(game_id, players, seed)
+        state = engine.make(game_id, players, seed, options)
         rng = random.Random(seed)
         for _ in range(steps):
             if state.is_terminal():
@@ -62,11 +64,11 @@ def _positions(game_id: str, players: int) -> list[tuple[State, int]]:
     return out
 
 
-@pytest.mark.parametrize(("game_id", "players"), CASES)
-def test_every_unseen_card_appears_in_every_place_it_could_be(game_id: str,
-                                                              players: int) -> None:
+@pytest.mark.parametrize(("game_id", "players", "options"), CASES)
+def test_every_unseen_card_appears_in_every_place_it_could_be(game_id: str, players: int,
+                                                              options: dict) -> None:
     checked = 0
-    for state, seat in _positions(game_id, players):
+    for state, seat in _positions(game_id, players, options):
         observation = json.loads(json.dumps(state.observation(seat)))
         truth, suit = _hidden_places(state, seat)
         could: dict[int, set[str]] = {}
@@ -77,7 +79,7 @@ def test_every_unseen_card_appears_in_every_place_it_could_be(game_id: str,
         seen: dict[int, set[str]] = {card: set() for card in could}
         rng = random.Random(7)
         for _ in range(300):
-            sample = engine.sample_state(game_id, observation, rng)
+            sample = engine.sample_state(game_id, observation, rng, options)
             assert sample.observation(seat) == observation
             for zone, (cards, _) in _hidden_places(sample, seat)[0].items():
                 for card in cards:

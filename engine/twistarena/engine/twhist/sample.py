@@ -57,7 +57,7 @@ def sample_state(observation: Mapping[str, Any], options: JSON,
         state.flips[s] = sum(1 << (v - t.flip_min) for v in p["star_side"])
         state.stars[s] = p["stars"]
         state.voids[s] = sum(1 << colour[c] for c in p["void"])
-        names = observation["twhist_hand"] if s == me else p["twhist"]
+        names = observation["twhist_hand"] if s == me else p["twhist_names"]
         if s == me or t.twhist_visible:
             state.twhist[s] = sum(1 << TWHIST_NAMES.index(k) for k in names)
         else:  # hidden Twhist cards (TH-2.2): only their number is in the observation

@@ -1,7 +1,8 @@
 """A Twisted state from one seat's observation, the unseen cards dealt at random.
 
-What a seat does not see is the other hands and the draw pile: every card that is
-in neither its hand, the row, nor a plus or minus pile (TW-3.5) lies in one of them.
+What a seat does not see is the other hands, the draw pile and the face-down
+expert cards (TW-4.5): every card that is in neither its hand, the row, nor the
+open part of a plus or minus pile (TW-3.5) lies in one of them.
 """
 
 from __future__ import annotations
@@ -40,14 +41,16 @@ def sample_state(observation: Mapping[str, Any], options: JSON,
     unseen = [c for c in DECK if c not in seen]
     others = [s for s in range(n) if s != me]
     places = [(observation["draw_pile"], 0)] + [(seats[s]["hand_count"], 0) for s in others]
+    places += [(s["minus_face_down"], 0) for s in seats]
     try:
-        pile, *hands = deal_hidden(unseen, places, (), rng)
+        pile, *rest = deal_hidden(unseen, places, (), rng)
     except ValueError as error:
         raise InvalidObservation(f"the counts do not match the unseen cards: {error}") from None
     state.pile = pile
     state.hands[me] = sorted(observation["hand"])
-    for s, hand in zip(others, hands, strict=True):
+    for s, hand in zip(others, rest[:len(others)], strict=True):
         state.hands[s] = sorted(hand)
+    state.face_down = rest[len(others):]
     state._legal = None
     state.forget_the_deal(rng)
     return state

@@ -24,6 +24,9 @@ from .config import ServerConfig
 from .rpc import is_admin
 from .runner import Hub
 
+#: How many public tournament games a Disclosure remembers before starting over.
+PUBLIC_MEMORY = 100_000
+
 
 def redact(match: mpb.Match) -> mpb.Match:
     """``match`` without its seed (``seed`` 0, ``options.seed`` absent), in place."""
@@ -38,19 +41,30 @@ class Disclosure:
     def __init__(self, hub: Hub, config: ServerConfig) -> None:
         self.hub = hub
         self.config = config
+        #: Tournament games known to be public: once public, always public.
+        self._public: set[str] = set()
 
-    async def replay_public(self, match: mpb.Match) -> bool:
-        """The match is over and not a sealed game of a duplicate block."""
+    async def replay_public(self, match: mpb.Match, loaded: dict[str, Any] | None = None) -> bool:
+        """The match is over and not a sealed game of a duplicate block.
+        ``loaded``: see ``tournaments.replay_sealed``."""
         if match.status not in wire.MATCH_OVER:
             return False
+        if match.match_id in self._public:
+            return True
         from . import tournaments  # imported here: tournaments -> matchmaking -> this module
 
-        return not await tournaments.replay_sealed(self.hub.store.redis, match.match_id)
+        if await tournaments.replay_sealed(self.hub.store.redis, match.match_id, loaded):
+            return False
+        if tournaments.parse_game_match_id(match.match_id) is not None:
+            if len(self._public) >= PUBLIC_MEMORY:
+                self._public.clear()
+            self._public.add(match.match_id)
+        return True
 
-    async def may_see_replay(self, match: mpb.Match,
-                             context: aio.ServicerContext[Any, Any]) -> bool:
+    async def may_see_replay(self, match: mpb.Match, context: aio.ServicerContext[Any, Any],
+                             loaded: dict[str, Any] | None = None) -> bool:
         """Whether the caller may read the match's replay now."""
-        return is_admin(context, self.config) or await self.replay_public(match)
+        return is_admin(context, self.config) or await self.replay_public(match, loaded)
 
     async def may_watch(self, match_id: str, context: aio.ServicerContext[Any, Any]) -> bool:
         """Spectators see public events, except those of a game of a duplicate
@@ -61,8 +75,9 @@ class Disclosure:
 
         return not await tournaments.in_open_duplicate_block(self.hub.store.redis, match_id)
 
-    async def shown(self, match: mpb.Match, context: aio.ServicerContext[Any, Any]) -> mpb.Match:
+    async def visible(self, match: mpb.Match, context: aio.ServicerContext[Any, Any],
+                      loaded: dict[str, Any] | None = None) -> mpb.Match:
         """``match`` as the caller may see it (redacted in place when needed)."""
-        if not await self.may_see_replay(match, context):
+        if not await self.may_see_replay(match, context, loaded):
             redact(match)
         return match

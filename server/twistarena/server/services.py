@@ -120,8 +120,8 @@ class Matches(mgrpc.MatchesServicer):
         self.quotas.created(creator, f"match:{match.match_id}")
         log.info("match_created", match_id=match.match_id, game=match.options.game_id,
                  players=match.options.num_players)
-        shown = await self.disclosure.shown(match, context)
-        return mpb.CreateMatchResponse(match=shown, seat_tokens=[
+        visible = await self.disclosure.visible(match, context)
+        return mpb.CreateMatchResponse(match=visible, seat_tokens=[
             mpb.SeatToken(seat=seat, token=token) for seat, token in sorted(tokens.items())])
 
     async def _record(self, match_id: str,
@@ -145,7 +145,7 @@ class Matches(mgrpc.MatchesServicer):
     async def GetMatch(self, request: mpb.GetMatchRequest,
                        context: aio.ServicerContext[Any, Any]) -> mpb.Match:
         """The match's record, as the caller may see it."""
-        return await self.disclosure.shown(await self._match(request.match_id, context), context)
+        return await self.disclosure.visible(await self._match(request.match_id, context), context)
 
     async def ListMatches(self, request: mpb.ListMatchesRequest,
                           context: aio.ServicerContext[Any, Any]) -> mpb.ListMatchesResponse:
@@ -161,6 +161,8 @@ class Matches(mgrpc.MatchesServicer):
                 await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                            "page_token is not one this server returned")
         statuses = set(request.statuses)
+        # Tournaments read for this page (each one once).
+        tournaments_read: dict[str, Any] = {}
         store = self.hub.store
         out: list[mpb.Match] = []
         scanned = 0
@@ -188,7 +190,7 @@ class Matches(mgrpc.MatchesServicer):
                     continue
                 if statuses and msg.status not in statuses:
                     continue
-                out.append(await self.disclosure.shown(msg, context))
+                out.append(await self.disclosure.visible(msg, context, tournaments_read))
                 if len(out) >= size:
                     break
         token = ""
@@ -213,7 +215,7 @@ class Matches(mgrpc.MatchesServicer):
             await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "MATCH_OVER",
                        f"match {shown(request.match_id)} is already over")
         log.info("match_cancelled", match_id=request.match_id, reason=request.reason)
-        return await self.disclosure.shown(runner.to_proto(), context)
+        return await self.disclosure.visible(runner.to_proto(), context)
 
     async def GetReplay(self, request: mpb.GetReplayRequest,
                         context: aio.ServicerContext[Any, Any]) -> mpb.Replay:

@@ -237,14 +237,19 @@ async def load(redis: Any, tid: str) -> Snapshot | None:
                     {int(k): json.loads(v) for k, v in rounds.items()}, parsed)
 
 
-async def replay_sealed(redis: Any, match_id: str) -> bool:
+async def replay_sealed(redis: Any, match_id: str,
+                        loaded: dict[str, Snapshot | None] | None = None) -> bool:
     """True for a tournament game whose seed and replay must stay closed (see
-    ``Snapshot.sealed``); False for any other match."""
+    ``Snapshot.sealed``); False for any other match. ``loaded``: tournaments
+    already read in this call, by id (a page of matches reads each one once)."""
     parsed = parse_game_match_id(match_id)
     if parsed is None:
         return False
     tid, round_no, index = parsed
-    snap = await load(redis, tid)
+    loaded = {} if loaded is None else loaded
+    if tid not in loaded:
+        loaded[tid] = await load(redis, tid)
+    snap = loaded[tid]
     return snap is not None and (round_no, index) in snap.sealed()
 
 

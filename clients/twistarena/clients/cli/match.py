@@ -21,7 +21,7 @@ from twistarena import engine, wire
 from twistarena.v1 import match_pb2
 
 from ..sdk import AgentError, ArenaClient, MatchEvent, MatchResult
-from ..sdk.convert import REASONS, STATUSES, struct_to_dict
+from ..sdk.convert import REASONS, STATUSES, seed_text, struct_to_dict
 from ..sdk.hosting import configure_logging, run_agents, seat_agents
 from ..terminal import make_console
 
@@ -244,7 +244,7 @@ async def _create(args: argparse.Namespace, console: Console, strategies: list[s
             print(json.dumps(out))
             return 0
         console.print(f"match [bold]{match.match_id}[/bold]: {match.options.game_id}, "
-                      f"{match.options.num_players} players, seed {match.seed}", highlight=False)
+                      f"{match.options.num_players} players, {seed_text(match)}", highlight=False)
         table = Table(title="Seat tokens (secret: whoever holds one plays the seat)")
         table.add_column("seat", justify="right")
         table.add_column("token")
@@ -269,7 +269,7 @@ async def _create(args: argparse.Namespace, console: Console, strategies: list[s
 
     if not args.json:
         console.rule(f"{engine.game(game_id).name}: match {match.match_id}, "
-                     f"{args.players} players, seed {match.seed}")
+                     f"{args.players} players, {seed_text(match)}")
     agents = seat_agents(args.server, created, strategies, seed=args.seed, on_event=narrate,
                          root_cert=client.root_cert, tls=args.tls)
     result = await run_agents(agents)
@@ -305,7 +305,7 @@ def print_match(console: Console, match: match_pb2.Match, as_json: bool) -> None
         return
     status = STATUSES.get(match.status, str(match.status))
     console.print(f"match [bold]{match.match_id}[/bold]: {match.options.game_id}, "
-                  f"{match.options.num_players} players, seed {match.seed}, {status}, "
+                  f"{match.options.num_players} players, {seed_text(match)}, {status}, "
                   f"{match.actions} actions", highlight=False)
     table = Table(title="Seats")
     for column in ("seat", "name", "house bot", "connected", "timeouts"):

@@ -9,7 +9,7 @@ from typing import Any
 from rich.console import Console
 
 from ..sdk import AgentError, ArenaClient, MatchResult
-from ..sdk.convert import struct_to_dict
+from ..sdk.convert import seed_text, struct_to_dict
 from ..terminal import make_console
 from .match import add_server_args, client_from, event_text, fail, result_table, seat_names
 
@@ -35,7 +35,7 @@ async def watch(client: ArenaClient, match_id: str, from_seq: int, console: Cons
     match = await client.get_match(match_id)
     game_id = match.options.game_id
     console.rule(f"{game_id}: match {match_id}, {match.options.num_players} players, "
-                 f"seed {match.seed}")
+                 f"{seed_text(match)}")
     result: MatchResult | None = None
     async for msg in client.watch(match_id, from_seq):
         kind = msg.WhichOneof("msg")

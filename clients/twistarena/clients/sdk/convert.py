@@ -41,6 +41,12 @@ def _value(value: Value) -> Any:
     return None
 
 
+def seed_text(match: match_pb2.Match) -> str:
+    """'seed N', or why it is not shown: the server keeps a match's seed (which
+    rebuilds every hand) from all but its admin until the match is over."""
+    return f"seed {match.seed}" if match.seed else "seed hidden until the match ends"
+
+
 def struct_to_dict(struct: Struct) -> JSON:
     """A ``google.protobuf.Struct`` as a plain dict, integral numbers as ints.
 

@@ -33,6 +33,7 @@ class EndReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     END_REASON_CANCELLED: _ClassVar[EndReason]
     END_REASON_ABANDONED: _ClassVar[EndReason]
     END_REASON_LENGTH_LIMIT: _ClassVar[EndReason]
+    END_REASON_VOIDED: _ClassVar[EndReason]
 FALLBACK_UNSPECIFIED: Fallback
 FALLBACK_RANDOM: Fallback
 FALLBACK_FORFEIT: Fallback
@@ -47,6 +48,7 @@ END_REASON_FORFEIT: EndReason
 END_REASON_CANCELLED: EndReason
 END_REASON_ABANDONED: EndReason
 END_REASON_LENGTH_LIMIT: EndReason
+END_REASON_VOIDED: EndReason
 
 class TimeControl(_message.Message):
     __slots__ = ("decision_ms", "fallback", "forfeit_after", "reconnect_grace_ms", "join_timeout_ms")

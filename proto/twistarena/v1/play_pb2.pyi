@@ -83,20 +83,34 @@ class Answer(_message.Message):
     def __init__(self, decision_id: _Optional[int] = ..., action_id: _Optional[int] = ...) -> None: ...
 
 class ServerMessage(_message.Message):
-    __slots__ = ("joined", "decision", "accepted", "rejected", "event", "match_over")
+    __slots__ = ("joined", "decision", "accepted", "rejected", "event", "match_over", "rewound")
     JOINED_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
     ACCEPTED_FIELD_NUMBER: _ClassVar[int]
     REJECTED_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
     MATCH_OVER_FIELD_NUMBER: _ClassVar[int]
+    REWOUND_FIELD_NUMBER: _ClassVar[int]
     joined: Joined
     decision: DecisionRequest
     accepted: AnswerAccepted
     rejected: AnswerRejected
     event: _match_pb2.Event
     match_over: MatchOver
-    def __init__(self, joined: _Optional[_Union[Joined, _Mapping]] = ..., decision: _Optional[_Union[DecisionRequest, _Mapping]] = ..., accepted: _Optional[_Union[AnswerAccepted, _Mapping]] = ..., rejected: _Optional[_Union[AnswerRejected, _Mapping]] = ..., event: _Optional[_Union[_match_pb2.Event, _Mapping]] = ..., match_over: _Optional[_Union[MatchOver, _Mapping]] = ...) -> None: ...
+    rewound: Rewound
+    def __init__(self, joined: _Optional[_Union[Joined, _Mapping]] = ..., decision: _Optional[_Union[DecisionRequest, _Mapping]] = ..., accepted: _Optional[_Union[AnswerAccepted, _Mapping]] = ..., rejected: _Optional[_Union[AnswerRejected, _Mapping]] = ..., event: _Optional[_Union[_match_pb2.Event, _Mapping]] = ..., match_over: _Optional[_Union[MatchOver, _Mapping]] = ..., rewound: _Optional[_Union[Rewound, _Mapping]] = ...) -> None: ...
+
+class Rewound(_message.Message):
+    __slots__ = ("to_seq", "actions", "lost_actions", "reason")
+    TO_SEQ_FIELD_NUMBER: _ClassVar[int]
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    LOST_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    to_seq: int
+    actions: int
+    lost_actions: int
+    reason: str
+    def __init__(self, to_seq: _Optional[int] = ..., actions: _Optional[int] = ..., lost_actions: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class Joined(_message.Message):
     __slots__ = ("match_id", "seat", "game_id", "num_players", "game_options", "time_control")
@@ -179,11 +193,13 @@ class WatchRequest(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., from_seq: _Optional[int] = ...) -> None: ...
 
 class WatchMessage(_message.Message):
-    __slots__ = ("view", "event", "match_over")
+    __slots__ = ("view", "event", "match_over", "rewound")
     VIEW_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
     MATCH_OVER_FIELD_NUMBER: _ClassVar[int]
+    REWOUND_FIELD_NUMBER: _ClassVar[int]
     view: _observations_pb2.PublicView
     event: _match_pb2.Event
     match_over: MatchOver
-    def __init__(self, view: _Optional[_Union[_observations_pb2.PublicView, _Mapping]] = ..., event: _Optional[_Union[_match_pb2.Event, _Mapping]] = ..., match_over: _Optional[_Union[MatchOver, _Mapping]] = ...) -> None: ...
+    rewound: Rewound
+    def __init__(self, view: _Optional[_Union[_observations_pb2.PublicView, _Mapping]] = ..., event: _Optional[_Union[_match_pb2.Event, _Mapping]] = ..., match_over: _Optional[_Union[MatchOver, _Mapping]] = ..., rewound: _Optional[_Union[Rewound, _Mapping]] = ...) -> None: ...

@@ -17,6 +17,7 @@ import grpc
 from grpc import aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+from redis.exceptions import RedisError
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 from twistarena.v1 import play_pb2 as ppb
@@ -27,12 +28,16 @@ from .config import ServerConfig
 from .embedded import EmbeddedValkey
 from .errors import StatusInterceptor
 from .limits import Quotas
+from .losses import LossPolicy
 from .outbox import Streams
 from .runner import Hub
 from .services import Matches, Play, Watch, add_streaming_services
-from .store import Store
+from .store import Durability, Store
 
 log = logs.get("twistarena.app")
+
+#: How often the store's reachability (and the embedded Valkey's process) is checked.
+STORE_CHECK_S = 0.25
 
 SERVICE_NAMES: tuple[str, ...] = (
     mpb.DESCRIPTOR.services_by_name["Matches"].full_name,
@@ -95,6 +100,7 @@ class App:
         self.port = 0
         self.metrics_port: int | None = None
         self._stopping: asyncio.Task[None] | None = None
+        self._watcher: asyncio.Task[None] | None = None
 
     @property
     def address(self) -> str:
@@ -112,13 +118,22 @@ class App:
                 "bind a loopback address, or pass --insecure")
         url = config.redis_url
         if url is None:
-            self.embedded = EmbeddedValkey(config.data_dir)
+            self.embedded = EmbeddedValkey(config.data_dir, fsync=config.durability)
             url = await asyncio.to_thread(self.embedded.start)
-            log.info("embedded_valkey", url=url, data_dir=str(config.data_dir or ""))
+            log.info("embedded_valkey", url=url, data_dir=str(config.data_dir or ""),
+                     appendfsync=config.durability)
         self.store = Store(url, config.max_inflight_pipelines)
+        self.store.durability = Durability(
+            fsync_each=config.durability == "always" and self.embedded is None,
+            replicas=config.wait_replicas, wait_ms=config.wait_timeout_ms)
+        self.store.retain_ms = int(config.retain_finished_s * 1000)
+        if config.wait_replicas and self.store.cluster_mode:
+            raise ConfigError("--wait-replicas is for one primary with replicas; a Redis "
+                              "Cluster's appends span primaries (see deploy/README.md)")
         await self.store.connect()
         self.hub = Hub(self.store, self.node_id, config.waiting_timeout_s,
-                       config.max_match_decisions, config.max_match_s)
+                       config.max_match_decisions, config.max_match_s,
+                       LossPolicy(config.on_store_loss))
         quotas = Quotas(config, self._live, self._waiting_matches)
 
         server = aio.server(options=grpc_options(config), interceptors=[StatusInterceptor()])
@@ -151,6 +166,8 @@ class App:
         await server.start()
         for name in ("", *SERVICE_NAMES):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        metrics.STORE_UP.set(1)
+        self._watcher = asyncio.get_running_loop().create_task(self._watch_store())
         if config.metrics_port is not None:
             self.metrics_port = metrics.serve_metrics(config.metrics_port, config.host)
         log.info("listening", address=self.address, tls=config.tls is not None,
@@ -178,6 +195,59 @@ class App:
                 out.append(bool(await self.store.redis.sismember(tournaments.LIVE, object_id)))
         return out
 
+    async def _set_health(self, status: Any) -> None:
+        for name in ("", *SERVICE_NAMES):
+            await self.health.set(name, status)
+
+    async def _watch_store(self) -> None:
+        """Health follows the store: NOT_SERVING while it does not answer (calls
+        meanwhile end with UNAVAILABLE), SERVING again once it does, and then
+        every live match placed here resumes. The embedded Valkey is restarted
+        on its own data directory when it dies."""
+        assert self.store is not None
+        up = True
+        while True:
+            await asyncio.sleep(STORE_CHECK_S)
+            embedded = self.embedded
+            if embedded is not None and not embedded.alive():
+                up = await self._store_state(up, False, "embedded valkey exited")
+                try:
+                    await asyncio.to_thread(embedded.restart)
+                except RuntimeError as exc:
+                    log.error("embedded_valkey_restart_failed", error=str(exc)[-300:])
+                    continue
+                log.warning("embedded_valkey_restarted", url=embedded.url,
+                            restarts=embedded.restarts)
+            try:
+                await asyncio.wait_for(self.store.redis.ping(), STORE_CHECK_S * 4)
+            except (RedisError, OSError, TimeoutError) as exc:
+                up = await self._store_state(up, False, repr(exc))
+                continue
+            if not up:
+                try:
+                    await self.store.scripts.load(self.store.redis)
+                    await self.store.probe_persistence()
+                except (RedisError, OSError) as exc:
+                    log.warning("store_not_ready", error=repr(exc))
+                    continue
+                up = await self._store_state(up, True, "")
+                if self.cluster is not None:
+                    await self.cluster.resume()
+
+    async def _store_state(self, was_up: bool, up: bool, why: str) -> bool:
+        if up != was_up and not self.hub_draining():
+            metrics.STORE_UP.set(1 if up else 0)
+            if up:
+                log.warning("store_back")
+            else:
+                log.error("store_unreachable", why=why)
+            await self._set_health(health_pb2.HealthCheckResponse.SERVING if up
+                                   else health_pb2.HealthCheckResponse.NOT_SERVING)
+        return up
+
+    def hub_draining(self) -> bool:
+        return self.hub is not None and self.hub.draining
+
     async def drain(self) -> None:
         """SIGTERM: NOT_SERVING at once, no new matches, finish appends, close streams."""
         if self._stopping is None:
@@ -190,6 +260,8 @@ class App:
         log.info("draining")
         await self.health.enter_graceful_shutdown()
         hub, store = self.hub, self.store
+        if self._watcher is not None:
+            self._watcher.cancel()
         if hub is not None:
             hub.draining = True
             if self.cluster is not None:

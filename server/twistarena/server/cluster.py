@@ -70,6 +70,8 @@ BALANCE = 1.1
 #: Expired leases looked at per scan.
 SCAN_BATCH = 500
 WATCHDOG_S = 0.05
+#: Longest look-up of a match's new owner before a stream is closed without one.
+REDIRECT_LOOKUP_S = 0.5
 OVER = (mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED)
 
 
@@ -218,6 +220,17 @@ class Cluster:
                  lease_ms=self.lease_ms, live_nodes=sorted(self.live),
                  matches=len(self.hub.runners))
 
+    async def resume(self) -> None:
+        """The store is back after being unreachable (or restarted): take the live
+        matches placed on this node again. A match whose store lost what this
+        node acknowledged is caught when its runner opens (see ``MatchRunner.start``)."""
+        try:
+            await self.beat()
+            await self._reconcile()
+            await self._recover()
+        except (RedisError, OSError) as exc:
+            log.warning("resume_failed", error=repr(exc))
+
     async def close(self) -> None:
         for task in self._tasks.values():
             task.cancel()
@@ -364,8 +377,10 @@ class Cluster:
         for runner in runners:
             self.valid.pop(runner.match_id, None)
             if self.hub.get(runner.match_id) is runner:
+                # At once and without naming an owner: this node cannot know it.
                 runner.stop(grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
-                            "this server no longer owns the match; reconnect")
+                            "this server no longer owns the match; reconnect",
+                            redirect=False)
         metrics.ERRORS.labels("lease_lost").inc(len(runners))
         log.warning("leases_lost", why=why, matches=len(runners),
                     match_ids=[r.match_id for r in runners[:20]])
@@ -725,8 +740,10 @@ async def redirect(hub: Hub, match_id: str, context: aio.ServicerContext[Any, An
     cluster = for_hub(hub)
     address = ""
     if cluster is not None:
-        with contextlib.suppress(RedisError, OSError):
-            _runner, address = await cluster.locate(match_id, may_claim=False)
+        # Bounded: a redirect must not hold a stream open on a slow store.
+        with contextlib.suppress(RedisError, OSError, TimeoutError):
+            _runner, address = await asyncio.wait_for(
+                cluster.locate(match_id, may_claim=False), REDIRECT_LOOKUP_S)
     await abort_not_owner(context, details, address, cluster)
 
 

@@ -93,6 +93,20 @@ class ServerConfig:
     #: Ownership lease of a match: renewed every lease/4; a node stops running a
     #: match it could not renew in time, and another node may claim it.
     lease_ms: int = 2000
+    #: What a detected loss of acknowledged actions does to the match: "rewind"
+    #: (back to what the store kept; every seat and spectator is told) or "void".
+    on_store_loss: str = "rewind"
+    #: "always": every acknowledged action is fsynced first; "everysec": the AOF
+    #: is fsynced every second (an OS crash of the store can lose ~1 s).
+    durability: str = "everysec"
+    #: Acknowledge only once this many replicas have the write (WAIT), waiting at
+    #: most ``wait_timeout_ms``.
+    wait_replicas: int = 0
+    wait_timeout_ms: int = 1000
+    #: A finished match's keys expire this long after its end (0: never).
+    retain_finished_s: float = 7 * 86400.0
+    #: Write every finished match (result and action log) to a JSON-lines file here.
+    archive_dir: Path | None = None
     #: Redis appends in flight at once (each one pipeline of many matches).
     max_inflight_pipelines: int = 4
     #: Matchmaking: fill a queued agent's empty seats with house bots after this

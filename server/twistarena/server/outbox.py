@@ -40,6 +40,8 @@ class Close:
     code: grpc.StatusCode
     reason: str
     details: str
+    #: NOT_OWNER: look the match's owner up and name it in the status.
+    redirect: bool = True
 
 
 class Outbox:
@@ -88,11 +90,12 @@ class Outbox:
             return
         self._wake()
 
-    def close(self, code: grpc.StatusCode, reason: str, details: str) -> None:
+    def close(self, code: grpc.StatusCode, reason: str, details: str,
+              redirect: bool = True) -> None:
         """Queue the end of the call with this status; nothing after it."""
         if not self.closed:
             self.closed = True
-            self._items.append(Close(code, reason, details))
+            self._items.append(Close(code, reason, details, redirect))
             self._wake()
 
     def finish(self) -> None:

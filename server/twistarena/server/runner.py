@@ -30,9 +30,18 @@ from . import logs, metrics
 from .decisions import ACCEPTED, DecisionBook, Reply, late, seat_of
 from .events import EventFeed
 from .housebots import house_action
+from .losses import AckMemory, Acknowledged, LossPolicy
 from .outbox import Outbox
 from .records import game_options, match_proto
-from .store import FencedError, LogConflict, LogEntry, MatchRecord, Store, StoreError
+from .store import (
+    FencedError,
+    LogConflict,
+    LogEntry,
+    MatchRecord,
+    Store,
+    StoreError,
+    TransientStoreError,
+)
 from .timecontrol import Clock, fallback_action
 
 log = logs.get("twistarena.runner")
@@ -73,7 +82,8 @@ class Hub:
     """The runners of this node and what they share."""
 
     def __init__(self, store: Store, node_id: str, waiting_timeout_s: float = 0.0,
-                 max_match_decisions: int = 0, max_match_s: float = 0.0) -> None:
+                 max_match_decisions: int = 0, max_match_s: float = 0.0,
+                 on_store_loss: LossPolicy = LossPolicy.REWIND) -> None:
         self.store = store
         self.node_id = node_id
         #: A match not started this long after its creation is abandoned (0: never).
@@ -83,6 +93,8 @@ class Hub:
         #: its creation.
         self.max_match_decisions = max_match_decisions
         self.max_match_s = max_match_s
+        self.on_store_loss = on_store_loss
+        self.acknowledged = AckMemory()
         self.runners: dict[str, MatchRunner] = {}
         self.draining = False
 
@@ -150,6 +162,22 @@ class MatchRunner:
         for seat_no, action, timeout in log_entries:
             self.book.advance(seat_no, action, timeout)
 
+    def _replay(self, entries: Sequence[LogEntry]) -> None:
+        """Rebuild the state from a log the store kept (after it lost the tail);
+        every decision opens again."""
+        self.state = engine.make(self.game_id, self.num_players, self.record.seed,
+                                 game_options(self.record.options))
+        self.book = DecisionBook(self.state)
+        self.feed = EventFeed(self.state, self.info)
+        for seat in self.seats:
+            if seat.timer is not None:
+                seat.timer.cancel()
+                seat.timer = None
+            seat.decision_id = 0
+            seat.request = None
+        for seat_no, action, timeout in entries:
+            self.book.advance(seat_no, action, timeout)
+
     # -- lifecycle -----------------------------------------------------------
 
     def _spawn(self, coro: Any) -> None:
@@ -167,7 +195,11 @@ class MatchRunner:
     async def start(self) -> None:
         """Resume where the log left off: finish, start running, or wait for the seats."""
         async with self.lock:
-            if self.over:
+            known = self.hub.acknowledged.get(self.match_id)
+            if known is not None and (known.actions > self.book.log_len or (
+                    known.status and not self.over)):
+                await self._store_lost_at_start(known)
+            if self.over or self._stopped:
                 return
             if self.state.is_terminal():
                 await self._finish(mpb.END_REASON_COMPLETED, "")
@@ -247,17 +279,22 @@ class MatchRunner:
                 f"seat(s) {', '.join(map(str, missing))} did not join within "
                 f"{self.waiting_timeout_s:g} s of the match's creation")
 
-    def stop(self, code: grpc.StatusCode, reason: str, details: str) -> None:
-        """Stop running this match here (drain, lost ownership); Redis keeps it live."""
+    def stop(self, code: grpc.StatusCode, reason: str, details: str,
+             redirect: bool = True) -> None:
+        """Stop running this match here (drain, lost ownership); Redis keeps it live.
+
+        ``redirect``: the streams' handlers look the new owner up in the store
+        before closing; False when the store is unreachable or this node's leases
+        lapsed (the look-up would wait on a dead link, or name a stale owner)."""
         self._stopped = True
         self._cancel_match_timers()
         for seat in self.seats:
             self._cancel_timers(seat)
             if seat.stream is not None:
-                seat.stream.close(code, reason, details)
+                seat.stream.close(code, reason, details, redirect)
                 seat.stream = None
         for spectator in self.spectators:
-            spectator.close(code, reason, details)
+            spectator.close(code, reason, details, redirect)
         self.spectators.clear()
         for task in list(self._tasks):
             if task is not asyncio.current_task():
@@ -307,6 +344,9 @@ class MatchRunner:
                 game_options=wire.struct(self.state.options),
                 time_control=self.record.options.time_control,
             )))
+            resume_from = await self._rewound_for_seat(seat_no, outbox, resume_from)
+            if self._stopped:
+                return
             if not outbox.no_events:
                 for seq in range(max(0, resume_from), len(self.state.events)):
                     outbox.send(wire.event_server_message(self.feed.for_seat(seq, seat_no)))
@@ -349,6 +389,9 @@ class MatchRunner:
     async def watch(self, outbox: Outbox, from_seq: int) -> None:
         """A spectator joins: the public events from ``from_seq``, the view, then live."""
         async with self.lock:
+            from_seq = await self._rewound_for_spectator(outbox, from_seq)
+            if self._stopped:
+                return
             for seq in range(max(0, from_seq), len(self.state.events)):
                 outbox.send(wire.event_watch_message(self.feed.public(seq)))
             outbox.send(self.feed.view_message())
@@ -418,12 +461,21 @@ class MatchRunner:
         or rejected, see ``_reply``) goes back in-band."""
         async with self.lock:
             reply = await self._decide_answer(seat_no, decision_id, action_id)
+            if reply is None:
+                # The store lost actions and the match went back: if the same
+                # decision is open again, this answer settles it there.
+                reply = await self._decide_answer(seat_no, decision_id, action_id)
+            if reply is None:
+                reply = Reply(False, ppb.STALE_DECISION,
+                              "the match was rewound; answer the decisions sent after it")
             if not reply.accepted:  # an accepted one was told before its events
                 self._reply(stream, decision_id, action_id, reply)
             return reply
 
-    async def _decide_answer(self, seat_no: int, decision_id: int, action_id: int) -> Reply:
-        """Judge an answer and, if it stands, commit it. Lock held."""
+    async def _decide_answer(self, seat_no: int, decision_id: int,
+                             action_id: int) -> Reply | None:
+        """Judge an answer and, if it stands, commit it; None when the match was
+        rewound meanwhile. Lock held."""
         seat = self.seats[seat_no]
         if self.over:
             return Reply(False, ppb.STALE_DECISION, "the match is over")
@@ -441,7 +493,9 @@ class MatchRunner:
             return Reply(False, ppb.ILLEGAL_ACTION, illegal.message, may_retry=True)
         sent_at = seat.sent_at
         if not await self._commit(seat_no, action_id, False):
-            return Reply(False, ppb.STALE_DECISION, "the match is no longer run here")
+            if self._stopped or self.over:
+                return Reply(False, ppb.STALE_DECISION, "the match is no longer run here")
+            return None
         if sent_at:
             metrics.DECISION_LATENCY.observe(time.perf_counter() - sent_at)
         _DECIDED_ANSWER.inc()
@@ -507,11 +561,28 @@ class MatchRunner:
         entry = (seat_no, action, timeout)
         try:
             await self._append(entry)
-        except (FencedError, StoreError, RedisError, OSError) as exc:
+        except LogConflict as conflict:
+            if conflict.actual < self.book.log_len:
+                await self._store_lost(
+                    f"the store kept {conflict.actual} of {self.book.log_len} acknowledged "
+                    "action(s)", self.book.log_len)
+                return False
+            log.error("append_failed", match_id=self.match_id, error=repr(conflict))
+            self.stop(grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
+                      "another server recorded moves of the match; reconnect")
+            return False
+        except FencedError as exc:
             log.error("append_failed", match_id=self.match_id, error=repr(exc))
             self.stop(grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
-                      "this server can no longer record moves of the match; reconnect")
+                      "this server no longer owns the match; reconnect")
             return False
+        except (StoreError, RedisError, OSError) as exc:
+            log.error("append_failed", match_id=self.match_id, error=repr(exc))
+            self.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
+                      "this server can no longer record moves of the match; reconnect",
+                      redirect=False)
+            return False
+        self.hub.acknowledged.note(self.match_id, self.book.log_len + 1)
         if seat.timer is not None:
             seat.timer.cancel()
             seat.timer = None
@@ -546,13 +617,132 @@ class MatchRunner:
                     if stored == entry:
                         return
                 raise
-            except (RedisError, OSError):
-                if time.monotonic() > deadline:
+            except (TransientStoreError, RedisError, OSError):
+                # Within the lease: once it lapses the runner is stopped.
+                if time.monotonic() > deadline or self._stopped:
                     raise
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
 
-    # -- events ----------------------------------------------------------------
+    # -- a store that lost acknowledged actions --------------------------------
+
+    async def _store_lost_at_start(self, known: Acknowledged) -> None:
+        """Opened from the store with less than this node acknowledged. Lock held."""
+        if known.actions == self.book.log_len and known.status:
+            # Every action is there; only the announced end was lost: store it again.
+            metrics.STORE_LOSSES.labels("end_restored").inc()
+            log.error("store_loss", match_id=self.match_id, policy="end_restored",
+                      why="the store lost the announced end of the match",
+                      acknowledged=known.actions, kept=self.book.log_len, lost=0)
+            try:
+                await self._store_end(known.status, known.result)
+            except (StoreError, RedisError, OSError) as exc:
+                log.error("finish_failed", match_id=self.match_id, error=repr(exc))
+                self.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
+                          "the store could not record the match; reconnect", redirect=False)
+                return
+            self.over, self.status = True, known.status
+            self.result = mpb.MatchResult.FromString(known.result)
+            self.hub.forget(self)
+            return
+        why = (f"the store kept {self.book.log_len} of {known.actions} acknowledged "
+               "action(s)" + (" and lost the announced end" if known.status else ""))
+        await self._store_lost(why, known.actions, void=bool(known.status))
+
+    async def _rewound_for_seat(self, seat_no: int, outbox: Outbox, resume_from: int) -> int:
+        """A seat (re)joins: tell it of a rewind it was away for, or notice that it
+        saw events the store no longer has. Returns the seq to resend from."""
+        memory = self.hub.acknowledged.get(self.match_id)
+        if memory is not None and memory.rewound is not None and seat_no not in memory.told:
+            memory.told.add(seat_no)
+            if resume_from > memory.rewound.to_seq:
+                outbox.send(ppb.ServerMessage(rewound=memory.rewound))
+                return int(memory.rewound.to_seq)
+        elif resume_from > len(self.state.events) and not self.over:
+            await self._store_lost(
+                f"seat {seat_no} had seen {resume_from - len(self.state.events)} event(s) "
+                "more than the store kept", self.book.log_len)
+            return min(resume_from, len(self.state.events))
+        return resume_from
+
+    async def _rewound_for_spectator(self, outbox: Outbox, from_seq: int) -> int:
+        """As ``_rewound_for_seat``, for a spectator (told again on every resume
+        past the rewind: it keeps no accepted answers to get wrong)."""
+        memory = self.hub.acknowledged.get(self.match_id)
+        if memory is not None and memory.rewound is not None and from_seq > memory.rewound.to_seq:
+            outbox.send(ppb.WatchMessage(rewound=memory.rewound))
+            return int(memory.rewound.to_seq)
+        if from_seq > len(self.state.events) and not self.over:
+            await self._store_lost(
+                f"a spectator had seen {from_seq - len(self.state.events)} event(s) more "
+                "than the store kept", self.book.log_len)
+            if not self.over and not self._stopped:
+                outbox.send(ppb.WatchMessage(rewound=ppb.Rewound(
+                    to_seq=len(self.state.events), actions=self.book.log_len,
+                    reason="the store lost events this spectator had seen")))
+            return len(self.state.events)
+        return from_seq
+
+    async def _store_lost(self, why: str, acknowledged: int, void: bool = False) -> None:
+        """The store has fewer actions than were acknowledged (or than a seat saw).
+        Never silent: counted, logged, and the policy applied (rewind: every seat and
+        spectator is told where the match went back to; void: the match ends).
+        A log that is not a prefix of what was acknowledged is always void.
+        Lock held."""
+        try:
+            entries = await self.store.load_log(self.match_id)
+        except (RedisError, OSError) as exc:
+            log.error("store_loss_unreadable", match_id=self.match_id, error=repr(exc))
+            self.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
+                      "the store could not be read; reconnect", redirect=False)
+            return
+        kept = len(entries)
+        lost = max(0, acknowledged - kept)
+        consistent = entries == self.book.entries[:kept]
+        policy = LossPolicy.VOID if void or not consistent else self.hub.on_store_loss
+        metrics.STORE_LOSSES.labels(policy.value).inc()
+        metrics.LOST_ACTIONS.inc(lost)
+        log.error("store_loss", match_id=self.match_id, policy=policy.value, why=why,
+                  acknowledged=acknowledged, kept=kept, lost=lost, consistent=consistent)
+        if entries != self.book.entries:
+            self._replay(entries)
+        if policy is LossPolicy.VOID:
+            await self._finish(mpb.END_REASON_VOIDED,
+                               f"void: {why}; {lost} acknowledged action(s) lost")
+            return
+        rewound = ppb.Rewound(to_seq=len(self.state.events), actions=kept,
+                              lost_actions=lost, reason=why)
+        for seat in self.seats:
+            if seat.stream is not None:
+                seat.stream.send(ppb.ServerMessage(rewound=rewound))
+        if self.spectators:
+            watch, view = ppb.WatchMessage(rewound=rewound), self.feed.view_message()
+            for spectator in self.spectators:
+                spectator.send(watch)
+                spectator.send(view)
+        memory = self.hub.acknowledged.note(self.match_id, kept)
+        memory.rewound = rewound
+        memory.told = {s.seat for s in self.seats if s.stream is not None or s.house_bot}
+        await self._restore_meta()
+        self._open_decisions()
+
+    async def _restore_meta(self) -> None:
+        """What the store may have lost with the log's tail: the status, who joined."""
+        try:
+            record = await self.store.load(self.match_id)
+            if record is None:
+                raise StoreError(f"match {self.match_id} is gone from the store")
+            fields: dict[str, bytes | str | int] = {
+                f"joined:{s.seat}": 1 for s in self.seats
+                if s.joined and s.seat not in record.joined}
+            if record.status != self.status:
+                fields["status"] = self.status
+            if fields:
+                await self.store.update_meta(self.match_id, self.owner, fields)
+        except (StoreError, RedisError, OSError) as exc:
+            log.error("store_loss_unrecoverable", match_id=self.match_id, error=repr(exc))
+            self.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
+                      "the store could not record the match; reconnect", redirect=False)
 
     # -- the end ---------------------------------------------------------------
 
@@ -569,24 +759,33 @@ class MatchRunner:
             present = [s.joined or bool(s.house_bot) for s in self.seats]
             places = [1 if here else 1 + sum(present) for here in present]
         winners = [s for s in range(self.num_players) if places[s] == 1]
+        if reason == mpb.END_REASON_VOIDED:
+            places, winners = [1] * self.num_players, []
         return mpb.MatchResult(scores=scores, places=places, winners=winners,
                                reason=reason, detail=detail)  # type: ignore[arg-type]
 
     async def _finish(self, reason: int, detail: str, forfeit: int | None = None) -> None:
         """Record the result, tell everyone, close the streams. Lock held."""
         status = mpb.MATCH_STATUS_CANCELLED if reason in (
-            mpb.END_REASON_CANCELLED, mpb.END_REASON_ABANDONED) else mpb.MATCH_STATUS_FINISHED
+            mpb.END_REASON_CANCELLED, mpb.END_REASON_ABANDONED,
+            mpb.END_REASON_VOIDED) else mpb.MATCH_STATUS_FINISHED
         result = self._result(reason, detail, forfeit)
         self._cancel_match_timers()
+        stored = result.SerializeToString()
         try:
-            await self.store.update_meta(self.match_id, self.owner, {
-                "status": status, "result": result.SerializeToString()})
-            await self.store.drop_live(self.match_id)
-        except (FencedError, RedisError, OSError) as exc:
+            await self._store_end(status, stored)
+        except FencedError as exc:
             log.error("finish_failed", match_id=self.match_id, error=repr(exc))
             self.stop(grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
-                      "this server can no longer record the match; reconnect")
+                      "this server no longer owns the match; reconnect")
             return
+        except (StoreError, RedisError, OSError) as exc:
+            log.error("finish_failed", match_id=self.match_id, error=repr(exc))
+            self.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
+                      "this server can no longer record the match; reconnect", redirect=False)
+            return
+        memory = self.hub.acknowledged.note(self.match_id, self.book.log_len)
+        memory.result, memory.status = stored, status
         self.over = True
         self.status = status
         self.result = result
@@ -610,6 +809,23 @@ class MatchRunner:
         log.info("match_over", match_id=self.match_id, reason=mpb.EndReason.Name(reason),
                  scores=list(result.scores), actions=self.book.log_len)
         self.hub.forget(self)
+
+    async def _store_end(self, status: int, result: bytes) -> None:
+        """The end, stored and durable before anyone is told; a store that is
+        briefly unavailable (restarting, loading) is retried as appends are."""
+        deadline = time.monotonic() + APPEND_RETRY_S
+        delay = 0.05
+        while True:
+            try:
+                await self.store.finish_match(self.match_id, self.owner, status, result)
+                return
+            except FencedError:
+                raise
+            except (StoreError, RedisError, OSError):
+                if time.monotonic() > deadline or self._stopped:
+                    raise
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
 
     async def cancel(self, detail: str) -> bool:
         """End the match as cancelled; False when it was already over."""

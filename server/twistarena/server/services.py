@@ -69,7 +69,7 @@ async def pump(hub: Hub, match_id: str, outbox: Outbox,
             if type(item) is Close:
                 if item.code is grpc.StatusCode.OK:
                     return
-                if item.reason == "NOT_OWNER":
+                if item.reason == "NOT_OWNER" and item.redirect:
                     await cluster.redirect(hub, match_id, context, item.details)
                 await _end(context, item)
             outbox.writing_since = loop.time()

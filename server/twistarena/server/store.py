@@ -157,6 +157,45 @@ class StoreError(Exception):
     """The store refused a write."""
 
 
+class TransientStoreError(StoreError):
+    """The store cannot take writes for a moment (loading its AOF, a busy script,
+    a cluster reconfiguring, a replica without its primary): retry."""
+
+
+#: Error replies that mean "not now" rather than "no".
+TRANSIENT_PREFIXES = ("LOADING", "BUSY", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN")
+
+
+def store_error(reply: Exception) -> StoreError:
+    """The StoreError for an error reply to one command of a pipeline."""
+    text = str(reply)
+    if text.startswith(TRANSIENT_PREFIXES) or isinstance(reply, ConnectionError):
+        return TransientStoreError(text)
+    return StoreError(text)
+
+
+class NotDurableError(StoreError):
+    """The store accepted a write but could not confirm it durable in time (its
+    AOF fsync, or the replicas asked for): it is not acknowledged."""
+
+
+@dataclass(frozen=True, slots=True)
+class Durability:
+    """What the server waits for before it acknowledges anything.
+
+    ``fsync_each``: every acknowledged action is in the store's AOF on disk
+    (``--durability always``: the embedded Valkey runs ``appendfsync always``;
+    an external store is asked ``WAITAOF 1 0`` after each batch). Without it
+    (``everysec``) an OS crash of the store's machine can lose about the last
+    second of actions. The end of a match always waits for the AOF (when the
+    store keeps one). ``replicas``: every acknowledgement also waits (``WAIT``)
+    until this many replicas have the write, at most ``wait_ms``."""
+
+    fsync_each: bool = False
+    replicas: int = 0
+    wait_ms: int = 1000
+
+
 class FencedError(StoreError):
     """This node no longer owns the match (another node claimed it)."""
 
@@ -216,6 +255,11 @@ class Store:
             self.redis = aioredis.Redis(connection_pool=pool)
             target = fast_path_target(url)
         self.scripts = _Scripts()
+        self.durability = Durability()
+        #: Whether the store keeps an append-only file (WAITAOF is refused without).
+        self.aof = False
+        #: Finished matches' keys expire after this long (0: kept for good).
+        self.retain_ms = 0
         self.fast: RespPipeline | None = RespPipeline(*target) if target else None
         self.appender = Appender(self, 64 if self.fast else max_inflight)
 
@@ -230,6 +274,44 @@ class Store:
                     raise
                 await asyncio.sleep(0.1)
         await self.scripts.load(self.redis)
+        await self.probe_persistence()
+
+    async def probe_persistence(self) -> None:
+        """Learn whether the store keeps an AOF (after a connect or a restart)."""
+        if self.cluster_mode:
+            self.aof = False
+            return
+        try:
+            info: Any = await self.redis.info("persistence")
+        except RedisError:
+            self.aof = False
+            return
+        self.aof = bool(int(info.get("aof_enabled", 0)))
+
+    def sync_commands(self, end: bool) -> list[tuple[Any, ...]]:
+        """Commands that make the writes sent before them on the same connection
+        durable as ``durability`` asks (``end``: the end of a match, which always
+        waits for the AOF). Their replies: see ``check_sync``."""
+        wait_ms = self.durability.wait_ms
+        out: list[tuple[Any, ...]] = []
+        if self.aof and (end or self.durability.fsync_each):
+            out.append(("WAITAOF", 1, 0, wait_ms))
+        if self.durability.replicas:
+            out.append(("WAIT", self.durability.replicas, wait_ms))
+        return out
+
+    def check_sync(self, replies: Sequence[Any]) -> None:
+        """Raise NotDurableError unless every sync command of ``sync_commands`` got
+        what it asked for."""
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise NotDurableError(f"durability not confirmed: {reply}")
+            if isinstance(reply, list):  # WAITAOF: [local fsyncs, replicas]
+                if int(reply[0]) < 1:
+                    raise NotDurableError("the store did not fsync its AOF in time")
+            elif int(reply) < self.durability.replicas:
+                raise NotDurableError(
+                    f"{int(reply)} of {self.durability.replicas} replicas confirmed in time")
 
     async def close(self) -> None:
         await self.appender.drain()
@@ -345,6 +427,40 @@ class Store:
         ok = await self._evalsha("update_meta", [meta_key(match_id), owner_key(match_id)], args)
         if not ok:
             raise FencedError(f"match {match_id}: this node is no longer its owner")
+
+    async def finish_match(self, match_id: str, owner: str, status: int,
+                           result: bytes) -> None:
+        """Store the end of a match (status, result), take it off the live index,
+        set its retention, and wait until that is durable: one connection, so the
+        sync commands cover these writes. Raises FencedError, NotDurableError or a
+        RedisError; nobody may be told the end before this returns."""
+        mid = match_id
+        for attempt in range(2):
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.execute_command("EVALSHA", self.scripts.sha["update_meta"], 2, meta_key(mid),
+                                 owner_key(mid), owner, "status", status, "result", result)
+            pipe.srem(LIVE_SET, mid)
+            pipe.zrem(LEASES, mid)
+            if self.retain_ms:
+                for key in (meta_key(mid), log_key(mid), owner_key(mid)):
+                    pipe.pexpire(key, self.retain_ms)
+            sync = [] if self.cluster_mode else self.sync_commands(end=True)
+            for command in sync:
+                pipe.execute_command(*command)
+            replies = await pipe.execute(raise_on_error=False)
+            first = replies[0]
+            if isinstance(first, NoScriptError) and attempt == 0:
+                await self.scripts.load(self.redis)
+                continue
+            if isinstance(first, Exception):
+                raise first
+            if not first:
+                raise FencedError(f"match {mid}: this node is no longer its owner")
+            for reply in replies[1:len(replies) - len(sync)]:
+                if isinstance(reply, Exception):
+                    raise reply
+            self.check_sync(replies[len(replies) - len(sync):])
+            return
 
     async def entry_at(self, match_id: str, index: int) -> LogEntry | None:
         raw: Any = await self.redis.lindex(log_key(match_id), index)
@@ -471,11 +587,15 @@ class Appender:
         for attempt in range(2):
             try:
                 results = await self._execute(batch)
-            except (RedisError, OSError) as exc:
+            except Exception as exc:
+                # Whatever failed (a closed transport, a cluster client in the middle
+                # of a reconfiguration), every append of the batch gets an answer: a
+                # retryable one, so the runners retry within their lease.
                 metrics.ERRORS.labels("redis").inc()
+                error = TransientStoreError(f"{type(exc).__name__}: {exc}")
                 for item in batch:
                     if not item.future.done():
-                        item.future.set_exception(exc)
+                        item.future.set_exception(error)
                 return
             retry: list[_Append] = []
             now = time.perf_counter()
@@ -488,7 +608,7 @@ class Appender:
                     retry.append(item)
                 elif isinstance(res, Exception):
                     metrics.ERRORS.labels("redis").inc()
-                    item.future.set_exception(StoreError(str(res)))
+                    item.future.set_exception(store_error(res))
                 else:
                     code, value = int(res[0]), res[1]
                     metrics.APPEND_LATENCY.observe(now - item.started)

@@ -60,6 +60,27 @@ def register(subparsers: Any) -> None:
                         "this many seconds (default 5)")
     p.add_argument("--data-dir", type=Path, default=None,
                    help="embedded Valkey: keep an append-only file here (restarts keep matches)")
+    p.add_argument("--durability", choices=("always", "everysec"), default="everysec",
+                   help="always: every acknowledged action is fsynced to the store's AOF "
+                        "first (slower); everysec: the AOF is fsynced every second, an OS "
+                        "crash of the store's machine can lose about the last second "
+                        "(default everysec; the end of a match is always fsynced)")
+    p.add_argument("--wait-replicas", type=int, default=0, metavar="N",
+                   help="acknowledge an action only once N replicas of the store have it "
+                        "(WAIT); for a primary with replicas (default 0)")
+    p.add_argument("--wait-timeout-ms", type=int, default=1000, metavar="MS",
+                   help="longest wait for the AOF fsync or the replicas before an "
+                        "acknowledgement is retried (default 1000)")
+    p.add_argument("--on-store-loss", choices=("rewind", "void"), default="rewind",
+                   help="when the store comes back without acknowledged actions: rewind "
+                        "the match to what it kept and tell every seat and spectator, or "
+                        "void the match (default rewind); always logged and counted")
+    p.add_argument("--retain-finished", type=float, default=7 * 86400.0, metavar="SECONDS",
+                   help="a finished match's keys expire this long after its end "
+                        "(default 604800: 7 days; 0: keep for good)")
+    p.add_argument("--archive-dir", type=Path, default=None,
+                   help="append every finished match (result and action log) to a "
+                        "JSON-lines file here before its keys may expire")
     p.add_argument("--metrics-port", type=int, default=None,
                    help="serve Prometheus metrics on this port (0: a free one)")
     p.add_argument("--admin-token", default=None,
@@ -169,6 +190,10 @@ def run(args: argparse.Namespace) -> int:
         print("twistarena serve: --data-dir is for the embedded Valkey; "
               "it has no effect with --redis-url", file=sys.stderr)
         return 2
+    if args.wait_replicas < 0 or args.wait_timeout_ms <= 0 or args.retain_finished < 0:
+        print("twistarena serve: --wait-replicas, --retain-finished must be >= 0 and "
+              "--wait-timeout-ms positive", file=sys.stderr)
+        return 2
     tls = None
     if args.tls_cert is not None:
         tls = TlsConfig(cert_file=args.tls_cert, key_file=args.tls_key,
@@ -186,6 +211,9 @@ def run(args: argparse.Namespace) -> int:
                          if getattr(args, dest) is not None}),
         max_match_decisions=args.max_match_decisions, max_match_s=args.max_match_seconds,
         spectator_delay_s=args.spectator_delay_ms / 1000,
+        durability=args.durability, wait_replicas=args.wait_replicas,
+        wait_timeout_ms=args.wait_timeout_ms, on_store_loss=args.on_store_loss,
+        retain_finished_s=args.retain_finished, archive_dir=args.archive_dir,
     )
     json_logs = {"auto": None, "json": True, "console": False}[args.log_format]
     return run_server(config, json_logs, web_beside(args, redis_url, tls is not None))

@@ -96,7 +96,9 @@ class Agent:
 
     Records kept for the caller: ``events`` (what this seat saw, in seq order),
     ``accepted`` (decision id -> action id, from AnswerAccepted, in the order
-    acknowledged), ``rejections`` and ``reconnects``.
+    acknowledged), ``rejections``, ``reconnects`` and ``rewinds`` (each Rewound
+    the server sent: the store lost acknowledged actions and the match went
+    back; ``events`` and ``accepted`` are cut back to match).
     """
 
     def __init__(self, bot: Any, *, server: str | Sequence[str], match_id: str, token: str,
@@ -119,6 +121,7 @@ class Agent:
         self.game_options: JSON = {}
         self.events: list[MatchEvent] = []
         self.accepted: dict[int, int] = {}
+        self.rewinds: list[play_pb2.Rewound] = []
         self.rejections: list[Rejection] = []
         self.decisions = 0
         self.connects = 0
@@ -297,7 +300,27 @@ class Agent:
             self._on_joined(msg.joined)
         elif kind == "match_over":
             return MatchResult.from_proto(msg.match_over.result)
+        elif kind == "rewound":
+            self._on_rewound(msg.rewound)
         return None
+
+    def _on_rewound(self, rewound: play_pb2.Rewound) -> None:
+        """The store lost the match's latest actions: forget what it no longer has.
+
+        Decision ids are ``opened_at * 8 + seat + 1``: a decision opened at or
+        after the kept log length is void; so may be this seat's latest accepted
+        one (the server asks it again if so)."""
+        self.rewinds.append(rewound)
+        log.warning("match rewound", agent=self.name, to_seq=rewound.to_seq,
+                    lost_actions=rewound.lost_actions, reason=rewound.reason)
+        self.events = [e for e in self.events if e.seq < rewound.to_seq]
+        self.next_seq = min(self.next_seq, rewound.to_seq)
+        void = [d for d in self.accepted if (d - 1) // 8 >= rewound.actions]
+        if self.accepted:
+            void.append(max(self.accepted))
+        for did in void:
+            self.accepted.pop(did, None)
+            self._answers.pop(did, None)
 
     def _on_joined(self, joined: play_pb2.Joined) -> None:
         if self.connects:

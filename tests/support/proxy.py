@@ -1,0 +1,124 @@
+"""A TCP proxy on loopback that can cut a link the way a network does.
+
+``blackhole()`` stops forwarding in both directions without closing anything
+(no FIN, no RST: the peers see silence), ``heal()`` resets the silenced
+connections and forwards new ones again, ``retarget(port)`` sends new
+connections elsewhere (a failover behind a fixed address).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+
+from tests.support.valkey import free_port
+
+
+class TcpProxy:
+    def __init__(self, target_port: int, host: str = "127.0.0.1") -> None:
+        self.host = host
+        self.target_port = target_port
+        self.port = free_port()
+        self.silent = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._writers: set[asyncio.StreamWriter] = set()
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def start(self) -> TcpProxy:
+        self._thread = threading.Thread(target=self._run, name="tcp-proxy", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("proxy did not start")
+        return self
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        server = loop.run_until_complete(
+            asyncio.start_server(self._accept, self.host, self.port))
+        self._ready.set()
+        loop.run_forever()
+        server.close()
+        for writer in list(self._writers):
+            writer.transport.abort()
+        loop.run_until_complete(asyncio.sleep(0))
+        loop.close()
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.silent:
+            self._writers.add(writer)  # accepted, then nothing: a blackholed path
+            return
+        try:
+            up_reader, up_writer = await asyncio.open_connection(self.host, self.target_port)
+        except OSError:
+            writer.transport.abort()
+            return
+        self._writers.update((writer, up_writer))
+        await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer),
+                             return_exceptions=True)
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                data = await reader.read(65536)
+                if not data:
+                    break
+                if self.silent:
+                    continue  # dropped on the floor
+                writer.write(data)
+                await writer.drain()
+        except (OSError, asyncio.CancelledError):
+            pass
+        finally:
+            if not self.silent:
+                with contextlib.suppress(Exception):
+                    writer.close()
+            self._writers.discard(writer)
+
+    def _call(self, fn: object) -> None:
+        assert self._loop is not None
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                fn()  # type: ignore[operator]
+            finally:
+                done.set()
+
+        self._loop.call_soon_threadsafe(run)
+        done.wait(5)
+
+    def blackhole(self) -> None:
+        """Silence every connection, open or new."""
+        self._call(lambda: setattr(self, "silent", True))
+
+    def heal(self) -> None:
+        """Reset the silenced connections (as a peer's late RST would) and forward again."""
+        def go() -> None:
+            self.silent = False
+            for writer in list(self._writers):
+                writer.transport.abort()
+            self._writers.clear()
+        self._call(go)
+
+    def retarget(self, port: int) -> None:
+        """New connections go to ``port``; open ones are reset."""
+        def go() -> None:
+            self.target_port = port
+            for writer in list(self._writers):
+                writer.transport.abort()
+            self._writers.clear()
+        self._call(go)
+
+    def stop(self) -> None:
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
+            self._thread = None

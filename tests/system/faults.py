@@ -1,0 +1,132 @@
+"""Shared parts of the store fault tests: a served node, agents that play slowly,
+the store's view of the logs, and the node's logs and metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import time
+import urllib.request
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import redis
+from twistarena.bots import make_bot
+from twistarena.clients.sdk import Agent, ArenaClient, Backoff
+
+from tests.support.process import ServeProcess
+from tests.support.valkey import ValkeyProcess, free_port
+
+#: Decision ids are ``opened_at * SEAT_BITS + seat + 1`` (see the server runner).
+SEAT_BITS = 8
+
+
+def serve(*args: str) -> ServeProcess:
+    return ServeProcess(["--port", "0", "--log-format", "json", "--metrics-port", "0",
+                         *args]).start()
+
+
+def records(proc: ServeProcess) -> list[dict[str, Any]]:
+    out = []
+    for line in proc.output().splitlines():
+        if line.startswith("{"):
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue
+    return out
+
+
+def metric(proc: ServeProcess, name: str) -> float:
+    """Sum of a Prometheus metric's samples (every label) on the node."""
+    port = next(r["metrics_port"] for r in records(proc) if r.get("event") == "listening")
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
+        text = resp.read().decode()
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith(name) and not line.startswith(name + "_created"):
+            rest = line[len(name):]
+            if rest[:1] in ("{", " "):
+                total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def slow_bot(game_id: str, seed: int, delay: float = 0.01) -> Any:
+    inner = make_bot("random", game_id, seed)
+
+    async def act(observation: Any, legal_actions: Any) -> int:
+        await asyncio.sleep(delay)
+        return inner(observation, legal_actions)
+
+    return act
+
+
+async def start_matches(address: str, count: int, seed: int,
+                        game: tuple[str, int] = ("tricky_twist", 3),
+                        delay: float = 0.01,
+                        ) -> tuple[ArenaClient, list[Any], list[Agent], list[asyncio.Task[Any]]]:
+    client = ArenaClient(address)
+    created = [await client.create_match(game[0], game[1], seed=seed + i, decision_ms=60_000,
+                                         reconnect_grace_ms=60_000) for i in range(count)]
+    agents = [Agent(slow_bot(game[0], seed * 100 + i * 10 + t.seat, delay), server=address,
+                    match_id=r.match.match_id, token=t.token,
+                    backoff=Backoff(initial=0.05, maximum=0.5, give_up_after=60))
+              for i, r in enumerate(created) for t in r.seat_tokens]
+    tasks = [asyncio.ensure_future(a.run()) for a in agents]
+    return client, created, agents, tasks
+
+
+async def wait_for(check: Callable[[], bool], timeout: float, what: str) -> float:
+    """Wait until ``check()`` holds; returns the seconds it took."""
+    start = time.monotonic()
+    while not check():
+        if time.monotonic() - start > timeout:
+            raise AssertionError(f"not within {timeout} s: {what}")
+        await asyncio.sleep(0.02)
+    return time.monotonic() - start
+
+
+def accepted_total(agents: Sequence[Agent]) -> int:
+    return sum(len(a.accepted) for a in agents)
+
+
+def logs_of(url_port: int, match_ids: Sequence[str]) -> dict[str, list[bytes]]:
+    client = redis.Redis(host="127.0.0.1", port=url_port)
+    try:
+        return {mid: client.lrange(f"{{m:{mid}}}:log", 0, -1) for mid in match_ids}
+    finally:
+        client.close()
+
+
+def read_logs(data_dir: Path, match_ids: Sequence[str]) -> dict[str, list[bytes]]:
+    """The logs an AOF directory holds, read by a throwaway Valkey on a copy."""
+    copy = data_dir.parent / (data_dir.name + f"-read-{free_port()}")
+    shutil.copytree(data_dir / "appendonlydir", copy / "appendonlydir")
+    proc = ValkeyProcess(copy).start()
+    try:
+        return logs_of(proc.port, match_ids)
+    finally:
+        proc.kill()
+        shutil.rmtree(copy, ignore_errors=True)
+
+
+def acknowledged_lost(accepted: dict[int, int], seat: int, full: Sequence[bytes],
+                      kept: int) -> int:
+    """How many of a seat's acknowledged answers sit in the full log at a position
+    the kept log no longer has."""
+    lost = 0
+    for decision_id in accepted:
+        opened_at = (decision_id - 1) // SEAT_BITS
+        position = next((i for i in range(opened_at, len(full))
+                         if int(full[i].split(b",")[0]) == seat), None)
+        if position is not None and position >= kept:
+            lost += 1
+    return lost
+
+
+def aof_incr_file(data_dir: Path) -> Path:
+    files = sorted((data_dir / "appendonlydir").glob("*.incr.aof"))
+    assert files, f"no AOF in {data_dir}"
+    return files[-1]

@@ -6,7 +6,6 @@ address) and advertise them; logs are JSON lines, read back by the tests.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -20,7 +19,7 @@ from typing import Any
 
 import redis
 
-from tests.support.process import ServeProcess
+from tests.support.process import ServeProcess, json_records
 from tests.support.valkey import _ping, free_port, valkey_binary
 
 
@@ -82,15 +81,7 @@ class Node:
         texts = [*self.logs]
         if self.proc is not None and self.proc.log_path.exists():
             texts.append(self.proc.output())
-        out = []
-        for text in texts:
-            for line in text.splitlines():
-                if line.startswith("{"):
-                    try:
-                        out.append(json.loads(line))
-                    except ValueError:
-                        continue
-        return out
+        return [record for text in texts for record in json_records(text)]
 
     def cleanup(self) -> None:
         if self.proc is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -11,11 +12,24 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 LISTENING = re.compile(r"^listening on (\S+):(\d+)$", re.MULTILINE)
 ROOT = Path(__file__).resolve().parents[2]
 #: Runs the console script's entry point with this interpreter.
 ENTRY = "import sys; from twistarena.clients.cli import main; sys.exit(main())"
+
+
+def json_records(text: str) -> list[dict[str, Any]]:
+    """The JSON log records (one per line) in a server's output."""
+    out = []
+    for line in text.splitlines():
+        if line.startswith("{"):
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                continue
+    return out
 
 
 class ServeProcess:

@@ -4,7 +4,6 @@ the store's view of the logs, and the node's logs and metrics."""
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
 import time
 import urllib.request
@@ -16,7 +15,7 @@ import redis
 from twistarena.bots import make_bot
 from twistarena.clients.sdk import Agent, ArenaClient, Backoff
 
-from tests.support.process import ServeProcess
+from tests.support.process import ServeProcess, json_records
 from tests.support.valkey import ValkeyProcess, free_port
 
 #: Decision ids are ``opened_at * SEAT_BITS + seat + 1`` (see the server runner).
@@ -29,14 +28,7 @@ def serve(*args: str) -> ServeProcess:
 
 
 def records(proc: ServeProcess) -> list[dict[str, Any]]:
-    out = []
-    for line in proc.output().splitlines():
-        if line.startswith("{"):
-            try:
-                out.append(json.loads(line))
-            except ValueError:
-                continue
-    return out
+    return json_records(proc.output())
 
 
 def metric(proc: ServeProcess, name: str) -> float:

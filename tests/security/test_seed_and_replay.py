@@ -156,6 +156,36 @@ def test_choosing_the_seed_is_the_admins_privilege(admin_server: InProcessServer
     run(main())
 
 
+def test_a_running_tournament_shows_its_seed_to_the_admin_alone(
+        admin_server: InProcessServer) -> None:
+    """The tournament seed derives every deal; the admin sees it, others see none."""
+    async def main() -> None:
+        async with aio.insecure_channel(admin_server.target) as ch:
+            reg = await kgrpc.MatchmakingStub(ch).RegisterAgent(
+                kpb.RegisterAgentRequest(name="absent entrant"), metadata=ADMIN_MD, timeout=10)
+            stub = tgrpc.TournamentsStub(ch)
+            spec = tpb.TournamentSpec(game_id="twisted", num_players=2, seed=4242,
+                                      entrants=["heuristic", reg.agent_id], parallel=2)
+            created = await stub.CreateTournament(tpb.CreateTournamentRequest(spec=spec),
+                                                  metadata=ADMIN_MD, timeout=10)
+            tid = created.tournament_id
+            assert created.spec.seed == 4242  # the admin created it
+            plain = await _tournament(stub, tid)
+            listed = await stub.ListTournaments(tpb.ListTournamentsRequest(), timeout=10)
+            mine = next(t for t in listed.tournaments if t.tournament_id == tid)
+            assert not plain.spec.HasField("seed") and not mine.spec.HasField("seed")
+            assert plain.games and all(g.seed == 0 for g in plain.games)
+            admin = await _tournament(stub, tid, ADMIN_MD)
+            assert admin.spec.seed == 4242 and all(g.seed for g in admin.games)
+            await stub.CancelTournament(tpb.CancelTournamentRequest(tournament_id=tid),
+                                        metadata=ADMIN_MD, timeout=10)
+            over = await _tournament(stub, tid)
+            assert over.spec.seed == 4242
+            assert [g.seed for g in over.games] == [g.seed for g in admin.games]
+
+    run(main())
+
+
 async def _tournament(stub: tgrpc.TournamentsStub, tid: str,
                       metadata: tuple[tuple[str, str], ...] = ()) -> tpb.Tournament:
     return await stub.GetTournament(tpb.GetTournamentRequest(tournament_id=tid),

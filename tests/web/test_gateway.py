@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import signal
+import subprocess
+import sys
 import time
 import urllib.request
 from typing import Any
@@ -94,7 +97,7 @@ def test_many_browsers_share_one_upstream_watch(server: InProcessServer, web: st
     run(scenario(), timeout=90)
 
 
-def test_serve_runs_the_web_face_in_the_node(tmp_path: Any) -> None:
+def test_serve_runs_the_web_face_in_the_node() -> None:
     proc = ServeProcess(["--port", "0", "--web-port", "0"]).start()
     try:
         deadline = time.monotonic() + 20
@@ -110,3 +113,29 @@ def test_serve_runs_the_web_face_in_the_node(tmp_path: Any) -> None:
             assert b"symbol" in response.read()
     finally:
         proc.terminate()
+        proc.cleanup()
+
+
+def test_demo_web_keeps_the_server_and_the_site_up_until_interrupted() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "twistarena.clients.cli", "demo", "--web",
+                             "--web-port", "0", "--game", "twisted"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert proc.stdout is not None
+        seen = ""
+        deadline = time.monotonic() + 120
+        while "stay up" not in seen:
+            line = proc.stdout.readline()
+            assert line, f"demo exited early: {seen}"
+            seen += line
+            assert time.monotonic() < deadline, seen
+        url = re.search(r"(http://127\.0\.0\.1:\d+/) stay up", seen)
+        assert url, seen
+        lobby = get(f"{url.group(1)}api/matches?game=twisted")
+        assert [m["status"] for m in lobby["recent"]] == ["finished"]
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -149,13 +149,14 @@ async def queue(server: str | Sequence[str], api_token: str, game: str, players:
 async def queue_and_play(act: Any, server: str | Sequence[str], api_token: str, game: str,
                          players: int, *, house_fill_after: float | None = None,
                          house_bot: str = "", tournament_only: bool = False,
-                         on_status: StatusCallback | None = None,
+                         tournament_id: str = "", on_status: StatusCallback | None = None,
                          **agent_options: Any) -> MatchResult:
-    """Queue for one match, then play the assigned seat to the end with ``act``."""
+    """Queue for one match, then play the assigned seat to the end with ``act``
+    (``TournamentEnded`` when the tournament of ``tournament_id`` is over)."""
     tls = {k: agent_options[k] for k in ("root_cert", "tls") if k in agent_options}
     assigned = await queue(server, api_token, game, players, house_fill_after=house_fill_after,
                            house_bot=house_bot, tournament_only=tournament_only,
-                           on_status=on_status, **tls)
+                           tournament_id=tournament_id, on_status=on_status, **tls)
     servers = [assigned.server_address, *(s for s in parse_servers(server)
                                           if s != assigned.server_address)]
     return await play(act, server=servers, match_id=assigned.match_id,

@@ -23,6 +23,7 @@ from twistarena.v1 import match_pb2_grpc as mgrpc
 from twistarena.v1 import play_pb2 as ppb
 
 from . import extras, logs, metrics, tournaments
+from .archive import Archive
 from .cluster import Cluster
 from .config import ServerConfig
 from .embedded import EmbeddedValkey
@@ -38,6 +39,8 @@ log = logs.get("twistarena.app")
 
 #: How often the store's reachability (and the embedded Valkey's process) is checked.
 STORE_CHECK_S = 0.25
+#: How often the match index drops matches whose keys expired.
+TRIM_EVERY_S = 60.0
 
 SERVICE_NAMES: tuple[str, ...] = (
     mpb.DESCRIPTOR.services_by_name["Matches"].full_name,
@@ -127,6 +130,7 @@ class App:
             fsync_each=config.durability == "always" and self.embedded is None,
             replicas=config.wait_replicas, wait_ms=config.wait_timeout_ms)
         self.store.retain_ms = int(config.retain_finished_s * 1000)
+
         if config.wait_replicas and self.store.cluster_mode:
             raise ConfigError("--wait-replicas is for one primary with replicas; a Redis "
                               "Cluster's appends span primaries (see deploy/README.md)")
@@ -134,6 +138,8 @@ class App:
         self.hub = Hub(self.store, self.node_id, config.waiting_timeout_s,
                        config.max_match_decisions, config.max_match_s,
                        LossPolicy(config.on_store_loss))
+        if config.archive_dir is not None:
+            self.hub.archive = Archive(config.archive_dir)
         quotas = Quotas(config, self._live, self._waiting_matches)
 
         server = aio.server(options=grpc_options(config), interceptors=[StatusInterceptor()])
@@ -206,8 +212,12 @@ class App:
         on its own data directory when it dies."""
         assert self.store is not None
         up = True
+        next_trim = time.monotonic() + TRIM_EVERY_S
         while True:
             await asyncio.sleep(STORE_CHECK_S)
+            if up and self.store.retain_ms and time.monotonic() > next_trim:
+                next_trim = time.monotonic() + TRIM_EVERY_S
+                await self._trim_index()
             embedded = self.embedded
             if embedded is not None and not embedded.alive():
                 up = await self._store_state(up, False, "embedded valkey exited")
@@ -233,6 +243,18 @@ class App:
                 up = await self._store_state(up, True, "")
                 if self.cluster is not None:
                     await self.cluster.resume()
+
+    async def _trim_index(self) -> None:
+        """The match index forgets matches whose keys expired (retention)."""
+        assert self.store is not None
+        before = int(time.time() * 1000) - self.store.retain_ms
+        try:
+            dropped = await self.store.trim_index(before)
+        except (RedisError, OSError) as exc:
+            log.warning("index_trim_failed", error=repr(exc))
+            return
+        if dropped:
+            log.info("index_trimmed", matches=dropped)
 
     async def _store_state(self, was_up: bool, up: bool, why: str) -> bool:
         if up != was_up and not self.hub_draining():

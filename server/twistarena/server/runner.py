@@ -27,6 +27,7 @@ from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import play_pb2 as ppb
 
 from . import logs, metrics
+from .archive import Archive
 from .decisions import ACCEPTED, DecisionBook, Reply, late, seat_of
 from .events import EventFeed
 from .housebots import house_action
@@ -95,6 +96,8 @@ class Hub:
         self.max_match_s = max_match_s
         self.on_store_loss = on_store_loss
         self.acknowledged = AckMemory()
+        #: Where finished matches are written (serve --archive-dir), if anywhere.
+        self.archive: Archive | None = None
         self.runners: dict[str, MatchRunner] = {}
         self.draining = False
 
@@ -806,9 +809,20 @@ class MatchRunner:
                 spectator.send(watch_over)
                 spectator.finish()
             self.spectators.clear()
+        if self.hub.archive is not None:
+            self._spawn(self._archive(result))
         log.info("match_over", match_id=self.match_id, reason=mpb.EndReason.Name(reason),
                  scores=list(result.scores), actions=self.book.log_len)
         self.hub.forget(self)
+
+    async def _archive(self, result: mpb.MatchResult) -> None:
+        """Write the finished match to the archive (before its keys may expire)."""
+        assert self.hub.archive is not None
+        try:
+            await self.hub.archive.write(self.record, result, self.book.entries)
+        except OSError as exc:
+            metrics.ERRORS.labels("archive").inc()
+            log.error("archive_failed", match_id=self.match_id, error=repr(exc))
 
     async def _store_end(self, status: int, result: bytes) -> None:
         """The end, stored and durable before anyone is told; a store that is

@@ -462,6 +462,22 @@ class Store:
             self.check_sync(replies[len(replies) - len(sync):])
             return
 
+    async def trim_index(self, before_ms: int, count: int = 500) -> int:
+        """Drop from the match index up to ``count`` matches created before
+        ``before_ms`` whose keys have expired; returns how many."""
+        raw: Any = await self.redis.zrangebyscore(MATCH_INDEX, "-inf", before_ms,
+                                                  start=0, num=count)
+        ids = [m.decode() if isinstance(m, bytes) else str(m) for m in raw]
+        if not ids:
+            return 0
+        pipe = self.redis.pipeline(transaction=False)
+        for mid in ids:
+            pipe.exists(meta_key(mid))
+        gone = [mid for mid, n in zip(ids, await pipe.execute(), strict=True) if not n]
+        if gone:
+            await self.redis.zrem(MATCH_INDEX, *gone)
+        return len(gone)
+
     async def entry_at(self, match_id: str, index: int) -> LogEntry | None:
         raw: Any = await self.redis.lindex(log_key(match_id), index)
         return decode_entry(raw) if raw is not None else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from twistarena.engine import Action, State
@@ -20,11 +21,11 @@ class Bot(Protocol):
 
 @runtime_checkable
 class SearchBot(Protocol):
-    """A bot that searches: whoever holds the engine state gives it the state and its seat.
+    """A bot that searches: slow enough that hosts run it off the event loop.
 
-    Implementations must derive everything from ``information_set_state(state, seat)``
-    (or ``state.determinize``), never from the hidden parts of ``state``. Called
-    with an observation only (over the network), they play without searching.
+    ``act_with_state`` must depend only on the seat's observation (and the match
+    options), never on the hidden parts of ``state``: it decides exactly as the
+    bot called with that observation does, which is how it plays over the network.
     """
 
     def __call__(self, observation: Mapping[str, Any], legal_actions: Sequence[Action]) -> int: ...
@@ -33,15 +34,15 @@ class SearchBot(Protocol):
 
 
 def searches(bot: Bot) -> TypeGuard[SearchBot]:
-    """Does this bot search the engine state? (Full strength only where the state
-    is at hand: house bots on the server, local tournaments, ``evaluate``.)"""
+    """Does this bot search? (Hosts think for it off the event loop; it plays the
+    same from an observation as from the state.)"""
     return isinstance(bot, SearchBot)
 
 
 def decide(bot: Bot, state: State, seat: int) -> int:
     """The action id ``bot`` picks for ``seat`` of ``state``: a search bot gets the
-    state (it looks only at the seat's information set), any other bot the seat's
-    observation and legal actions."""
+    state (and takes only the seat's observation out of it), any other bot the
+    seat's observation and legal actions."""
     if searches(bot):
         return bot.act_with_state(state, seat)
     return bot(state.observation(seat), state.legal_actions(seat))
@@ -57,12 +58,18 @@ def random_bot(seed: int | None = None) -> Bot:
     return act
 
 
-#: strategy name -> factory(game_id, seed) -> Bot. Games add their heuristics here.
-STRATEGIES: dict[str, Callable[[str, int | None], Bot]] = {
-    "random": lambda game_id, seed: random_bot(seed),
-    "heuristic": lambda game_id, seed: _heuristic(game_id, seed),
-    "ismcts": lambda game_id, seed: _ismcts(game_id, seed),
-}
+#: A strategy builds a bot from (game id, seed, the match's options or None).
+Factory = Callable[[str, int | None, Mapping[str, Any] | None], Bot]
+
+#: The house ladder, weakest rung first: every name is a strategy that plays
+#: wherever a house bot does (practice, tournaments, ``match create --bots``).
+#: Measured ratings of the rungs against each other are in docs/bots.md.
+LADDER: tuple[str, ...] = ("random", "heuristic", "ismcts-fast", "ismcts", "ismcts-strong")
+
+#: ISMCTS iterations per decision of each ISMCTS rung (a fixed count, not a time:
+#: a house bot's choice must be reproducible from the match seed and log).
+#: ``ismcts-strong`` stays within about a second per decision on one core.
+ISMCTS_ITERATIONS: dict[str, int] = {"ismcts-fast": 60, "ismcts": 300, "ismcts-strong": 900}
 
 
 def _heuristic(game_id: str, seed: int | None) -> Bot:
@@ -71,16 +78,27 @@ def _heuristic(game_id: str, seed: int | None) -> Bot:
     return heuristic_bot(game_id, seed)
 
 
-def _ismcts(game_id: str, seed: int | None) -> Bot:
+def _ismcts(game_id: str, seed: int | None, options: Mapping[str, Any] | None, *,
+            iterations: int) -> Bot:
     from .ismcts import ismcts_bot
 
-    return ismcts_bot(game_id, seed)
+    return ismcts_bot(game_id, seed, iterations=iterations, options=options)
 
 
-def make_bot(strategy: str, game_id: str, seed: int | None = None) -> Bot:
-    """A new bot of ``strategy`` (a key of ``STRATEGIES``) for ``game_id``."""
+#: strategy name -> factory. Games add their heuristics here.
+STRATEGIES: dict[str, Factory] = {
+    "random": lambda game_id, seed, options: random_bot(seed),
+    "heuristic": lambda game_id, seed, options: _heuristic(game_id, seed),
+    **{name: partial(_ismcts, iterations=n) for name, n in ISMCTS_ITERATIONS.items()},
+}
+
+
+def make_bot(strategy: str, game_id: str, seed: int | None = None,
+             options: Mapping[str, Any] | None = None) -> Bot:
+    """A new bot of ``strategy`` (a key of ``STRATEGIES``) for ``game_id``; search
+    bots simulate with the match ``options`` (default: the game's defaults)."""
     try:
         factory = STRATEGIES[strategy]
     except KeyError:
         raise ValueError(f"unknown strategy {strategy!r}; known: {', '.join(STRATEGIES)}") from None
-    return factory(game_id, seed)
+    return factory(game_id, seed, options)

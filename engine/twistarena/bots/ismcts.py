@@ -9,15 +9,13 @@ whose score is exact after every move, only a few moves: less noise) and backs
 up every seat's reward (its score gain over the others' mean, squashed into
 0..1), so opponents' nodes are chosen for the opponents' benefit.
 
-Hidden information. The bot needs an engine ``State``, not the observation dict,
-so it is a ``SearchBot``: whoever holds the state (``bots.decide``) hands it the
-true state and the seat, and the bot's first step replaces every zone hidden
-from that seat by one fixed deal (``information_set_state``, built on
-``State.determinize``): what the search sees is then a function of the
-seat's information only, and every simulation starts from ``determinize``
-of that. Over the network only the observation arrives; there the bot plays
-its game's heuristic (see ``__call__``) until the engine can build a state
-from a seat's own event log.
+Hidden information. The bot sees what its seat was sent and nothing more: the
+root of every search is ``engine.sample_state`` of the seat's observation (one
+state consistent with everything the seat knows, the rest dealt at random), and
+every simulation starts from ``determinize`` of that. So the bot plays the same
+at full strength wherever it runs: over the network through the SDK or the
+bridge, as a house bot on the server, or in-process (``act_with_state`` only
+takes the seat's observation out of the state).
 """
 
 from __future__ import annotations
@@ -29,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from twistarena.engine import Action, State
+from twistarena.engine import JSON, Action, State, sample_state
 from twistarena.engine.twhist.cards import PICK_BASE as TH_PICK_BASE
 from twistarena.engine.twhist.cards import STOP as TH_STOP
 from twistarena.engine.twhist.state import PICK as TH_PICK
@@ -37,8 +35,6 @@ from twistarena.engine.twisted.cards import DECK as TW_DECK
 from twistarena.engine.twisted.cards import IS_TOAD as TW_IS_TOAD
 from twistarena.engine.twisted.state import TAKE as TW_TAKE
 from twistarena.engine.twisted.state import TWIST_BASE as TW_TWIST_BASE
-
-from . import Bot
 
 #: Attribute holding the round number, per game: simulations stop at the end of
 #: the current round, whose score change is what the decision can influence.
@@ -95,17 +91,6 @@ class _Node:
         self.avail = 1
         self.reward = 0.0
         self.children: dict[int, _Node] = {}
-
-
-# -- the information set -----------------------------------------------------------
-
-
-def information_set_state(state: State, seat: int) -> State:
-    """A seat-safe root for the search: one fixed deal of everything hidden from
-    ``seat``. ``State.determinize`` re-deals from the sorted set of unseen cards and
-    drops the history, event log and seed, so two states that differ only in what
-    ``seat`` cannot know give the same result: the search cannot depend on them."""
-    return state.determinize(seat, random.Random(0))
 
 
 # -- rollout policies ----------------------------------------------------------------
@@ -200,12 +185,14 @@ class IsmctsBot:
     """SO-ISMCTS for any engine game; see the module docstring."""
 
     def __init__(self, game_id: str, seed: int | None = None,
-                 config: IsmctsConfig | None = None) -> None:
+                 config: IsmctsConfig | None = None,
+                 options: Mapping[str, Any] | None = None) -> None:
         self.game_id = game_id
         self.config = config or IsmctsConfig()
         self.rng = random.Random(seed)
         self.seed = seed
-        self._fallback: Bot | None = None
+        #: the match's options (an agent gets them when it joins); None: the defaults
+        self.options: JSON | None = dict(options) if options else None
         self.policy: Policy = (_GREEDY.get(game_id, _random_policy)
                                if self.config.rollout == "greedy" else _random_policy)
         self.round_attr = ROUND_ATTR.get(game_id) if self.config.horizon == "round" else None
@@ -217,21 +204,25 @@ class IsmctsBot:
         self.last_stats: dict[int, tuple[int, float]] = {}
 
     def __call__(self, observation: Mapping[str, Any], legal_actions: Sequence[Action]) -> int:
-        """Without an engine state (over the network) the bot cannot search: it
-        plays its game's rule-based bot, so it still plays every game legally."""
-        if self._fallback is None:
-            from .heuristic import heuristic_bot
-
-            self._fallback = heuristic_bot(self.game_id, self.seed)
-        return self._fallback(observation, legal_actions)
+        """Search from a state sampled from the seat's observation (see the module
+        docstring): what an agent is sent is all the bot needs."""
+        return self.decide(observation, [a.id for a in legal_actions], self.options)
 
     def act_with_state(self, state: State, seat: int) -> int:
-        legal = state.legal_action_ids(seat)
+        """The same decision, for a caller holding the state: only the seat's
+        observation is taken out of it."""
+        return self.decide(state.observation(seat), state.legal_action_ids(seat), state.options)
+
+    def decide(self, observation: Mapping[str, Any], legal: Sequence[int],
+               options: Mapping[str, Any] | None) -> int:
         if not legal:
-            raise ValueError(f"seat {seat} is not to act")
+            raise ValueError("no legal action to choose from")
         if len(legal) == 1:
             return legal[0]
-        return self.search(information_set_state(state, seat), seat)
+        seat = observation["seat"]
+        root = sample_state(self.game_id, observation, self.rng, options)
+        choice = self.search(root, seat)
+        return choice if choice in legal else legal[0]
 
     def search(self, root_state: State, seat: int) -> int:
         """Run the budget from ``root_state`` (already seat-safe) and return the most
@@ -349,6 +340,8 @@ class IsmctsBot:
 
 
 def ismcts_bot(game_id: str, seed: int | None = None, iterations: int | None = 300,
-               time_ms: float | None = None, **knobs: Any) -> IsmctsBot:
+               time_ms: float | None = None, options: Mapping[str, Any] | None = None,
+               **knobs: Any) -> IsmctsBot:
     """An ISMCTS bot with a budget per decision; ``knobs`` go to ``IsmctsConfig``."""
-    return IsmctsBot(game_id, seed, IsmctsConfig(iterations=iterations, time_ms=time_ms, **knobs))
+    return IsmctsBot(game_id, seed, IsmctsConfig(iterations=iterations, time_ms=time_ms, **knobs),
+                     options)

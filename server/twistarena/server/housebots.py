@@ -32,7 +32,7 @@ async def house_action(strategy: str, game_id: str, state: State, seat: int,
                        match_seed: int) -> int:
     """The action id the house bot ``strategy`` picks for ``seat`` now."""
     own_actions = sum(1 for who, _ in state.history if who == seat)
-    bot = make_bot(strategy, game_id, decision_seed(match_seed, seat, own_actions))
+    bot = make_bot(strategy, game_id, decision_seed(match_seed, seat, own_actions), state.options)
     if searches(bot):
         return int(await asyncio.to_thread(decide, bot, state.clone(), seat))
     return int(decide(bot, state, seat))

@@ -30,8 +30,8 @@ def register(sub: Any) -> None:
     parser.add_argument("--match", required=True, help="match id")
     parser.add_argument("--token", required=True, help="the seat's token from match create")
     add_bridge_args(parser, default="random",
-                    helptext="sample bot (default random); ismcts searches only with the "
-                             "engine state, so over the network it plays the heuristic")
+                    helptext="sample bot or house ladder rung (default random): random, "
+                             "heuristic, ismcts-fast, ismcts, ismcts-strong")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--events", action="store_true", help="print this seat's events")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON line")

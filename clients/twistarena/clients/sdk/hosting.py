@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import structlog
-from twistarena.bots import STRATEGIES, Bot, make_bot, searches
+from twistarena.bots import STRATEGIES, Bot, make_bot
 from twistarena.engine import Action
 from twistarena.v1 import match_pb2
 
@@ -22,32 +22,32 @@ from .convert import MatchEvent, MatchResult
 
 
 class StrategyBot:
-    """A sample bot by strategy name, built once the game is known (at Joined)."""
+    """A sample bot by strategy name, built once the game and its options are known
+    (at Joined). Search strategies sample states from the observations they are
+    sent (``engine.sample_state``), so they play at full strength here too."""
 
-    def __init__(self, strategy: str, seed: int | None, game_id: Callable[[], str]) -> None:
+    def __init__(self, strategy: str, seed: int | None,
+                 game: Callable[[], tuple[str, Mapping[str, Any]]]) -> None:
         if strategy not in STRATEGIES:
             raise ValueError(f"unknown strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
         self.strategy = strategy
         self.seed = seed
-        self._game_id = game_id
+        self._game = game
         self._bot: Bot | None = None
 
     def act(self, observation: Mapping[str, Any], legal_actions: Sequence[Action]) -> int:
         if self._bot is None:
-            self._bot = make_bot(self.strategy, self._game_id(), self.seed)
-            if searches(self._bot):
-                structlog.get_logger("twistarena.sdk").warning(
-                    "search strategy without the engine state: playing the heuristic",
-                    strategy=self.strategy,
-                    hint="make it a house bot (the server gives it the state) or run it "
-                         "locally (twistarena tournament, evaluate)")
+            game_id, options = self._game()
+            self._bot = make_bot(self.strategy, game_id, self.seed, options)
         return self._bot(observation, legal_actions)
 
 
 def strategy_agent(strategy: str, seed: int | None, **agent_options: Any) -> Agent:
     """An Agent playing a sample strategy; the game comes from the server's Joined."""
     holder: list[Agent] = []
-    agent = Agent(StrategyBot(strategy, seed, lambda: holder[0].game_id), **agent_options)
+    agent = Agent(StrategyBot(strategy, seed, lambda: (holder[0].game_id,
+                                                       holder[0].game_options)),
+                  **agent_options)
     holder.append(agent)
     return agent
 

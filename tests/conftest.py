@@ -39,3 +39,15 @@ def server(valkey: object) -> Iterator[object]:
         yield srv
     finally:
         srv.stop()
+
+
+@pytest.fixture(autouse=True)
+def _logging_config_restored() -> Iterator[None]:
+    """A command run in-process (``cli.main``) points structlog at the stderr of its
+    test, which pytest closes afterwards; the in-process server of the session logs
+    through the same global configuration, so it is put back after every test."""
+    import structlog
+
+    saved = structlog.get_config()
+    yield
+    structlog.configure(**saved)

@@ -86,7 +86,8 @@ DB = 7
 
 
 @contextmanager
-def limited_server(valkey: Any, **limits: Any) -> Iterator[InProcessServer]:
+def limited_server(valkey: Any, admin_token: str | None = None,
+                   **limits: Any) -> Iterator[InProcessServer]:
     """A server of its own with these limits, over an empty database (so that it
     adopts no match a previous one left waiting)."""
     import redis
@@ -94,7 +95,8 @@ def limited_server(valkey: Any, **limits: Any) -> Iterator[InProcessServer]:
     url = f"{valkey.url.rsplit('/', 1)[0]}/{DB}"
     with redis.Redis.from_url(url) as client:
         client.flushdb()
-    config = ServerConfig(port=0, redis_url=url, limits=replace(Limits(), **limits))
+    config = ServerConfig(port=0, redis_url=url, admin_token=admin_token,
+                          limits=replace(Limits(), **limits))
     srv = InProcessServer(config).start()
     try:
         yield srv

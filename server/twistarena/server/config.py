@@ -36,7 +36,7 @@ class Limits:
     #: ...and per client address.
     joins_per_minute_per_peer: int = 1200
     #: Messages waiting for one slow stream before it is cut.
-    stream_queue: int = 512
+    stream_queue: int = 128
     #: A stream whose pending write has not gone out for this long is cut.
     stalled_write_s: float = 4.0
     #: A stream that got nothing for this long (its match waits for players,

@@ -76,6 +76,7 @@ class EventFeed:
                 for spectator in spectators:
                     spectator.send(watch_msg)
         if spectators and len(events) > first_event:
-            view = self.view_message()
+            # Serialized once for all of them (the stream's serializer passes bytes).
+            view = self.view_message().SerializeToString()
             for spectator in spectators:
                 spectator.send(view)

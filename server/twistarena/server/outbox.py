@@ -85,10 +85,15 @@ class Outbox:
         items = self._items
         items.append(msg)
         allowance = self._allowance
-        if self.limit and allowance is not None and len(items) > self.limit + allowance:
+        if self.limit and allowance is not None and len(items) > self.limit + allowance \
+                and self._due(self.limit + allowance):
             self.cut(f"more than {self.limit} messages waited for this stream")
             return
         self._wake()
+
+    def _due(self, index: int) -> bool:
+        """Whether the message at ``index`` in the queue could be sent now."""
+        return True
 
     def close(self, code: grpc.StatusCode, reason: str, details: str,
               redirect: bool = True) -> None:
@@ -194,6 +199,11 @@ class DelayedOutbox(Outbox):
 
     def send(self, msg: Any) -> None:
         super().send(_Held(self._loop.time() + self.delay_s, msg))
+
+    def _due(self, index: int) -> bool:
+        # Messages held back by the delay are not the reader's fault.
+        item = self._items[index]
+        return type(item) is not _Held or item.until <= self._loop.time()
 
     async def get(self) -> Any:
         item = await super().get()

@@ -49,7 +49,7 @@ async def create_flood(target: str, seconds: float) -> None:
         await _until(seconds, batch)
 
 
-async def unread_watchers(target: str, seconds: float, count: int = 100) -> None:
+async def unread_watchers(target: str, seconds: float, count: int = 40) -> None:
     """Spectators that never read, on one match of the attacker's that runs on
     its own (its one remote seat is silent and times out every 50 ms)."""
     channels = [aio.insecure_channel(target, options=SMALL_WINDOW) for _ in range(10)]

@@ -72,3 +72,10 @@ def test_protocol_bots_play_a_match_to_the_end(server: Any) -> None:
         assert list(overs[0].result.scores) == list(match.result.scores)
 
     run(scenario())
+
+
+def test_ladder_bench_times_every_searched_decision() -> None:
+    from twistarena.clients.bench.ladder import decision_seconds
+
+    times = decision_seconds("ismcts-fast", "twisted", 2, 1, 3)
+    assert len(times) >= 10 and all(t > 0 for t in times)

@@ -12,13 +12,14 @@ from rich.table import Table
 from twistarena.engine import GAME_IDS
 
 from ..bench import engine as bench_engine
+from ..bench.ladder import add_cli as add_ladder
 from ..bench.service import add_cli as add_service
 from ..bench.web import add_cli as add_web
 from ..terminal import make_console
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("bench", help="measure speed (engine, service, web)")
+    parser = sub.add_parser("bench", help="measure speed (engine, service, web, ladder)")
     targets = parser.add_subparsers(dest="target", required=True, metavar="TARGET")
     eng = targets.add_parser("engine", help="random full games per game and player count")
     eng.add_argument("--game", choices=GAME_IDS, action="append",
@@ -29,6 +30,7 @@ def register(sub: Any) -> None:
     eng.set_defaults(run=run_engine)
     add_service(targets)
     add_web(targets)
+    add_ladder(targets)
 
 
 def run_engine(args: argparse.Namespace) -> int:

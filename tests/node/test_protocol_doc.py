@@ -10,17 +10,16 @@ action payload kinds and event kinds the engine produces.
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import re
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FileDescriptor, ServiceDescriptor
 from twistarena import engine
 from twistarena.v1 import match_pb2, matchmaking_pb2, observations_pb2, play_pb2, tournaments_pb2
+
+from tests.support.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "protocol.md"
@@ -75,18 +74,9 @@ def _names(section: str) -> set[str]:
     return set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)`", section))
 
 
-def _reference_module() -> Any:
-    spec = importlib.util.spec_from_file_location("ta_proto_reference",
-                                                  ROOT / "proto" / "reference.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_reference_is_generated_from_the_proto_files() -> None:
-    fresh = _reference_module().render(_reference_module().descriptors())
+    reference = load_script("proto/reference.py")
+    fresh = reference.render(reference.descriptors())
     assert REFERENCE.read_text(encoding="utf-8") == fresh, \
         "docs/protocol-reference.md is stale: run make reference"
 

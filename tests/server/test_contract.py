@@ -3,10 +3,8 @@ code matches the .proto files, and every field is documented."""
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import re
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -16,20 +14,12 @@ from google.protobuf import json_format
 from twistarena import engine, wire
 from twistarena.v1 import observations_pb2 as opb
 
+from tests.support.scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[2]
 PROTO_DIR = ROOT / "proto" / "twistarena" / "v1"
 CASES = [(g, n) for g in engine.GAME_IDS
          for n in range(engine.game(g).min_players, engine.game(g).max_players + 1)]
-
-
-def _generate_module() -> Any:
-    spec = importlib.util.spec_from_file_location("ta_proto_generate",
-                                                  ROOT / "proto" / "generate.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _to_dict(msg: Any) -> dict[str, Any]:
@@ -71,7 +61,7 @@ def test_oneof_fields_are_named_after_game_ids() -> None:
 
 
 def test_generated_code_matches_proto_files() -> None:
-    gen = _generate_module()
+    gen = load_script("proto/generate.py")
     with tempfile.TemporaryDirectory() as tmp:
         files = gen.generate(Path(tmp))
         assert files, "nothing generated"

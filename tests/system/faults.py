@@ -122,3 +122,18 @@ def aof_incr_file(data_dir: Path) -> Path:
     files = sorted((data_dir / "appendonlydir").glob("*.incr.aof"))
     assert files, f"no AOF in {data_dir}"
     return files[-1]
+
+
+async def finish_all(tasks: Sequence[asyncio.Task[Any]], agents: Sequence[Agent],
+                     node: ServeProcess, timeout: float = 90) -> list[Any]:
+    """Every agent's result; on a stall, which matches and the node's log say why."""
+    try:
+        return list(await asyncio.wait_for(asyncio.gather(*tasks), timeout))
+    except TimeoutError:
+        stuck = {a.match_id for a in agents if a.result is None}
+        seats = [(a.seat, a.next_seq, a.connected, len(a.accepted))
+                 for a in agents if a.match_id in stuck]
+        lines = [str(r) for r in records(node) if r.get("level") != "info"
+                 or r.get("match_id") in stuck or set(r.get("match_ids", ())) & stuck]
+        raise AssertionError(f"matches {stuck} stalled; seats {seats}; node log:\n"
+                             + "\n".join(lines[-60:])) from None

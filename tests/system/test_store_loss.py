@@ -26,6 +26,7 @@ from tests.system.faults import (
     accepted_total,
     acknowledged_lost,
     aof_incr_file,
+    finish_all,
     metric,
     read_logs,
     records,
@@ -60,16 +61,7 @@ async def _scenario(policy: str, cut_back: bool) -> dict[str, Any]:
                 f.truncate(cut)
         kept = await asyncio.to_thread(read_logs, valkey.data_dir, ids)
         restarted = ValkeyProcess(valkey.data_dir, port=valkey.port).start()
-        try:
-            results = await asyncio.wait_for(asyncio.gather(*tasks), 90)
-        except TimeoutError:
-            stuck = {a.match_id for a in agents if a.result is None}
-            seats = [(a.seat, a.next_seq, a.connected, len(a.accepted))
-                     for a in agents if a.match_id in stuck]
-            lines = [str(r) for r in records(node) if r.get("level") != "info"
-                     or r.get("match_id") in stuck or set(r.get("match_ids", ())) & stuck]
-            raise AssertionError(f"matches {stuck} stalled; seats {seats}; node log:\n"
-                                 + "\n".join(lines)) from None
+        results = await finish_all(tasks, agents, node)
         replays = {mid: await client.get_replay(mid) for mid in ids}
         lost = {mid: sum(acknowledged_lost(accepted[id(a)], a.seat, full[mid], len(kept[mid]))
                          for a in agents if a.match_id == mid) for mid in ids}

@@ -606,20 +606,23 @@ class MatchRunner:
         return True
 
     async def _append(self, entry: LogEntry) -> None:
+        """Store one entry, durable as the server's durability asks; a store that is
+        briefly unavailable or not yet durable is retried within the lease."""
         deadline = time.monotonic() + APPEND_RETRY_S
         expected = self.book.log_len
         delay = 0.05
         while True:
             try:
-                await self.store.appender.append(self.match_id, self.owner, expected, [entry])
+                try:
+                    await self.store.appender.append(self.match_id, self.owner, expected,
+                                                     [entry])
+                except LogConflict as conflict:
+                    # A reply lost after a successful write: the entry is already there.
+                    if conflict.actual != expected + 1 or await self.store.entry_at(
+                            self.match_id, expected) != entry:
+                        raise
+                    await self.store.sync()
                 return
-            except LogConflict as conflict:
-                # A reply lost after a successful write: the entry is already there.
-                if conflict.actual == expected + 1:
-                    stored = await self.store.entry_at(self.match_id, expected)
-                    if stored == entry:
-                        return
-                raise
             except (TransientStoreError, RedisError, OSError):
                 # Within the lease: once it lapses the runner is stopped.
                 if time.monotonic() > deadline or self._stopped:

@@ -41,10 +41,12 @@ from twistarena.v1 import match_pb2 as mpb
 
 from . import metrics
 from .redis_url import cluster_client, is_cluster_url
-from .resp import RespError, RespPipeline, bulk, fast_path_target
+from .resp import RespError, RespPipeline, bulk, encode_command, fast_path_target
 
 MATCH_INDEX = "twistarena:matches"
 LIVE_SET = "twistarena:live"
+#: Counter written by ``Store.sync`` so that its WAIT covers a write of its connection.
+SYNC_KEY = "twistarena:sync"
 #: Sorted set: live match id -> its lease expiry (ms, Redis TIME; 0: nobody's).
 LEASES = "{twistarena}:leases"
 
@@ -174,7 +176,7 @@ def store_error(reply: Exception) -> StoreError:
     return StoreError(text)
 
 
-class NotDurableError(StoreError):
+class NotDurableError(TransientStoreError):
     """The store accepted a write but could not confirm it durable in time (its
     AOF fsync, or the replicas asked for): it is not acknowledged."""
 
@@ -299,6 +301,22 @@ class Store:
         if self.durability.replicas:
             out.append(("WAIT", self.durability.replicas, wait_ms))
         return out
+
+    async def sync(self) -> None:
+        """Wait until the writes this node sent are durable as ``durability`` asks
+        (after an append whose reply was lost was found stored)."""
+        commands = self.sync_commands(end=False)
+        if not commands:
+            return
+        if self.fast is not None:
+            replies = await self.fast.execute(commands)
+        else:
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.incr(SYNC_KEY)  # a write of this connection for the waits to cover
+            for command in commands:
+                pipe.execute_command(*command)
+            replies = list(await pipe.execute(raise_on_error=False))[1:]
+        self.check_sync(replies)
 
     def check_sync(self, replies: Sequence[Any]) -> None:
         """Raise NotDurableError unless every sync command of ``sync_commands`` got
@@ -576,14 +594,25 @@ class Appender:
             payload = b"".join([
                 prefix(sha, item) + bulk(item.expected_len) + b"".join(map(bulk, item.entries))
                 for item in batch])
-            return await store.fast.execute_encoded(payload, len(batch))
-        pipe = store.redis.pipeline(transaction=False)
-        for item in batch:
-            # execute_command: cluster pipelines refuse the evalsha() helper.
-            pipe.execute_command("EVALSHA", sha, 2, log_key(item.match_id),
-                                 owner_key(item.match_id), item.owner, item.expected_len,
-                                 *item.entries)
-        return list(await pipe.execute(raise_on_error=False))
+            # The sync commands ride on the same connection: they cover these writes.
+            sync = store.sync_commands(end=False)
+            payload += b"".join(encode_command(c) for c in sync)
+            replies = await store.fast.execute_encoded(payload, len(batch) + len(sync))
+        else:
+            pipe = store.redis.pipeline(transaction=False)
+            for item in batch:
+                # execute_command: cluster pipelines refuse the evalsha() helper.
+                pipe.execute_command("EVALSHA", sha, 2, log_key(item.match_id),
+                                     owner_key(item.match_id), item.owner, item.expected_len,
+                                     *item.entries)
+            sync = [] if store.cluster_mode else store.sync_commands(end=False)
+            for command in sync:
+                pipe.execute_command(*command)
+            replies = list(await pipe.execute(raise_on_error=False))
+        # Not durable as asked: every append of the batch is retried (the runner
+        # then finds its entry stored and waits for durability again, see ``sync``).
+        store.check_sync(replies[len(batch):])
+        return replies[:len(batch)]
 
     def _prefix(self, sha: str, item: _Append) -> bytes:
         key = (sha, item.match_id, item.owner, len(item.entries))

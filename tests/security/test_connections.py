@@ -8,7 +8,7 @@ import socket
 from typing import Any
 
 from tests.security.hostile import limited_server
-from tests.support.agents import run
+from tests.support.agents import create, options, run
 
 
 async def _closed_by_server(sock: socket.socket, timeout: float) -> float:
@@ -40,4 +40,48 @@ def test_connections_without_the_http2_preface_are_closed(valkey: Any) -> None:
                 for sock in socks:
                     sock.close()
             assert max(waited) < 5, waited
+        run(main())
+
+
+def test_connections_per_client_address_are_capped(valkey: Any) -> None:
+    import grpc
+    from grpc import aio
+    from twistarena.v1 import match_pb2 as mpb
+    from twistarena.v1 import match_pb2_grpc as mgrpc
+
+    with limited_server(valkey, connections_per_peer=3, creates_per_minute=4) as srv:
+        async def main() -> None:
+            loop = asyncio.get_running_loop()
+            held = []
+            for _ in range(3):
+                sock = socket.socket()
+                sock.setblocking(False)
+                await loop.sock_connect(sock, ("127.0.0.1", srv.port))
+                held.append(sock)
+            extra = socket.socket()
+            extra.setblocking(False)
+            await loop.sock_connect(extra, ("127.0.0.1", srv.port))
+            try:
+                # The fourth connection of this address is closed at once.
+                assert await _closed_by_server(extra, 5) < 2
+            finally:
+                extra.close()
+            for sock in held:
+                sock.close()
+            # Through the relay, calls work and the quotas still see the client's address.
+            async with aio.insecure_channel(srv.target) as ch:
+                stub = mgrpc.MatchesStub(ch)
+                try:
+                    await stub.GetMatch(mpb.GetMatchRequest(match_id="nope"))
+                except aio.AioRpcError as err:
+                    assert err.code() is grpc.StatusCode.NOT_FOUND
+                codes = []
+                for _ in range(4):
+                    try:
+                        await create(ch, options("twisted", 2))
+                        codes.append(grpc.StatusCode.OK)
+                    except aio.AioRpcError as err:
+                        codes.append(err.code())
+                        assert "per client address" in err.details()
+                assert grpc.StatusCode.RESOURCE_EXHAUSTED in codes
         run(main())

@@ -28,6 +28,7 @@ from .cluster import Cluster
 from .config import ServerConfig
 from .embedded import EmbeddedValkey
 from .errors import StatusInterceptor
+from .front import ConnectionFront
 from .limits import Quotas
 from .losses import LossPolicy
 from .outbox import Streams
@@ -99,6 +100,7 @@ class App:
         self.extras: extras.Extras | None = None
         self.server: aio.Server | None = None
         self.streams: Streams | None = None
+        self.front: ConnectionFront | None = None
         self.health = health.aio.HealthServicer()
         self.port = 0
         self.metrics_port: int | None = None
@@ -156,12 +158,22 @@ class App:
         bind = f"[{config.host}]:{config.port}" if ":" in config.host else \
             f"{config.host}:{config.port}"
         creds = server_credentials(config)
+        public = bind
+        if config.limits.connections_per_peer:
+            # The relay takes the public address; gRPC listens on loopback behind it.
+            bind = "127.0.0.1:0"
         if creds is not None:
             self.port = server.add_secure_port(bind, creds)
         else:
             self.port = server.add_insecure_port(bind)
         if not self.port:
             raise ConfigError(f"could not bind {bind}")
+        if config.limits.connections_per_peer:
+            self.front = ConnectionFront(config.limits.connections_per_peer)
+            try:
+                self.port = await self.front.start(config.host, config.port, self.port)
+            except OSError as exc:
+                raise ConfigError(f"could not bind {public}: {exc.strerror}") from None
         self.server = server
         # Register with the other nodes and resume the matches placed here.
         self.cluster = Cluster(self.store, self.hub, self.node_id, config.advertise,
@@ -303,6 +315,8 @@ class App:
             await self.extras.close()
         if self.streams is not None:
             await self.streams.close()
+        if self.front is not None:
+            await self.front.close()
         if self.server is not None:
             await self.server.stop(max(0.5, deadline - time.monotonic() - 0.5))
         if self.cluster is not None:

@@ -44,6 +44,9 @@ class Limits:
     idle_stream_s: float = 300.0
     #: A connection must finish its handshake (HTTP/2 preface, TLS) within this.
     handshake_timeout_s: float = 10.0
+    #: Open connections per client address, enforced by a relay in front of the
+    #: gRPC port (0: no cap and no relay; gRPC itself has no such cap).
+    connections_per_peer: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from typing import Any, NoReturn
 import grpc
 from grpc import aio
 
-from . import auth, metrics
+from . import auth, front, metrics
 from .config import ServerConfig
 
 #: Trailing metadata key carrying an ErrorReason name next to a failed call's status.
@@ -67,4 +67,8 @@ def peer_host(context: aio.ServicerContext[Any, Any]) -> str:
         return "localhost"
     if kind == "ipv6":
         return rest.rsplit(":", 1)[0].strip("[]")
-    return rest.rsplit(":", 1)[0]
+    host, _, port = rest.rpartition(":")
+    if host == "127.0.0.1" and port.isdigit():
+        # A connection the front relays: the client is the front's client.
+        return front.real_peer(int(port)) or host
+    return host

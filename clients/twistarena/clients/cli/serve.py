@@ -30,6 +30,7 @@ LIMIT_FLAGS = {
     "stalled_write": "stalled_write_s",
     "idle_stream": "idle_stream_s",
     "handshake_timeout": "handshake_timeout_s",
+    "connections_per_peer": "connections_per_peer",
 }
 
 
@@ -151,6 +152,9 @@ def register(subparsers: Any) -> None:
     limits.add_argument("--handshake-timeout", type=float, default=None, metavar="SECONDS",
                         help="close a connection that has not finished its HTTP/2 (and TLS) "
                              "handshake in this time (default: docs/security.md)")
+    limits.add_argument("--connections-per-peer", type=int, default=None,
+                        help="open connections per client address, kept by a relay in front "
+                             "of the gRPC port (default: docs/security.md)")
     p.add_argument("--log-format", choices=("auto", "json", "console"), default="auto",
                    help="log format (default: JSON unless stdout is a terminal)")
     p.set_defaults(run=run)

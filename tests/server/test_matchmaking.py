@@ -186,6 +186,21 @@ def test_practice_starts_at_once_and_the_agent_finishes_it(server: Any) -> None:
     run(scenario(), 60)
 
 
+def test_practice_against_a_search_rung_of_the_ladder(server: Any) -> None:
+    async def scenario() -> None:
+        created = await practice(server.target, "twisted", 2, strength="ismcts-fast", seed=8)
+        assert [s.house_bot for s in created.match.seats].count("ismcts-fast") == 1
+        result = await play(_random_act("twisted", 3), server=server.target,
+                            match_id=created.match.match_id, token=created.seat_token,
+                            no_events=True)
+        assert result.reason == "COMPLETED"
+        with pytest.raises(AgentError) as err:
+            await practice(server.target, "twisted", 2, strength="grandmaster")
+        assert err.value.code == grpc.StatusCode.INVALID_ARGUMENT
+
+    run(scenario(), 90)
+
+
 def test_practice_is_rate_limited_per_client(fill_node: Any) -> None:
     async def scenario() -> None:
         await practice(fill_node.target, "twisted", 2, strength="random")

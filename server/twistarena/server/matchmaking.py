@@ -40,7 +40,7 @@ from grpc import aio
 from prometheus_client import Counter
 from redis.exceptions import NoScriptError, RedisError, WatchError
 from twistarena import engine
-from twistarena.bots import STRATEGIES
+from twistarena.bots import LADDER, STRATEGIES
 from twistarena.league import PlackettLuce, Rating
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import matchmaking_pb2 as kpb
@@ -73,7 +73,7 @@ MATCHMADE_JOIN_MS = 60_000
 TICK_S = 0.1
 STATUS_EVERY_S = 1.0
 #: Fill time of an entry that never wants house bots (ms; far future).
-STRENGTHS = ("random", "heuristic", "ismcts")
+STRENGTHS = LADDER  # practice strengths: the rungs of the house ladder
 OVER = (mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED)
 
 # KEYS: order, alive, fill, rating, bot. ARGV: agent, fill after ms (-1: never),

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from twistarena.bots import LADDER
 from twistarena.engine import GAME_IDS
 
 from ..sdk import AgentError, MatchResult, practice
@@ -37,9 +38,9 @@ def register(sub: Any) -> None:
     parser.add_argument("--game", required=True, choices=GAME_IDS)
     parser.add_argument("--players", type=int, default=0,
                         help="seats (default: the game's smallest table)")
-    parser.add_argument("--strength", default="heuristic", choices=("random", "heuristic",
-                                                                     "ismcts"),
-                        help="house bots of the other seats (default heuristic)")
+    parser.add_argument("--strength", default="heuristic", choices=LADDER,
+                        help="house bots of the other seats, a rung of the house ladder "
+                             "(default heuristic; docs/bots.md has their ratings)")
     who = add_bridge_args(parser, default="heuristic",
                           helptext="sample strategy that plays your seat (default heuristic)")
     who.add_argument("--node", action="store_true",

@@ -39,3 +39,52 @@ def test_loadtest_stops_at_its_duration(server: Any) -> None:
     report = json.loads(out.stdout.strip().splitlines()[-1])
     assert 0 < report["matches_completed"] < 100000
     assert report["elapsed_s"] <= 2.5 and report["processes"] == 1
+
+
+def _loadtest(server: Any, *extra: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", CLI, "loadtest", "--server", server.target, "--game", "twhist",
+         "--players", "3", "--json", *extra], capture_output=True, text=True, timeout=timeout)
+
+
+def test_open_model_starts_matches_on_its_schedule_and_counts_from_it(server: Any) -> None:
+    out = _loadtest(server, "--rate", "4", "--duration", "2", "--concurrency", "40",
+                    "--matches", "1000")
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["model"] == "open" and report["processes"] == 2
+    # 4/s for 2 s: 8 arrivals, all started (none dropped with room for 40).
+    assert report["matches_scheduled"] == 8 and report["matches_started"] == 8
+    assert report["matches_dropped"] == 0
+    assert report["matches_completed"] == 8 and not report["errors"]
+    for name in ("latency_ms", "start_latency_ms", "match_latency_ms"):
+        lat = report[name]
+        assert 0 < lat["p50"] <= lat["p99"] <= lat["p99.9"] <= lat["max"], name
+    assert report["start_latency_ms"]["count"] == 8
+    assert report["latency_ms"]["count"] == report["decisions"]
+    # A match is over after it was created.
+    assert report["match_latency_ms"]["p50"] > report["start_latency_ms"]["p50"]
+
+
+def test_open_model_drops_what_exceeds_its_cap_and_says_so(server: Any) -> None:
+    out = _loadtest(server, "--rate", "20", "--duration", "1", "--concurrency", "2",
+                    "--processes", "1", "--matches", "1000")
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["matches_scheduled"] == 20
+    assert report["matches_started"] + report["matches_dropped"] == 20
+    assert report["matches_dropped"] > 0
+
+
+def test_thresholds_fail_the_run_and_name_the_rule_or_pass_it(server: Any) -> None:
+    failed = _loadtest(server, "--matches", "2", "--concurrency", "2", "--processes", "1",
+                       "--threshold", "p99<1us", "--threshold", "errors<5%")
+    assert failed.returncode == 3, failed.stderr[-2000:]
+    assert "threshold failed: p99<1us" in failed.stderr
+    assert "errors<5%" not in failed.stderr.split("threshold failed:")[1]
+    report = json.loads(failed.stdout.strip().splitlines()[-1])
+    assert [t["ok"] for t in report["thresholds"]] == [False, True]
+    passed = _loadtest(server, "--matches", "2", "--concurrency", "2", "--processes", "1",
+                       "--threshold", "p99<60s", "--threshold", "errors<5%")
+    assert passed.returncode == 0, passed.stderr[-2000:]
+    assert "threshold failed" not in passed.stderr

@@ -1,11 +1,24 @@
 """``twistarena loadtest``: real gRPC agents against running servers, bounded in count and time.
 
 Several worker processes (``--processes``), each on uvloop with many Play
-streams, keep ``--concurrency`` matches going in all: each slot creates a
-match through the API (CreateMatch), seats random bots on every seat through
-the SDK, plays it to the end and starts the next, until ``--matches`` have
+streams, create matches through the API (CreateMatch), seat random bots on
+every seat through the SDK and play them to the end, until ``--matches`` have
 been started or ``--duration`` seconds have passed (matches still running
-then are cancelled through the API and not counted).
+then are cancelled through the API and not counted). Two models:
+
+- closed (the default): ``--concurrency`` matches in flight, each slot starting
+  the next when its match ends. A stalled server slows the slots down and so
+  hides its stall from the latencies (coordinated omission).
+- open (``--rate R`` or ``--stages "30s:5,60s:20,30s:0"``): matches start on a
+  schedule whatever the server does; latencies count from the scheduled time.
+  A start that finds ``--concurrency`` matches already in flight is dropped,
+  one the worker could not make on time (``LATE_S``) is counted late: both
+  are reported, never silently delayed.
+
+Latencies go into HDR histograms (microseconds, 3 significant digits) that the
+workers send encoded and the parent merges exactly: the decision round trip,
+the start latency (scheduled or attempted start -> match created) and the
+match latency (-> match over).
 
 Reported: matches/s and decisions/s; the decision round trip as the agent
 sees it (DecisionRequest received -> its AnswerAccepted received), p50, p95,
@@ -32,14 +45,15 @@ from typing import Any
 from ..sdk import Agent, AgentError, ArenaClient
 from ..sdk.connection import make_channel, parse_servers
 from ..sdk.hosting import seat_agents
+from . import loadplan
 from .pingpong import tune_gc
 from .service import AgentTracer, Timing
 
 WORKER = "from twistarena.clients.bench.load import worker_main; worker_main()"
 #: How often a worker reports its counters.
 REPORT_S = 0.25
-#: Latency samples a worker sends back at most (an even subsample of all of them).
-MAX_SAMPLES = 50_000
+#: An open-model start this far behind its scheduled time is counted late.
+LATE_S = 0.05
 
 
 class LoadTracer(AgentTracer):
@@ -48,7 +62,8 @@ class LoadTracer(AgentTracer):
     def __init__(self, timing: Timing) -> None:
         super().__init__(timing)
         self.received: dict[tuple[int, int], float] = {}
-        self.round_trips: list[float] = []
+        self.round_trips = loadplan.new_histogram()
+        self.decisions = 0
 
     def decision_received(self, agent: Agent, decision_id: int, t: float) -> None:
         super().decision_received(agent, decision_id, t)
@@ -57,7 +72,8 @@ class LoadTracer(AgentTracer):
     def accepted(self, agent: Agent, decision_id: int, t: float) -> None:
         start = self.received.pop((id(agent), decision_id), None)
         if start is not None:
-            self.round_trips.append(t - start)
+            loadplan.record_seconds(self.round_trips, t - start)
+            self.decisions += 1
 
 
 @dataclass(slots=True)
@@ -71,12 +87,20 @@ class WorkerConfig:
     seed: int
     decision_ms: int = 0
     admin_token: str | None = None
+    #: Open model: the arrival schedule as (seconds, start rate, end rate) segments.
+    stages: list[list[float]] | None = None
+    worker: int = 0
+    workers: int = 1
+    grace: float = 10.0
 
 
 @dataclass(slots=True)
 class WorkerStats:
+    scheduled: int = 0
     started: int = 0
     completed: int = 0
+    late: int = 0
+    dropped: int = 0
     decisions: int = 0
     elapsed: float = 0.0
     errors: Counter[str] = field(default_factory=Counter)
@@ -99,50 +123,92 @@ async def run_worker(cfg: WorkerConfig, report: Callable[[dict[str, Any]], None]
     timing.window_open = True
     tracer = LoadTracer(timing)
     stats = WorkerStats()
+    start_latency = loadplan.new_histogram()
+    match_latency = loadplan.new_histogram()
     channels = [make_channel(servers[i % len(servers)]) for i in range(cfg.concurrency)]
     t0 = time.perf_counter()
     deadline = t0 + cfg.duration
     last_done = t0
     in_flight: set[str] = set()
 
-    async def slot(i: int) -> None:
+    async def play(n: int, since: float) -> None:
+        """Match number ``n``; its latencies count from ``since`` (scheduled or attempted)."""
         nonlocal last_done
+        agents: list[Agent] = []
+        try:
+            created = await client.create_match(cfg.game, cfg.players,
+                                                seed=cfg.seed * 1_000_003 + n,
+                                                decision_ms=cfg.decision_ms)
+            loadplan.record_seconds(start_latency, time.perf_counter() - since)
+            in_flight.add(created.match.match_id)
+            address = servers[n % len(servers)]
+            agents = seat_agents([address, *servers], created, ["random"],
+                                 seed=cfg.seed + n, no_events=True,
+                                 channel=channels[n % len(channels)], tracer=tracer,
+                                 lazy_observations=True)
+            await asyncio.gather(*(a.run() for a in agents))
+            stats.completed += 1
+            in_flight.discard(created.match.match_id)
+            last_done = time.perf_counter()
+            loadplan.record_seconds(match_latency, last_done - since)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:
+            stats.errors[_error_kind(error)] += 1
+        finally:
+            for agent in agents:
+                for rejection in agent.rejections:
+                    stats.errors[f"rejected/{rejection.reason}"] += 1
+
+    async def slot() -> None:
+        """Closed model: one match after another, each timed from its attempt."""
         while stats.started < cfg.matches and time.perf_counter() < deadline:
             n = stats.started
             stats.started += 1
-            agents: list[Agent] = []
-            try:
-                created = await client.create_match(cfg.game, cfg.players,
-                                                    seed=cfg.seed * 1_000_003 + n,
-                                                    decision_ms=cfg.decision_ms)
-                in_flight.add(created.match.match_id)
-                address = servers[i % len(servers)]
-                agents = seat_agents([address, *servers], created, ["random"],
-                                     seed=cfg.seed + n, no_events=True, channel=channels[i],
-                                     tracer=tracer, lazy_observations=True)
-                await asyncio.gather(*(a.run() for a in agents))
-                stats.completed += 1
-                in_flight.discard(created.match.match_id)
-                last_done = time.perf_counter()
-            except asyncio.CancelledError:
-                raise
-            except Exception as error:
-                stats.errors[_error_kind(error)] += 1
-            finally:
-                for agent in agents:
-                    for rejection in agent.rejections:
-                        stats.errors[f"rejected/{rejection.reason}"] += 1
+            stats.scheduled += 1
+            await play(n * cfg.workers + cfg.worker, time.perf_counter())
+
+    async def schedule(running: set[asyncio.Task[None]]) -> None:
+        """Open model: start this worker's arrivals on time, whatever the server does."""
+        assert cfg.stages is not None
+        segments = [loadplan.Segment(*seg) for seg in cfg.stages]
+        for n, offset in loadplan.worker_arrivals(segments, cfg.worker, cfg.workers):
+            due = t0 + offset
+            if stats.scheduled >= cfg.matches or due >= deadline:
+                break
+            now = time.perf_counter()
+            if due > now:
+                await asyncio.sleep(due - now)
+            stats.scheduled += 1
+            if time.perf_counter() - due > LATE_S:
+                stats.late += 1
+            if len(running) >= cfg.concurrency:
+                stats.dropped += 1
+                continue
+            stats.started += 1
+            task = asyncio.ensure_future(play(n, due))
+            running.add(task)
+            task.add_done_callback(running.discard)
 
     async def progress() -> None:
         while True:
             report({"progress": {"started": stats.started, "completed": stats.completed,
-                                 "decisions": len(tracer.round_trips)}})
+                                 "decisions": tracer.decisions}})
             await asyncio.sleep(REPORT_S)
 
-    tasks = [asyncio.ensure_future(slot(i)) for i in range(cfg.concurrency)]
     ticker = asyncio.ensure_future(progress())
+    tasks: list[asyncio.Task[None]] = []
     try:
-        _done, pending = await asyncio.wait(tasks, timeout=max(0.0, cfg.duration))
+        if cfg.stages is None:
+            tasks = [asyncio.ensure_future(slot()) for _ in range(cfg.concurrency)]
+            _done, pending = await asyncio.wait(tasks, timeout=max(0.0, cfg.duration))
+        else:
+            running: set[asyncio.Task[None]] = set()
+            await schedule(running)
+            tasks = list(running)
+            pending = set()
+            if tasks:  # matches started near the end get ``grace`` seconds to finish
+                _done, pending = await asyncio.wait(tasks, timeout=cfg.grace)
         for task in pending:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -156,19 +222,21 @@ async def run_worker(cfg: WorkerConfig, report: Callable[[dict[str, Any]], None]
             await asyncio.wait_for(asyncio.gather(*(client.cancel_match(
                 mid, "loadtest over") for mid in in_flight), return_exceptions=True), 10)
     end = last_done if stats.completed >= cfg.matches else time.perf_counter()
-    stats.elapsed = max(1e-6, min(end, deadline) - t0)
+    if cfg.stages is None:
+        end = min(end, deadline)
+    stats.elapsed = max(1e-6, end - t0)
+    overhead = loadplan.new_histogram()
+    for sample in timing.samples:
+        loadplan.record_seconds(overhead, sample)
     report({"final": {
-        "started": stats.started, "completed": stats.completed, "elapsed_s": stats.elapsed,
-        "abandoned": abandoned,
-        "decisions": len(tracer.round_trips), "errors": dict(stats.errors),
-        "round_trips_us": _subsample(tracer.round_trips),
-        "overhead_us": _subsample(timing.samples)}})
-
-
-def _subsample(samples: Sequence[float]) -> list[int]:
-    """At most ``MAX_SAMPLES`` of ``samples`` (evenly spaced), in microseconds."""
-    step = max(1, -(-len(samples) // MAX_SAMPLES))
-    return [round(x * 1e6) for x in samples[::step]]
+        "scheduled": stats.scheduled, "started": stats.started, "completed": stats.completed,
+        "late": stats.late, "dropped": stats.dropped,
+        "elapsed_s": stats.elapsed, "abandoned": abandoned,
+        "decisions": tracer.decisions, "errors": dict(stats.errors),
+        "histograms": {"latency": loadplan.encode(tracer.round_trips),
+                       "overhead": loadplan.encode(overhead),
+                       "start": loadplan.encode(start_latency),
+                       "match": loadplan.encode(match_latency)}}})
 
 
 def worker_main() -> None:
@@ -191,17 +259,6 @@ def worker_main() -> None:
     uvloop.run(run_worker(cfg, report))
 
 
-def percentiles_ms(samples_us: Sequence[int]) -> dict[str, float]:
-    if not samples_us:
-        return {"p50": 0.0, "p95": 0.0, "p99": 0.0}
-    ordered = sorted(samples_us)
-
-    def at(q: float) -> float:
-        return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] / 1000, 3)
-
-    return {"p50": at(0.50), "p95": at(0.95), "p99": at(0.99)}
-
-
 def split(total: int, parts: int) -> list[int]:
     return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
 
@@ -209,8 +266,15 @@ def split(total: int, parts: int) -> list[int]:
 async def run_load(servers: Sequence[str], game: str, players: int, matches: int,
                    concurrency: int, duration: float, processes: int, seed: int = 1,
                    decision_ms: int = 0, admin_token: str | None = None,
-                   progress: Callable[[int, int, int], None] | None = None) -> dict[str, Any]:
-    """Spawn the workers, follow their progress, merge their figures into one report."""
+                   progress: Callable[[int, int, int], None] | None = None,
+                   stages: Sequence[loadplan.Segment] | None = None,
+                   grace: float = 10.0) -> dict[str, Any]:
+    """Spawn the workers, follow their progress, merge their figures into one report.
+
+    With ``stages`` the run is an open model: the workers share one arrival
+    schedule (each takes every P-th arrival) and ``concurrency`` caps the
+    matches in flight; without, a closed loop of ``concurrency`` slots.
+    """
     servers = parse_servers(list(servers))
     processes = max(1, min(processes, concurrency, matches))
     shares = [(m, c) for m, c in zip(split(matches, processes), split(concurrency, processes),
@@ -219,7 +283,10 @@ async def run_load(servers: Sequence[str], game: str, players: int, matches: int
     for k, (m, c) in enumerate(shares):
         cfg = WorkerConfig(servers=list(servers), game=game, players=players, matches=m,
                            concurrency=c, duration=duration, seed=seed * 7919 + k * 104_729,
-                           decision_ms=decision_ms, admin_token=admin_token)
+                           decision_ms=decision_ms, admin_token=admin_token,
+                           stages=None if stages is None else [
+                               [s.seconds, s.start, s.end] for s in stages],
+                           worker=k, workers=len(shares), grace=grace)
         procs.append(await asyncio.create_subprocess_exec(
             sys.executable, "-c", WORKER, json.dumps(_as_dict(cfg)),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=1 << 26,
@@ -246,7 +313,7 @@ async def run_load(servers: Sequence[str], game: str, players: int, matches: int
 
     followers = [asyncio.ensure_future(follow(k, p)) for k, p in enumerate(procs)]
     try:
-        await asyncio.wait_for(asyncio.gather(*followers), duration + 30)
+        await asyncio.wait_for(asyncio.gather(*followers), duration + grace + 30)
     except TimeoutError:
         pass
     finally:
@@ -256,9 +323,8 @@ async def run_load(servers: Sequence[str], game: str, players: int, matches: int
                 await proc.wait()
     wall = time.perf_counter() - t0
     errors: Counter[str] = Counter()
-    round_trips: list[int] = []
-    overhead: list[int] = []
-    completed = started = decisions = abandoned = 0
+    histograms: dict[str, list[str]] = {"latency": [], "overhead": [], "start": [], "match": []}
+    completed = started = decisions = abandoned = scheduled = late = dropped = 0
     elapsed = 0.0
     for k, final in enumerate(finals):
         if final is None:
@@ -267,25 +333,37 @@ async def run_load(servers: Sequence[str], game: str, players: int, matches: int
             continue
         completed += final["completed"]
         started += final["started"]
+        scheduled += final["scheduled"]
+        late += final["late"]
+        dropped += final["dropped"]
         abandoned += final["abandoned"]
         decisions += final["decisions"]
         elapsed = max(elapsed, final["elapsed_s"])
         errors.update(final["errors"])
-        round_trips += final["round_trips_us"]
-        overhead += final["overhead_us"]
+        for name, encoded in final["histograms"].items():
+            histograms[name].append(encoded)
     elapsed = elapsed or wall
+    merged = {name: loadplan.merge(parts) for name, parts in histograms.items()}
     return {
         "servers": list(servers), "game": game, "players": players,
+        "model": "closed" if stages is None else "open",
+        "rate_stages": None if stages is None else [
+            {"seconds": s.seconds, "from": s.start, "to": s.end} for s in stages],
         "matches_requested": matches, "concurrency": concurrency, "processes": len(procs),
         "duration_limit_s": duration, "elapsed_s": round(elapsed, 3),
         "matches_started": started, "matches_completed": completed,
         "matches_cut_off": abandoned,
+        "matches_scheduled": scheduled, "matches_late": late, "matches_dropped": dropped,
         "matches_per_s": round(completed / elapsed, 3) if elapsed else 0.0,
         "decisions": decisions,
         "decisions_per_s": round(decisions / elapsed, 1) if elapsed else 0.0,
-        "latency_ms": percentiles_ms(round_trips),
-        "server_overhead_ms": percentiles_ms(overhead),
+        "latency_ms": loadplan.summary_ms(merged["latency"]),
+        "server_overhead_ms": loadplan.summary_ms(merged["overhead"]),
+        "start_latency_ms": loadplan.summary_ms(merged["start"]),
+        "match_latency_ms": loadplan.summary_ms(merged["match"]),
+        "latency_buckets_ms": loadplan.buckets_ms(merged["latency"]),
         "errors": dict(sorted(errors.items())),
+        "histograms": {name: loadplan.encode(h) for name, h in merged.items()},
     }
 
 

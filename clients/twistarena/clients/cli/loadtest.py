@@ -6,13 +6,16 @@ import argparse
 import asyncio
 import json
 import os
+import sys
 from typing import Any
 
 from rich.table import Table
 from twistarena.engine import GAME_IDS
 
-from ..bench import load
+from ..bench import load, loadplan
 from ..terminal import make_console
+
+DEFAULT_DURATION = 60.0
 
 
 def register(sub: Any) -> None:
@@ -28,8 +31,22 @@ def register(sub: Any) -> None:
     parser.add_argument("--matches", type=int, default=1000,
                         help="stop after this many matches (default 1000)")
     parser.add_argument("--concurrency", type=int, default=32,
-                        help="matches in flight at once, over all processes (default 32)")
-    parser.add_argument("--duration", type=float, default=60.0,
+                        help="closed model: matches in flight at once, over all processes; "
+                             "open model: the most in flight, a start beyond is dropped "
+                             "(default 32)")
+    model = parser.add_mutually_exclusive_group()
+    model.add_argument("--rate", type=float, default=None,
+                       help="open model: start this many matches per second for --duration")
+    model.add_argument("--stages", default=None, metavar="DUR:RATE,...",
+                       help='open model with a ramping rate, e.g. "30s:5,60s:20,30s:0" '
+                            "(linear ramps from 0, like k6's ramping-arrival-rate)")
+    parser.add_argument("--grace", type=float, default=10.0,
+                        help="open model: seconds the last matches get to finish (default 10)")
+    parser.add_argument("--threshold", action="append", default=[], metavar="RULE",
+                        help='pass/fail rule, repeatable: "p99<100ms", "p99.9<1s", "max<2s", '
+                             '"start.p99<200ms", "errors<0.1%%", "dropped<1%%"; '
+                             "exit 3 naming the rules that failed")
+    parser.add_argument("--duration", type=float, default=DEFAULT_DURATION,
                         help="stop after this many seconds at most (default 60)")
     parser.add_argument("--processes", type=int, default=min(2, os.cpu_count() or 1),
                         help="worker processes (default min(2, cores))")
@@ -48,6 +65,19 @@ def run(args: argparse.Namespace) -> int:
     players = args.players or engine.game(args.game).min_players
     if args.matches < 1 or args.concurrency < 1 or args.duration <= 0:
         print("twistarena loadtest: --matches, --concurrency and --duration must be positive")
+        return 2
+    try:
+        thresholds = [loadplan.Threshold.parse(t) for t in args.threshold]
+        stages = None
+        if args.rate is not None:
+            stages = loadplan.constant_rate(args.rate, args.duration)
+        elif args.stages is not None:
+            stages = loadplan.parse_stages(args.stages)
+            # The schedule sets the run's length unless --duration was made shorter.
+            if args.duration == DEFAULT_DURATION:
+                args.duration = loadplan.schedule_seconds(stages)
+    except ValueError as error:
+        print(f"twistarena loadtest: {error}")
         return 2
     console = make_console(stderr=args.json)
     from rich.progress import (
@@ -69,28 +99,48 @@ def run(args: argparse.Namespace) -> int:
         report = asyncio.run(load.run_load(
             args.server.split(","), args.game, players, args.matches, args.concurrency,
             args.duration, args.processes, args.seed, args.decision_ms, args.admin_token,
-            progress))
+            progress, stages=stages, grace=args.grace))
+    report["thresholds"] = loadplan.check_thresholds(thresholds, report)
     console.print(report_table(report))
+    failed = [t for t in report["thresholds"] if not t["ok"]]
+    for t in report["thresholds"]:
+        console.print(f"threshold {t['threshold']}: {t['value']:g}{t['unit']} "
+                      f"{'passed' if t['ok'] else 'FAILED'}")
     if args.json:
         print(json.dumps(report))
+    if failed:
+        print("twistarena loadtest: threshold failed: "
+              + ", ".join(f"{t['threshold']} (measured {t['value']:g}{t['unit']})"
+                          for t in failed), file=sys.stderr)
+        return 3
     return 0 if report["matches_completed"] else 1
 
 
 def report_table(report: dict[str, Any]) -> Table:
-    table = Table(title=f"loadtest: {report['game']} x{report['players']}, "
-                        f"{report['concurrency']} in flight, {report['processes']} processes")
+    shape = (f"{report['concurrency']} in flight" if report["model"] == "closed" else
+             f"open model, at most {report['concurrency']} in flight")
+    table = Table(title=f"loadtest: {report['game']} x{report['players']}, {shape}, "
+                        f"{report['processes']} processes")
     table.add_column("figure")
     table.add_column("value", justify="right")
     lat, ovh = report["latency_ms"], report["server_overhead_ms"]
+    start, whole = report["start_latency_ms"], report["match_latency_ms"]
+
+    def spread(figures: dict[str, Any]) -> str:
+        return " / ".join(f"{figures[k]:.2f}" for k in ("p50", "p99", "p99.9", "max"))
+
     rows = [
+        ("matches scheduled / late / dropped",
+         f"{report['matches_scheduled']} / {report['matches_late']} / "
+         f"{report['matches_dropped']}"),
         ("matches completed", f"{report['matches_completed']} / {report['matches_requested']}"),
         ("elapsed s", f"{report['elapsed_s']:.2f}"),
         ("matches/s", f"{report['matches_per_s']:,.2f}"),
         ("decisions/s", f"{report['decisions_per_s']:,.0f}"),
-        ("decision round trip p50/p95/p99 ms",
-         f"{lat['p50']:.2f} / {lat['p95']:.2f} / {lat['p99']:.2f}"),
-        ("server overhead p50/p95/p99 ms",
-         f"{ovh['p50']:.2f} / {ovh['p95']:.2f} / {ovh['p99']:.2f}"),
+        ("decision round trip p50/p99/p99.9/max ms", spread(lat)),
+        ("server overhead p50/p99/p99.9/max ms", spread(ovh)),
+        ("start latency p50/p99/p99.9/max ms", spread(start)),
+        ("match latency p50/p99/p99.9/max ms", spread(whole)),
         ("errors", ", ".join(f"{k}: {v}" for k, v in report["errors"].items()) or "none"),
     ]
     for name, value in rows:

@@ -1,0 +1,256 @@
+"""The pure parts of ``twistarena loadtest``: arrival schedules, latency histograms, thresholds.
+
+Kept apart from the processes and sockets of ``load.py`` so that each can be
+tested on its own: the schedule an open-model run must keep, the HDR
+histograms that merge exactly across worker processes, and the pass/fail
+rules (``--threshold``) that turn a run into a gate.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hdrh.histogram import HdrHistogram  # type: ignore[import-untyped]
+
+#: Latencies are recorded in microseconds, from 1 us to one hour, 3 significant digits.
+LOWEST_US = 1
+HIGHEST_US = 3_600_000_000
+SIGNIFICANT_DIGITS = 3
+#: The percentiles every latency figure reports (besides mean and max).
+PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)
+
+
+# --- arrival schedules (the open model) -------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """``seconds`` during which the arrival rate moves linearly from ``start`` to ``end``/s."""
+
+    seconds: float
+    start: float
+    end: float
+
+
+def constant_rate(rate: float, seconds: float) -> list[Segment]:
+    """``--rate R`` for ``--duration`` seconds."""
+    if rate <= 0 or seconds <= 0:
+        raise ValueError("the rate and the duration must be positive")
+    return [Segment(seconds, rate, rate)]
+
+
+def parse_stages(text: str) -> list[Segment]:
+    """``"30s:5,60s:20,30s:0"``: ramp from 0 to 5/s over 30 s, to 20/s over 60 s, to 0.
+
+    Like k6's ramping-arrival-rate, each stage ramps linearly from the previous
+    target (0 before the first) to its own; durations take ``ms``, ``s`` or ``m``.
+    """
+    segments = []
+    previous = 0.0
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        duration, sep, target = part.partition(":")
+        if not sep:
+            raise ValueError(f"stage {part!r} is not DURATION:RATE (e.g. 30s:5)")
+        try:
+            rate = float(target)
+        except ValueError as error:
+            raise ValueError(f"stage {part!r}: {target!r} is not a rate") from error
+        if rate < 0 or not math.isfinite(rate):
+            raise ValueError(f"stage {part!r}: the rate must be finite and >= 0")
+        seconds = parse_duration(duration)
+        segments.append(Segment(seconds, previous, rate))
+        previous = rate
+    if not segments:
+        raise ValueError("--stages needs at least one DURATION:RATE")
+    return segments
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$")
+
+
+def parse_duration(text: str) -> float:
+    """``"250ms"``, ``"30s"``, ``"2m"`` or plain seconds, as seconds (> 0)."""
+    found = _DURATION.match(text)
+    if not found:
+        raise ValueError(f"{text!r} is not a duration (e.g. 30s, 250ms, 2m)")
+    value = float(found.group(1)) * {"ms": 0.001, "s": 1.0, "m": 60.0, None: 1.0}[
+        found.group(2)]
+    if value <= 0:
+        raise ValueError(f"{text!r}: a duration must be positive")
+    return value
+
+
+def schedule_seconds(segments: Sequence[Segment]) -> float:
+    return sum(s.seconds for s in segments)
+
+
+def arrival_times(segments: Sequence[Segment], phase: float = 0.0) -> Iterator[float]:
+    """Start times (seconds from the run's start) of every match of the schedule.
+
+    The n-th arrival is where the integral of the rate reaches ``n + phase``:
+    a constant 5/s starts matches at 0, 0.2, 0.4 ... s, a ramp starts them ever
+    closer together. Every worker walks the same schedule and keeps its share
+    (``worker_arrivals``), so P workers together start exactly what one would.
+    """
+    elapsed = 0.0
+    total = phase
+    n = 0
+    for seg in segments:
+        area = seg.seconds * (seg.start + seg.end) / 2
+        while n < total + area:
+            yield elapsed + _time_to_reach(seg, n - total)
+            n += 1
+        total += area
+        elapsed += seg.seconds
+
+
+def worker_arrivals(segments: Sequence[Segment], worker: int,
+                    workers: int) -> Iterator[tuple[int, float]]:
+    """The (index, start time) of the arrivals that fall to ``worker`` of ``workers``."""
+    for n, t in enumerate(arrival_times(segments)):
+        if n % workers == worker:
+            yield n, t
+
+
+def _time_to_reach(seg: Segment, amount: float) -> float:
+    """Seconds into ``seg`` at which the integral of its rate reaches ``amount``."""
+    if amount <= 0:
+        return 0.0
+    slope = (seg.end - seg.start) / seg.seconds
+    if abs(slope) < 1e-12:
+        return amount / seg.start
+    # start*t + slope*t^2/2 = amount
+    disc = seg.start * seg.start + 2 * slope * amount
+    return min(seg.seconds, (-seg.start + math.sqrt(max(0.0, disc))) / slope)
+
+
+# --- latency histograms ---------------------------------------------------------------
+
+def new_histogram() -> HdrHistogram:
+    return HdrHistogram(LOWEST_US, HIGHEST_US, SIGNIFICANT_DIGITS)
+
+
+def record_seconds(histogram: HdrHistogram, seconds: float) -> None:
+    """Record one latency given in seconds (clamped into the histogram's range)."""
+    histogram.record_value(min(HIGHEST_US, max(LOWEST_US, round(seconds * 1e6))))
+
+
+def encode(histogram: HdrHistogram) -> str:
+    """The histogram in HdrHistogram's compressed base64 form (what workers send)."""
+    return histogram.encode().decode("ascii")  # type: ignore[no-any-return]
+
+
+def merge(encoded: Iterable[str]) -> HdrHistogram:
+    """One histogram holding every sample of the encoded ones: exact, bucket by bucket."""
+    merged = new_histogram()
+    for text in encoded:
+        if text:
+            merged.add(HdrHistogram.decode(text))
+    return merged
+
+
+def summary_ms(histogram: HdrHistogram) -> dict[str, Any]:
+    """p50 ... p99.9, mean and max in milliseconds, and the sample count."""
+    count = histogram.get_total_count()
+    out: dict[str, Any] = {}
+    for q in PERCENTILES:
+        key = f"p{q:g}"
+        out[key] = round(histogram.get_value_at_percentile(q) / 1000, 3) if count else 0.0
+    out["mean"] = round(histogram.get_mean_value() / 1000, 3) if count else 0.0
+    out["max"] = round(histogram.get_max_value() / 1000, 3) if count else 0.0
+    out["count"] = count
+    return out
+
+
+def buckets_ms(histogram: HdrHistogram, max_buckets: int = 60) -> list[list[float]]:
+    """[[upper bound ms, count], ...] on a log scale: the latency histogram of the report."""
+    if not histogram.get_total_count():
+        return []
+    low = max(1, histogram.get_min_value())
+    high = max(low + 1, histogram.get_max_value())
+    ratio = (high / low) ** (1 / max_buckets)
+    counts: dict[int, int] = {}
+    for item in histogram.get_recorded_iterator():
+        value = max(low, item.value_iterated_to)
+        index = min(max_buckets, math.ceil(math.log(value / low, ratio) - 1e-9))
+        counts[index] = counts.get(index, 0) + item.count_at_value_iterated_to
+    return [[round(low * ratio ** i / 1000, 3), n] for i, n in sorted(counts.items())]
+
+
+# --- thresholds ---------------------------------------------------------------------------
+
+_THRESHOLD = re.compile(
+    r"^\s*(?:(?P<hist>decision|start|match)\.)?(?P<metric>p\d+(?:\.\d+)?|max|mean|errors|"
+    r"dropped|late)\s*(?P<op><=|<|>=|>)\s*(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|us|%)?\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Threshold:
+    """``p99<100ms``, ``start.p99.9<1s``, ``errors<0.1%``, ``dropped<=0``.
+
+    Latency metrics (pNN, mean, max) read the decision latency unless prefixed
+    with ``start.`` (scheduled time -> match created) or ``match.`` (scheduled
+    time -> match over); ``errors``, ``dropped`` and ``late`` are shares of the
+    matches the run meant to start, in percent.
+    """
+
+    text: str
+    histogram: str
+    metric: str
+    op: str
+    limit: float
+
+    @classmethod
+    def parse(cls, text: str) -> Threshold:
+        found = _THRESHOLD.match(text)
+        if not found:
+            raise ValueError(f"threshold {text!r} is not METRIC<VALUE (e.g. p99<100ms, "
+                             f"errors<0.1%)")
+        metric, unit = found["metric"], found["unit"]
+        value = float(found["value"])
+        rate = metric in ("errors", "dropped", "late")
+        if rate and unit not in (None, "%"):
+            raise ValueError(f"threshold {text!r}: {metric} is a share (use %)")
+        if not rate and unit == "%":
+            raise ValueError(f"threshold {text!r}: {metric} is a time (use ms or s)")
+        if not rate:
+            value *= {"us": 0.001, "ms": 1.0, "s": 1000.0, None: 1.0}[unit]
+        return cls(text.strip(), found["hist"] or "decision", metric, found["op"], value)
+
+    def measure(self, report: dict[str, Any]) -> float:
+        """This threshold's figure in ``report`` (milliseconds, or percent)."""
+        if self.metric in ("errors", "dropped", "late"):
+            meant = max(1, int(report.get("matches_scheduled") or report["matches_started"]))
+            if self.metric == "errors":
+                count = sum(report["errors"].values())
+            else:
+                count = report.get(f"matches_{self.metric}", 0)
+            return round(100.0 * float(count) / meant, 4)
+        figures = report[{"decision": "latency_ms", "start": "start_latency_ms",
+                          "match": "match_latency_ms"}[self.histogram]]
+        key = self.metric if self.metric in ("max", "mean") else f"p{float(self.metric[1:]):g}"
+        if key in figures:
+            return float(figures[key])
+        # Any other percentile comes from the run's merged histogram.
+        histogram = HdrHistogram.decode(report["histograms"][
+            {"decision": "latency", "start": "start", "match": "match"}[self.histogram]])
+        return round(float(histogram.get_value_at_percentile(float(key[1:]))) / 1000, 3)
+
+    def holds(self, value: float) -> bool:
+        return {"<": value < self.limit, "<=": value <= self.limit,
+                ">": value > self.limit, ">=": value >= self.limit}[self.op]
+
+
+def check_thresholds(thresholds: Sequence[Threshold],
+                     report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each threshold with its measured value and whether it held."""
+    out = []
+    for threshold in thresholds:
+        value = threshold.measure(report)
+        out.append({"threshold": threshold.text, "value": value,
+                    "unit": "%" if threshold.metric in ("errors", "dropped", "late") else "ms",
+                    "ok": threshold.holds(value)})
+    return out

@@ -68,10 +68,12 @@ def test_evaluate_round_robin_with_ismcts_and_files(tmp_path: pathlib.Path,
     code = main(["evaluate", "--game", "twisted", "--players", "2", "--deals", "1",
                  "--iterations", "3", "--csv", str(csv_path), "--out", str(out_path)])
     assert code == 0
-    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["summary"]
-    assert [(c["a"], c["b"]) for c in summary] == [
-        ("ismcts", "heuristic"), ("ismcts", "random"), ("heuristic", "random")]
+    tables = capsys.readouterr().out
+    for pair in ("ismcts vs heuristic", "ismcts vs random", "heuristic vs random"):
+        assert pair in tables
     report = json.loads(out_path.read_text())
+    assert [(c["a"], c["b"]) for c in report["comparisons"]] == [
+        ("ismcts", "heuristic"), ("ismcts", "random"), ("heuristic", "random")]
     assert len(report["results"]) == 6  # 3 pairs x 2 rotations
     assert csv_path.read_text().startswith("entrant,games,")
 

@@ -81,7 +81,7 @@ def _web_url(web: subprocess.Popen[str]) -> str:
     return ""
 
 
-def _wait_ready(host: str, ports: list[int], timeout: float = 30.0) -> None:
+def _wait_ready(host: str, ports: list[int], timeout: float = 90.0) -> None:
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 

@@ -119,6 +119,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         nodes = [_start_node(args, redis_url, i) for i in range(args.nodes)]
         ports = [args.base_port + i for i in range(args.nodes)]
+        servers = ",".join(f"{args.host}:{p}" for p in ports)
+        # The web face starts beside the nodes (it needs none of them to start).
+        web = None if args.no_web else _start_web(args, servers)
         _wait_ready(args.host, ports)
         table = Table(title=f"{args.nodes} nodes over {redis_url}")
         table.add_column("node")
@@ -127,9 +130,7 @@ def run(args: argparse.Namespace) -> int:
         for i, proc in enumerate(nodes):
             table.add_row(f"node{i + 1}", f"{args.host}:{ports[i]}", str(proc.pid))
         console.print(table)
-        servers = ",".join(f"{args.host}:{p}" for p in ports)
-        if not args.no_web:
-            web = _start_web(args, servers)
+        if web is not None:
             url = _web_url(web)
             console.print(f"web face on {url}" if url else
                           f"[red]the web face did not start (port {args.web_port} busy?)[/red]",

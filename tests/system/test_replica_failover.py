@@ -86,7 +86,7 @@ def test_failover_to_a_lagging_replica_loses_nothing_with_wait_replicas() -> Non
           f"{out['acked_while_paused']}, acknowledged-then-lost per match {lost}")
     for replay in out["replays"].values():
         assert replay_problems(replay) == []
+    assert all(r.reason == "COMPLETED" for r in out["results"])
     assert sum(lost.values()) == 0, lost
     # At most the batch whose WAIT was already answered when the link went silent.
     assert out["acked_while_paused"] <= 3, out["acked_while_paused"]
-    assert all(r.reason == "COMPLETED" for r in out["results"])

@@ -316,8 +316,9 @@ class Agent:
         self.events = [e for e in self.events if e.seq < rewound.to_seq]
         self.next_seq = min(self.next_seq, rewound.to_seq)
         void = [d for d in self.accepted if (d - 1) // 8 >= rewound.actions]
-        if self.accepted:
-            void.append(max(self.accepted))
+        kept = [d for d in self.accepted if d not in void]
+        if kept:
+            void.append(max(kept))
         for did in void:
             self.accepted.pop(did, None)
             self._answers.pop(did, None)

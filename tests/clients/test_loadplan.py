@@ -115,3 +115,29 @@ def test_threshold_units_and_histograms() -> None:
     for bad in ("p99", "p99<5%", "errors<5ms", "latency<5ms", "p99=5ms"):
         with pytest.raises(ValueError):
             loadplan.Threshold.parse(bad)
+
+
+def test_think_time_distributions() -> None:
+    rng = random.Random(5)
+    assert loadplan.ThinkTime.parse("fixed:20").seconds(rng) == 0.02
+    uniform = [loadplan.ThinkTime.parse("uniform:10:30").seconds(rng) for _ in range(500)]
+    assert min(uniform) >= 0.010 and max(uniform) <= 0.030
+    lognormal = sorted(loadplan.ThinkTime.parse("lognormal:20:0.5").seconds(rng)
+                       for _ in range(2001))
+    assert lognormal[1000] == pytest.approx(0.020, rel=0.1)  # the median
+    assert lognormal[-1] > 2 * lognormal[1000]  # and a long right tail
+    for bad in ("fixed", "fixed:-1", "uniform:30:10", "gauss:1:2", "lognormal:20"):
+        with pytest.raises(ValueError):
+            loadplan.ThinkTime.parse(bad)
+
+
+def test_a_mix_is_drawn_by_weight_and_the_same_for_a_seed() -> None:
+    tables = loadplan.parse_mix("twhist:3:random*3,twisted:2:heuristic", ["twhist", "twisted"],
+                                ["random", "heuristic"])
+    drawn = [loadplan.pick_table(tables, n, seed=1).game for n in range(4000)]
+    assert drawn == [loadplan.pick_table(tables, n, seed=1).game for n in range(4000)]
+    assert drawn.count("twhist") / len(drawn) == pytest.approx(0.75, abs=0.03)
+    for bad in ("twhist:3", "chess:2:random", "twhist:3:nobot", "twhist:x:random",
+                "twhist:3:random*0"):
+        with pytest.raises(ValueError):
+            loadplan.parse_mix(bad, ["twhist"], ["random"])

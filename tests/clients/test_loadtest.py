@@ -88,3 +88,22 @@ def test_thresholds_fail_the_run_and_name_the_rule_or_pass_it(server: Any) -> No
                        "--threshold", "p99<60s", "--threshold", "errors<5%")
     assert passed.returncode == 0, passed.stderr[-2000:]
     assert "threshold failed" not in passed.stderr
+
+
+def test_think_time_a_mix_of_tables_and_agents_that_drop_and_resume(server: Any) -> None:
+    out = _loadtest(server, "--matches", "6", "--concurrency", "3", "--processes", "1",
+                    "--mix", "twhist:3:random*2,twisted:2:heuristic",
+                    "--think-ms", "fixed:20", "--disconnect", "0.5", "--duration", "60")
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    assert report["matches_completed"] == 6 and not report["errors"], report["errors"]
+    tables = report["matches_by_table"]
+    assert set(tables) == {"twhist:3:random", "twisted:2:heuristic"}, tables
+    assert sum(tables.values()) == 6
+    # Every agent that dropped its stream resumed it and played on to the end.
+    assert report["agents_disconnected"] > 0
+    assert report["agents_resumed"] == report["agents_disconnected"]
+    # Each answer waited 20 ms: matches of dozens of decisions took that long...
+    assert report["match_latency_ms"]["p50"] >= 20 * 10
+    # ... but the think time is not counted as the server's latency.
+    assert report["latency_ms"]["p50"] < 20

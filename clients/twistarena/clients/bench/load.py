@@ -35,16 +35,17 @@ import asyncio
 import contextlib
 import json
 import os
+import random
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..sdk import Agent, AgentError, ArenaClient
 from ..sdk.connection import make_channel, parse_servers
-from ..sdk.hosting import seat_agents
+from ..sdk.hosting import StrategyBot, seat_agents
 from . import loadplan
 from .pingpong import tune_gc
 from .service import AgentTracer, Timing
@@ -62,6 +63,8 @@ class LoadTracer(AgentTracer):
     def __init__(self, timing: Timing) -> None:
         super().__init__(timing)
         self.received: dict[tuple[int, int], float] = {}
+        #: The think time of each agent's current decision, left out of its latency.
+        self.thinking: dict[int, float] = {}
         self.round_trips = loadplan.new_histogram()
         self.decisions = 0
 
@@ -72,8 +75,35 @@ class LoadTracer(AgentTracer):
     def accepted(self, agent: Agent, decision_id: int, t: float) -> None:
         start = self.received.pop((id(agent), decision_id), None)
         if start is not None:
-            loadplan.record_seconds(self.round_trips, t - start)
+            loadplan.record_seconds(self.round_trips,
+                                    t - start - self.thinking.pop(id(agent), 0.0))
             self.decisions += 1
+
+
+class LoadBot:
+    """A house strategy as a load agent: it thinks before answering (``--think-ms``) and
+    may drop its stream once, at a chosen decision, to resume it (``--disconnect``)."""
+
+    def __init__(self, strategy: str, seed: int, think: loadplan.ThinkTime | None,
+                 disconnect_at: int | None, tracer: LoadTracer) -> None:
+        self.inner = StrategyBot(strategy, seed, lambda: (self.agent.game_id,
+                                                          self.agent.game_options))
+        self.think = think
+        self.disconnect_at = disconnect_at
+        self.tracer = tracer
+        self.rng = random.Random(seed)
+        self.decided = 0
+        self.agent: Agent
+
+    async def act(self, observation: Mapping[str, Any], legal_actions: Sequence[Any]) -> int:
+        self.decided += 1
+        if self.decided == self.disconnect_at:
+            self.agent.disconnect()
+        if self.think is not None:
+            pause = self.think.seconds(self.rng)
+            self.tracer.thinking[id(self.agent)] = pause
+            await asyncio.sleep(pause)
+        return self.inner.act(observation, legal_actions)
 
 
 @dataclass(slots=True)
@@ -92,6 +122,11 @@ class WorkerConfig:
     worker: int = 0
     workers: int = 1
     grace: float = 10.0
+    #: ``--think-ms`` as given; ``--mix`` as (game, players, bot, weight) rows.
+    think: str | None = None
+    mix: list[list[Any]] | None = None
+    #: The share of agents that drop their stream once and resume.
+    disconnect: float = 0.0
 
 
 @dataclass(slots=True)
@@ -104,6 +139,26 @@ class WorkerStats:
     decisions: int = 0
     elapsed: float = 0.0
     errors: Counter[str] = field(default_factory=Counter)
+    disconnected: int = 0
+    resumed: int = 0
+    #: Completed matches by table (GAME:PLAYERS:BOT).
+    tables: Counter[str] = field(default_factory=Counter)
+
+
+def seat_load_agents(servers: list[str], created: Any, strategy: str, seed: int,
+                     think: loadplan.ThinkTime | None, disconnect: float, tracer: LoadTracer,
+                     options: dict[str, Any]) -> list[LoadBot]:
+    """One LoadBot agent per seat; a ``disconnect`` share of them drop their stream once."""
+    rng = random.Random(seed)
+    bots = []
+    for token in sorted(created.seat_tokens, key=lambda t: t.seat):
+        drop_at = rng.randint(2, 6) if rng.random() < disconnect else None
+        bot = LoadBot(strategy, seed * 101 + token.seat, think, drop_at, tracer)
+        bot.agent = Agent(bot, server=servers, match_id=created.match.match_id,
+                          token=token.token, name=f"{created.match.match_id}/seat{token.seat}",
+                          **options)
+        bots.append(bot)
+    return bots
 
 
 def _error_kind(error: BaseException) -> str:
@@ -126,6 +181,10 @@ async def run_worker(cfg: WorkerConfig, report: Callable[[dict[str, Any]], None]
     start_latency = loadplan.new_histogram()
     match_latency = loadplan.new_histogram()
     channels = [make_channel(servers[i % len(servers)]) for i in range(cfg.concurrency)]
+    think = None if cfg.think is None else loadplan.ThinkTime.parse(cfg.think)
+    tables = ([loadplan.Table(*row) for row in cfg.mix] if cfg.mix else
+              [loadplan.Table(cfg.game, cfg.players, "random")])
+    plain = think is None and not cfg.disconnect
     t0 = time.perf_counter()
     deadline = t0 + cfg.duration
     last_done = t0
@@ -135,19 +194,28 @@ async def run_worker(cfg: WorkerConfig, report: Callable[[dict[str, Any]], None]
         """Match number ``n``; its latencies count from ``since`` (scheduled or attempted)."""
         nonlocal last_done
         agents: list[Agent] = []
+        bots: list[LoadBot] = []
+        table = loadplan.pick_table(tables, n, cfg.seed)
         try:
-            created = await client.create_match(cfg.game, cfg.players,
+            created = await client.create_match(table.game, table.players,
                                                 seed=cfg.seed * 1_000_003 + n,
                                                 decision_ms=cfg.decision_ms)
             loadplan.record_seconds(start_latency, time.perf_counter() - since)
             in_flight.add(created.match.match_id)
             address = servers[n % len(servers)]
-            agents = seat_agents([address, *servers], created, ["random"],
-                                 seed=cfg.seed + n, no_events=True,
-                                 channel=channels[n % len(channels)], tracer=tracer,
-                                 lazy_observations=True)
+            options: dict[str, Any] = {"no_events": True, "tracer": tracer,
+                                       "channel": channels[n % len(channels)],
+                                       "lazy_observations": True}
+            if plain and table.bot == "random":
+                agents = seat_agents([address, *servers], created, [table.bot],
+                                     seed=cfg.seed + n, **options)
+            else:
+                bots = seat_load_agents([address, *servers], created, table.bot,
+                                        cfg.seed + n, think, cfg.disconnect, tracer, options)
+                agents = [bot.agent for bot in bots]
             await asyncio.gather(*(a.run() for a in agents))
             stats.completed += 1
+            stats.tables[f"{table.game}:{table.players}:{table.bot}"] += 1
             in_flight.discard(created.match.match_id)
             last_done = time.perf_counter()
             loadplan.record_seconds(match_latency, last_done - since)
@@ -159,6 +227,10 @@ async def run_worker(cfg: WorkerConfig, report: Callable[[dict[str, Any]], None]
             for agent in agents:
                 for rejection in agent.rejections:
                     stats.errors[f"rejected/{rejection.reason}"] += 1
+            for bot in bots:
+                if bot.disconnect_at is not None and bot.decided >= bot.disconnect_at:
+                    stats.disconnected += 1
+                    stats.resumed += bool(bot.agent.reconnects and bot.agent.result)
 
     async def slot() -> None:
         """Closed model: one match after another, each timed from its attempt."""
@@ -231,6 +303,8 @@ async def run_worker(cfg: WorkerConfig, report: Callable[[dict[str, Any]], None]
     report({"final": {
         "scheduled": stats.scheduled, "started": stats.started, "completed": stats.completed,
         "late": stats.late, "dropped": stats.dropped,
+        "disconnected": stats.disconnected, "resumed": stats.resumed,
+        "tables": dict(stats.tables),
         "elapsed_s": stats.elapsed, "abandoned": abandoned,
         "decisions": tracer.decisions, "errors": dict(stats.errors),
         "histograms": {"latency": loadplan.encode(tracer.round_trips),
@@ -268,7 +342,9 @@ async def run_load(servers: Sequence[str], game: str, players: int, matches: int
                    decision_ms: int = 0, admin_token: str | None = None,
                    progress: Callable[[int, int, int], None] | None = None,
                    stages: Sequence[loadplan.Segment] | None = None,
-                   grace: float = 10.0) -> dict[str, Any]:
+                   grace: float = 10.0, think: str | None = None,
+                   mix: Sequence[loadplan.Table] | None = None,
+                   disconnect: float = 0.0) -> dict[str, Any]:
     """Spawn the workers, follow their progress, merge their figures into one report.
 
     With ``stages`` the run is an open model: the workers share one arrival
@@ -286,7 +362,10 @@ async def run_load(servers: Sequence[str], game: str, players: int, matches: int
                            decision_ms=decision_ms, admin_token=admin_token,
                            stages=None if stages is None else [
                                [s.seconds, s.start, s.end] for s in stages],
-                           worker=k, workers=len(shares), grace=grace)
+                           worker=k, workers=len(shares), grace=grace, think=think,
+                           mix=None if not mix else [
+                               [t.game, t.players, t.bot, t.weight] for t in mix],
+                           disconnect=disconnect)
         procs.append(await asyncio.create_subprocess_exec(
             sys.executable, "-c", WORKER, json.dumps(_as_dict(cfg)),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=1 << 26,
@@ -325,6 +404,8 @@ async def run_load(servers: Sequence[str], game: str, players: int, matches: int
     errors: Counter[str] = Counter()
     histograms: dict[str, list[str]] = {"latency": [], "overhead": [], "start": [], "match": []}
     completed = started = decisions = abandoned = scheduled = late = dropped = 0
+    disconnected = resumed = 0
+    tables: Counter[str] = Counter()
     elapsed = 0.0
     for k, final in enumerate(finals):
         if final is None:
@@ -336,6 +417,9 @@ async def run_load(servers: Sequence[str], game: str, players: int, matches: int
         scheduled += final["scheduled"]
         late += final["late"]
         dropped += final["dropped"]
+        disconnected += final["disconnected"]
+        resumed += final["resumed"]
+        tables.update(final["tables"])
         abandoned += final["abandoned"]
         decisions += final["decisions"]
         elapsed = max(elapsed, final["elapsed_s"])
@@ -354,6 +438,11 @@ async def run_load(servers: Sequence[str], game: str, players: int, matches: int
         "matches_started": started, "matches_completed": completed,
         "matches_cut_off": abandoned,
         "matches_scheduled": scheduled, "matches_late": late, "matches_dropped": dropped,
+        "think_ms": think, "mix": None if not mix else [
+            {"game": t.game, "players": t.players, "bot": t.bot, "weight": t.weight}
+            for t in mix],
+        "agents_disconnected": disconnected, "agents_resumed": resumed,
+        "matches_by_table": dict(sorted(tables.items())),
         "matches_per_s": round(completed / elapsed, 3) if elapsed else 0.0,
         "decisions": decisions,
         "decisions_per_s": round(decisions / elapsed, 1) if elapsed else 0.0,

@@ -9,6 +9,7 @@ rules (``--threshold``) that turn a run into a gate.
 from __future__ import annotations
 
 import math
+import random
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -125,6 +126,86 @@ def _time_to_reach(seg: Segment, amount: float) -> float:
     # start*t + slope*t^2/2 = amount
     disc = seg.start * seg.start + 2 * slope * amount
     return min(seg.seconds, (-seg.start + math.sqrt(max(0.0, disc))) / slope)
+
+
+# --- realistic agents: think time and a mix of tables --------------------------------
+
+@dataclass(frozen=True, slots=True)
+class ThinkTime:
+    """``--think-ms``: ``fixed:20``, ``uniform:10:50`` or ``lognormal:20:0.5``.
+
+    Lognormal takes the median in ms and the sigma of the underlying normal: a
+    long right tail, like people and slow bots.
+    """
+
+    kind: str
+    a: float
+    b: float = 0.0
+
+    @classmethod
+    def parse(cls, text: str) -> ThinkTime:
+        kind, _, rest = text.partition(":")
+        try:
+            numbers = [float(x) for x in rest.split(":")] if rest else []
+        except ValueError as error:
+            raise ValueError(f"--think-ms {text!r}: not numbers") from error
+        wanted = {"fixed": 1, "uniform": 2, "lognormal": 2}
+        if kind not in wanted or len(numbers) != wanted[kind] or any(
+                n < 0 or not math.isfinite(n) for n in numbers):
+            raise ValueError(f"--think-ms {text!r} is not fixed:MS, uniform:LOW:HIGH or "
+                             f"lognormal:MEDIAN:SIGMA (numbers >= 0)")
+        if kind == "uniform" and numbers[1] < numbers[0]:
+            raise ValueError(f"--think-ms {text!r}: HIGH below LOW")
+        return cls(kind, *numbers)
+
+    def seconds(self, rng: random.Random) -> float:
+        if self.kind == "fixed":
+            return self.a / 1000
+        if self.kind == "uniform":
+            return rng.uniform(self.a, self.b) / 1000
+        return rng.lognormvariate(math.log(max(self.a, 1e-3)), self.b) / 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """One kind of match in ``--mix``: a game, its seats, the bot on every seat, a weight."""
+
+    game: str
+    players: int
+    bot: str
+    weight: float = 1.0
+
+
+def parse_mix(text: str, games: Iterable[str], bots: Iterable[str]) -> list[Table]:
+    """``"twhist:3:random*2,tricky_twist:4:heuristic,twisted:2:ismcts-fast"``."""
+    games, bots = set(games), set(bots)
+    tables = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        spec, _, weight = part.partition("*")
+        fields = spec.split(":")
+        if len(fields) != 3:
+            raise ValueError(f"--mix entry {part!r} is not GAME:PLAYERS:BOT[*WEIGHT]")
+        game, players, bot = fields
+        if game not in games:
+            raise ValueError(f"--mix entry {part!r}: unknown game (known: {sorted(games)})")
+        if bot not in bots:
+            raise ValueError(f"--mix entry {part!r}: unknown bot (known: {sorted(bots)})")
+        try:
+            table = Table(game, int(players), bot, float(weight or 1))
+        except ValueError as error:
+            raise ValueError(f"--mix entry {part!r}: PLAYERS and WEIGHT are numbers") from error
+        if table.players < 1 or table.weight <= 0:
+            raise ValueError(f"--mix entry {part!r}: PLAYERS and WEIGHT must be positive")
+        tables.append(table)
+    if not tables:
+        raise ValueError("--mix needs at least one GAME:PLAYERS:BOT")
+    return tables
+
+
+def pick_table(tables: Sequence[Table], n: int, seed: int) -> Table:
+    """The kind of match number ``n``: a weighted draw, the same for a seed on every run."""
+    return random.Random(seed * 7_919 + n).choices(
+        tables, weights=[t.weight for t in tables])[0]
 
 
 # --- latency histograms ---------------------------------------------------------------

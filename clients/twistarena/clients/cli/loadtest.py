@@ -42,6 +42,16 @@ def register(sub: Any) -> None:
                             "(linear ramps from 0, like k6's ramping-arrival-rate)")
     parser.add_argument("--grace", type=float, default=10.0,
                         help="open model: seconds the last matches get to finish (default 10)")
+    parser.add_argument("--think-ms", default=None, metavar="DIST",
+                        help="think time before each answer: fixed:MS, uniform:LOW:HIGH or "
+                             "lognormal:MEDIAN:SIGMA (left out of the decision latency)")
+    parser.add_argument("--mix", default=None, metavar="GAME:PLAYERS:BOT[*W],...",
+                        help="a weighted mix of tables, e.g. "
+                             '"twhist:3:random*2,tricky_twist:4:heuristic,twisted:2:ismcts-fast"'
+                             " (default: --game/--players with random bots)")
+    parser.add_argument("--disconnect", type=float, default=0.0, metavar="SHARE",
+                        help="share of agents (0-1) that drop their stream once mid-match "
+                             "and resume it (default 0)")
     parser.add_argument("--threshold", action="append", default=[], metavar="RULE",
                         help='pass/fail rule, repeatable: "p99<100ms", "p99.9<1s", "max<2s", '
                              '"start.p99<200ms", "errors<0.1%%", "dropped<1%%"; '
@@ -68,6 +78,13 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         thresholds = [loadplan.Threshold.parse(t) for t in args.threshold]
+        if args.think_ms is not None:
+            loadplan.ThinkTime.parse(args.think_ms)
+        from twistarena.bots import STRATEGIES
+
+        mix = None if args.mix is None else loadplan.parse_mix(args.mix, GAME_IDS, STRATEGIES)
+        if not 0 <= args.disconnect <= 1:
+            raise ValueError("--disconnect is a share between 0 and 1")
         stages = None
         if args.rate is not None:
             stages = loadplan.constant_rate(args.rate, args.duration)
@@ -99,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
         report = asyncio.run(load.run_load(
             args.server.split(","), args.game, players, args.matches, args.concurrency,
             args.duration, args.processes, args.seed, args.decision_ms, args.admin_token,
-            progress, stages=stages, grace=args.grace))
+            progress, stages=stages, grace=args.grace, think=args.think_ms, mix=mix,
+            disconnect=args.disconnect))
     report["thresholds"] = loadplan.check_thresholds(thresholds, report)
     console.print(report_table(report))
     failed = [t for t in report["thresholds"] if not t["ok"]]
@@ -141,6 +159,8 @@ def report_table(report: dict[str, Any]) -> Table:
         ("server overhead p50/p99/p99.9/max ms", spread(ovh)),
         ("start latency p50/p99/p99.9/max ms", spread(start)),
         ("match latency p50/p99/p99.9/max ms", spread(whole)),
+        ("agents disconnected / resumed",
+         f"{report['agents_disconnected']} / {report['agents_resumed']}"),
         ("errors", ", ".join(f"{k}: {v}" for k, v in report["errors"].items()) or "none"),
     ]
     for name, value in rows:

@@ -27,7 +27,7 @@ from twistarena.clients.sdk import (
     register_agent,
 )
 from twistarena.server.config import ServerConfig
-from twistarena.server.matchmaking import MATCHMADE_JOIN_MS
+from twistarena.server.matchmaker import MATCHMADE_JOIN_MS
 from twistarena.v1 import match_pb2
 
 from tests.clients.helpers import run
@@ -221,17 +221,21 @@ def test_the_queue_pops_first_come_or_closest_rating(valkey: Any, mode: str,
                                                       expected: list[str]) -> None:
     """The pop script itself, on a real Valkey: which agents one 3-seat match takes."""
     import redis
-    from twistarena.server.matchmaking import ENQUEUE_LUA, POP_LUA, queue_keys
+    from twistarena.storage import keys as store_keys
+    from twistarena.storage.scripts import Scripts
+
+    scripts = Scripts()
+    enqueue, pop = scripts.queue_enqueue.source, scripts.queue_pop.source
 
     client = redis.Redis.from_url(valkey.url)
     game = f"pop-test-{mode}-{time.time_ns()}"  # a queue of its own
-    keys = queue_keys(game, 3)
+    keys = store_keys.queue(game, 3)
     try:
         for agent in ("a1-25", "a2-40", "a3-26", "a4-24.5", "a5-10"):
             mu = float(agent.split("-")[1])
-            assert client.eval(ENQUEUE_LUA, len(keys), *keys, agent, -1, repr(mu), "", 60_000)
+            assert client.eval(enqueue, len(keys), *keys, agent, -1, repr(mu), "", 60_000)
             time.sleep(0.003)  # distinct arrival times (ms)
-        raw = client.eval(POP_LUA, len(keys), *keys, 3, mode)
+        raw = client.eval(pop, len(keys), *keys, 3, mode)
         picked = [x.decode() for x in raw[0::2]]
         assert picked == expected
         left = [x.decode() for x in client.zrange(keys[0], 0, -1)]

@@ -201,7 +201,9 @@ def _log_time(record: dict[str, Any]) -> float:
 def test_a_paused_node_loses_its_matches_and_can_no_longer_write(store: ValkeyProcess) -> None:
     """(b) SIGSTOP past the lease, SIGCONT: the node's matches moved; it stops at once
     and its appends are refused."""
-    from twistarena.server.store import APPEND_LUA
+    from twistarena.storage.scripts import Scripts
+
+    append = Scripts().append.source
 
     nodes = start_nodes(store.url)
     client = redis.Redis.from_url(store.url)
@@ -232,7 +234,7 @@ def test_a_paused_node_loses_its_matches_and_can_no_longer_write(store: ValkeyPr
         victim.resume()
         # An append with a token the paused node held is refused (epoch moved on).
         for mid, token in held.items():
-            res = client.eval(APPEND_LUA, 2, f"{{m:{mid}}}:log", f"{{m:{mid}}}:owner",
+            res = client.eval(append, 2, f"{{m:{mid}}}:log", f"{{m:{mid}}}:owner",
                               token, client.llen(f"{{m:{mid}}}:log"), b"0,0,0")
             assert int(res[0]) == -1, (mid, res)
         replays = await play.finish()

@@ -17,12 +17,12 @@ import grpc
 from grpc import aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from redis.exceptions import RedisError
+from twistarena.storage import Durability, Holder, Store, StoreError
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 from twistarena.v1 import play_pb2 as ppb
 
-from . import extras, logs, metrics, tournaments
+from . import extras, logs, metrics
 from .archive import Archive
 from .cluster import Cluster
 from .config import ServerConfig
@@ -34,7 +34,6 @@ from .losses import LossPolicy
 from .outbox import Streams
 from .runner import Hub
 from .services import Matches, Play, Watch, add_streaming_services
-from .store import Durability, Store
 
 log = logs.get("twistarena.app")
 
@@ -127,11 +126,12 @@ class App:
             url = await asyncio.to_thread(self.embedded.start)
             log.info("embedded_valkey", url=url, data_dir=str(config.data_dir or ""),
                      appendfsync=config.durability)
-        self.store = Store(url, config.max_inflight_pipelines)
-        self.store.durability = Durability(
+        durability = Durability(
             fsync_each=config.durability == "always" and self.embedded is None,
             replicas=config.wait_replicas, wait_ms=config.wait_timeout_ms)
-        self.store.retain_ms = int(config.retain_finished_s * 1000)
+        self.store = Store(url, Holder(self.node_id, config.advertise, config.lease_ms),
+                           config.max_inflight_pipelines, durability,
+                           retain_ms=int(config.retain_finished_s * 1000))
 
         if config.wait_replicas and self.store.cluster_mode:
             raise ConfigError("--wait-replicas is for one primary with replicas; a Redis "
@@ -142,15 +142,15 @@ class App:
                        LossPolicy(config.on_store_loss))
         if config.archive_dir is not None:
             self.hub.archive = Archive(config.archive_dir)
+        self.cluster = Cluster(self.store, self.hub)
         quotas = Quotas(config, self._live, self._waiting_matches)
 
         server = aio.server(options=grpc_options(config), interceptors=[StatusInterceptor()])
-        mgrpc.add_MatchesServicer_to_server(Matches(self.hub, config, quotas), server)  # type: ignore[no-untyped-call]
+        mgrpc.add_MatchesServicer_to_server(Matches(self.cluster, config, quotas), server)  # type: ignore[no-untyped-call]
         self.streams = Streams(config.limits)
-        add_streaming_services(server, Play(self.hub, config, quotas, self.streams),
-                               Watch(self.hub, config, self.streams))
-        self.extras = extras.Extras(self.hub, config, self.node_id, lambda: self.address,
-                                    quotas)
+        add_streaming_services(server, Play(self.cluster, config, quotas, self.streams),
+                               Watch(self.cluster, config, self.streams))
+        self.extras = extras.Extras(self.cluster, config, lambda: self.address, quotas)
         self.extras.add_to_server(server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         reflection.enable_server_reflection(
@@ -176,8 +176,6 @@ class App:
                 raise ConfigError(f"could not bind {public}: {exc.strerror}") from None
         self.server = server
         # Register with the other nodes and resume the matches placed here.
-        self.cluster = Cluster(self.store, self.hub, self.node_id, config.advertise,
-                               config.lease_ms)
         await self.cluster.start()
         await self.extras.start()
         self.streams.start()
@@ -206,11 +204,11 @@ class App:
         for kind_id in ids:
             kind, _, object_id = kind_id.partition(":")
             if kind == "match":
-                record = await self.store.load(object_id)
+                record = await self.store.matches.load(object_id)
                 out.append(record is not None and record.status not in (
                     mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED))
             else:
-                out.append(bool(await self.store.redis.sismember(tournaments.LIVE, object_id)))
+                out.append(await self.store.tournaments.is_live(object_id))
         return out
 
     async def _set_health(self, status: Any) -> None:
@@ -227,7 +225,7 @@ class App:
         next_trim = time.monotonic() + TRIM_EVERY_S
         while True:
             await asyncio.sleep(STORE_CHECK_S)
-            if up and self.store.retain_ms and time.monotonic() > next_trim:
+            if up and self.store.matches.retain_ms and time.monotonic() > next_trim:
                 next_trim = time.monotonic() + TRIM_EVERY_S
                 await self._trim_index()
             embedded = self.embedded
@@ -241,15 +239,14 @@ class App:
                 log.warning("embedded_valkey_restarted", url=embedded.url,
                             restarts=embedded.restarts)
             try:
-                await asyncio.wait_for(self.store.redis.ping(), STORE_CHECK_S * 4)
-            except (RedisError, OSError, TimeoutError) as exc:
+                await asyncio.wait_for(self.store.ping(), STORE_CHECK_S * 4)
+            except (StoreError, TimeoutError) as exc:
                 up = await self._store_state(up, False, repr(exc))
                 continue
             if not up:
                 try:
-                    await self.store.scripts.load(self.store.redis)
-                    await self.store.probe_persistence()
-                except (RedisError, OSError) as exc:
+                    await self.store.reconnected()
+                except StoreError as exc:
                     log.warning("store_not_ready", error=repr(exc))
                     continue
                 up = await self._store_state(up, True, "")
@@ -259,10 +256,10 @@ class App:
     async def _trim_index(self) -> None:
         """The match index forgets matches whose keys expired (retention)."""
         assert self.store is not None
-        before = int(time.time() * 1000) - self.store.retain_ms
+        before = int(time.time() * 1000) - self.store.matches.retain_ms
         try:
-            dropped = await self.store.trim_index(before)
-        except (RedisError, OSError) as exc:
+            dropped = await self.store.matches.trim_index(before)
+        except StoreError as exc:
             log.warning("index_trim_failed", error=repr(exc))
             return
         if dropped:

@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from google.protobuf.json_format import MessageToDict
+from twistarena.storage import LogEntry, MatchRecord
 from twistarena.v1 import match_pb2 as mpb
-
-from .store import LogEntry, MatchRecord
 
 
 def match_line(record: MatchRecord, result: mpb.MatchResult,

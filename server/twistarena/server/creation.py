@@ -11,12 +11,12 @@ import time
 
 from twistarena import engine
 from twistarena.bots import STRATEGIES
+from twistarena.storage import MatchRecord
 from twistarena.v1 import match_pb2 as mpb
 
-from . import auth, cluster, metrics, records, timecontrol
+from . import auth, metrics, records, timecontrol
+from .cluster import Cluster
 from .rpc import shown
-from .runner import Hub
-from .store import MatchRecord
 
 
 class CreationError(ValueError):
@@ -49,7 +49,7 @@ def check_options(opts: mpb.MatchOptions) -> None:
         raise CreationError(problem)
 
 
-async def new_match(hub: Hub, options: mpb.MatchOptions,
+async def new_match(cluster: Cluster, options: mpb.MatchOptions,
                     match_id: str = "") -> tuple[mpb.Match, dict[int, str]]:
     """Create and place a match; returns its record and the token of each remote seat.
 
@@ -79,7 +79,7 @@ async def new_match(hub: Hub, options: mpb.MatchOptions,
     record = MatchRecord(match_id=mid, options=opts, seed=seed,
                          status=mpb.MATCH_STATUS_WAITING,
                          created_ms=int(time.time() * 1000), token_hashes=hashes)
-    await hub.store.create_match(record)
-    match = await cluster.place_new(hub, record)
+    await cluster.store.matches.create(record)
+    match = await cluster.place_new(record)
     metrics.MATCHES_CREATED.inc()
     return match, tokens

@@ -13,9 +13,8 @@ import enum
 from dataclasses import dataclass
 
 from twistarena.engine import State
+from twistarena.storage import LogEntry
 from twistarena.v1 import play_pb2 as ppb
-
-from .store import LogEntry
 
 #: Decision ids step by this much per log entry; seats are the remainder, so a
 #: match has at most this many seats (the engine's games have at most 5).

@@ -53,7 +53,7 @@ class Disclosure:
             return True
         from . import tournaments  # imported here: tournaments -> matchmaking -> this module
 
-        if await tournaments.replay_sealed(self.hub.store.redis, match.match_id, loaded):
+        if await tournaments.replay_sealed(self.hub.store.tournaments, match.match_id, loaded):
             return False
         if tournaments.parse_game_match_id(match.match_id) is not None:
             if len(self._public) >= PUBLIC_MEMORY:
@@ -73,7 +73,7 @@ class Disclosure:
             return True
         from . import tournaments
 
-        return not await tournaments.in_open_duplicate_block(self.hub.store.redis, match_id)
+        return not await tournaments.in_open_duplicate_block(self.hub.store.tournaments, match_id)
 
     async def visible(self, match: mpb.Match, context: aio.ServicerContext[Any, Any],
                       loaded: dict[str, Any] | None = None) -> mpb.Match:

@@ -16,12 +16,11 @@ from typing import Any
 
 import grpc
 from grpc import aio
-from redis.exceptions import RedisError
+from twistarena.storage import StoreError
 
 from . import logs
 from .creation import CreationError
 from .rpc import fail
-from .store import StoreError
 
 log = logs.get("twistarena.errors")
 
@@ -66,7 +65,7 @@ async def status_of(exc: Exception, method: str, context: aio.ServicerContext[An
     """End the call with the status that stands for ``exc``."""
     if isinstance(exc, CreationError):
         await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", str(exc))
-    if isinstance(exc, RedisError | StoreError | OSError):
+    if isinstance(exc, StoreError | OSError):
         log.warning("store_unavailable", method=method, error=repr(exc))
         await fail(context, grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
                    "the server cannot reach its store right now; retry")

@@ -10,10 +10,12 @@ from twistarena.v1 import matchmaking_pb2_grpc as kgrpc
 from twistarena.v1 import tournaments_pb2 as tpb
 from twistarena.v1 import tournaments_pb2_grpc as tgrpc
 
+from .agents import Agents
+from .cluster import Cluster
 from .config import ServerConfig
 from .limits import Quotas
-from .matchmaking import Agents, Matchmaker, Matchmaking
-from .runner import Hub
+from .matchmaker import Matchmaker
+from .matchmaking import Matchmaking
 from .tournaments import Director, Tournaments
 
 SERVICE_NAMES: tuple[str, ...] = (
@@ -25,17 +27,17 @@ SERVICE_NAMES: tuple[str, ...] = (
 class Extras:
     """Agents, the matchmaker and the tournament director of one node."""
 
-    def __init__(self, hub: Hub, config: ServerConfig, node_id: str,
+    def __init__(self, cluster: Cluster, config: ServerConfig,
                  address: Callable[[], str], quotas: Quotas) -> None:
         #: What MatchAssigned.server_address says: the advertised address, else
         #: empty ("the server you are connected to").
         advertised: Callable[[], str] = lambda: config.advertise  # noqa: E731
-        self.agents = Agents(hub)
-        self.matchmaker = Matchmaker(hub, self.agents, config, advertised)
-        self.director = Director(hub, self.agents, node_id, advertised)
+        self.agents = Agents(cluster.store)
+        self.matchmaker = Matchmaker(cluster, self.agents, config, advertised)
+        self.director = Director(cluster, self.agents, advertised)
         self.address = address
-        self.matchmaking = Matchmaking(hub, config, self.agents, self.matchmaker, quotas)
-        self.tournaments = Tournaments(hub, config, self.agents, self.director, quotas)
+        self.matchmaking = Matchmaking(cluster, config, self.agents, self.matchmaker, quotas)
+        self.tournaments = Tournaments(cluster, config, self.agents, self.director, quotas)
 
     def add_to_server(self, server: aio.Server) -> None:
         """Register the Matchmaking and Tournaments services."""

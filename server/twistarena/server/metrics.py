@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram, start_http_server
 
+# The store counts its own appends and errors; one registry, re-exported here.
+from twistarena.storage.metrics import APPEND_BATCH as APPEND_BATCH
+from twistarena.storage.metrics import APPEND_LATENCY as APPEND_LATENCY
+from twistarena.storage.metrics import ERRORS as ERRORS
+
 LIVE_MATCHES = Gauge("twistarena_live_matches", "Matches with a runner on this node")
 PLAY_STREAMS = Gauge("twistarena_play_streams", "Open Play streams holding a seat")
 WATCH_STREAMS = Gauge("twistarena_watch_streams", "Open Watch streams")
@@ -18,16 +23,6 @@ DECISION_LATENCY = Histogram(
     "From a decision request being sent to its answer being acknowledged",
     buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
 )
-APPEND_LATENCY = Histogram(
-    "twistarena_redis_append_seconds",
-    "From an append being queued to Redis confirming it (batched pipelines)",
-    buckets=(0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1),
-)
-APPEND_BATCH = Histogram(
-    "twistarena_redis_append_batch_size",
-    "Log appends sent to Redis together in one pipeline",
-    buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256),
-)
 STORE_LOSSES = Counter(
     "twistarena_store_losses_total",
     "Matches whose store lost acknowledged actions or their announced end, by what "
@@ -35,7 +30,6 @@ STORE_LOSSES = Counter(
 LOST_ACTIONS = Counter("twistarena_lost_actions_total",
                        "Acknowledged actions the store lost (detected)")
 STORE_UP = Gauge("twistarena_store_up", "1 while the store answers, 0 while it does not")
-ERRORS = Counter("twistarena_errors_total", "Errors by kind", ["kind"])
 
 
 def serve_metrics(port: int, host: str = "127.0.0.1") -> int:

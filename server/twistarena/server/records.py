@@ -9,9 +9,8 @@ from typing import Any
 from google.protobuf import json_format, timestamp_pb2
 from twistarena import engine, wire
 from twistarena.engine import State
+from twistarena.storage import LogEntry, MatchRecord
 from twistarena.v1 import match_pb2 as mpb
-
-from .store import LogEntry, MatchRecord
 
 
 def match_proto(record: MatchRecord, status: int, result: mpb.MatchResult | None,

@@ -20,9 +20,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import grpc
-from redis.exceptions import RedisError
 from twistarena import engine, wire
 from twistarena.engine import State
+from twistarena.storage import (
+    FencedError,
+    LogConflict,
+    LogEntry,
+    MatchRecord,
+    Store,
+    StoreError,
+    TransientStoreError,
+)
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import play_pb2 as ppb
 
@@ -34,15 +42,6 @@ from .housebots import house_action
 from .losses import AckMemory, Acknowledged, LossPolicy
 from .outbox import Outbox
 from .records import game_options, match_proto
-from .store import (
-    FencedError,
-    LogConflict,
-    LogEntry,
-    MatchRecord,
-    Store,
-    StoreError,
-    TransientStoreError,
-)
 from .timecontrol import Clock, fallback_action
 
 log = logs.get("twistarena.runner")
@@ -116,13 +115,6 @@ class Hub:
             del self.runners[runner.match_id]
         metrics.LIVE_MATCHES.set(len(self.runners))
 
-    async def open(self, record: MatchRecord, log_entries: Sequence[LogEntry]) -> MatchRunner:
-        """Claim a match, rebuild it from its log and start running it."""
-        owner = await self.store.claim(record.match_id, self.node_id)
-        runner = MatchRunner(self, record, owner, log_entries)
-        self.add(runner)
-        await runner.start()
-        return runner
 
 
 class MatchRunner:
@@ -320,7 +312,7 @@ class MatchRunner:
             seat.grace_timer = None
 
     async def _set_status(self, status: int) -> None:
-        await self.store.update_meta(self.match_id, self.owner, {"status": status})
+        await self.store.matches.update_meta(self.match_id, self.owner, {"status": status})
         self.status = status
         if status != mpb.MATCH_STATUS_WAITING and self._waiting_timer is not None:
             self._waiting_timer.cancel()
@@ -359,7 +351,8 @@ class MatchRunner:
                 return
             if not seat.joined:
                 seat.joined = True
-                await self.store.update_meta(self.match_id, self.owner, {f"joined:{seat_no}": 1})
+                await self.store.matches.update_meta(self.match_id, self.owner,
+                                                     {f"joined:{seat_no}": 1})
                 if await self._start_when_seated():
                     return
             if seat.decision_id and seat.decision_id == self.book.open_id(seat_no):
@@ -579,7 +572,7 @@ class MatchRunner:
             self.stop(grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
                       "this server no longer owns the match; reconnect")
             return False
-        except (StoreError, RedisError, OSError) as exc:
+        except StoreError as exc:
             log.error("append_failed", match_id=self.match_id, error=repr(exc))
             self.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
                       "this server can no longer record moves of the match; reconnect",
@@ -618,12 +611,12 @@ class MatchRunner:
                                                      [entry])
                 except LogConflict as conflict:
                     # A reply lost after a successful write: the entry is already there.
-                    if conflict.actual != expected + 1 or await self.store.entry_at(
+                    if conflict.actual != expected + 1 or await self.store.matches.entry_at(
                             self.match_id, expected) != entry:
                         raise
                     await self.store.sync()
                 return
-            except (TransientStoreError, RedisError, OSError):
+            except TransientStoreError:
                 # Within the lease: once it lapses the runner is stopped.
                 if time.monotonic() > deadline or self._stopped:
                     raise
@@ -642,7 +635,7 @@ class MatchRunner:
                       acknowledged=known.actions, kept=self.book.log_len, lost=0)
             try:
                 await self._store_end(known.status, known.result)
-            except (StoreError, RedisError, OSError) as exc:
+            except StoreError as exc:
                 log.error("finish_failed", match_id=self.match_id, error=repr(exc))
                 self.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
                           "the store could not record the match; reconnect", redirect=False)
@@ -696,8 +689,8 @@ class MatchRunner:
         A log that is not a prefix of what was acknowledged is always void.
         Lock held."""
         try:
-            entries = await self.store.load_log(self.match_id)
-        except (RedisError, OSError) as exc:
+            entries = await self.store.matches.load_log(self.match_id)
+        except StoreError as exc:
             log.error("store_loss_unreadable", match_id=self.match_id, error=repr(exc))
             self.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
                       "the store could not be read; reconnect", redirect=False)
@@ -735,7 +728,7 @@ class MatchRunner:
     async def _restore_meta(self) -> None:
         """What the store may have lost with the log's tail: the status, who joined."""
         try:
-            record = await self.store.load(self.match_id)
+            record = await self.store.matches.load(self.match_id)
             if record is None:
                 raise StoreError(f"match {self.match_id} is gone from the store")
             fields: dict[str, bytes | str | int] = {
@@ -744,8 +737,8 @@ class MatchRunner:
             if record.status != self.status:
                 fields["status"] = self.status
             if fields:
-                await self.store.update_meta(self.match_id, self.owner, fields)
-        except (StoreError, RedisError, OSError) as exc:
+                await self.store.matches.update_meta(self.match_id, self.owner, fields)
+        except StoreError as exc:
             log.error("store_loss_unrecoverable", match_id=self.match_id, error=repr(exc))
             self.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
                       "the store could not record the match; reconnect", redirect=False)
@@ -785,7 +778,7 @@ class MatchRunner:
             self.stop(grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
                       "this server no longer owns the match; reconnect")
             return
-        except (StoreError, RedisError, OSError) as exc:
+        except StoreError as exc:
             log.error("finish_failed", match_id=self.match_id, error=repr(exc))
             self.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
                       "this server can no longer record the match; reconnect", redirect=False)
@@ -834,11 +827,11 @@ class MatchRunner:
         delay = 0.05
         while True:
             try:
-                await self.store.finish_match(self.match_id, self.owner, status, result)
+                await self.store.matches.finish(self.match_id, self.owner, status, result)
                 return
             except FencedError:
                 raise
-            except (StoreError, RedisError, OSError):
+            except StoreError:
                 if time.monotonic() > deadline or self._stopped:
                     raise
                 await asyncio.sleep(delay)

@@ -10,12 +10,14 @@ from typing import Any
 import grpc
 from grpc import aio
 from twistarena import engine, wire
+from twistarena.storage import MatchRecord
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 from twistarena.v1 import play_pb2 as ppb
 from twistarena.v1 import play_pb2_grpc as pgrpc
 
-from . import auth, cluster, creation, logs, metrics
+from . import auth, creation, logs, metrics
+from .cluster import Cluster, routing
 from .config import ServerConfig
 from .disclosure import Disclosure
 from .errors import is_undecodable
@@ -23,8 +25,7 @@ from .limits import Quotas
 from .outbox import Close, DelayedOutbox, Outbox, Streams
 from .records import match_proto, replay_state, timeouts_from_log
 from .rpc import fail, is_admin, require_admin, shown
-from .runner import Hub, MatchRunner
-from .store import MatchRecord
+from .runner import MatchRunner
 
 log = logs.get("twistarena.services")
 
@@ -54,7 +55,7 @@ def add_streaming_services(server: aio.Server, play: Play, watch: Watch) -> None
 
 
 
-async def pump(hub: Hub, match_id: str, outbox: Outbox,
+async def pump(cluster: Cluster, match_id: str, outbox: Outbox,
                context: aio.ServicerContext[Any, Any], streams: Streams) -> None:
     """Write a stream's outbox until it closes: normally, with a redirect to the
     match's owner, or with an error status. A write stuck for a reader that
@@ -70,7 +71,7 @@ async def pump(hub: Hub, match_id: str, outbox: Outbox,
                 if item.code is grpc.StatusCode.OK:
                     return
                 if item.reason == "NOT_OWNER" and item.redirect:
-                    await cluster.redirect(hub, match_id, context, item.details)
+                    await routing.redirect(cluster, match_id, context, item.details)
                 await _end(context, item)
             outbox.writing_since = loop.time()
             await context.write(item)
@@ -97,8 +98,9 @@ async def _end(context: aio.ServicerContext[Any, Any], close: Close) -> None:
 
 
 class Matches(mgrpc.MatchesServicer):
-    def __init__(self, hub: Hub, config: ServerConfig, quotas: Quotas) -> None:
-        self.hub = hub
+    def __init__(self, cluster: Cluster, config: ServerConfig, quotas: Quotas) -> None:
+        self.cluster = cluster
+        self.hub = hub = cluster.hub
         self.config = config
         self.disclosure = Disclosure(hub, config)
         self.quotas = quotas
@@ -116,7 +118,7 @@ class Matches(mgrpc.MatchesServicer):
             await fail(context, grpc.StatusCode.UNAVAILABLE, "DRAINING",
                        "server draining; create the match on another server")
         creator = await self.quotas.admit_creation(context, makes_match=True)
-        match, tokens = await creation.new_match(self.hub, request.options)
+        match, tokens = await creation.new_match(self.cluster, request.options)
         self.quotas.created(creator, f"match:{match.match_id}")
         log.info("match_created", match_id=match.match_id, game=match.options.game_id,
                  players=match.options.num_players)
@@ -126,7 +128,7 @@ class Matches(mgrpc.MatchesServicer):
 
     async def _record(self, match_id: str,
                       context: aio.ServicerContext[Any, Any]) -> MatchRecord:
-        record = await self.hub.store.load(match_id) if match_id else None
+        record = await self.hub.store.matches.load(match_id) if match_id else None
         if record is None:
             await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_MATCH",
                        f"no match with id {shown(match_id)}")
@@ -137,7 +139,7 @@ class Matches(mgrpc.MatchesServicer):
         if runner is not None:
             return runner.to_proto()
         record = await self._record(match_id, context)
-        entries = await self.hub.store.load_log(match_id)
+        entries = await self.hub.store.matches.load_log(match_id)
         return match_proto(record, record.status, record.result, len(entries),
                            timeouts_from_log(entries, record.options.num_players,
                                              record.result))
@@ -163,7 +165,7 @@ class Matches(mgrpc.MatchesServicer):
         statuses = set(request.statuses)
         # Tournaments read for this page (each one once).
         tournaments_read: dict[str, Any] = {}
-        store = self.hub.store
+        store = self.hub.store.matches
         out: list[mpb.Match] = []
         scanned = 0
         last: tuple[int, str] | None = before
@@ -208,8 +210,8 @@ class Matches(mgrpc.MatchesServicer):
             if record.status in wire.MATCH_OVER:
                 await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "MATCH_OVER",
                            f"match {shown(request.match_id)} is already over")
-            runner = await cluster.runner_or_redirect(
-                self.hub, request.match_id, context,
+            runner = await routing.runner_or_redirect(
+                self.cluster, request.match_id, context,
                 f"match {shown(request.match_id)} is not run by this server")
         if not await runner.cancel(request.reason):
             await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "MATCH_OVER",
@@ -221,7 +223,7 @@ class Matches(mgrpc.MatchesServicer):
                         context: aio.ServicerContext[Any, Any]) -> mpb.Replay:
         """Options, seed, action log, events and result, once public."""
         record = await self._record(request.match_id, context)
-        entries = await self.hub.store.load_log(request.match_id)
+        entries = await self.hub.store.matches.load_log(request.match_id)
         runner = self.hub.get(request.match_id)
         match = runner.to_proto() if runner is not None else match_proto(
             record, record.status, record.result, len(entries),
@@ -239,9 +241,10 @@ class Matches(mgrpc.MatchesServicer):
 
 
 class Play(pgrpc.PlayServicer):
-    def __init__(self, hub: Hub, config: ServerConfig, quotas: Quotas,
+    def __init__(self, cluster: Cluster, config: ServerConfig, quotas: Quotas,
                  streams: Streams) -> None:
-        self.hub = hub
+        self.cluster = cluster
+        self.hub = cluster.hub
         self.config = config
         self.quotas = quotas
         self.streams = streams
@@ -269,7 +272,7 @@ class Play(pgrpc.PlayServicer):
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                        "Join.match_id is empty")
         if self.hub.draining:
-            await cluster.refuse_draining(self.hub, join.match_id, context)
+            await routing.refuse_draining(self.cluster, join.match_id, context)
         token = join.seat_token or auth.bearer(context.invocation_metadata())
         await self.quotas.admit_join(context, token)
         runner, seat = await self._locate(join.match_id, token, context)
@@ -286,7 +289,7 @@ class Play(pgrpc.PlayServicer):
             await runner.attach(seat, outbox, join.resume_from_seq)
             reader = asyncio.get_running_loop().create_task(
                 self._read(context, runner, seat, outbox))
-            await pump(self.hub, join.match_id, outbox, context, self.streams)
+            await pump(self.cluster, join.match_id, outbox, context, self.streams)
         finally:
             if reader is not None:
                 reader.cancel()
@@ -303,7 +306,7 @@ class Play(pgrpc.PlayServicer):
         hashes = runner.record.token_hashes if runner is not None else None
         record: MatchRecord | None = None
         if runner is None:
-            record = await self.hub.store.load(match_id)
+            record = await self.hub.store.matches.load(match_id)
             if record is None:
                 await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_MATCH",
                            f"no match with id {shown(match_id)}")
@@ -321,8 +324,8 @@ class Play(pgrpc.PlayServicer):
             if record.status in wire.MATCH_OVER:
                 await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "MATCH_OVER",
                            f"match {shown(match_id)} is over")
-            runner = await cluster.runner_or_redirect(
-                self.hub, match_id, context,
+            runner = await routing.runner_or_redirect(
+                self.cluster, match_id, context,
                 f"match {shown(match_id)} is not run by this server right now; retry")
         return runner, seat
 
@@ -360,8 +363,9 @@ class Play(pgrpc.PlayServicer):
 
 
 class Watch(pgrpc.WatchServicer):
-    def __init__(self, hub: Hub, config: ServerConfig, streams: Streams) -> None:
-        self.hub = hub
+    def __init__(self, cluster: Cluster, config: ServerConfig, streams: Streams) -> None:
+        self.cluster = cluster
+        self.hub = hub = cluster.hub
         self.streams = streams
         self.disclosure = Disclosure(hub, config)
         #: The broadcast delay of live spectator streams (0: none).
@@ -380,7 +384,7 @@ class Watch(pgrpc.WatchServicer):
                        "block ends")
         runner = self.hub.get(request.match_id)
         if runner is None:
-            runner = await cluster.live_runner_or_redirect(self.hub, request.match_id, context)
+            runner = await routing.live_runner_or_redirect(self.cluster, request.match_id, context)
         # A match that is over has nothing left to hide: its events go at once.
         outbox = DelayedOutbox(self.delay_s, self.streams.limits.stream_queue) if (
             runner is not None and self.delay_s > 0) else self.streams.outbox()
@@ -389,14 +393,14 @@ class Watch(pgrpc.WatchServicer):
             outbox.unproductive = lambda: live.status == mpb.MATCH_STATUS_WAITING
             await runner.watch(outbox, request.from_seq)
         else:
-            record = await self.hub.store.load(request.match_id)
+            record = await self.hub.store.matches.load(request.match_id)
             if record is None:
                 await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_MATCH",
                            f"no match with id {shown(request.match_id)}")
             if record.status not in wire.MATCH_OVER:
                 await fail(context, grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
                            f"match {shown(request.match_id)} is not run by this server right now")
-            entries = await self.hub.store.load_log(request.match_id)
+            entries = await self.hub.store.matches.load_log(request.match_id)
             state = replay_state(record, entries)
             info = engine.game(record.options.game_id)
             for seq in range(max(0, request.from_seq), len(state.events)):
@@ -408,7 +412,7 @@ class Watch(pgrpc.WatchServicer):
             outbox.finish()
         metrics.WATCH_STREAMS.inc()
         try:
-            await pump(self.hub, request.match_id, outbox, context, self.streams)
+            await pump(self.cluster, request.match_id, outbox, context, self.streams)
         finally:
             metrics.WATCH_STREAMS.dec()
             if runner is not None:

@@ -1,16 +1,10 @@
 """Tournaments run by the server: schedule, one match per scheduled game, standings.
 
-Keys of one tournament share the hash tag ``{t:<id>}``:
-
-``{t:<id>}:meta``     hash: ``spec`` (TournamentSpec bytes, seed and defaults
-                      filled in), ``status``, ``created_ms``, ``detail``
-``{t:<id>}:rounds``   hash: round -> JSON ``{"tables": [...], "byes": [...]}``
-                      (Swiss rounds are written once, when the round before is complete)
-``{t:<id>}:results``  hash: ``<round>:<index>`` -> GameResult JSON
-``{t:<id>}:owner``    string: the node driving it (a lease, renewed every second)
-
-``twistarena:tournaments`` (sorted set by creation time) lists them and
-``twistarena:tournaments:live`` holds the unfinished ones.
+What is stored (spec and status, round plans, results, the driver's lease)
+and where is in ``twistarena.storage.tournaments``; Swiss rounds are written
+once, when the round before is complete. One node drives a tournament: the
+holder of its lease (the same lease mechanism as a match's), renewed every
+second; round plans and results are written only by the holder.
 
 Everything the driver does is a function of the spec and the stored results:
 the schedule of a round (Swiss pairings from the standings of the rounds
@@ -28,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import json
 import secrets
 import time
 from collections.abc import Sequence
@@ -37,7 +30,6 @@ from typing import Any
 
 import grpc
 from grpc import aio
-from redis.exceptions import RedisError
 from twistarena import engine
 from twistarena.bots import STRATEGIES
 from twistarena.league import (
@@ -47,50 +39,28 @@ from twistarena.league import (
     seatings,
     swiss_tables,
 )
+from twistarena.storage import FencedError, StoreError, TournamentRecord
+from twistarena.storage.tournaments import TournamentStore
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import matchmaking_pb2 as kpb
 from twistarena.v1 import tournaments_pb2 as tpb
 from twistarena.v1 import tournaments_pb2_grpc as tgrpc
 
-from . import cluster, logs, metrics
+from . import logs, metrics
+from .agents import Agents
+from .cluster import Cluster
 from .config import ServerConfig
 from .creation import CreationError, new_match
 from .limits import Quotas
-from .matchmaking import Agents
 from .rpc import fail, is_admin, require_admin, shown
-from .runner import Hub
 
 log = logs.get("twistarena.tournaments")
 
-INDEX = "twistarena:tournaments"
-LIVE = "twistarena:tournaments:live"
-LEASE_MS = 3000
 POLL_S = 0.2
+#: The driver renews its lease this often (the lease lasts three times longer).
+RENEW_S = 1.0
 MAX_GAMES = 20_000
 OVER_STATUSES = (tpb.TOURNAMENT_FINISHED, tpb.TOURNAMENT_CANCELLED)
-
-RENEW_LUA = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0
-"""
-
-
-def meta_key(tid: str) -> str:
-    return f"{{t:{tid}}}:meta"
-
-
-def rounds_key(tid: str) -> str:
-    return f"{{t:{tid}}}:rounds"
-
-
-def results_key(tid: str) -> str:
-    return f"{{t:{tid}}}:results"
-
-
-def owner_key(tid: str) -> str:
-    return f"{{t:{tid}}}:owner"
 
 
 def game_match_id(tid: str, round_no: int, index: int) -> str:
@@ -180,16 +150,8 @@ def round_games(spec: tpb.TournamentSpec, round_no: int, plan: dict[str, Any]) -
 
 
 @dataclass(slots=True)
-class Snapshot:
-    """A tournament as stored: spec, status, round plans and results."""
-
-    tid: str
-    spec: tpb.TournamentSpec
-    status: int
-    created_ms: int
-    detail: str
-    rounds: dict[int, dict[str, Any]]
-    results: dict[tuple[int, int], Any]
+class Snapshot(TournamentRecord):
+    """A tournament as stored, its results as GameResults (see ``load``)."""
 
     def games(self) -> list[tuple[int, int, Any]]:
         """(round, index, ScheduledGame) of every round planned so far, in order."""
@@ -220,24 +182,17 @@ class Snapshot:
                 if before_round is None or k[0] < before_round]
 
 
-async def load(redis: Any, tid: str) -> Snapshot | None:
-    pipe = redis.pipeline(transaction=False)
-    pipe.hgetall(meta_key(tid))
-    pipe.hgetall(rounds_key(tid))
-    pipe.hgetall(results_key(tid))
-    meta, rounds, results = await pipe.execute()
-    if not meta or b"spec" not in meta:
+async def load(store: TournamentStore, tid: str) -> Snapshot | None:
+    """A tournament as stored, its results as GameResults."""
+    record: TournamentRecord | None = await store.load(tid)
+    if record is None:
         return None
-    parsed: dict[tuple[int, int], Any] = {}
-    for key, value in results.items():
-        r, _, i = _text(key).partition(":")
-        parsed[(int(r), int(i))] = GameResult.from_json(json.loads(value))
-    return Snapshot(tid, tpb.TournamentSpec.FromString(meta[b"spec"]), int(meta[b"status"]),
-                    int(meta.get(b"created_ms", b"0")), _text(meta.get(b"detail", b"")),
-                    {int(k): json.loads(v) for k, v in rounds.items()}, parsed)
+    return Snapshot(record.tid, record.spec, record.status, record.created_ms, record.detail,
+                    record.rounds, {k: GameResult.from_json(v)
+                                    for k, v in record.results.items()})
 
 
-async def replay_sealed(redis: Any, match_id: str,
+async def replay_sealed(store: TournamentStore, match_id: str,
                         loaded: dict[str, Snapshot | None] | None = None) -> bool:
     """True for a tournament game whose seed and replay must stay closed (see
     ``Snapshot.sealed``); False for any other match. ``loaded``: tournaments
@@ -248,19 +203,19 @@ async def replay_sealed(redis: Any, match_id: str,
     tid, round_no, index = parsed
     loaded = {} if loaded is None else loaded
     if tid not in loaded:
-        loaded[tid] = await load(redis, tid)
+        loaded[tid] = await load(store, tid)
     snap = loaded[tid]
     return snap is not None and (round_no, index) in snap.sealed()
 
 
-async def in_open_duplicate_block(redis: Any, match_id: str) -> bool:
+async def in_open_duplicate_block(store: TournamentStore, match_id: str) -> bool:
     """True for a game of a duplicate block with games left to play: even its
     public events show cards that the block's other games deal again."""
     parsed = parse_game_match_id(match_id)
     if parsed is None:
         return False
     tid, round_no, index = parsed
-    snap = await load(redis, tid)
+    snap = await load(store, tid)
     return (snap is not None and snap.spec.duplicate_deals
             and (round_no, index) in snap.sealed())
 
@@ -303,18 +258,19 @@ def to_proto(snap: Snapshot, with_games: bool = True, admin: bool = False) -> tp
 class Director:
     """Drives the tournaments this node holds the lease of; takes over orphaned ones."""
 
-    def __init__(self, hub: Hub, agents: Agents, node_id: str, address: Any) -> None:
-        self.hub = hub
+    def __init__(self, cluster: Cluster, agents: Agents, address: Any) -> None:
+        self.cluster = cluster
+        self.hub = cluster.hub
+        self.store = cluster.store.tournaments
         self.agents = agents
-        self.node_id = node_id
+        self.node_id = cluster.node_id
         self.address = address
-        self.redis = hub.store.redis
         self.driving: dict[str, asyncio.Task[None]] = {}
+        #: tournament id -> the token of this node's lease on it
+        self.tokens: dict[str, str] = {}
         self._supervisor: asyncio.Task[None] | None = None
-        self._renew_sha = ""
 
     async def start(self) -> None:
-        self._renew_sha = await self.redis.script_load(RENEW_LUA)
         self._supervisor = asyncio.get_running_loop().create_task(self._supervise())
 
     async def close(self) -> None:
@@ -326,30 +282,30 @@ class Director:
                 await task
         # Let another node take over at once.
         for tid in list(self.driving):
-            with contextlib.suppress(RedisError, OSError):
-                await self.redis.eval(
-                    "if redis.call('GET', KEYS[1]) == ARGV[1] then "
-                    "return redis.call('DEL', KEYS[1]) end return 0", 1, owner_key(tid),
-                    self.node_id)
+            token = self.tokens.get(tid)
+            if token:
+                with contextlib.suppress(StoreError):
+                    await self.store.leases.release(tid, token)
         self.driving.clear()
+        self.tokens.clear()
 
     async def _supervise(self) -> None:
         while True:
             try:
-                raw: Any = await self.redis.smembers(LIVE)
-                for tid in sorted(_text(x) for x in raw):
+                for tid in await self.store.live():
                     if tid not in self.driving and not self.hub.draining:
                         await self.try_drive(tid)
-            except (RedisError, OSError) as exc:
+            except StoreError as exc:
                 log.warning("tournament_supervise_failed", error=repr(exc))
             await asyncio.sleep(1.0)
 
     async def try_drive(self, tid: str) -> bool:
-        got = await self.redis.set(owner_key(tid), self.node_id, nx=True, px=LEASE_MS)
-        if not got:
-            holder: Any = await self.redis.get(owner_key(tid))
-            if holder is None or _text(holder) != self.node_id:
-                return False
+        """Drive the tournament if no other node holds its lease."""
+        try:
+            grant = await self.store.leases.claim(tid)
+        except FencedError:
+            return False
+        self.tokens[tid] = grant.token
         task = asyncio.get_running_loop().create_task(self._drive(tid))
         self.driving[tid] = task
         task.add_done_callback(functools.partial(self._done, tid))
@@ -363,22 +319,27 @@ class Director:
             log.error("tournament_driver_failed", tournament=tid, error=repr(task.exception()))
 
     async def _renew(self, tid: str) -> bool:
-        return bool(await self.redis.evalsha(self._renew_sha, 1, owner_key(tid),
-                                             self.node_id, LEASE_MS))
+        return await self.store.leases.renew(tid, self.tokens.get(tid, "")) > 0
 
     async def _drive(self, tid: str) -> None:
+        try:
+            await self._run(tid)
+        except FencedError:
+            log.warning("tournament_lease_lost", tournament=tid)
+
+    async def _run(self, tid: str) -> None:
         log.info("tournament_driving", tournament=tid, node=self.node_id)
         last_renew = time.monotonic()
         in_flight: set[tuple[int, int]] = set()
         while True:
-            if time.monotonic() - last_renew > 1.0:
+            if time.monotonic() - last_renew > RENEW_S:
                 if not await self._renew(tid):
                     log.warning("tournament_lease_lost", tournament=tid)
                     return
                 last_renew = time.monotonic()
-            snap = await load(self.redis, tid)
+            snap = await load(self.store, tid)
             if snap is None or snap.status in OVER_STATUSES:
-                await self.redis.srem(LIVE, tid)
+                await self.store.drop_live(tid)
                 return
             spec = snap.spec
             # The current round: the first one without every result.
@@ -397,7 +358,7 @@ class Director:
                 break
             todo = [i for i in range(len(games)) if (round_no, i) not in snap.results]
             ids = [game_match_id(tid, round_no, i) for i in todo]
-            records = await self.hub.store.load_many(ids)
+            records = await self.hub.store.matches.load_many(ids)
             free = max(1, spec.parallel)
             running = 0
             for i, record in zip(todo, records, strict=True):
@@ -409,8 +370,8 @@ class Director:
                     places = list(result.places) or [1] * len(game.seats)
                     scores = list(result.scores) or [0] * len(game.seats)
                     res = GameResult.of(game, scores, places)
-                    await self.redis.hsetnx(results_key(tid), f"{round_no}:{i}",
-                                            json.dumps(res.to_json()))
+                    await self.store.record_result(tid, self.tokens[tid], round_no, i,
+                                                   res.to_json())
                     in_flight.discard((round_no, i))
                 else:
                     running += 1
@@ -432,16 +393,14 @@ class Director:
             plan = {"tables": first_round_tables(spec), "byes": []}
             if spec.format == tpb.SWISS:
                 plan["byes"] = swiss_tables(list(spec.entrants), spec.num_players)[1]
-        await self.redis.hsetnx(rounds_key(snap.tid), str(round_no), json.dumps(plan))
-        stored: Any = await self.redis.hget(rounds_key(snap.tid), str(round_no))
-        plan = dict(json.loads(stored))
+        plan = await self.store.plan_round(snap.tid, self.tokens[snap.tid], round_no, plan)
         snap.rounds[round_no] = plan
         return plan
 
     async def _create(self, snap: Snapshot, round_no: int, index: int, game: Any) -> None:
         spec = snap.spec
         mid = game_match_id(snap.tid, round_no, index)
-        if await self.hub.store.exists(mid):
+        if await self.hub.store.matches.exists(mid):
             return
         opts = mpb.MatchOptions(game_id=spec.game_id, num_players=spec.num_players,
                                 seed=game.seed, time_control=spec.time_control)
@@ -457,14 +416,14 @@ class Director:
                 opts.seats.append(mpb.SeatSpec(name=record.name if record else entrant))
                 agents[seat] = entrant
         try:
-            _match, tokens = await new_match(self.hub, opts, match_id=mid)
+            _match, tokens = await new_match(self.cluster, opts, match_id=mid)
         except CreationError as exc:
             await self._finish(snap, tpb.TOURNAMENT_CANCELLED, f"cannot create a match: {exc}")
             return
         if agents:
             await self.agents.track(mid, {s: agents.get(s, f"house:{e}")
                                           for s, e in enumerate(game.seats)})
-            address = await cluster.serving_address(self.hub, mid, self.address())
+            address = await self.cluster.serving_address(mid, self.address())
             for seat, agent_id in agents.items():
                 await self.agents.assign(agent_id, kpb.MatchAssigned(
                     match_id=mid, seat=seat, seat_token=tokens[seat],
@@ -473,13 +432,7 @@ class Director:
 
     async def _finish(self, snap: Snapshot, status: int = tpb.TOURNAMENT_FINISHED,
                       detail: str = "") -> None:
-        pipe = self.redis.pipeline(transaction=False)
-        fields: dict[str, str | int] = {"status": status}
-        if detail:
-            fields["detail"] = detail
-        pipe.hset(meta_key(snap.tid), mapping=fields)  # type: ignore[arg-type]
-        pipe.srem(LIVE, snap.tid)
-        await pipe.execute()
+        await self.store.finish(snap.tid, status, detail)
         log.info("tournament_over", tournament=snap.tid, status=tpb.TournamentStatus.Name(
             status), games=len(snap.results))
 
@@ -523,17 +476,17 @@ def normalize(spec: tpb.TournamentSpec) -> str:
 
 
 class Tournaments(tgrpc.TournamentsServicer):
-    def __init__(self, hub: Hub, config: ServerConfig, agents: Agents,
+    def __init__(self, cluster: Cluster, config: ServerConfig, agents: Agents,
                  director: Director, quotas: Quotas) -> None:
-        self.hub = hub
-        self.config = config
         self.quotas = quotas
+        self.hub = cluster.hub
+        self.store = cluster.store.tournaments
+        self.config = config
         self.agents = agents
         self.director = director
-        self.redis = hub.store.redis
 
     async def _snapshot(self, tid: str, context: aio.ServicerContext[Any, Any]) -> Snapshot:
-        snap = await load(self.redis, tid) if tid else None
+        snap = await load(self.store, tid) if tid else None
         if snap is None:
             await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_TOURNAMENT",
                        f"no tournament with id {shown(tid)}")
@@ -561,12 +514,7 @@ class Tournaments(tgrpc.TournamentsServicer):
         tid = secrets.token_hex(6)
         self.quotas.created(creator, f"tournament:{tid}")
         now = int(time.time() * 1000)
-        pipe = self.redis.pipeline(transaction=True)
-        pipe.hset(meta_key(tid), mapping={"spec": spec.SerializeToString(),
-                                          "status": tpb.TOURNAMENT_RUNNING, "created_ms": now})
-        pipe.zadd(INDEX, {tid: now})
-        pipe.sadd(LIVE, tid)
-        await pipe.execute()
+        await self.store.create(tid, spec, tpb.TOURNAMENT_RUNNING, now)
         await self.director.try_drive(tid)
         log.info("tournament_created", tournament=tid, game=spec.game_id,
                  format=tpb.TournamentFormat.Name(spec.format), entrants=list(spec.entrants),
@@ -583,10 +531,9 @@ class Tournaments(tgrpc.TournamentsServicer):
                               ) -> tpb.ListTournamentsResponse:
         size = min(request.page_size or 50, 500)
         admin = is_admin(context, self.config)
-        raw: Any = await self.redis.zrevrange(INDEX, 0, size - 1)
         out = []
-        for tid in (_text(x) for x in raw):
-            snap = await load(self.redis, tid)
+        for tid in await self.store.newest(size):
+            snap = await load(self.store, tid)
             if snap is not None:
                 out.append(to_proto(snap, with_games=False, admin=admin))
         return tpb.ListTournamentsResponse(tournaments=out)
@@ -604,7 +551,7 @@ class Tournaments(tgrpc.TournamentsServicer):
             if snap.status in OVER_STATUSES:
                 return
             await asyncio.sleep(0.3)
-            fresh = await load(self.redis, request.tournament_id)
+            fresh = await load(self.store, request.tournament_id)
             if fresh is not None:
                 snap = fresh
 

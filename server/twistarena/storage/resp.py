@@ -1,11 +1,13 @@
 """A lean pipelined RESP connection for the hot path (log appends).
 
 Every decision of every match is one EVALSHA; redis-py spends more time
-packing and parsing those than the server spends running them. This
+packing and queueing those than the server spends running them. This
 connection writes each tick's batch as one buffer and matches replies to
 requests in order (Redis answers in order on a connection), so several
-batches can be in flight on one socket. Anything unusual (TLS, unix sockets)
-uses redis-py instead.
+batches can be in flight on one socket. Replies are parsed by
+``hiredis.Reader``, the C parser redis-py itself uses. Anything unusual (TLS,
+unix sockets, a cluster) uses redis-py instead; ``connection`` says which
+commands take this path.
 """
 
 from __future__ import annotations
@@ -17,9 +19,15 @@ from collections.abc import Sequence
 from typing import Any, cast
 from urllib.parse import unquote, urlparse
 
+import hiredis
+
 
 class RespError(Exception):
     """An error reply (``-ERR ...``)."""
+
+
+#: What ``hiredis.Reader.gets`` returns while a reply is not complete yet.
+_INCOMPLETE = object()
 
 
 class RespConnectionError(ConnectionError):
@@ -39,45 +47,6 @@ def bulk(arg: bytes | str | int) -> bytes:
 
 def encode_command(args: Sequence[bytes | str | int]) -> bytes:
     return b"*%d\r\n" % len(args) + b"".join(bulk(arg) for arg in args)
-
-
-class _Incomplete(Exception):
-    pass
-
-
-def parse_reply(buf: bytes, pos: int) -> tuple[Any, int]:
-    """One reply from ``buf`` at ``pos``: (value, next position); raises _Incomplete."""
-    end = buf.find(b"\r\n", pos)
-    if end < 0:
-        raise _Incomplete
-    kind = buf[pos:pos + 1]
-    line = buf[pos + 1:end]
-    nxt = end + 2
-    if kind == b":":
-        return int(line), nxt
-    if kind == b"$":
-        size = int(line)
-        if size < 0:
-            return None, nxt
-        if len(buf) < nxt + size + 2:
-            raise _Incomplete
-        return buf[nxt:nxt + size], nxt + size + 2
-    if kind == b"*":
-        count = int(line)
-        if count < 0:
-            return None, nxt
-        items = []
-        for _ in range(count):
-            item, nxt = parse_reply(buf, nxt)
-            items.append(item)
-        return items, nxt
-    if kind == b"+":
-        return line.decode(), nxt
-    if kind == b"-":
-        return RespError(line.decode(errors="replace")), nxt
-    if kind == b"_":  # RESP3 null
-        return None, nxt
-    raise RespConnectionError(f"unexpected reply type {kind!r}")
 
 
 def fast_path_target(url: str) -> tuple[str, int, int, str | None, str | None] | None:
@@ -116,33 +85,30 @@ class _Protocol(asyncio.Protocol):
     def __init__(self, pipeline: RespPipeline) -> None:
         self.pipeline = pipeline
         self.transport: asyncio.Transport | None = None
-        self.buf = b""
+        # Error replies come back as RespError values, not raised.
+        self.reader = hiredis.Reader(replyError=RespError, notEnoughData=_INCOMPLETE)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's transports do not subclass asyncio.Transport; they behave as one.
         self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
-        buf = self.buf + data if self.buf else data
-        pos = 0
+        reader = self.reader
+        reader.feed(data)
         pending = self.pipeline._pending
         try:
             while pending:
-                try:
-                    value, pos2 = parse_reply(buf, pos)
-                except _Incomplete:
+                value = reader.gets()
+                if value is _INCOMPLETE:
                     break
-                pos = pos2
                 batch = pending[0]
                 batch.replies.append(value)
                 if len(batch.replies) >= batch.count:
                     pending.popleft()
                     if not batch.future.done():
                         batch.future.set_result(batch.replies)
-        except (RespConnectionError, ValueError) as exc:
+        except hiredis.ProtocolError as exc:
             self.pipeline._lost(self, RespConnectionError(f"bad reply from Redis: {exc!r}"))
-            return
-        self.buf = buf[pos:] if pos else buf
 
     def connection_lost(self, exc: Exception | None) -> None:
         reason = f": {exc!r}" if exc is not None else ""

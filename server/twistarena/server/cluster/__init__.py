@@ -1,0 +1,187 @@
+"""Many nodes over one store: membership, leases, placement, claims, drain, routing.
+
+Each job has its module:
+
+``membership``  heartbeats, the live nodes, the offset to Redis TIME
+``leases``      renewing this node's match leases, the watchdog that stops a
+                runner whose lease was not renewed in time
+``placement``   which node should own a match (rendezvous hashing)
+``claims``      taking matches: inbox handoffs, expired leases, recovery, on demand
+``drain``       handing every match over when the node stops
+``routing``     what the servicers answer for a match run elsewhere
+
+``Cluster`` wires them together for one node and is what the app and the
+servicers are given (explicitly: there is no lookup by hub). The keys and
+scripts behind all this live in ``twistarena.storage`` (``nodes``, ``leases``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from twistarena.storage import FencedError, MatchRecord, Store, StoreError
+from twistarena.v1 import match_pb2 as mpb
+
+from .. import logs
+from ..records import match_proto
+from ..runner import Hub, MatchRunner
+from .claims import Claims
+from .drain import hand_off
+from .leases import LeaseKeeper
+from .membership import Membership
+from .placement import Placement
+
+log = logs.get("twistarena.cluster")
+
+
+class Cluster:
+    """This node's membership, its leases, and where every match should run."""
+
+    def __init__(self, store: Store, hub: Hub) -> None:
+        self.store = store
+        self.hub = hub
+        self.membership = Membership(store)
+        self.node_id = self.membership.node_id
+        self.placement = Placement(self.membership)
+        self.keeper = LeaseKeeper(store, hub, self.membership, self.load)
+        self.claims = Claims(store, hub, self.membership, self.placement, self.keeper)
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+
+    def load(self) -> int:
+        """Matches this node runs or is opening (sent with each heartbeat)."""
+        return len(self.hub.runners) + len(self.claims.opening)
+
+    # -- lifecycle ----------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Register, recover the matches this node should run, start the loops."""
+        await self.keeper.beat()
+        self.membership.started_ms = self.membership.server_now_ms()
+        await self.store.nodes.index_live_matches()
+        await self.claims.recover()
+        loop = asyncio.get_running_loop()
+        self._tasks["beat"] = loop.create_task(self.keeper.beat_loop())
+        self._tasks["watchdog"] = loop.create_task(self.keeper.watchdog())
+        if self.placement.enabled:
+            self._tasks["scan"] = loop.create_task(self.claims.scan_loop())
+            self._tasks["inbox"] = loop.create_task(self.claims.inbox_loop())
+        log.info("node_registered", node=self.node_id, advertise=self.membership.address,
+                 lease_ms=self.membership.lease_ms, live_nodes=sorted(self.membership.live),
+                 matches=len(self.hub.runners))
+
+    async def resume(self) -> None:
+        """The store is back after being unreachable (or restarted): take the live
+        matches placed on this node again. A match whose store lost what this
+        node acknowledged is caught when its runner opens (see ``MatchRunner.start``)."""
+        try:
+            await self.keeper.beat()
+            await self.store.nodes.index_live_matches()
+            await self.claims.recover()
+        except StoreError as exc:
+            log.warning("resume_failed", error=repr(exc))
+
+    @property
+    def retry_after_ms(self) -> int:
+        """What a refusal without a redirect suggests: a dead owner's lease lapses and
+        its match is claimed within a lease and a scan."""
+        return int((self.membership.lease_s + self.claims.scan_s) * 1000)
+
+    async def serving_address(self, match_id: str, here: str) -> str:
+        """Where a new match's seats should join: its owner's advertised address, or the
+        node it was placed on (``here``, this node's address, when it runs here or the
+        owner is unknown), so that the first Join is not redirected."""
+        if self.hub.get(match_id) is not None:
+            return here
+        with contextlib.suppress(StoreError):
+            [owner] = await self.claims.leases([match_id])
+            if owner.node and owner.node != self.node_id and owner.address:
+                return owner.address
+            if owner.next and owner.next != self.node_id and owner.next_address:
+                return owner.next_address
+        return here
+
+    async def close(self) -> None:
+        for task in self._tasks.values():
+            task.cancel()
+        for task in self._tasks.values():
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks.clear()
+        self.membership.leaving = True
+        with contextlib.suppress(StoreError):
+            await self.membership.heartbeat_only(self.load())
+
+    async def drain(self, grace: float) -> None:
+        """Hand every match of this node to another one (release + successor's inbox),
+        then close the streams with a redirect; without another node, stop them."""
+        self.membership.leaving = True
+        for name in ("scan", "inbox"):
+            task = self._tasks.pop(name, None)
+            if task is not None:
+                task.cancel()
+        with contextlib.suppress(StoreError):
+            await self.membership.heartbeat_only(self.load())
+        await hand_off(self.store, self.hub, self.placement, self.keeper, grace)
+
+    # -- entry points of the services ---------------------------------------------
+
+    async def place_new(self, record: MatchRecord) -> mpb.Match:
+        """A match was just created here: run it here or hand it to its owner
+        (the top-ranked live node; see ``placement``)."""
+        mid = record.match_id
+        await self.store.nodes.note_unowned(mid)
+        target = self.placement.choose(mid, balanced=False) if self.placement.enabled \
+            else None
+        if target is not None:
+            self.placement.note_placed(target.node_id)
+        if target is None or target.node_id == self.node_id:
+            opened = await self.claims.open_many([mid], "created", {mid: record})
+            runner = opened.get(mid)
+            if runner is None:
+                raise FencedError(f"match {mid}: could not take its lease")
+            return runner.to_proto()
+        await self.store.nodes.hand_new(mid, target.node_id, target.address)
+        n = record.options.num_players
+        return match_proto(record, record.status, None, 0, [0] * n)
+
+    async def locate(self, match_id: str, may_claim: bool = True,
+                     ) -> tuple[MatchRunner | None, str]:
+        """(the runner, if this node runs or may now claim the match; else the
+        address of the node that owns it or should, '' when unknown)."""
+        m = self.membership
+        pending = self.claims.opening.get(match_id)
+        if pending is not None:
+            runner = await asyncio.shield(pending)
+            if runner is not None:
+                return runner, ""
+        runner = self.hub.get(match_id)
+        if runner is not None:
+            return runner, ""
+        for _attempt in range(2):
+            [lease] = await self.claims.leases([match_id])
+            now = m.server_now_ms()
+            if lease.node and lease.until > now and lease.node != self.node_id:
+                # Owned elsewhere; an owner that stopped heartbeating gets no
+                # redirect (its lease will expire and the match move).
+                renewed = lease.until - now > m.lease_ms - 2 * m.beat_s * 1000
+                return None, m.reachable(lease.node, lease.address) if renewed else ""
+            if lease.node == self.node_id and lease.until > now:
+                target = self.node_id  # this node's lease, its runner stopped
+            else:
+                target = self.placement.target(match_id, lease)
+                if target != self.node_id:
+                    self.claims.kick.set()
+            if target != self.node_id:
+                return None, m.reachable(
+                    target, lease.next_address if lease.next == target else "")
+            if not may_claim or m.leaving or self.hub.draining:
+                return None, ""
+            opened = await self.claims.open_many([match_id], "on_demand")
+            runner = opened.get(match_id) or self.hub.get(match_id)
+            if runner is not None:
+                return runner, ""
+        return None, ""
+
+
+__all__ = ["Cluster"]

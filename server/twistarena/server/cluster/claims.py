@@ -1,0 +1,191 @@
+"""Taking matches: handed to this node (its inbox), orphaned (an expired lease),
+left by this node's previous life (recovery at startup), or asked for on demand.
+
+Each way ends in ``Claims.open_many``: claim the leases (epoch + 1) in one
+pipeline, load the records and logs, replay each log into a runner. A match
+handed over is pushed to the successor's inbox (``{twistarena}:inbox:<id>``,
+a list it BLPOPs) so it claims at once; a match whose owner died is found in
+``{twistarena}:leases`` (match id -> lease expiry) by the node ranked first
+for it once its lease expired.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Sequence
+
+from twistarena.storage import Grant, LeaseState, MatchRecord, Store, StoreError
+from twistarena.v1 import match_pb2 as mpb
+
+from .. import logs, metrics
+from ..runner import Hub, MatchRunner
+from .leases import LeaseKeeper
+from .membership import Membership
+from .placement import Placement
+
+log = logs.get("twistarena.cluster")
+
+#: Expired leases looked at per scan.
+SCAN_BATCH = 500
+OVER = (mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED)
+
+
+class Claims:
+    """This node's claims on matches, and the loops that find matches to claim."""
+
+    def __init__(self, store: Store, hub: Hub, membership: Membership,
+                 placement: Placement, keeper: LeaseKeeper) -> None:
+        self.store = store
+        self.hub = hub
+        self.membership = membership
+        self.placement = placement
+        self.keeper = keeper
+        self.scan_s = membership.lease_s / 8
+        #: Matches being opened now (a second caller waits for the first).
+        self.opening: dict[str, asyncio.Future[MatchRunner | None]] = {}
+        #: Set to scan for expired leases before the next period.
+        self.kick = asyncio.Event()
+
+    async def leases(self, ids: Sequence[str]) -> list[LeaseState]:
+        return await self.store.matches.leases.read(ids)
+
+    async def recover(self) -> None:
+        """At startup: take the orphaned matches placed on this node.
+
+        A lease held by a node that has not heartbeaten since this node started
+        may belong to a dead node: wait (at most a lease) until it is renewed or
+        expires, so that a restarted node resumes a crashed one's matches."""
+        m = self.membership
+        deadline = time.monotonic() + m.lease_s + 1.0
+        total = 0
+        while True:
+            ids = [mid for mid in await self.store.nodes.indexed_matches()
+                   if self.hub.get(mid) is None]
+            leases = await self.leases(ids)
+            now = m.server_now_ms()
+            claim: list[str] = []
+            waiting = 0
+            for mid, lease in zip(ids, leases, strict=True):
+                if lease.node == m.node_id:
+                    claim.append(mid)  # this node's previous life
+                elif lease.node and lease.until > now:
+                    info = m.live.get(lease.node)
+                    if info is None or info.seen_ms <= m.started_ms:
+                        waiting += 1
+                elif self.placement.target(mid, lease) == m.node_id:
+                    claim.append(mid)
+            if claim:
+                total += len(await self.open_many(claim, "recovery"))
+            if not waiting or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.1)
+            await self.keeper.beat()
+        if total:
+            log.info("recovered", matches=total)
+
+    async def scan_loop(self) -> None:
+        """Claim the matches with an expired lease that are placed on this node."""
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.kick.wait(), self.scan_s)
+            self.kick.clear()
+            if self.membership.leaving:
+                continue
+            try:
+                await self.scan()
+            except StoreError as exc:
+                log.warning("placement_scan_failed", error=repr(exc))
+            except Exception as exc:
+                metrics.ERRORS.labels("placement").inc()
+                log.error("placement_scan_failed", error=repr(exc))
+
+    async def scan(self) -> None:
+        m = self.membership
+        expired = await self.store.nodes.expired_matches(m.server_now_ms(), SCAN_BATCH)
+        ids = [mid for mid in expired if self.hub.get(mid) is None and mid not in self.opening]
+        if not ids:
+            return
+        leases = await self.leases(ids)
+        now = m.server_now_ms()
+        claim = [mid for mid, lease in zip(ids, leases, strict=True)
+                 if not (lease.node and lease.until > now)
+                 and self.placement.target(mid, lease) == m.node_id]
+        if claim:
+            await self.open_many(claim, "takeover")
+
+    async def inbox_loop(self) -> None:
+        """Matches handed to this node (created elsewhere, or moved by a drain)."""
+        while True:
+            try:
+                ids = await self.store.nodes.take_inbox(timeout_s=1)
+                if not ids or self.membership.leaving:
+                    continue
+                ids = [m for m in dict.fromkeys(ids)
+                       if self.hub.get(m) is None and m not in self.opening]
+                if ids:
+                    await self.open_many(ids, "handoff")
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("inbox_failed", error=repr(exc))
+                await asyncio.sleep(0.2)
+
+    async def open_many(self, ids: Sequence[str], why: str,
+                        records: dict[str, MatchRecord] | None = None,
+                        ) -> dict[str, MatchRunner]:
+        """Claim these matches (epoch + 1), then load and replay each one's log."""
+        loop = asyncio.get_running_loop()
+        mine = [m for m in dict.fromkeys(ids) if m not in self.opening]
+        futures = {m: loop.create_future() for m in mine}
+        self.opening.update(futures)
+        opened: dict[str, MatchRunner] = {}
+        try:
+            if not mine:
+                return opened
+            sent = time.monotonic()
+            grants = await self.store.matches.leases.claim_many(mine)
+            won: list[tuple[str, Grant]] = []
+            for mid, grant in zip(mine, grants, strict=True):
+                if isinstance(grant, StoreError):
+                    log.warning("claim_failed", match_id=mid, error=repr(grant))
+                elif grant is not None:
+                    won.append((mid, grant))
+            if not won:
+                return opened
+            won_ids = [m for m, _ in won]
+            known = records or {}
+            missing = [m for m in won_ids if m not in known]
+            loaded = dict(zip(missing, await self.store.matches.load_many(missing),
+                              strict=True)) if missing else {}
+            entries = dict(zip(won_ids, await self.store.matches.load_logs(won_ids),
+                               strict=True))
+            for mid, grant in won:
+                record = known.get(mid) or loaded.get(mid)
+                if record is None:
+                    await self.store.nodes.forget_match(mid)
+                    continue
+                if record.status in OVER:
+                    await self.store.matches.drop_live(mid)
+                    continue
+                try:
+                    runner = MatchRunner(self.hub, record, grant.token, entries[mid])
+                    self.hub.add(runner)
+                    self.keeper.hold(mid, grant.token, sent)
+                    await runner.start()
+                except Exception as exc:
+                    metrics.ERRORS.labels("claim").inc()
+                    log.error("open_failed", match_id=mid, error=repr(exc))
+                    continue
+                opened[mid] = runner
+            if opened:
+                log.info("claimed", why=why, matches=len(opened), node=self.membership.node_id,
+                         match_ids=list(opened)[:20])
+            return opened
+        finally:
+            for mid, fut in futures.items():
+                if self.opening.get(mid) is fut:
+                    del self.opening[mid]
+                if not fut.done():
+                    fut.set_result(opened.get(mid))

@@ -1,0 +1,114 @@
+"""Keeping this node's match leases, and stopping at once when one is lost.
+
+A lease (``{m:<id>}:owner``, see ``twistarena.storage.leases``) is valid
+until a time of the Redis server's clock. One pipeline per heartbeat renews
+every lease of the node; a lease the node could not renew is given up locally
+lease - lease/10 after the renewal that last succeeded was *sent*, so the node
+stops before Redis lets anyone else claim; a watchdog checks every 50 ms.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+
+import grpc
+from twistarena.storage import Renewal, Store, StoreError
+
+from .. import logs, metrics
+from ..runner import Hub, MatchRunner
+from .membership import Membership
+
+log = logs.get("twistarena.cluster")
+
+WATCHDOG_S = 0.05
+
+
+class LeaseKeeper:
+    """Renews this node's leases with each heartbeat and stops runners that lost theirs."""
+
+    def __init__(self, store: Store, hub: Hub, membership: Membership,
+                 load: Callable[[], int]) -> None:
+        self.store = store
+        self.hub = hub
+        self.membership = membership
+        self.load = load
+        self.margin_s = membership.lease_s / 10
+        #: match id -> (lease token, loop-monotonic time until which it is ours)
+        self.valid: dict[str, tuple[str, float]] = {}
+
+    def good_until(self, sent: float) -> float:
+        """Until when a lease granted or renewed by a call sent at ``sent`` is ours."""
+        return sent + self.membership.lease_s - self.margin_s
+
+    def hold(self, match_id: str, token: str, sent: float) -> None:
+        self.valid[match_id] = (token, self.good_until(sent))
+
+    async def beat(self) -> None:
+        """Heartbeat and renew every lease of this node: one pipeline."""
+        m = self.membership
+        runners = list(self.hub.runners.values())
+        sent = time.monotonic()
+        wall_ms = time.time() * 1000
+        beat, renewed = await self.store.nodes.heartbeat_and_renew(
+            m.ttl_ms, self.load(), m.leaving, [Renewal(r.match_id, r.owner) for r in runners])
+        rtt_ms = (time.monotonic() - sent) * 1000
+        if not isinstance(beat, StoreError):
+            m.learn(beat, wall_ms + rtt_ms / 2)
+        expiries: dict[str, int] = {}
+        lost: list[MatchRunner] = []
+        good_until = self.good_until(sent)
+        for runner, res in zip(runners, renewed, strict=True):
+            if isinstance(res, StoreError):
+                continue
+            if res > 0:
+                if self.hub.get(runner.match_id) is runner and not runner.over:
+                    self.valid[runner.match_id] = (runner.owner, good_until)
+                    expiries[runner.match_id] = res
+            elif self.hub.get(runner.match_id) is runner:
+                lost.append(runner)
+        await self.store.nodes.note_expiries(expiries)
+        if lost:
+            self.lose(lost, "renewal refused")
+
+    async def beat_loop(self) -> None:
+        while True:
+            started = time.monotonic()
+            try:
+                await self.beat()
+            except StoreError as exc:
+                metrics.ERRORS.labels("heartbeat").inc()
+                log.warning("heartbeat_failed", error=repr(exc))
+            except Exception as exc:  # keep beating whatever happened
+                metrics.ERRORS.labels("heartbeat").inc()
+                log.error("heartbeat_failed", error=repr(exc))
+            await asyncio.sleep(max(0.0, self.membership.beat_s
+                                    - (time.monotonic() - started)))
+
+    async def watchdog(self) -> None:
+        """Stop every runner whose lease was not renewed in time."""
+        while True:
+            await asyncio.sleep(WATCHDOG_S)
+            now = time.monotonic()
+            expired: list[MatchRunner] = []
+            for mid, (token, until) in list(self.valid.items()):
+                runner = self.hub.get(mid)
+                if runner is None or runner.owner != token:
+                    self.valid.pop(mid, None)
+                elif now > until:
+                    expired.append(runner)
+            if expired:
+                self.lose(expired, "lease not renewed in time")
+
+    def lose(self, runners: Sequence[MatchRunner], why: str) -> None:
+        for runner in runners:
+            self.valid.pop(runner.match_id, None)
+            if self.hub.get(runner.match_id) is runner:
+                # At once and without naming an owner: this node cannot know it.
+                runner.stop(grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
+                            "this server no longer owns the match; reconnect",
+                            redirect=False)
+        metrics.ERRORS.labels("lease_lost").inc(len(runners))
+        log.warning("leases_lost", why=why, matches=len(runners),
+                    match_ids=[r.match_id for r in runners[:20]])

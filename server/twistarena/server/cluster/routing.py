@@ -1,0 +1,97 @@
+"""Routing for the servicers: a call for a match this node does not run.
+
+A node that does not run a match answers Play/Watch with UNAVAILABLE, reason
+NOT_OWNER and trailing metadata ``twistarena-owner: HOST:PORT`` when it knows
+where the match is (or will be); if the match is unowned and this node is its
+chosen owner, it claims it on the spot (``Cluster.locate``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any, NoReturn
+
+import grpc
+from grpc import aio
+from twistarena.storage import StoreError
+from twistarena.v1 import match_pb2 as mpb
+
+from .. import metrics
+from ..rpc import REASON_KEY
+from ..runner import MatchRunner
+from . import Cluster
+
+#: Trailing metadata of a NOT_OWNER refusal: where the match's owner listens.
+OWNER_KEY = "twistarena-owner"
+#: ... or, when no live node runs it (a takeover under way), when to try again.
+RETRY_AFTER_KEY = "twistarena-retry-after-ms"
+#: Longest look-up of a match's new owner before a stream is closed without one.
+REDIRECT_LOOKUP_S = 0.5
+OVER = (mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED)
+
+
+async def abort_not_owner(context: aio.ServicerContext[Any, Any], details: str,
+                          address: str, cluster: Cluster | None) -> NoReturn:
+    """UNAVAILABLE + NOT_OWNER, with the owner's address when a live node runs the
+    match (a redirect); otherwise the match is being taken over: retry after a while."""
+    metrics.ERRORS.labels("not_owner").inc()
+    trailers: tuple[tuple[str, str], ...] = ((REASON_KEY, "NOT_OWNER"),)
+    if address:
+        trailers += ((OWNER_KEY, address),)
+    elif cluster is not None:
+        wait = cluster.retry_after_ms
+        details = f"{details}; it is being taken over, retry after {wait} ms"
+        trailers += ((RETRY_AFTER_KEY, str(wait)),)
+    await context.abort(grpc.StatusCode.UNAVAILABLE, details, trailing_metadata=trailers)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def runner_or_redirect(cluster: Cluster, match_id: str,
+                             context: aio.ServicerContext[Any, Any],
+                             details: str) -> MatchRunner:
+    """The match's runner on this node (claimed now if the match is unowned and
+    placed here), or end the call with a NOT_OWNER redirect."""
+    runner, address = await cluster.locate(match_id)
+    if runner is not None:
+        return runner
+    await abort_not_owner(context, details, address, cluster)
+
+
+async def redirect(cluster: Cluster, match_id: str, context: aio.ServicerContext[Any, Any],
+                   details: str) -> NoReturn:
+    """End a stream whose match left this node, pointing at its new owner."""
+    address = ""
+    # Bounded: a redirect must not hold a stream open on a slow store.
+    with contextlib.suppress(StoreError, TimeoutError):
+        _runner, address = await asyncio.wait_for(
+            cluster.locate(match_id, may_claim=False), REDIRECT_LOOKUP_S)
+    await abort_not_owner(context, details, address, cluster)
+
+
+async def live_runner_or_redirect(cluster: Cluster, match_id: str,
+                                  context: aio.ServicerContext[Any, Any],
+                                  ) -> MatchRunner | None:
+    """For Watch: None for an unknown or finished match (replayed from the store),
+    else the runner here or a NOT_OWNER redirect."""
+    record = await cluster.store.matches.load(match_id)
+    if record is None or record.status in OVER:
+        return None
+    return await runner_or_redirect(cluster, match_id, context,
+                                    f"match {match_id} is not run by this server right now")
+
+
+async def refuse_draining(cluster: Cluster, match_id: str,
+                          context: aio.ServicerContext[Any, Any]) -> NoReturn:
+    """A draining node refuses new streams: a redirect when the match's next
+    owner is known, else DRAINING."""
+    address = ""
+    with contextlib.suppress(StoreError):
+        _runner, address = await cluster.locate(match_id, may_claim=False)
+    if address:
+        await abort_not_owner(context, "server draining; the match moved", address,
+                              cluster)
+    metrics.ERRORS.labels("draining").inc()
+    await context.abort(grpc.StatusCode.UNAVAILABLE, "server draining",
+                        trailing_metadata=((REASON_KEY, "DRAINING"),))
+    raise AssertionError("unreachable")  # pragma: no cover

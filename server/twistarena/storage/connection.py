@@ -1,0 +1,135 @@
+"""The connections to the store, and which commands take which path.
+
+Two paths to the store:
+
+- the lean path (``resp.RespPipeline``, one socket, replies parsed by
+  hiredis) carries the log appends of every match (the ``append`` script),
+  batched per event-loop tick: the one command that runs once per decision;
+- redis-py carries everything else: creation and loading of matches,
+  leases, heartbeats, inboxes, agents, queues and tournaments, and the
+  appends too when the lean path cannot be used (a cluster, TLS, a unix
+  socket or URL options).
+
+``LEAN_SCRIPTS`` lists what the lean path carries and ``Connections.lean_for``
+is the one question callers ask; ``Connections`` builds both.
+
+Which Redis a ``--redis-url`` names: one server, or a Redis/Valkey Cluster.
+
+``redis://host:port/db`` (or ``rediss://``, ``unix://``) is one server.
+``redis+cluster://host:port`` (``rediss+cluster://`` with TLS) or a
+comma-separated list of seed nodes (``redis://h1:7000,h2:7001`` or
+``h1:7000,h2:7001``) is a cluster: the client learns the slot map from the
+seeds and routes every command to the primary holding its key's slot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import cast
+from urllib.parse import unquote, urlparse
+
+import redis.asyncio as aioredis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.exceptions import RedisError
+
+from .errors import driver_errors
+from .resp import RespPipeline, fast_path_target
+
+CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
+#: Scripts whose EVALSHAs go on the lean path when there is one (see above).
+LEAN_SCRIPTS = frozenset({"append"})
+
+
+def is_cluster_url(url: str) -> bool:
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    return scheme in CLUSTER_SCHEMES or "," in url
+
+
+def cluster_seeds(url: str) -> tuple[list[tuple[str, int]], str | None, str | None, bool]:
+    """(seed host/port pairs, username, password, tls) of a cluster URL."""
+    scheme, _, rest = url.partition("://") if "://" in url else ("redis", "", url)
+    tls = scheme.lower().startswith("rediss")
+    username: str | None = None
+    password: str | None = None
+    seeds: list[tuple[str, int]] = []
+    for item in rest.split(","):
+        item = item.strip().split("/", 1)[0]
+        if not item:
+            continue
+        parsed = urlparse(f"redis://{item}")
+        if parsed.username:
+            username = unquote(parsed.username)
+        if parsed.password:
+            password = unquote(parsed.password)
+        if not parsed.hostname:
+            raise ValueError(f"no host in cluster seed {item!r} of {url!r}")
+        seeds.append((parsed.hostname, parsed.port or 6379))
+    if not seeds:
+        raise ValueError(f"no seed node in {url!r}")
+    return seeds, username, password, tls
+
+
+def cluster_client(url: str, max_connections: int = 64) -> aioredis.Redis:
+    """An asyncio cluster client for a cluster URL.
+
+    It speaks the same command API as ``redis.asyncio.Redis`` (pipelines are
+    split per primary; EVALSHA is routed by its first key), so the store uses
+    it through that type."""
+    seeds, username, password, tls = cluster_seeds(url)
+    client = RedisCluster(
+        startup_nodes=[ClusterNode(host, port) for host, port in seeds],
+        decode_responses=False, username=username, password=password, ssl=tls,
+        socket_keepalive=True, max_connections=max_connections,
+        require_full_coverage=True,
+    )
+    return cast(aioredis.Redis, client)
+
+
+class Connections:
+    """The redis-py client of a store URL, and the lean pipeline when the URL allows one."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.cluster_mode = is_cluster_url(url)
+        self.redis: aioredis.Redis
+        if self.cluster_mode:
+            # Appends go through the cluster client's pipeline (split per primary).
+            self.redis = cluster_client(url)
+            target = None
+        else:
+            # A blocking pool: a burst of calls (a few hundred matches created or
+            # joined at once) waits for a free connection instead of failing.
+            pool = aioredis.BlockingConnectionPool.from_url(
+                url, decode_responses=False, health_check_interval=30,
+                socket_keepalive=True, max_connections=64, timeout=20,
+            )
+            self.redis = aioredis.Redis(connection_pool=pool)
+            target = fast_path_target(url)
+        self.lean: RespPipeline | None = RespPipeline(*target) if target else None
+
+    def lean_for(self, script: str) -> RespPipeline | None:
+        """The lean connection if calls of this script take the lean path, else None
+        (send them through ``redis``)."""
+        return self.lean if script in LEAN_SCRIPTS else None
+
+    async def wait_ready(self, timeout: float) -> None:
+        """Ping until the store answers (it may still be starting)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                await self.redis.ping()
+                return
+            except RedisError:
+                if time.monotonic() > deadline:
+                    with driver_errors():
+                        raise
+                await asyncio.sleep(0.1)
+
+    async def close(self) -> None:
+        if self.lean is not None:
+            await self.lean.close()
+        if self.cluster_mode:
+            await self.redis.aclose()
+        else:
+            await self.redis.aclose(close_connection_pool=True)

@@ -1,0 +1,141 @@
+"""Every Redis key twistarena uses, and the hash tags that group them.
+
+A Lua script may only touch keys of one cluster slot, so keys that one script
+(or one MULTI) uses together share a hash tag, the part in ``{...}``:
+
+``{m:<match>}``        one match: its metadata, action log and lease
+                       (the append script checks the lease and writes the log)
+``{t:<tournament>}``   one tournament: metadata, round plans, results, lease
+``{twistarena}``       node membership, node inboxes and the match lease index
+                       (the heartbeat script reads and writes them together)
+``{agents}``           agent accounts, their inboxes, the rating queue
+                       (a rating update WATCHes several agents at once)
+``{mmq:<game>:<n>}``   one matchmaking queue (enqueue and pop are one script each)
+
+The untagged indexes (``twistarena:matches``, ``twistarena:live``,
+``twistarena:tournaments``, ``twistarena:tournaments:live``) are only ever
+used alone. Key names are stored data: changing one orphans what a running
+arena holds, so they stay as they are.
+"""
+
+from __future__ import annotations
+
+# -- matches: tag {m:<id>} -------------------------------------------------------
+
+
+def match_tag(match_id: str) -> str:
+    return f"{{m:{match_id}}}"
+
+
+def match_meta(match_id: str) -> str:
+    """Hash: ``spec`` (MatchOptions bytes), ``seed``, ``status``, ``created_ms``,
+    ``game_id``, ``tok:<seat>`` (sha256 of the seat token), ``joined:<seat>``,
+    ``result`` (MatchResult bytes)."""
+    return f"{{m:{match_id}}}:meta"
+
+
+def match_log(match_id: str) -> str:
+    """List: the append-only action log, one ``seat,action,timeout`` entry each."""
+    return f"{{m:{match_id}}}:log"
+
+
+def match_lease(match_id: str) -> str:
+    """Hash: the lease of the node that may append (see ``leases``)."""
+    return f"{{m:{match_id}}}:owner"
+
+
+#: Sorted set: every match id by creation time (ListMatches).
+MATCH_INDEX = "twistarena:matches"
+#: Set: unfinished match ids (recovery at startup).
+LIVE_MATCHES = "twistarena:live"
+#: Counter written by ``Store.sync`` so that its WAIT covers a write of its connection.
+SYNC_KEY = "twistarena:sync"
+
+# -- nodes: tag {twistarena} -----------------------------------------------------
+
+CLUSTER_TAG = "{twistarena}"
+#: Sorted set: live match id -> its lease expiry (ms, Redis TIME; 0: nobody's).
+MATCH_LEASES = f"{CLUSTER_TAG}:leases"
+#: Sorted set: node id -> its last heartbeat (ms, Redis TIME).
+NODES = f"{CLUSTER_TAG}:nodes"
+#: Hash: node id -> ``load|address``.
+NODE_INFO = f"{CLUSTER_TAG}:nodeinfo"
+
+
+def node_alive(node_id: str) -> str:
+    """String with a TTL of three heartbeats: the node's advertised address."""
+    return f"{CLUSTER_TAG}:node:{node_id}"
+
+
+def node_inbox(node_id: str) -> str:
+    """List: ids of matches handed to this node (created elsewhere or drained)."""
+    return f"{CLUSTER_TAG}:inbox:{node_id}"
+
+
+# -- agents: tag {agents} --------------------------------------------------------
+
+AGENTS_TAG = "{agents}"
+#: Hash: sha256 of an api token -> agent id.
+AGENT_TOKENS = f"{AGENTS_TAG}:tokens"
+#: Hash: agent id -> ``<game>:<players>:<ms>`` of the Queue stream holding it.
+AGENT_QUEUED = f"{AGENTS_TAG}:queued"
+#: Sorted set: match ids whose result updates agents' ratings.
+RATING_QUEUE = f"{AGENTS_TAG}:rate"
+
+
+def agent(agent_id: str) -> str:
+    """Hash: ``name``, ``mu``, ``sigma``, ``matches``, ``created_ms``."""
+    return f"{AGENTS_TAG}:agent:{agent_id}"
+
+
+def agent_inbox(agent_id: str) -> str:
+    """List: MatchAssigned messages waiting for the agent's Queue stream."""
+    return f"{AGENTS_TAG}:inbox:{agent_id}"
+
+
+def match_seats(match_id: str) -> str:
+    """Hash: seat -> agent id (``house:<strategy>`` for house bots) of a rated match."""
+    return f"{AGENTS_TAG}:seats:{match_id}"
+
+
+# -- matchmaking queues: tag {mmq:<game>:<n>} -----------------------------------
+
+#: The parts of one queue, in the order its scripts take them as KEYS.
+QUEUE_PARTS = ("order", "alive", "fill", "rating", "bot")
+
+
+def queue(game_id: str, players: int) -> list[str]:
+    """``order`` (agent -> enqueue ms), ``alive`` (agent -> vouched until ms),
+    ``fill`` (agent -> when house bots may fill), ``rating`` (agent -> mu),
+    ``bot`` (agent -> house bot strategy)."""
+    tag = f"{{mmq:{game_id}:{players}}}"
+    return [f"{tag}:{part}" for part in QUEUE_PARTS]
+
+
+# -- tournaments: tag {t:<id>} ---------------------------------------------------
+
+
+def tournament_meta(tid: str) -> str:
+    """Hash: ``spec`` (TournamentSpec bytes), ``status``, ``created_ms``, ``detail``."""
+    return f"{{t:{tid}}}:meta"
+
+
+def tournament_rounds(tid: str) -> str:
+    """Hash: round -> JSON ``{"tables": [...], "byes": [...]}``."""
+    return f"{{t:{tid}}}:rounds"
+
+
+def tournament_results(tid: str) -> str:
+    """Hash: ``<round>:<index>`` -> GameResult JSON."""
+    return f"{{t:{tid}}}:results"
+
+
+def tournament_lease(tid: str) -> str:
+    """Hash: the lease of the node driving the tournament (see ``leases``)."""
+    return f"{{t:{tid}}}:owner"
+
+
+#: Sorted set: tournament id by creation time.
+TOURNAMENT_INDEX = "twistarena:tournaments"
+#: Set: unfinished tournament ids.
+LIVE_TOURNAMENTS = "twistarena:tournaments:live"

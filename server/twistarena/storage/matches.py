@@ -1,0 +1,253 @@
+"""Matches in the store: records, the action log, their lease, the indexes.
+
+Keys (see ``keys``): ``{m:<id>}:meta``, ``{m:<id>}:log``, ``{m:<id>}:owner``
+(the lease), and the indexes ``twistarena:matches``, ``twistarena:live`` and
+``{twistarena}:leases``. Appends go through ``Appender`` (batched, fenced).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from twistarena.v1 import match_pb2 as mpb
+
+from . import keys
+from .connection import Connections
+from .durability import Durability
+from .errors import FencedError, driver_errors, translate
+from .leases import Grant, Holder, Leases
+from .scripts import Arg, Scripts, is_noscript
+
+#: (seat, action id, settled by the fallback)
+LogEntry = tuple[int, int, bool]
+
+
+def encode_entry(entry: LogEntry) -> bytes:
+    seat, action, timeout = entry
+    return b"%d,%d,%d" % (seat, action, 1 if timeout else 0)
+
+
+def decode_entry(raw: bytes) -> LogEntry:
+    seat, action, timeout = raw.split(b",")
+    return int(seat), int(action), timeout == b"1"
+
+
+@dataclass(slots=True)
+class MatchRecord:
+    """A match's stored metadata (``{m:<id>}:meta``)."""
+
+    match_id: str
+    options: mpb.MatchOptions
+    seed: int
+    status: int
+    created_ms: int
+    token_hashes: dict[int, str] = field(default_factory=dict)
+    joined: set[int] = field(default_factory=set)
+    result: mpb.MatchResult | None = None
+
+
+def _record_from_hash(match_id: str, raw: dict[bytes, bytes]) -> MatchRecord:
+    options = mpb.MatchOptions.FromString(raw[b"spec"])
+    record = MatchRecord(
+        match_id=match_id,
+        options=options,
+        seed=int(raw[b"seed"]),
+        status=int(raw[b"status"]),
+        created_ms=int(raw[b"created_ms"]),
+    )
+    for key, value in raw.items():
+        if key.startswith(b"tok:"):
+            record.token_hashes[int(key[4:])] = value.decode()
+        elif key.startswith(b"joined:"):
+            record.joined.add(int(key[7:]))
+    if b"result" in raw:
+        record.result = mpb.MatchResult.FromString(raw[b"result"])
+    return record
+
+
+class Matches:
+    """Records, logs and leases of matches."""
+
+    def __init__(self, conn: Connections, scripts: Scripts, holder: Holder,
+                 durability: Durability, retain_ms: int = 0) -> None:
+        self.conn = conn
+        self.scripts = scripts
+        self.leases = Leases(conn, scripts, holder, keys.match_lease)
+        self.durability = durability
+        #: Finished matches' keys expire after this long (0: kept for good).
+        self.retain_ms = retain_ms
+        #: Whether the store keeps an append-only file (WAITAOF is refused without);
+        #: learnt by ``Store.probe_persistence``.
+        self.aof = False
+
+    @property
+    def _redis(self) -> Any:
+        return self.conn.redis
+
+    # -- creation and records ---------------------------------------------
+
+    async def create(self, record: MatchRecord) -> None:
+        """Store a new match and list it (index, live set)."""
+        mid = record.match_id
+        mapping: dict[str, bytes | str | int] = {
+            "spec": record.options.SerializeToString(),
+            "seed": str(record.seed),
+            "status": record.status,
+            "created_ms": record.created_ms,
+            "game_id": record.options.game_id,
+        }
+        for seat, digest in record.token_hashes.items():
+            mapping[f"tok:{seat}"] = digest
+        with driver_errors():
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.hset(keys.match_meta(mid), mapping=mapping)
+            pipe.zadd(keys.MATCH_INDEX, {mid: record.created_ms})
+            pipe.sadd(keys.LIVE_MATCHES, mid)
+            await pipe.execute()
+
+    async def exists(self, match_id: str) -> bool:
+        with driver_errors():
+            return bool(await self._redis.exists(keys.match_meta(match_id)))
+
+    async def load(self, match_id: str) -> MatchRecord | None:
+        with driver_errors():
+            raw: Any = await self._redis.hgetall(keys.match_meta(match_id))
+        if not raw:
+            return None
+        return _record_from_hash(match_id, raw)
+
+    async def load_many(self, match_ids: Sequence[str]) -> list[MatchRecord | None]:
+        with driver_errors():
+            pipe = self._redis.pipeline(transaction=False)
+            for mid in match_ids:
+                pipe.hgetall(keys.match_meta(mid))
+            rows = await pipe.execute()
+        return [_record_from_hash(mid, raw) if raw else None
+                for mid, raw in zip(match_ids, rows, strict=True)]
+
+    async def load_log(self, match_id: str) -> list[LogEntry]:
+        with driver_errors():
+            raw: Any = await self._redis.lrange(keys.match_log(match_id), 0, -1)
+        return [decode_entry(e) for e in raw]
+
+    async def load_logs(self, match_ids: Sequence[str]) -> list[list[LogEntry]]:
+        with driver_errors():
+            pipe = self._redis.pipeline(transaction=False)
+            for mid in match_ids:
+                pipe.lrange(keys.match_log(mid), 0, -1)
+            rows = await pipe.execute()
+        return [[decode_entry(e) for e in row] for row in rows]
+
+    async def entry_at(self, match_id: str, index: int) -> LogEntry | None:
+        """One log entry (None past the end)."""
+        with driver_errors():
+            raw: Any = await self._redis.lindex(keys.match_log(match_id), index)
+        return decode_entry(raw) if raw is not None else None
+
+    async def drop_live(self, match_id: str) -> None:
+        """The match is over: out of the live set and the lease index."""
+        with driver_errors():
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.srem(keys.LIVE_MATCHES, match_id)
+            pipe.zrem(keys.MATCH_LEASES, match_id)
+            await pipe.execute()
+
+    async def page(self, before: tuple[int, str] | None, count: int) -> list[tuple[str, int]]:
+        """Up to ``count`` (id, created_ms) newest first, strictly after ``before``."""
+        redis = self._redis
+        with driver_errors():
+            if before is None:
+                rows: Any = await redis.zrevrange(keys.MATCH_INDEX, 0, count - 1,
+                                                  withscores=True)
+                return [(m.decode(), int(s)) for m, s in rows]
+            score, member = before
+            out: list[tuple[str, int]] = []
+            offset = 0
+            while len(out) < count:
+                rows = await redis.zrevrangebyscore(
+                    keys.MATCH_INDEX, score, "-inf", start=offset, num=count + 16,
+                    withscores=True)
+                if not rows:
+                    break
+                offset += len(rows)
+                for m, s in rows:
+                    mid, created = m.decode(), int(s)
+                    if created == score and mid >= member:
+                        continue
+                    out.append((mid, created))
+                    if len(out) >= count:
+                        break
+            return out
+
+    async def trim_index(self, before_ms: int, count: int = 500) -> int:
+        """Drop from the match index up to ``count`` matches created before
+        ``before_ms`` whose keys have expired (retention); returns how many."""
+        redis = self._redis
+        with driver_errors():
+            raw: Any = await redis.zrangebyscore(keys.MATCH_INDEX, "-inf", before_ms,
+                                                 start=0, num=count)
+            ids = [m.decode() if isinstance(m, bytes) else str(m) for m in raw]
+            if not ids:
+                return 0
+            pipe = redis.pipeline(transaction=False)
+            for mid in ids:
+                pipe.exists(keys.match_meta(mid))
+            gone = [mid for mid, n in zip(ids, await pipe.execute(), strict=True) if not n]
+            if gone:
+                await redis.zrem(keys.MATCH_INDEX, *gone)
+        return len(gone)
+
+    # -- ownership and fenced writes ----------------------------------------
+
+    async def claim(self, match_id: str, force: bool = True) -> str:
+        """Become the owner of a match: take its lease and bump its fencing epoch;
+        returns the token appends present. Without ``force`` a valid lease of
+        another node is respected (``FencedError``)."""
+        grant: Grant = await self.leases.claim(match_id, force)
+        return grant.token
+
+    async def update_meta(self, match_id: str, owner: str, fields: Mapping[str, Arg]) -> None:
+        """Write metadata fields while ``owner`` holds the lease (``FencedError`` else)."""
+        await self.leases.fenced_hset(match_id, owner, keys.match_meta(match_id), fields)
+
+    async def finish(self, match_id: str, owner: str, status: int, result: bytes) -> None:
+        """Store the end of a match (status, result), take it off the live index and
+        the lease index, set its retention, and wait until that is durable: one
+        connection, so the sync commands cover these writes. Raises FencedError,
+        NotDurableError or another StoreError; nobody may be told the end before
+        this returns."""
+        mid = match_id
+        fenced = self.scripts.fenced_hset
+        for attempt in range(2):
+            sync = [] if self.conn.cluster_mode else self.durability.sync_commands(
+                self.aof, end=True)
+            with driver_errors():
+                pipe = self.conn.redis.pipeline(transaction=False)
+                pipe.execute_command(*fenced.command(
+                    [keys.match_meta(mid), keys.match_lease(mid)],
+                    [owner, "", "status", status, "result", result]))
+                pipe.srem(keys.LIVE_MATCHES, mid)
+                pipe.zrem(keys.MATCH_LEASES, mid)
+                if self.retain_ms:
+                    for key in (keys.match_meta(mid), keys.match_log(mid),
+                                keys.match_lease(mid)):
+                        pipe.pexpire(key, self.retain_ms)
+                for command in sync:
+                    pipe.execute_command(*command)
+                replies = await pipe.execute(raise_on_error=False)
+            first = replies[0]
+            if is_noscript(first) and attempt == 0:
+                with driver_errors():
+                    await self.scripts.reload(self.conn.redis)
+                continue
+            if isinstance(first, Exception):
+                raise translate(first)
+            if not first:
+                raise FencedError(f"match {mid}: this node is no longer its owner")
+            for reply in replies[1:len(replies) - len(sync)]:
+                if isinstance(reply, Exception):
+                    raise translate(reply)
+            self.durability.check(replies[len(replies) - len(sync):])
+            return

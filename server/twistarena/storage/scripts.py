@@ -1,0 +1,106 @@
+"""Every Lua script of the store: one ``.lua`` file each, registered once.
+
+A script's SHA1 is known from its text, so calls name it by ``EVALSHA`` from
+the start; ``Scripts.load`` sends every script to the server at connect time,
+and ``Scripts.reload`` is the one way back after a ``NOSCRIPT`` reply (a
+restarted or failed-over server forgot them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import NoScriptError
+
+Arg = bytes | str | int | float
+
+
+@dataclass(frozen=True, slots=True)
+class Script:
+    """One Lua script: its file name, text and SHA1."""
+
+    name: str
+    source: str
+    sha: str
+
+    @classmethod
+    def read(cls, name: str) -> Script:
+        source = resources.files(__package__).joinpath("lua", f"{name}.lua").read_text()
+        return cls(name, source, hashlib.sha1(source.encode()).hexdigest())
+
+    def command(self, keys: Sequence[str], args: Sequence[Arg]) -> tuple[Arg, ...]:
+        """The EVALSHA command, for a pipeline."""
+        return ("EVALSHA", self.sha, len(keys), *keys, *args)
+
+
+def is_noscript(reply: Any) -> bool:
+    """Whether a reply (or an exception) says the server does not know the script."""
+    return isinstance(reply, NoScriptError) or (
+        isinstance(reply, Exception) and str(reply).startswith("NOSCRIPT"))
+
+
+class Scripts:
+    """The store's scripts as typed attributes (see each ``.lua`` file for its contract)."""
+
+    def __init__(self) -> None:
+        self.append = Script.read("append")
+        self.lease_claim = Script.read("lease_claim")
+        self.lease_renew = Script.read("lease_renew")
+        self.lease_release = Script.read("lease_release")
+        self.fenced_hset = Script.read("fenced_hset")
+        self.heartbeat = Script.read("heartbeat")
+        self.queue_enqueue = Script.read("queue_enqueue")
+        self.queue_pop = Script.read("queue_pop")
+
+    def all(self) -> list[Script]:
+        return [v for v in vars(self).values() if isinstance(v, Script)]
+
+    async def load(self, client: aioredis.Redis) -> None:
+        """Send every script to the server (at connect time, and after NOSCRIPT)."""
+        for script in self.all():
+            await client.script_load(script.source)
+
+    async def reload(self, client: aioredis.Redis) -> None:
+        """The server forgot the scripts (restart, failover): send them again."""
+        await self.load(client)
+
+    async def run(self, client: aioredis.Redis, script: Script, keys: Sequence[str],
+                  args: Sequence[Arg]) -> Any:
+        """EVALSHA one script, reloading the scripts once if the server lost them."""
+        try:
+            return await client.evalsha(script.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            await self.reload(client)
+            return await client.evalsha(script.sha, len(keys), *keys, *args)
+
+    async def run_many(self, client: aioredis.Redis,
+                       calls: Sequence[tuple[Script, Sequence[str], Sequence[Arg]]],
+                       ) -> list[Any]:
+        """Many EVALSHAs in one pipeline; each reply, or the exception of a failed
+        call. Calls the server did not know the script of are retried once after
+        a reload."""
+        replies = await self._pipeline(client, calls)
+        lost = [i for i, reply in enumerate(replies) if is_noscript(reply)]
+        if lost:
+            await self.reload(client)
+            again = await self._pipeline(client, [calls[i] for i in lost])
+            for i, reply in zip(lost, again, strict=True):
+                replies[i] = reply
+        return replies
+
+    @staticmethod
+    async def _pipeline(client: aioredis.Redis,
+                        calls: Sequence[tuple[Script, Sequence[str], Sequence[Arg]]],
+                        ) -> list[Any]:
+        if not calls:
+            return []
+        pipe = client.pipeline(transaction=False)
+        for script, keys, args in calls:
+            # execute_command: cluster pipelines refuse the evalsha() helper.
+            pipe.execute_command(*script.command(keys, args))
+        return list(await pipe.execute(raise_on_error=False))

@@ -1,0 +1,102 @@
+"""The store: one object per node that owns the connections and every typed part.
+
+``Store.matches`` (records, logs, leases), ``Store.appender`` (batched
+appends), ``Store.nodes`` (membership, lease index, node inboxes),
+``Store.agents``, ``Store.queues`` and ``Store.tournaments``. Each part's
+module lists the keys it owns; ``keys`` has them all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from redis.exceptions import RedisError
+
+from . import keys
+from .agents import AgentStore
+from .appender import Appender
+from .connection import Connections
+from .durability import Durability
+from .errors import driver_errors
+from .leases import Holder
+from .matches import Matches
+from .nodes import Nodes
+from .queues import QueueStore
+from .scripts import Scripts
+from .tournaments import TournamentStore
+
+
+class Store:
+    """Async access to everything twistarena keeps in Redis/Valkey."""
+
+    def __init__(self, url: str, holder: Holder, max_inflight: int = 4,
+                 durability: Durability | None = None, retain_ms: int = 0) -> None:
+        self.url = url
+        self.holder = holder
+        self.conn = Connections(url)
+        self.scripts = Scripts()
+        self.matches = Matches(self.conn, self.scripts, holder, durability or Durability(),
+                               retain_ms)
+        # The lean path has no pool to wait on: more batches may be in flight.
+        self.appender = Appender(self.conn, self.scripts, self.matches,
+                                 64 if self.conn.lean_for("append") else max_inflight)
+        self.nodes = Nodes(self.conn, self.scripts, holder, self.matches.leases)
+        self.agents = AgentStore(self.conn)
+        self.queues = QueueStore(self.conn, self.scripts)
+        self.tournaments = TournamentStore(self.conn, self.scripts, holder)
+
+    @property
+    def cluster_mode(self) -> bool:
+        return self.conn.cluster_mode
+
+    async def connect(self, timeout: float = 15.0) -> None:
+        """Wait until the store answers, then register the scripts."""
+        await self.conn.wait_ready(timeout)
+        await self.reconnected()
+
+    async def reconnected(self) -> None:
+        """After a connect or the store's restart: register the scripts again and
+        learn whether it keeps an AOF."""
+        with driver_errors():
+            await self.scripts.load(self.conn.redis)
+        await self.probe_persistence()
+
+    async def probe_persistence(self) -> None:
+        """Learn whether the store keeps an AOF (WAITAOF is refused without one)."""
+        if self.conn.cluster_mode:
+            self.matches.aof = False
+            return
+        try:
+            info: Any = await self.conn.redis.info("persistence")
+        except RedisError:
+            self.matches.aof = False
+            return
+        self.matches.aof = bool(int(info.get("aof_enabled", 0)))
+
+    async def sync(self) -> None:
+        """Wait until the writes this node sent are durable as its durability asks
+        (after an append whose reply was lost was found stored)."""
+        matches = self.matches
+        commands = matches.durability.sync_commands(matches.aof, end=False)
+        if not commands:
+            return
+        lean = self.conn.lean_for("append")
+        with driver_errors():
+            if lean is not None:
+                replies = await lean.execute(commands)
+            else:
+                pipe = self.conn.redis.pipeline(transaction=False)
+                pipe.incr(keys.SYNC_KEY)  # a write of this connection for the waits to cover
+                for command in commands:
+                    pipe.execute_command(*command)
+                replies = list(await pipe.execute(raise_on_error=False))[1:]
+        matches.durability.check(replies)
+
+    async def ping(self) -> None:
+        """Raise a StoreError unless the store answers."""
+        with driver_errors():
+            await self.conn.redis.ping()
+
+    async def close(self) -> None:
+        await self.appender.drain()
+        await self.conn.close()

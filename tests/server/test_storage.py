@@ -1,0 +1,114 @@
+"""The storage layer on a real Valkey: one lease scheme for matches and tournaments
+(claim, renew, release, fence), and appends on the lean path."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from typing import Any
+
+import pytest
+import redis
+from twistarena.storage import FencedError, Handoff, Holder, LogConflict, Store
+from twistarena.storage.resp import RespPipeline
+
+
+async def _stores(url: str, *nodes: str) -> list[Store]:
+    stores = [Store(url, Holder(node, f"127.0.0.1:{9000 + i}", 2000))
+              for i, node in enumerate(nodes)]
+    for store in stores:
+        await store.connect()
+    return stores
+
+
+async def _close(stores: list[Store]) -> None:
+    for store in stores:
+        await store.close()
+
+
+def test_a_tournament_lease_fences_its_former_driver(valkey: Any) -> None:
+    """Claim refused while held; after a takeover the old holder's writes are refused
+    and a result, once written, stays as first written."""
+    tid = secrets.token_hex(6)
+
+    async def scenario() -> None:
+        a, b = await _stores(valkey.url, "node-a", "node-b")
+        try:
+            grant = await a.tournaments.leases.claim(tid)
+            with pytest.raises(FencedError):
+                await b.tournaments.leases.claim(tid)
+            assert await a.tournaments.leases.renew(tid, grant.token) > grant.until_ms - 1
+            await a.tournaments.record_result(tid, grant.token, 0, 0, {"by": "a"})
+            taken = await b.tournaments.leases.claim(tid, force=True)
+            assert taken.token != grant.token
+            assert await a.tournaments.leases.renew(tid, grant.token) == 0
+            with pytest.raises(FencedError):
+                await a.tournaments.record_result(tid, grant.token, 0, 1, {"by": "a"})
+            await b.tournaments.record_result(tid, taken.token, 0, 0, {"by": "b"})
+            await b.tournaments.record_result(tid, taken.token, 0, 1, {"by": "b"})
+            plan = await b.tournaments.plan_round(tid, taken.token, 1, {"tables": [["x"]]})
+            again = await b.tournaments.plan_round(tid, taken.token, 1, {"tables": [["y"]]})
+            assert plan == again == {"tables": [["x"]]}
+        finally:
+            await _close([a, b])
+
+    asyncio.run(scenario())
+    client = redis.Redis.from_url(valkey.url)
+    try:
+        results = client.hgetall(f"{{t:{tid}}}:results")
+        assert results == {b"0:0": b'{"by": "a"}', b"0:1": b'{"by": "b"}'}
+    finally:
+        client.close()
+
+
+def test_a_released_match_lease_names_the_successor_and_refuses_the_old_token(
+        valkey: Any) -> None:
+    mid = secrets.token_hex(8)
+
+    async def scenario() -> None:
+        a, b = await _stores(valkey.url, "node-a", "node-b")
+        try:
+            token = await a.matches.claim(mid, force=False)
+            await a.matches.update_meta(mid, token, {"status": 1})
+            assert await a.matches.leases.release(mid, token)
+            [lease] = await b.matches.leases.read([mid])
+            assert (lease.node, lease.until) == ("", 0)
+            token = await a.matches.claim(mid, force=False)
+            await a.matches.leases.release_many([Handoff(mid, token, "node-b", "b:1")])
+            [lease] = await b.matches.leases.read([mid])
+            assert (lease.next, lease.next_address) == ("node-b", "b:1")
+            with pytest.raises(FencedError):
+                await a.matches.update_meta(mid, token, {"status": 2})
+            grants = await b.matches.leases.claim_many([mid])
+            assert grants[0] is not None and not isinstance(grants[0], Exception)
+            assert grants[0].token == "node-b:3"  # the fencing epoch counts every claim
+        finally:
+            await _close([a, b])
+
+    asyncio.run(scenario())
+
+
+def test_appends_on_the_lean_path_survive_a_script_flush(valkey: Any) -> None:
+    """The hiredis-parsed lean connection: an append, a conflict, a fenced
+    append, and the one NOSCRIPT reload after the server forgot the scripts."""
+    mid = secrets.token_hex(8)
+
+    async def scenario() -> None:
+        [store] = await _stores(valkey.url, "node-a")
+        try:
+            assert isinstance(store.conn.lean_for("append"), RespPipeline)
+            token = await store.matches.claim(mid)
+            assert await store.appender.append(mid, token, 0, [(0, 5, False)]) == 1
+            with pytest.raises(LogConflict) as conflict:
+                await store.appender.append(mid, token, 0, [(1, 6, False)])
+            assert conflict.value.actual == 1
+            await store.conn.redis.script_flush()
+            assert await store.appender.append(mid, token, 1, [(1, 6, True)]) == 2
+            await store.matches.claim(mid)  # a new epoch: the old token is fenced
+            with pytest.raises(FencedError):
+                await store.appender.append(mid, token, 2, [(0, 7, False)])
+            assert await store.matches.load_log(mid) == [(0, 5, False), (1, 6, True)]
+        finally:
+            await store.close()
+
+    asyncio.run(scenario())

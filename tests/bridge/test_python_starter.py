@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from twistarena import engine
 from twistarena.bots import make_bot
 from twistarena.clients.cli import main
 from twistarena.clients.sdk import ArenaClient
 
+from tests.bots.replayed import decisions_match_the_log
 from tests.clients.helpers import run
 
 STARTER = Path(__file__).resolve().parents[2] / "clients" / "starters" / "python" / "bot.py"
@@ -33,12 +33,5 @@ def test_python_starter_plays_ismcts_through_the_bridge(server: Any,
     assert out["reason"] == "COMPLETED" and out["seat"] == 0
     assert run(client.get_match(match_id)).seats[0].timeouts == 0
     replay = run(client.get_replay(match_id))
-    state = engine.make("twisted", 2, replay.match.seed or 31, {})
     bot = make_bot("ismcts-fast", "twisted", seed=0)  # the starter seeds with its seat
-    checked = 0
-    for entry in replay.actions:
-        if entry.seat == 0:
-            assert bot.act_with_state(state, 0) == entry.action_id  # type: ignore[attr-defined]
-            checked += 1
-        state.apply(entry.seat, entry.action_id)
-    assert checked >= 10
+    assert decisions_match_the_log(replay, "twisted", 2, replay.match.seed or 31, 0, bot) >= 10

@@ -21,6 +21,8 @@ class TcpProxy:
         self.target_port = target_port
         self.port = free_port()
         self.silent = False
+        #: Seconds every chunk waits before it is forwarded (an artificially slow link).
+        self.delay = 0.0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -71,6 +73,8 @@ class TcpProxy:
                     break
                 if self.silent:
                     continue  # dropped on the floor
+                if self.delay:
+                    await asyncio.sleep(self.delay)
                 writer.write(data)
                 await writer.drain()
         except (OSError, asyncio.CancelledError):

@@ -60,8 +60,9 @@ LATE_S = 0.05
 class LoadTracer(AgentTracer):
     """``bench service``'s overhead timing plus the agent-side decision round trip."""
 
-    def __init__(self, timing: Timing) -> None:
+    def __init__(self, timing: Timing, timeline: loadplan.Timeline) -> None:
         super().__init__(timing)
+        self.timeline = timeline
         self.received: dict[tuple[int, int], float] = {}
         #: The think time of each agent's current decision, left out of its latency.
         self.thinking: dict[int, float] = {}
@@ -75,8 +76,9 @@ class LoadTracer(AgentTracer):
     def accepted(self, agent: Agent, decision_id: int, t: float) -> None:
         start = self.received.pop((id(agent), decision_id), None)
         if start is not None:
-            loadplan.record_seconds(self.round_trips,
-                                    t - start - self.thinking.pop(id(agent), 0.0))
+            latency = t - start - self.thinking.pop(id(agent), 0.0)
+            loadplan.record_seconds(self.round_trips, latency)
+            self.timeline.decision(t, latency)
             self.decisions += 1
 
 
@@ -176,7 +178,8 @@ async def run_worker(cfg: WorkerConfig, report: Callable[[dict[str, Any]], None]
     client = ArenaClient(servers, admin_token=cfg.admin_token)
     timing = Timing()
     timing.window_open = True
-    tracer = LoadTracer(timing)
+    timeline = loadplan.Timeline(time.perf_counter())
+    tracer = LoadTracer(timing, timeline)
     stats = WorkerStats()
     start_latency = loadplan.new_histogram()
     match_latency = loadplan.new_histogram()
@@ -219,10 +222,12 @@ async def run_worker(cfg: WorkerConfig, report: Callable[[dict[str, Any]], None]
             in_flight.discard(created.match.match_id)
             last_done = time.perf_counter()
             loadplan.record_seconds(match_latency, last_done - since)
+            timeline.match(last_done)
         except asyncio.CancelledError:
             raise
         except Exception as error:
             stats.errors[_error_kind(error)] += 1
+            timeline.error(time.perf_counter())
         finally:
             for agent in agents:
                 for rejection in agent.rejections:
@@ -304,7 +309,7 @@ async def run_worker(cfg: WorkerConfig, report: Callable[[dict[str, Any]], None]
         "scheduled": stats.scheduled, "started": stats.started, "completed": stats.completed,
         "late": stats.late, "dropped": stats.dropped,
         "disconnected": stats.disconnected, "resumed": stats.resumed,
-        "tables": dict(stats.tables),
+        "tables": dict(stats.tables), "timeline": timeline.encode(),
         "elapsed_s": stats.elapsed, "abandoned": abandoned,
         "decisions": tracer.decisions, "errors": dict(stats.errors),
         "histograms": {"latency": loadplan.encode(tracer.round_trips),
@@ -406,6 +411,7 @@ async def run_load(servers: Sequence[str], game: str, players: int, matches: int
     completed = started = decisions = abandoned = scheduled = late = dropped = 0
     disconnected = resumed = 0
     tables: Counter[str] = Counter()
+    timelines: list[list[dict[str, Any]]] = []
     elapsed = 0.0
     for k, final in enumerate(finals):
         if final is None:
@@ -420,6 +426,7 @@ async def run_load(servers: Sequence[str], game: str, players: int, matches: int
         disconnected += final["disconnected"]
         resumed += final["resumed"]
         tables.update(final["tables"])
+        timelines.append(final["timeline"])
         abandoned += final["abandoned"]
         decisions += final["decisions"]
         elapsed = max(elapsed, final["elapsed_s"])
@@ -453,6 +460,7 @@ async def run_load(servers: Sequence[str], game: str, players: int, matches: int
         "latency_buckets_ms": loadplan.buckets_ms(merged["latency"]),
         "errors": dict(sorted(errors.items())),
         "histograms": {name: loadplan.encode(h) for name, h in merged.items()},
+        "timeline": loadplan.merge_timelines(timelines),
     }
 
 

@@ -335,3 +335,67 @@ def check_thresholds(thresholds: Sequence[Threshold],
                     "unit": "%" if threshold.metric in ("errors", "dropped", "late") else "ms",
                     "ok": threshold.holds(value)})
     return out
+
+
+# --- the timeline: per-second figures -------------------------------------------------------
+
+class Timeline:
+    """Per-second counts and decision latencies of one worker (seconds from its start)."""
+
+    def __init__(self, t0: float) -> None:
+        self.t0 = t0
+        self.seconds: dict[int, dict[str, Any]] = {}
+
+    def _at(self, t: float) -> dict[str, Any]:
+        second = max(0, int(t - self.t0))
+        if second not in self.seconds:
+            self.seconds[second] = {"matches": 0, "decisions": 0, "errors": 0,
+                                    "latency": new_histogram()}
+        return self.seconds[second]
+
+    def decision(self, t: float, latency_s: float) -> None:
+        bucket = self._at(t)
+        bucket["decisions"] += 1
+        record_seconds(bucket["latency"], latency_s)
+
+    def match(self, t: float) -> None:
+        self._at(t)["matches"] += 1
+
+    def error(self, t: float) -> None:
+        self._at(t)["errors"] += 1
+
+    def encode(self) -> list[dict[str, Any]]:
+        return [{"t": second, "matches": b["matches"], "decisions": b["decisions"],
+                 "errors": b["errors"], "latency": encode(b["latency"])}
+                for second, b in sorted(self.seconds.items())]
+
+
+def merge_timelines(workers: Iterable[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One row per second over all workers: matches/s, decisions/s, errors, p50/p99/max ms."""
+    merged: dict[int, dict[str, Any]] = {}
+    for rows in workers:
+        for row in rows:
+            into = merged.setdefault(row["t"], {"matches": 0, "decisions": 0, "errors": 0,
+                                                "latency": []})
+            for key in ("matches", "decisions", "errors"):
+                into[key] += row[key]
+            into["latency"].append(row["latency"])
+    if not merged:
+        return []
+    out = []
+    for second in range(max(merged) + 1):
+        into = merged.get(second, {"matches": 0, "decisions": 0, "errors": 0, "latency": []})
+        figures = summary_ms(merge(into["latency"]))
+        out.append({"t": second, "matches": into["matches"], "decisions": into["decisions"],
+                    "errors": into["errors"], "p50_ms": figures["p50"],
+                    "p99_ms": figures["p99"], "max_ms": figures["max"]})
+    return out
+
+
+TIMELINE_COLUMNS = ("t", "matches", "decisions", "errors", "p50_ms", "p99_ms", "max_ms")
+
+
+def timeline_csv(rows: Sequence[dict[str, Any]]) -> str:
+    lines = [",".join(TIMELINE_COLUMNS)]
+    lines += [",".join(str(row[c]) for c in TIMELINE_COLUMNS) for row in rows]
+    return "\n".join(lines) + "\n"

@@ -12,7 +12,7 @@ from typing import Any
 from rich.table import Table
 from twistarena.engine import GAME_IDS
 
-from ..bench import load, loadplan
+from ..bench import load, loadplan, loadreport
 from ..terminal import make_console
 
 DEFAULT_DURATION = 60.0
@@ -66,7 +66,42 @@ def register(sub: Any) -> None:
     parser.add_argument("--admin-token", default=os.environ.get("TWISTARENA_ADMIN_TOKEN"),
                         help="for CreateMatch (default: $TWISTARENA_ADMIN_TOKEN)")
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
+    parser.add_argument("--report", default=None, metavar="run.html",
+                        help="write a self-contained HTML report with the charts")
+    parser.add_argument("--timeline", default=None, metavar="FILE.csv|FILE.json",
+                        help="write the per-second timeline (CSV, or JSON by extension)")
     parser.set_defaults(run=run)
+    commands = parser.add_subparsers(dest="loadtest_command", required=False)
+    compare = commands.add_parser(
+        "compare", help="what changed between two runs' JSON, and whether beyond noise")
+    compare.add_argument("a", help="the JSON of the first run (the baseline)")
+    compare.add_argument("b", help="the JSON of the second run")
+    compare.add_argument("--json", action="store_true", help="end with one JSON line")
+    compare.set_defaults(run=run_compare)
+
+
+def _read_report(path: str) -> dict[str, Any]:
+    """A run's JSON: the file written with ``--json`` output (its last line is the report)."""
+    with open(path, encoding="utf-8") as handle:
+        lines = [line for line in handle.read().splitlines() if line.strip()]
+    report: dict[str, Any] = json.loads(lines[-1])
+    return report
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """``twistarena loadtest compare a.json b.json``."""
+    rows = loadreport.compare(_read_report(args.a), _read_report(args.b))
+    console = make_console(stderr=args.json)
+    table = Table(title=f"loadtest compare: {args.a} -> {args.b}")
+    for column in ("figure", "a", "b", "change", "beyond noise"):
+        table.add_column(column, justify="left" if column == "figure" else "right")
+    for row in rows:
+        table.add_row(row["figure"], str(row["a"]), str(row["b"]), f"{row['change']:+.1%}",
+                      "YES" if row["beyond_noise"] else "no")
+    console.print(table)
+    if args.json:
+        print(json.dumps(rows))
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -119,6 +154,13 @@ def run(args: argparse.Namespace) -> int:
             progress, stages=stages, grace=args.grace, think=args.think_ms, mix=mix,
             disconnect=args.disconnect))
     report["thresholds"] = loadplan.check_thresholds(thresholds, report)
+    if args.report:
+        with open(args.report, "w", encoding="utf-8") as out:
+            out.write(loadreport.render_html(report))
+    if args.timeline:
+        with open(args.timeline, "w", encoding="utf-8") as out:
+            out.write(json.dumps(report["timeline"]) if args.timeline.endswith(".json")
+                      else loadplan.timeline_csv(report["timeline"]))
     console.print(report_table(report))
     failed = [t for t in report["thresholds"] if not t["ok"]]
     for t in report["thresholds"]:

@@ -100,3 +100,36 @@ def test_noise_judgement() -> None:
     assert real and change == pytest.approx(0.3)
     # A big change in noisy runs is not called real.
     assert not loadreport.judge([10.0, 200, 15, 180], [30.0, 170, 40, 220])[1]
+
+
+def test_find_max_raises_the_rate_until_a_threshold_breaks_and_reads_the_server(
+        valkey: Any, tmp_path: Path) -> None:
+    from tests.support.nodes import Node
+    from tests.support.valkey import free_port
+
+    metrics_port = free_port()
+    node = Node("knee", valkey.url, extra=["--metrics-port", str(metrics_port)]).start()
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", CLI, "loadtest", "--server", node.address, "--game",
+             "twhist", "--players", "3", "--processes", "1", "--find-max", "--rate", "2",
+             "--step-factor", "2", "--max-steps", "6", "--duration", "1.5",
+             "--concurrency", "2", "--threshold", "dropped<1%",
+             "--metrics", f"http://127.0.0.1:{metrics_port}/metrics",
+             "--report", str(tmp_path / "knee.html"), "--json"],
+            capture_output=True, text=True, timeout=180)
+    finally:
+        node.cleanup()
+    assert out.returncode == 0, out.stderr[-2000:]
+    search = json.loads(out.stdout.strip().splitlines()[-1])["find_max"]
+    steps = search["steps"]
+    # Rates double until two in flight can no longer take them: the last step broke.
+    assert [s["rate"] for s in steps] == [2 * 2 ** k for k in range(len(steps))]
+    assert not steps[-1]["held"] and all(s["held"] for s in steps[:-1])
+    assert steps[-1]["matches_dropped"] > 0
+    knee = search["knee"]
+    assert knee == steps[-2] and knee["decisions_per_s"] > 0
+    server = knee["server"]
+    assert server["decisions"] > 0 and server["cpu_ms_per_decision"] > 0
+    assert server["append_batch_mean"] >= 1 and server["errors"] == 0
+    assert "Knee search" in (tmp_path / "knee.html").read_text()

@@ -399,3 +399,39 @@ def timeline_csv(rows: Sequence[dict[str, Any]]) -> str:
     lines = [",".join(TIMELINE_COLUMNS)]
     lines += [",".join(str(row[c]) for c in TIMELINE_COLUMNS) for row in rows]
     return "\n".join(lines) + "\n"
+
+
+# --- the server's own figures (its Prometheus endpoint) ------------------------------------
+
+def parse_prometheus(text: str) -> dict[str, float]:
+    """Every sample of a /metrics page, summed over labels, by sample name."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    totals: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            totals[sample.name] = totals.get(sample.name, 0.0) + float(sample.value)
+    return totals
+
+
+def server_figures(before: dict[str, float], after: dict[str, float]) -> dict[str, Any]:
+    """What the server did between two scrapes: CPU per decision, append batches, errors."""
+    def delta(name: str) -> float:
+        return after.get(name, 0.0) - before.get(name, 0.0)
+
+    decisions = delta("twistarena_decisions_total")
+    batches = delta("twistarena_redis_append_batch_size_count")
+    return {
+        "decisions": decisions,
+        "cpu_ms_per_decision": round(1000 * delta("process_cpu_seconds_total") / decisions, 4)
+        if decisions else None,
+        "append_batch_mean": round(delta("twistarena_redis_append_batch_size_sum") / batches, 3)
+        if batches else None,
+        "redirects": sum(delta(n) for n in after if "redirect" in n and n.endswith("_total")),
+        "errors": delta("twistarena_errors_total"),
+    }
+
+
+def next_rate(rate: float, factor: float) -> float:
+    """The knee search's next step: ``factor`` times the rate, at least one more per second."""
+    return round(max(rate * factor, rate + 1), 3)

@@ -29,12 +29,13 @@ def line_chart(title: str, xs: Sequence[float], series: dict[str, Sequence[float
     """An inline SVG line chart: one polyline per series, axes and a legend."""
     top = _scale([v for values in series.values() for v in values])
     right = max(xs, default=1) or 1
+    unit_x = " s" if "Knee" not in title else "/s"
 
     def point(x: float, y: float) -> str:
         return (f"{PAD + (WIDTH - 2 * PAD) * x / right:.1f},"
                 f"{HEIGHT - PAD - (HEIGHT - 2 * PAD) * y / top:.1f}")
 
-    parts = [_frame(title, f"{top:g} {unit}", f"{right:g} s")]
+    parts = [_frame(title, f"{top:g} {unit}", f"{right:g}{unit_x}")]
     for k, (name, values) in enumerate(series.items()):
         colour = COLOURS[k % len(COLOURS)]
         points = " ".join(point(x, y) for x, y in zip(xs, values, strict=True))
@@ -92,6 +93,14 @@ def render_html(report: dict[str, Any]) -> str:
         bar_chart("Errors per second", [f"{r['t']} s" for r in rows],
                   [r["errors"] for r in rows], "errors"),
     ]
+    search = report.get("find_max")
+    if search and search["steps"]:
+        steps = search["steps"]
+        charts.append(line_chart(
+            "Knee search: decision p99 by arrival rate (x: matches started/s)",
+            [step["rate"] for step in steps],
+            {"p99 ms": [step["latency_ms"]["p99"] for step in steps],
+             "matches/s": [step["matches_per_s"] for step in steps]}, ""))
     figures = [
         ("model", report.get("model", "closed")),
         ("game", f"{report['game']} x{report['players']}"),

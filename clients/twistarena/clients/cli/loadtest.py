@@ -65,6 +65,18 @@ def register(sub: Any) -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--admin-token", default=os.environ.get("TWISTARENA_ADMIN_TOKEN"),
                         help="for CreateMatch (default: $TWISTARENA_ADMIN_TOKEN)")
+    parser.add_argument("--find-max", action="store_true",
+                        help="the knee: open-model steps of --duration s from --rate (default 1)"
+                             ", each --step-factor higher, until a --threshold breaks; reports "
+                             "the highest rate that held")
+    parser.add_argument("--step-factor", type=float, default=1.5,
+                        help="--find-max: each step's rate over the last (default 1.5)")
+    parser.add_argument("--max-steps", type=int, default=12,
+                        help="--find-max: stop after this many steps (default 12)")
+    parser.add_argument("--metrics", default=None, metavar="URL",
+                        help="the server's Prometheus endpoint (e.g. http://127.0.0.1:9100/"
+                             "metrics): its CPU per decision, append batch size, redirects "
+                             "and errors during the run (or each knee step)")
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     parser.add_argument("--report", default=None, metavar="run.html",
                         help="write a self-contained HTML report with the charts")
@@ -128,9 +140,15 @@ def run(args: argparse.Namespace) -> int:
             # The schedule sets the run's length unless --duration was made shorter.
             if args.duration == DEFAULT_DURATION:
                 args.duration = loadplan.schedule_seconds(stages)
+        if args.find_max and (not thresholds or args.stages is not None
+                              or args.step_factor <= 1 or args.max_steps < 1):
+            raise ValueError("--find-max needs a --threshold, no --stages, --step-factor > 1 "
+                             "and --max-steps >= 1")
     except ValueError as error:
         print(f"twistarena loadtest: {error}")
         return 2
+    if args.find_max:
+        return find_max(args, players, thresholds, mix)
     console = make_console(stderr=args.json)
     from rich.progress import (
         BarColumn,
@@ -148,11 +166,14 @@ def run(args: argparse.Namespace) -> int:
         def progress(done: int, total: int, decisions: int) -> None:
             bar.update(task, completed=done, rate=f"{decisions:,} decisions")
 
+        before = scrape(args.metrics)
         report = asyncio.run(load.run_load(
             args.server.split(","), args.game, players, args.matches, args.concurrency,
             args.duration, args.processes, args.seed, args.decision_ms, args.admin_token,
             progress, stages=stages, grace=args.grace, think=args.think_ms, mix=mix,
             disconnect=args.disconnect))
+        if args.metrics:
+            report["server"] = loadplan.server_figures(before, scrape(args.metrics))
     report["thresholds"] = loadplan.check_thresholds(thresholds, report)
     if args.report:
         with open(args.report, "w", encoding="utf-8") as out:
@@ -174,6 +195,64 @@ def run(args: argparse.Namespace) -> int:
                           for t in failed), file=sys.stderr)
         return 3
     return 0 if report["matches_completed"] else 1
+
+
+def scrape(url: str | None) -> dict[str, float]:
+    """The server's Prometheus figures now ({} without ``--metrics``)."""
+    if not url:
+        return {}
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=10) as reply:
+        return loadplan.parse_prometheus(reply.read().decode())
+
+
+def find_max(args: argparse.Namespace, players: int, thresholds: list[loadplan.Threshold],
+             mix: list[loadplan.Table] | None) -> int:
+    """The knee: raise the arrival rate step by step until a threshold breaks."""
+    console = make_console(stderr=args.json)
+    rate = args.rate or 1.0
+    steps: list[dict[str, Any]] = []
+    knee: dict[str, Any] | None = None
+    for _ in range(args.max_steps):
+        before = scrape(args.metrics)
+        report = asyncio.run(load.run_load(
+            args.server.split(","), args.game, players, args.matches, args.concurrency,
+            args.duration, args.processes, args.seed, args.decision_ms, args.admin_token,
+            stages=loadplan.constant_rate(rate, args.duration), grace=args.grace,
+            think=args.think_ms, mix=mix, disconnect=args.disconnect))
+        checks = loadplan.check_thresholds(thresholds, report)
+        step = {"rate": rate, "matches_per_s": report["matches_per_s"],
+                "decisions_per_s": report["decisions_per_s"],
+                "latency_ms": report["latency_ms"], "errors": report["errors"],
+                "matches_dropped": report["matches_dropped"], "thresholds": checks,
+                "held": all(c["ok"] for c in checks)}
+        if args.metrics:
+            step["server"] = loadplan.server_figures(before, scrape(args.metrics))
+        steps.append(step)
+        console.print(f"rate {rate:g}/s: {report['matches_per_s']:g} matches/s, "
+                      f"{report['decisions_per_s']:g} decisions/s, p99 "
+                      f"{report['latency_ms']['p99']:g} ms: "
+                      + ("held" if step["held"] else "broke " + ", ".join(
+                          c["threshold"] for c in checks if not c["ok"])))
+        if not step["held"]:
+            break
+        knee = step
+        rate = loadplan.next_rate(rate, args.step_factor)
+    result = {"find_max": {"knee": knee, "steps": steps,
+                           "thresholds": [t.text for t in thresholds]}}
+    if args.report:
+        with open(args.report, "w", encoding="utf-8") as out:
+            out.write(loadreport.render_html({**report, **result}))
+    if knee is None:
+        console.print("no rate held: the first step already broke a threshold")
+    else:
+        console.print(f"knee: {knee['rate']:g} matches started/s held "
+                      f"({knee['matches_per_s']:g} matches/s, "
+                      f"{knee['decisions_per_s']:g} decisions/s)")
+    if args.json:
+        print(json.dumps(result))
+    return 0 if knee is not None else 3
 
 
 def report_table(report: dict[str, Any]) -> Table:

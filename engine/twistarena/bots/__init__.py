@@ -68,7 +68,7 @@ LADDER: tuple[str, ...] = ("random", "heuristic", "ismcts-fast", "ismcts", "ismc
 
 #: ISMCTS iterations per decision of each ISMCTS rung (a fixed count, not a time:
 #: a house bot's choice must be reproducible from the match seed and log).
-#: ``ismcts-strong`` stays within about a second per decision on one core.
+#: ``twistarena bench ladder`` measures the CPU seconds they take per decision.
 ISMCTS_ITERATIONS: dict[str, int] = {"ismcts-fast": 60, "ismcts": 300, "ismcts-strong": 500}
 
 

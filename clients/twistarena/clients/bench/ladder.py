@@ -4,7 +4,7 @@ For every game and player count, heuristic bots play a few games; at every
 decision of seat 0 that has a real choice, each ISMCTS rung of the ladder decides
 from that seat's observation (as it does over the network), and the CPU time of
 that one call is recorded (``time.process_time``: other processes on a shared
-machine slow the wall clock, not this figure). The issue's budget is one second
+machine slow the wall clock, not this figure). The target is at most one second
 per decision on one core.
 """
 

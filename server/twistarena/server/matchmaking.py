@@ -30,9 +30,8 @@ from .cluster import Cluster
 from .config import ServerConfig, is_loopback
 from .creation import new_match
 from .disclosure import redact
-from .limits import Quotas
+from .limits import Quotas, RateLimiter
 from .matchmaker import ALIVE_MS, TICK_S, Matchmaker
-from .ratelimit import RateLimiter
 from .rpc import fail, is_admin, peer_host, require_admin, shown
 
 log = logs.get("twistarena.matchmaking")

@@ -133,3 +133,31 @@ def test_find_max_raises_the_rate_until_a_threshold_breaks_and_reads_the_server(
     assert server["decisions"] > 0 and server["cpu_ms_per_decision"] > 0
     assert server["append_batch_mean"] >= 1 and server["errors"] == 0
     assert "Knee search" in (tmp_path / "knee.html").read_text()
+
+
+def test_workers_on_several_machines_merge_their_histograms_through_redis(
+        server: Any, valkey: Any) -> None:
+    from twistarena.clients.bench import loadplan
+
+    run_id = f"merge-{id(server)}"
+    workers = [subprocess.Popen(
+        [sys.executable, "-c", CLI, "loadtest", "--server", server.target, "--game", "twhist",
+         "--players", "3", "--processes", "1", "--matches", "3", "--concurrency", "2",
+         "--seed", str(seed), "--push-redis", valkey.url, "--run-id", run_id, "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for seed in (1, 2)]
+    reports = []
+    for proc in workers:
+        out, err = proc.communicate(timeout=90)
+        assert proc.returncode == 0, err[-2000:]
+        reports.append(json.loads(out.strip().splitlines()[-1]))
+    merged = subprocess.run(
+        [sys.executable, "-c", CLI, "loadtest", "merge", "--redis", valkey.url, "--run-id",
+         run_id, "--workers", "2", "--timeout", "30", "--json"],
+        capture_output=True, text=True, timeout=60)
+    assert merged.returncode == 0, merged.stderr[-2000:]
+    report = json.loads(merged.stdout.strip().splitlines()[-1])
+    assert report["runs_merged"] == 2 and report["matches_completed"] == 6
+    assert report["decisions"] == sum(r["decisions"] for r in reports)
+    assert report["latency_ms"]["count"] == report["decisions"]
+    both = loadplan.merge(r["histograms"]["latency"] for r in reports)
+    assert list(loadplan.merge([report["histograms"]["latency"]]).counts) == list(both.counts)

@@ -464,5 +464,58 @@ async def run_load(servers: Sequence[str], game: str, players: int, matches: int
     }
 
 
+def merge_reports(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One report from the reports of runs made side by side (e.g. pods of a Job).
+
+    Counts add up, rates are over the longest run, histograms merge exactly."""
+    first = reports[0]
+    out = dict(first)
+    for key in ("matches_requested", "concurrency", "processes", "matches_started",
+                "matches_completed", "matches_cut_off", "matches_scheduled", "matches_late",
+                "matches_dropped", "decisions", "agents_disconnected", "agents_resumed"):
+        out[key] = sum(r.get(key, 0) for r in reports)
+    elapsed = max(r["elapsed_s"] for r in reports)
+    out["elapsed_s"] = elapsed
+    out["matches_per_s"] = round(out["matches_completed"] / elapsed, 3) if elapsed else 0.0
+    out["decisions_per_s"] = round(out["decisions"] / elapsed, 1) if elapsed else 0.0
+    errors: Counter[str] = Counter()
+    for r in reports:
+        errors.update(r["errors"])
+    out["errors"] = dict(sorted(errors.items()))
+    merged = {name: loadplan.merge(r["histograms"][name] for r in reports)
+              for name in first["histograms"]}
+    out["histograms"] = {name: loadplan.encode(h) for name, h in merged.items()}
+    for name, key in (("latency", "latency_ms"), ("overhead", "server_overhead_ms"),
+                      ("start", "start_latency_ms"), ("match", "match_latency_ms")):
+        out[key] = loadplan.summary_ms(merged[name])
+    out["latency_buckets_ms"] = loadplan.buckets_ms(merged["latency"])
+    out["runs_merged"] = len(reports)
+    return out
+
+
+def push_report(redis_url: str, run_id: str, report: dict[str, Any]) -> None:
+    """Leave this run's report where ``loadtest merge`` collects the run's workers."""
+    import redis
+
+    with redis.Redis.from_url(redis_url) as store:
+        store.rpush(f"loadtest:{run_id}:reports", json.dumps(report))
+        store.expire(f"loadtest:{run_id}:reports", 86_400)
+
+
+def collect_reports(redis_url: str, run_id: str, workers: int,
+                    timeout: float) -> list[dict[str, Any]]:
+    """Wait (at most ``timeout`` s) for ``workers`` reports of ``run_id``; return them."""
+    import redis
+
+    key = f"loadtest:{run_id}:reports"
+    deadline = time.monotonic() + timeout
+    with redis.Redis.from_url(redis_url) as store:
+        while True:
+            raw = store.lrange(key, 0, -1)
+            if len(raw) >= workers or time.monotonic() > deadline:
+                return [json.loads(r) for r in raw]
+            store.blpop([f"{key}:never"], timeout=0.2)  # a bounded wait on the server
+
+
 def _as_dict(cfg: WorkerConfig) -> dict[str, Any]:
     return {name: getattr(cfg, name) for name in WorkerConfig.__dataclass_fields__}

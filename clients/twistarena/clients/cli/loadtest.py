@@ -82,6 +82,10 @@ def register(sub: Any) -> None:
                         help="write a self-contained HTML report with the charts")
     parser.add_argument("--timeline", default=None, metavar="FILE.csv|FILE.json",
                         help="write the per-second timeline (CSV, or JSON by extension)")
+    parser.add_argument("--push-redis", default=None, metavar="URL",
+                        help="also leave the run's report in this Redis under --run-id, for "
+                             "`loadtest merge` (workers on several machines)")
+    parser.add_argument("--run-id", default="run", help="names a run of several workers")
     parser.set_defaults(run=run)
     commands = parser.add_subparsers(dest="loadtest_command", required=False)
     compare = commands.add_parser(
@@ -90,6 +94,36 @@ def register(sub: Any) -> None:
     compare.add_argument("b", help="the JSON of the second run")
     compare.add_argument("--json", action="store_true", help="end with one JSON line")
     compare.set_defaults(run=run_compare)
+    merge = commands.add_parser(
+        "merge", help="one report from the workers of a run that pushed to Redis")
+    merge.add_argument("--redis", required=True, metavar="URL")
+    merge.add_argument("--run-id", default="run")
+    merge.add_argument("--workers", type=int, required=True,
+                       help="wait for this many workers' reports")
+    merge.add_argument("--timeout", type=float, default=600.0,
+                       help="seconds to wait for them (default 600)")
+    merge.add_argument("--report", default=None, metavar="run.html")
+    merge.add_argument("--json", action="store_true", help="end with one JSON line")
+    merge.set_defaults(run=run_merge)
+
+
+def run_merge(args: argparse.Namespace) -> int:
+    """``twistarena loadtest merge``: the workers' histograms merged exactly into one run."""
+    reports = load.collect_reports(args.redis, args.run_id, args.workers, args.timeout)
+    console = make_console(stderr=args.json)
+    if len(reports) < args.workers:
+        console.print(f"only {len(reports)} of {args.workers} workers reported "
+                      f"within {args.timeout:g} s")
+    if not reports:
+        return 1
+    report = load.merge_reports(reports)
+    console.print(report_table(report))
+    if args.report:
+        with open(args.report, "w", encoding="utf-8") as out:
+            out.write(loadreport.render_html(report))
+    if args.json:
+        print(json.dumps(report))
+    return 0 if len(reports) >= args.workers else 1
 
 
 def _read_report(path: str) -> dict[str, Any]:
@@ -175,6 +209,8 @@ def run(args: argparse.Namespace) -> int:
         if args.metrics:
             report["server"] = loadplan.server_figures(before, scrape(args.metrics))
     report["thresholds"] = loadplan.check_thresholds(thresholds, report)
+    if args.push_redis:
+        load.push_report(args.push_redis, args.run_id, report)
     if args.report:
         with open(args.report, "w", encoding="utf-8") as out:
             out.write(loadreport.render_html(report))

@@ -9,7 +9,8 @@ for the next decision. Nothing the program does can stop the bridge.
 
 Hosts running programs they did not write (``tournament create --entrants
 exec:...``) add ``Limits``: CPU seconds, address space and open files via
-setrlimit, always a process group of its own (so the whole tree is killed),
+setrlimit (set by the small ``limited`` launcher, which then execs the
+program), always a process group of its own (so the whole tree is killed),
 and no network where ``unshare`` can give the program an empty network
 namespace.
 """
@@ -19,11 +20,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import resource
 import shlex
 import shutil
 import signal
 import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -53,13 +54,12 @@ class Limits:
     open_files: int = 64
     no_network: bool = True
 
-    def apply(self) -> None:
-        """Runs in the child between fork and exec."""
-        for kind, value in ((resource.RLIMIT_CPU, self.cpu_seconds),
-                            (resource.RLIMIT_AS, self.memory_mb * 1024 * 1024),
-                            (resource.RLIMIT_NOFILE, self.open_files)):
-            if value:
-                resource.setrlimit(kind, (value, value))
+    def wrap(self, argv: Sequence[str]) -> list[str]:
+        """The command that starts ``argv`` under these limits (see ``limited``)."""
+        return [sys.executable, "-m", "twistarena.clients.bridge.limited",
+                "--cpu", str(self.cpu_seconds),
+                "--memory-bytes", str(self.memory_mb * 1024 * 1024),
+                "--open-files", str(self.open_files), "--", *argv]
 
 
 @cache
@@ -164,14 +164,14 @@ class ProgramBot(BridgedSeat):
         self._started_once = True
         argv = list(self.argv)
         limits = self.limits
-        if limits is not None and limits.no_network and await asyncio.to_thread(
-                can_unshare_network):
-            argv = ["unshare", "-rn", "--", *argv]
+        if limits is not None:
+            argv = limits.wrap(argv)
+            if limits.no_network and await asyncio.to_thread(can_unshare_network):
+                argv = ["unshare", "-rn", "--", *argv]
         proc = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, start_new_session=True, limit=LINE_LIMIT,
-            cwd=self.cwd, env=self.env,
-            preexec_fn=limits.apply if limits is not None else None)
+            cwd=self.cwd, env=self.env)
         self._proc = proc
         self._stderr = asyncio.get_running_loop().create_task(self._log_stderr(proc))
         return proc

@@ -61,17 +61,23 @@ async def refuse_undecodable(context: aio.ServicerContext[Any, Any]) -> None:
                "the request is not a valid message of this method's type")
 
 
-async def status_of(exc: Exception, method: str, context: aio.ServicerContext[Any, Any]) -> None:
-    """End the call with the status that stands for ``exc``."""
+def status_for(exc: Exception, method: str) -> tuple[grpc.StatusCode, str, str]:
+    """The status code, reason and client-facing message that stand for ``exc``
+    (logged here; the message never names the exception or an address)."""
     if isinstance(exc, CreationError):
-        await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", str(exc))
+        return grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", str(exc)
     if isinstance(exc, StoreError | OSError):
         log.warning("store_unavailable", method=method, error=repr(exc))
-        await fail(context, grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
-                   "the server cannot reach its store right now; retry")
+        return (grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
+                "the server cannot reach its store right now; retry")
     log.error("call_failed", method=method, error=repr(exc))
-    await fail(context, grpc.StatusCode.INTERNAL, "INTERNAL_ERROR",
-               "the server failed on this call (it is logged); retry or report it")
+    return (grpc.StatusCode.INTERNAL, "INTERNAL_ERROR",
+            "the server failed on this call (it is logged); retry or report it")
+
+
+async def status_of(exc: Exception, method: str, context: aio.ServicerContext[Any, Any]) -> None:
+    """End the call with the status that stands for ``exc``."""
+    await fail(context, *status_for(exc, method))
 
 
 Behavior = Callable[..., Any]

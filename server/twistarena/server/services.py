@@ -20,7 +20,7 @@ from . import auth, creation, logs, metrics
 from .cluster import Cluster, routing
 from .config import ServerConfig
 from .disclosure import Disclosure
-from .errors import is_undecodable
+from .errors import is_undecodable, status_for
 from .limits import Quotas
 from .outbox import Close, DelayedOutbox, Outbox, Streams
 from .records import match_proto, replay_state, timeouts_from_log
@@ -359,7 +359,7 @@ class Play(pgrpc.PlayServicer):
                 return
             log.warning("play_read_failed", match_id=runner.match_id, seat=seat,
                         error=repr(exc))
-            outbox.close(grpc.StatusCode.INTERNAL, "INTERNAL_ERROR", "the server failed to read")
+            outbox.close(*status_for(exc, "Play"))
 
 
 class Watch(pgrpc.WatchServicer):

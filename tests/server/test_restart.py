@@ -12,12 +12,14 @@ from typing import Any
 import grpc
 from grpc import aio
 from twistarena import engine
+from twistarena.server.config import ServerConfig
 from twistarena.server.decisions import DECISION_ID_STRIDE
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 
 from tests.support.agents import Agent, create, options, play_to_end, random_chooser, run, tokens
 from tests.support.process import ServeProcess
+from tests.support.server import InProcessServer
 
 
 def _events(agent: Agent) -> list[int]:
@@ -98,6 +100,43 @@ def test_kill_9_mid_match_then_resume_from_the_log(valkey: Any) -> None:
         first.cleanup()
         if second is not None:
             second.cleanup()
+
+
+def test_a_late_recovery_never_claims_a_match_already_running_here(valkey: Any) -> None:
+    """After the store comes back, recovery lists this node's matches and then claims
+    them; a seat that reconnected in between has had its match opened on demand. That
+    runner must stay the match's only one: a second claim would fence it and leave its
+    seats on a runner nothing stops (the match then waits, silently, for seats that
+    joined the other one)."""
+    srv = InProcessServer(ServerConfig(port=0, redis_url=valkey.url)).start()
+    try:
+        async def main() -> None:
+            async with aio.insecure_channel(srv.target) as ch:
+                created = await create(ch, options("twisted", 3, seed=5))
+                mid = created.match.match_id
+                running = srv.app.hub.get(mid)
+                assert running is not None
+                claims = srv.app.cluster.claims
+                # Recovery's list was read before the on-demand open finished.
+                opened = await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(
+                    claims.open_many([mid], "recovery"), srv.loop))
+                assert opened == {}
+                assert srv.app.hub.get(mid) is running
+                # The runner still holds the lease: the seats play on it.
+                agents = {s: Agent(ch, mid, t) for s, t in tokens(created).items()}
+                for agent in agents.values():
+                    await agent.join()
+                state = engine.make("twisted", 3, 5)
+                seat = state.to_act()[0]
+                decision = (await agents[seat].expect("decision")).decision
+                await agents[seat].answer(decision.decision_id,
+                                          decision.legal_actions[0].id)
+                accepted = (await agents[seat].expect("accepted")).accepted
+                assert accepted.decision_id == decision.decision_id
+
+        run(main())
+    finally:
+        srv.stop()
 
 
 async def _resilient(target: list[str], mid: str, seat: int, token: str,

@@ -137,7 +137,12 @@ class Claims:
                         ) -> dict[str, MatchRunner]:
         """Claim these matches (epoch + 1), then load and replay each one's log."""
         loop = asyncio.get_running_loop()
-        mine = [m for m in dict.fromkeys(ids) if m not in self.opening]
+        # Checked here, with no await before the claim: a caller that looked a
+        # while ago (recovery, a scan) must not claim a match another caller has
+        # opened since; a second claim would leave that runner, and the seats
+        # attached to it, running on a fenced lease that nothing stops.
+        mine = [m for m in dict.fromkeys(ids)
+                if m not in self.opening and self.hub.get(m) is None]
         futures = {m: loop.create_future() for m in mine}
         self.opening.update(futures)
         opened: dict[str, MatchRunner] = {}

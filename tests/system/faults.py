@@ -118,6 +118,20 @@ def acknowledged_lost(accepted: dict[int, int], seat: int, full: Sequence[bytes]
     return lost
 
 
+def fsynced_aof_size(port: int, aof: Path) -> int:
+    """A size of ``aof`` that its disk is known to hold: read, then a write of its own
+    and ``WAITAOF`` (which returns once the AOF is fsynced past that write)."""
+    size = aof.stat().st_size
+    client = redis.Redis(host="127.0.0.1", port=port)
+    try:
+        client.incr("fault-test:fsync-probe")
+        local, _replicas = client.execute_command("WAITAOF", 1, 0, 5000)
+    finally:
+        client.close()
+    assert int(local) >= 1, "the store did not fsync its AOF within 5 s"
+    return size
+
+
 def aof_incr_file(data_dir: Path) -> Path:
     files = sorted((data_dir / "appendonlydir").glob("*.incr.aof"))
     assert files, f"no AOF in {data_dir}"

@@ -27,6 +27,7 @@ from tests.system.faults import (
     acknowledged_lost,
     aof_incr_file,
     finish_all,
+    fsynced_aof_size,
     metric,
     read_logs,
     records,
@@ -49,8 +50,7 @@ async def _scenario(policy: str, cut_back: bool) -> dict[str, Any]:
         ids = [r.match.match_id for r in created]
         await wait_for(lambda: accepted_total(agents) >= 20, 30, "play started")
         aof = aof_incr_file(valkey.data_dir)
-        await asyncio.sleep(1.1)  # the AOF is fsynced at least once a second
-        cut = aof.stat().st_size
+        cut = await asyncio.to_thread(fsynced_aof_size, valkey.port, aof)
         mark = accepted_total(agents)
         await wait_for(lambda: accepted_total(agents) >= mark + 20, 30, "more play")
         valkey.kill()

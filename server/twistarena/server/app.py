@@ -301,7 +301,9 @@ class App:
             for runner in list(hub.runners.values()):
                 acquired = False
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(runner.lock.acquire(), grace)
+                    # One grace for the whole drain, not one per match.
+                    await asyncio.wait_for(runner.lock.acquire(),
+                                           max(0.0, deadline - time.monotonic()))
                     acquired = True
                 try:
                     runner.stop(grpc.StatusCode.UNAVAILABLE, "DRAINING", "server draining")

@@ -108,7 +108,9 @@ def test_find_max_raises_the_rate_until_a_threshold_breaks_and_reads_the_server(
     from tests.support.valkey import free_port
 
     metrics_port = free_port()
-    node = Node("knee", valkey.url, extra=["--metrics-port", str(metrics_port)]).start()
+    node = Node("knee", valkey.url, extra=["--metrics-port", str(metrics_port),
+                                           "--creates-per-minute", "0",
+                                           "--live-per-client", "0"]).start()
     try:
         out = subprocess.run(
             [sys.executable, "-c", CLI, "loadtest", "--server", node.address, "--game",

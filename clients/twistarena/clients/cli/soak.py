@@ -42,8 +42,11 @@ def run(args: argparse.Namespace) -> int:
         print("twistarena soak: --duration, --interval and --concurrency must be positive")
         return 2
     players = args.players or engine.game(args.game).min_players
-    serve_args = [] if args.retain_finished is None else [
-        "--retain-finished", str(args.retain_finished)]
+    # The soak is the node's only client: the per-client creation quotas, meant
+    # for strangers, would throttle it and turn a soak into a rate-limit test.
+    serve_args = ["--creates-per-minute", "0", "--live-per-client", "0"]
+    if args.retain_finished is not None:
+        serve_args += ["--retain-finished", str(args.retain_finished)]
     console = make_console(stderr=args.json)
     with Progress(TextColumn("soak"), BarColumn(), TimeElapsedColumn(),
                   TextColumn("{task.fields[last]}"), console=console, transient=True) as bar:

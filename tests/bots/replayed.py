@@ -9,10 +9,11 @@ from twistarena.bots import Bot, decide
 
 
 def decisions_match_the_log(replay: Any, game_id: str, players: int, seed: int, seat: int,
-                            bot: Bot) -> int:
-    """Replays the log; at every action of ``seat`` asserts that ``bot`` picks it from
-    the state reached. Returns how many actions of ``seat`` were checked."""
-    state = engine.make(game_id, players, seed, {})
+                            bot: Bot, options: dict[str, Any] | None = None) -> int:
+    """Replays the log (of a match with game ``options``); at every action of ``seat``
+    asserts that ``bot`` picks it from the state reached. Returns how many actions of
+    ``seat`` were checked."""
+    state = engine.make(game_id, players, seed, options or {})
     checked = 0
     for entry in replay.actions:
         if entry.seat == seat:

@@ -14,7 +14,8 @@ def _decision(form: str, game: str, players: int) -> tuple[str, engine.State, in
     seat = state.to_act()[0]
     text = decision_message(form, decision_id=9, game=game, seat=seat, time_left_ms=1234,
                             observation=state.observation(seat),
-                            legal_actions=state.legal_actions(seat))
+                            legal_actions=state.legal_actions(seat),
+                            game_options=state.options)
     return text, state, seat
 
 
@@ -26,6 +27,7 @@ def test_json_form_is_one_line_with_everything_a_bot_needs() -> None:
     assert message["seat"] == seat and message["decision_id"] == 9
     assert message["time_left_ms"] == 1234
     assert message["observation"] == state.observation(seat)
+    assert message["game_options"] == state.options
     assert message["legal_actions"] == [a.to_json() for a in state.legal_actions(seat)]
 
 
@@ -50,6 +52,12 @@ def test_text_form_lists_every_observation_leaf_and_every_action() -> None:
     assert [int(v) for v in obs["scores"]] == observation["scores"]
     assert int(obs["hand.0.value"][0]) == observation["hand"][0]["value"]
     assert obs["phase"] == [observation["phase"]]
+    # The match's game options, one "option PATH VALUES" line per leaf.
+    option = {line.split(" ")[1]: line.split(" ")[2:] for line in lines
+              if line.startswith("option ")}
+    assert [int(v) for v in option["place_stars"]] == state.options["place_stars"]
+    assert option["star_tables.longest_run"] == [str(v) for v in
+                                                 state.options["star_tables"]["longest_run"]]
 
 
 def test_flatten_writes_nested_lists_by_index_and_spaces_as_underscores() -> None:

@@ -37,8 +37,9 @@ def main() -> int:
             break
         if message.get("type") != "decision":
             continue
-        if bot is None:  # the game is known from the first decision
-            bot = make_bot(strategy, message["game"], seed=message["seat"])
+        if bot is None:  # the game and its options are known from the first decision
+            bot = make_bot(strategy, message["game"], seed=message["seat"],
+                           options=message.get("game_options"))
         legal = [Action(a["id"], a["label"], a["payload"]) for a in message["legal_actions"]]
         print(bot(message["observation"], legal), flush=True)
     return 0

@@ -35,12 +35,16 @@ FORMS = (JSON_FORM, TEXT_FORM)
 
 def decision_message(form: str, *, decision_id: int, game: str, seat: int, time_left_ms: int,
                      observation: Mapping[str, Any], legal_actions: Sequence[Action],
-                     rejected: str = "") -> str:
-    """One decision as the program reads it (no trailing newline)."""
+                     rejected: str = "", game_options: Mapping[str, Any] | None = None) -> str:
+    """One decision as the program reads it (no trailing newline). ``game_options`` are
+    the match's rules (the game's defaults merged with the match's own): a program that
+    simulates the game needs them, and every decision carries them so that a program
+    started again mid-match has them too."""
     if form == JSON_FORM:
         body: dict[str, Any] = {
             "type": "decision", "decision_id": decision_id, "game": game, "seat": seat,
-            "time_left_ms": time_left_ms, "observation": _plain(observation),
+            "time_left_ms": time_left_ms, "game_options": _plain(game_options or {}),
+            "observation": _plain(observation),
             "legal_actions": [{"id": a.id, "label": a.label, "payload": _plain(a.payload)}
                               for a in legal_actions]}
         if rejected:
@@ -49,6 +53,8 @@ def decision_message(form: str, *, decision_id: int, game: str, seat: int, time_
     lines = [f"decision id={decision_id} game={game} seat={seat} time_left_ms={time_left_ms}"]
     if rejected:
         lines.append(f"rejected {_word(rejected)}")
+    lines.extend(f"option {path} {values}".rstrip()
+                 for path, values in flatten(game_options or {}))
     lines.extend(f"obs {path} {values}".rstrip() for path, values in flatten(observation))
     for action in legal_actions:
         fields = " ".join(f"{path}={values.replace(' ', ',')}"

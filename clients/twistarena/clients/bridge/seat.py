@@ -24,6 +24,8 @@ class BridgedSeat:
     def __init__(self) -> None:
         self.game = ""
         self.seat = -1
+        #: The match's game options (every rule, defaults included), from the agent.
+        self.game_options: dict[str, Any] = {}
         #: Decisions the bot failed (settled by the match's fallback).
         self.failures = 0
         self._agent: Any = None
@@ -36,6 +38,7 @@ class BridgedSeat:
         if agent is not None:
             self.game = agent.game_id
             self.seat = agent.seat if agent.seat is not None else -1
+            self.game_options = dict(agent.game_options)
 
     def decision_text(self, decision: Decision, observation: Mapping[str, Any],
                       legal_actions: Sequence[Action],
@@ -45,7 +48,7 @@ class BridgedSeat:
         text = decision_message(
             self.form, decision_id=decision.decision_id, game=self.game, seat=decision.seat,
             time_left_ms=decision.time_left_ms, observation=observation,
-            legal_actions=legal_actions,
+            legal_actions=legal_actions, game_options=self.game_options,
             rejected=f"{rejection.reason}: {rejection.message}" if rejection else "")
         return text, max(0.01, decision.time_left_ms / 1000 - DEADLINE_MARGIN_S)
 

@@ -61,6 +61,10 @@ def grpc_options(config: ServerConfig) -> list[tuple[str, Any]]:
         ("grpc.max_send_message_length", config.max_send_bytes),
         ("grpc.keepalive_time_ms", config.keepalive_time_ms),
         ("grpc.keepalive_timeout_ms", config.keepalive_timeout_ms),
+        # gRPC core closes a transport whose pings go unanswered after its ping
+        # timeout (default 60 s), not after keepalive_timeout_ms: without this a
+        # silent peer (no FIN, no RST) is noticed only a minute later.
+        ("grpc.http2.ping_timeout_ms", config.keepalive_timeout_ms),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
         ("grpc.http2.max_pings_without_data", 0),

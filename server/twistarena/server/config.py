@@ -83,6 +83,9 @@ class ServerConfig:
     #: Largest message the server accepts.
     max_receive_bytes: int = 1 << 20
     max_send_bytes: int = 16 << 20
+    #: A connection is pinged every ``keepalive_time_ms``; one whose ping goes
+    #: unanswered for ``keepalive_timeout_ms`` is closed, its seats' streams end
+    #: and their reconnect grace starts (``serve --keepalive-time-ms/-timeout-ms``).
     keepalive_time_ms: int = 20_000
     keepalive_timeout_ms: int = 10_000
     #: Longest wait for in-flight work on SIGTERM.

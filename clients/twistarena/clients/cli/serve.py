@@ -95,6 +95,12 @@ def register(subparsers: Any) -> None:
                    help="allow plaintext on a non-loopback address")
     p.add_argument("--join-timeout", type=float, default=10.0,
                    help="seconds a Play stream has to send Join (default 10)")
+    p.add_argument("--keepalive-time-ms", type=int, default=20_000, metavar="MS",
+                   help="ping every client connection this often (default 20000)")
+    p.add_argument("--keepalive-timeout-ms", type=int, default=10_000, metavar="MS",
+                   help="close a connection whose ping is not answered within this time: "
+                        "a dead agent is noticed within keepalive time + timeout and its "
+                        "reconnect grace starts (default 10000)")
     p.add_argument("--waiting-timeout", type=float, default=3600.0, metavar="SECONDS",
                    help="abandon a match whose seats have not all joined this long after "
                         "its creation (default 3600; 0: wait forever)")
@@ -187,6 +193,10 @@ def run(args: argparse.Namespace) -> int:
     if args.drain_grace <= 0:
         print("twistarena serve: --drain-grace must be positive", file=sys.stderr)
         return 2
+    if args.keepalive_time_ms < 1000 or args.keepalive_timeout_ms < 1:
+        print("twistarena serve: --keepalive-time-ms must be at least 1000 and "
+              "--keepalive-timeout-ms positive", file=sys.stderr)
+        return 2
     if args.handshake_timeout is not None and args.handshake_timeout <= 0:
         print("twistarena serve: --handshake-timeout must be positive", file=sys.stderr)
         return 2
@@ -209,6 +219,8 @@ def run(args: argparse.Namespace) -> int:
         drain_grace_s=args.drain_grace,
         metrics_port=args.metrics_port, admin_token=admin, tls=tls, insecure=args.insecure,
         stream_join_timeout_s=args.join_timeout, waiting_timeout_s=args.waiting_timeout,
+        keepalive_time_ms=args.keepalive_time_ms,
+        keepalive_timeout_ms=args.keepalive_timeout_ms,
         house_fill_after_s=args.house_fill_after, match_by_rating=args.match_by_rating,
         practice_per_minute=args.practice_per_minute,
         limits=Limits(**{field: getattr(args, dest) for dest, field in LIMIT_FLAGS.items()

@@ -26,6 +26,9 @@ CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
     ("grpc.max_reconnect_backoff_ms", 2000),
     ("grpc.keepalive_time_ms", 20000),
     ("grpc.keepalive_timeout_ms", 10000),
+    # Unanswered pings close the connection after this, not after the keepalive
+    # timeout (gRPC core's default is 60 s).
+    ("grpc.http2.ping_timeout_ms", 10000),
     ("grpc.http2.max_pings_without_data", 0),
     ("grpc.keepalive_permit_without_calls", 1),
 )

@@ -163,6 +163,7 @@ class MatchRunner:
         self.state = engine.make(self.game_id, self.num_players, self.record.seed,
                                  game_options(self.record.options))
         self.book = DecisionBook(self.state)
+        self.feed.stop()
         self.feed = EventFeed(self.state, self.info)
         for seat in self.seats:
             if seat.timer is not None:
@@ -283,6 +284,7 @@ class MatchRunner:
         lapsed (the look-up would wait on a dead link, or name a stale owner)."""
         self._stopped = True
         self._cancel_match_timers()
+        self.feed.stop()
         for seat in self.seats:
             self._cancel_timers(seat)
             if seat.stream is not None:
@@ -797,6 +799,7 @@ class MatchRunner:
                 seat.stream.send(over)
                 seat.stream.finish()
                 seat.stream = None
+        self.feed.stop()
         if self.spectators:
             view = self.feed.view_message()
             watch_over = ppb.WatchMessage(match_over=ppb.MatchOver(result=result))

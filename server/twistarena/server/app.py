@@ -29,10 +29,10 @@ from .config import ServerConfig
 from .embedded import EmbeddedValkey
 from .errors import StatusInterceptor
 from .front import ConnectionFront
+from .hub import Hub
 from .limits import Quotas
 from .losses import LossPolicy
 from .outbox import Streams
-from .runner import Hub
 from .services import Matches, Play, Watch, add_streaming_services
 
 log = logs.get("twistarena.app")

@@ -21,8 +21,8 @@ from twistarena import wire
 from twistarena.v1 import match_pb2 as mpb
 
 from .config import ServerConfig
+from .hub import Hub
 from .rpc import is_admin
-from .runner import Hub
 
 #: How many public tournament games a Disclosure remembers before starting over.
 PUBLIC_MEMORY = 100_000

@@ -6,9 +6,13 @@ checked against the engine, appended to the log in Redis (fenced and batched),
 only then acknowledged and applied; the new events go to every seat in its
 own view and to spectators in the public view; the next decisions open.
 
-The runner's parts live beside it: ``decisions`` (open decisions and their
-ids, from the state and log alone), ``events`` (what each stream is sent),
-``outbox`` (a stream's queue) and ``records`` (a stored match as a message).
+The runner's parts live beside it: ``hub`` (the node's runners), ``seats``
+(a seat and its timers), ``decisions`` (open decisions and their ids, from the
+state and log alone), ``events`` (what each stream is sent), ``outbox`` (a
+stream's queue), ``durable`` (store writes retried through an outage),
+``rewinds`` (a store that lost acknowledged actions), ``matchtimers`` (the
+waiting timeout and the length caps), ``matchend`` (scoring an end) and
+``records`` (a stored match as a message).
 """
 
 from __future__ import annotations
@@ -16,105 +20,36 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import grpc
 from twistarena import engine, wire
 from twistarena.engine import State
-from twistarena.storage import (
-    FencedError,
-    LogConflict,
-    LogEntry,
-    MatchRecord,
-    Store,
-    StoreError,
-    TransientStoreError,
-)
+from twistarena.storage import FencedError, LogConflict, LogEntry, MatchRecord, StoreError
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import play_pb2 as ppb
 
-from . import logs, metrics
-from .archive import Archive
+from . import logs, metrics, rewinds
 from .decisions import ACCEPTED, DecisionBook, Reply, late, seat_of
+from .durable import append_entry, store_end
 from .events import EventFeed
 from .housebots import house_action
-from .losses import AckMemory, Acknowledged, LossPolicy
+from .hub import Hub
+from .matchend import end_status, match_result
+from .matchtimers import MatchTimers, cap_reached, length_limit_detail
 from .outbox import Outbox
 from .records import game_options, match_proto
+from .seats import Seat
 from .timecontrol import Clock, fallback_action
 
 log = logs.get("twistarena.runner")
 
 #: An answer arriving this long after its deadline is late even if the timer has not fired.
 LATE_TOLERANCE_S = 0.02
-#: How long an append is retried while Redis is unreachable.
-APPEND_RETRY_S = 20.0
 
 _DECIDED_ANSWER = metrics.DECISIONS.labels("answer")
 _DECIDED_TIMEOUT = metrics.DECISIONS.labels("timeout")
 _DECIDED_HOUSE = metrics.DECISIONS.labels("house")
-
-
-@dataclass(slots=True)
-class Seat:
-    """One seat of a live match: who plays it, its stream, its open decision."""
-
-    seat: int
-    name: str
-    house_bot: str
-    token_hash: str | None
-    joined: bool = False
-    stream: Outbox | None = None
-    abandoned: bool = False
-    grace_timer: asyncio.TimerHandle | None = None
-    # The open decision (0: none).
-    decision_id: int = 0
-    deadline: float = 0.0  # loop time
-    deadline_wall: float = 0.0  # unix time
-    timer: asyncio.TimerHandle | None = None
-    sent_at: float = 0.0
-    #: The open decision's DecisionRequest, serialized but for ``time_left_ms``.
-    request: bytes | None = None
-
-
-class Hub:
-    """The runners of this node and what they share."""
-
-    def __init__(self, store: Store, node_id: str, waiting_timeout_s: float = 0.0,
-                 max_match_decisions: int = 0, max_match_s: float = 0.0,
-                 on_store_loss: LossPolicy = LossPolicy.REWIND) -> None:
-        self.store = store
-        self.node_id = node_id
-        #: A match not started this long after its creation is abandoned (0: never).
-        self.waiting_timeout_s = waiting_timeout_s
-        #: Caps on a match's length, whatever its options (0: none): it ends with
-        #: END_REASON_LENGTH_LIMIT after this many actions, or this long after
-        #: its creation.
-        self.max_match_decisions = max_match_decisions
-        self.max_match_s = max_match_s
-        self.on_store_loss = on_store_loss
-        self.acknowledged = AckMemory()
-        #: Where finished matches are written (serve --archive-dir), if anywhere.
-        self.archive: Archive | None = None
-        self.runners: dict[str, MatchRunner] = {}
-        self.draining = False
-
-    def get(self, match_id: str) -> MatchRunner | None:
-        """The runner of ``match_id`` if this node runs it."""
-        return self.runners.get(match_id)
-
-    def add(self, runner: MatchRunner) -> None:
-        """Count ``runner`` among this node's live matches."""
-        self.runners[runner.match_id] = runner
-        metrics.LIVE_MATCHES.set(len(self.runners))
-
-    def forget(self, runner: MatchRunner) -> None:
-        """``runner`` no longer runs here (its match ended, or moved to another node)."""
-        if self.runners.get(runner.match_id) is runner:
-            del self.runners[runner.match_id]
-        metrics.LIVE_MATCHES.set(len(self.runners))
-
 
 
 class MatchRunner:
@@ -151,24 +86,22 @@ class MatchRunner:
         self.feed = EventFeed(self.state, self.info)
         self.action_cache = wire.action_cache(self.game_id)
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._waiting_timer: asyncio.TimerHandle | None = None
-        self._length_timer: asyncio.TimerHandle | None = None
-        self._stopped = False
+        self.timers = MatchTimers(self.loop, record.created_ms)
+        #: No longer run here (drained, ownership lost): the store keeps the match live.
+        self.stopped = False
         for seat_no, action, timeout in log_entries:
             self.book.advance(seat_no, action, timeout)
 
-    def _replay(self, entries: Sequence[LogEntry]) -> None:
+    def replay(self, entries: Sequence[LogEntry]) -> None:
         """Rebuild the state from a log the store kept (after it lost the tail);
-        every decision opens again."""
+        every decision opens again. Lock held."""
         self.state = engine.make(self.game_id, self.num_players, self.record.seed,
                                  game_options(self.record.options))
         self.book = DecisionBook(self.state)
         self.feed.stop()
         self.feed = EventFeed(self.state, self.info)
         for seat in self.seats:
-            if seat.timer is not None:
-                seat.timer.cancel()
-                seat.timer = None
+            seat.cancel_deadline()
             seat.decision_id = 0
             seat.request = None
         for seat_no, action, timeout in entries:
@@ -194,13 +127,13 @@ class MatchRunner:
             known = self.hub.acknowledged.get(self.match_id)
             if known is not None and (known.actions > self.book.log_len or (
                     known.status and not self.over)):
-                await self._store_lost_at_start(known)
-            if self.over or self._stopped:
+                await rewinds.lost_at_start(self, known)
+            if self.over or self.stopped:
                 return
             if self.state.is_terminal():
-                await self._finish(mpb.END_REASON_COMPLETED, "")
+                await self.finish(mpb.END_REASON_COMPLETED, "")
                 return
-            if self._too_many_decisions():
+            if cap_reached(self.hub.max_match_decisions, self.book.log_len):
                 await self._end_for_length(f"{self.hub.max_match_decisions} decisions")
                 return
             if await self._start_when_seated():
@@ -208,10 +141,7 @@ class MatchRunner:
             if self.status == mpb.MATCH_STATUS_RUNNING:
                 self._run()
             elif self.waiting_timeout_s > 0:
-                # Counted from creation (wall clock), so a restart does not extend it.
-                age = time.time() - self.record.created_ms / 1000
-                self._waiting_timer = self.loop.call_later(
-                    max(0.0, self.waiting_timeout_s - age), self._waiting_expired)
+                self.timers.arm_waiting(self.waiting_timeout_s, self._waiting_expired)
 
     async def _start_when_seated(self) -> bool:
         """A waiting match starts running once every seat has joined (house bots
@@ -226,15 +156,11 @@ class MatchRunner:
     def _run(self) -> None:
         """Play on: absent players' grace periods start, the open decisions go out,
         the cap on the match's wall time is armed."""
-        if self.hub.max_match_s > 0 and self._length_timer is None:
-            # Counted from creation (wall clock), so a restart does not extend it.
-            age = time.time() - self.record.created_ms / 1000
-            self._length_timer = self.loop.call_later(
-                max(0.0, self.hub.max_match_s - age), self._length_expired)
+        self.timers.arm_length(self.hub.max_match_s, self._length_expired)
         for seat in self.seats:
             if not seat.house_bot and seat.stream is None:
                 self._start_grace(seat)
-        self._open_decisions()
+        self.open_decisions()
 
     @property
     def waiting_timeout_s(self) -> float:
@@ -242,35 +168,28 @@ class MatchRunner:
         the match's own join timeout, else the server's waiting timeout."""
         return self.clock.waiting_s or self.hub.waiting_timeout_s
 
-    def _too_many_decisions(self) -> bool:
-        cap = self.hub.max_match_decisions
-        return cap > 0 and self.book.log_len >= cap
-
     def _length_expired(self) -> None:
-        self._length_timer = None
         self._spawn(self._end_for_time())
 
     async def _end_for_time(self) -> None:
         async with self.lock:
-            if not (self.over or self._stopped):
+            if not (self.over or self.stopped):
                 await self._end_for_length(f"{self.hub.max_match_s:g} s")
 
     async def _end_for_length(self, cap: str) -> None:
         """End a match that reached a server cap on its length. Lock held."""
-        await self._finish(mpb.END_REASON_LENGTH_LIMIT,
-                           f"the match reached the server's cap of {cap} before its end")
+        await self.finish(mpb.END_REASON_LENGTH_LIMIT, length_limit_detail(cap))
 
     def _waiting_expired(self) -> None:
-        self._waiting_timer = None
         self._spawn(self._abandon())
 
     async def _abandon(self) -> None:
         """End a match that never started: some seat did not join in time."""
         async with self.lock:
-            if self.over or self._stopped or self.status != mpb.MATCH_STATUS_WAITING:
+            if self.over or self.stopped or self.status != mpb.MATCH_STATUS_WAITING:
                 return
             missing = [s.seat for s in self.seats if not (s.joined or s.house_bot)]
-            await self._finish(
+            await self.finish(
                 mpb.END_REASON_ABANDONED,
                 f"seat(s) {', '.join(map(str, missing))} did not join within "
                 f"{self.waiting_timeout_s:g} s of the match's creation")
@@ -282,11 +201,11 @@ class MatchRunner:
         ``redirect``: the streams' handlers look the new owner up in the store
         before closing; False when the store is unreachable or this node's leases
         lapsed (the look-up would wait on a dead link, or name a stale owner)."""
-        self._stopped = True
-        self._cancel_match_timers()
+        self.stopped = True
+        self.timers.cancel()
         self.feed.stop()
         for seat in self.seats:
-            self._cancel_timers(seat)
+            seat.cancel_timers()
             if seat.stream is not None:
                 seat.stream.close(code, reason, details, redirect)
                 seat.stream = None
@@ -298,27 +217,11 @@ class MatchRunner:
                 task.cancel()
         self.hub.forget(self)
 
-    def _cancel_match_timers(self) -> None:
-        """The waiting timeout and the wall-time cap: either would keep the runner alive."""
-        for timer in (self._waiting_timer, self._length_timer):
-            if timer is not None:
-                timer.cancel()
-        self._waiting_timer = self._length_timer = None
-
-    def _cancel_timers(self, seat: Seat) -> None:
-        if seat.timer is not None:
-            seat.timer.cancel()
-            seat.timer = None
-        if seat.grace_timer is not None:
-            seat.grace_timer.cancel()
-            seat.grace_timer = None
-
     async def _set_status(self, status: int) -> None:
         await self.store.matches.update_meta(self.match_id, self.owner, {"status": status})
         self.status = status
-        if status != mpb.MATCH_STATUS_WAITING and self._waiting_timer is not None:
-            self._waiting_timer.cancel()
-            self._waiting_timer = None
+        if status != mpb.MATCH_STATUS_WAITING:
+            self.timers.cancel_waiting()
 
     # -- seats and spectators --------------------------------------------------
 
@@ -332,17 +235,15 @@ class MatchRunner:
                           f"another stream took over seat {seat_no}")
             seat.stream = outbox
             seat.abandoned = False
-            if seat.grace_timer is not None:
-                seat.grace_timer.cancel()
-                seat.grace_timer = None
+            seat.cancel_grace()
             outbox.send(ppb.ServerMessage(joined=ppb.Joined(
                 match_id=self.match_id, seat=seat_no, game_id=self.game_id,
                 num_players=self.num_players,
                 game_options=wire.struct(self.state.options),
                 time_control=self.record.options.time_control,
             )))
-            resume_from = await self._rewound_for_seat(seat_no, outbox, resume_from)
-            if self._stopped:
+            resume_from = await rewinds.resume_seat_from(self, seat_no, outbox, resume_from)
+            if self.stopped:
                 return
             if not outbox.no_events:
                 for seq in range(max(0, resume_from), len(self.state.events)):
@@ -368,7 +269,7 @@ class MatchRunner:
         seat = self.seats[seat_no]
         if seat.stream is outbox:
             seat.stream = None
-            if not self.over and not self._stopped:
+            if not self.over and not self.stopped:
                 self._start_grace(seat)
 
     def _start_grace(self, seat: Seat) -> None:
@@ -387,8 +288,8 @@ class MatchRunner:
     async def watch(self, outbox: Outbox, from_seq: int) -> None:
         """A spectator joins: the public events from ``from_seq``, the view, then live."""
         async with self.lock:
-            from_seq = await self._rewound_for_spectator(outbox, from_seq)
-            if self._stopped:
+            from_seq = await rewinds.resume_spectator_from(self, outbox, from_seq)
+            if self.stopped:
                 return
             for seq in range(max(0, from_seq), len(self.state.events)):
                 outbox.send(wire.event_watch_message(self.feed.public(seq)))
@@ -405,8 +306,10 @@ class MatchRunner:
 
     # -- decisions -------------------------------------------------------------
 
-    def _open_decisions(self) -> None:
-        if self.over or self._stopped or self.status != mpb.MATCH_STATUS_RUNNING:
+    def open_decisions(self) -> None:
+        """Send every decision the engine opened and this runner has not sent yet
+        (a house bot's is played in a task of its own). Lock held."""
+        if self.over or self.stopped or self.status != mpb.MATCH_STATUS_RUNNING:
             return
         for seat_no in self.book.opened:
             seat = self.seats[seat_no]
@@ -491,7 +394,7 @@ class MatchRunner:
             return Reply(False, ppb.ILLEGAL_ACTION, illegal.message, may_retry=True)
         sent_at = seat.sent_at
         if not await self._commit(seat_no, action_id, False):
-            if self._stopped or self.over:
+            if self.stopped or self.over:
                 return Reply(False, ppb.STALE_DECISION, "the match is no longer run here")
             return None
         if sent_at:
@@ -517,7 +420,7 @@ class MatchRunner:
     async def _timeout(self, seat_no: int, did: int) -> None:
         async with self.lock:
             seat = self.seats[seat_no]
-            if (self.over or self._stopped or seat.decision_id != did
+            if (self.over or self.stopped or seat.decision_id != did
                     or self.book.open_id(seat_no) != did):
                 return
             await self._settle_timeout_locked(seat_no, did)
@@ -526,7 +429,7 @@ class MatchRunner:
         if self.clock.forfeit_after and self.book.timeouts[seat_no] + 1 >= self.clock.forfeit_after:
             self.book.timeouts[seat_no] += 1  # the miss that forfeits counts like the others
             misses = self.book.timeouts[seat_no]
-            await self._finish(mpb.END_REASON_FORFEIT,
+            await self.finish(mpb.END_REASON_FORFEIT,
                                f"seat {seat_no} forfeited after {misses} missed decisions",
                                forfeit=seat_no)
             return
@@ -537,7 +440,7 @@ class MatchRunner:
     async def _bot_move(self, seat_no: int, did: int) -> None:
         async with self.lock:
             seat = self.seats[seat_no]
-            if self.over or self._stopped or self.book.open_id(seat_no) != did:
+            if self.over or self.stopped or self.book.open_id(seat_no) != did:
                 return
             try:
                 action = await house_action(seat.house_bot, self.game_id, self.state, seat_no,
@@ -546,7 +449,7 @@ class MatchRunner:
                 log.warning("house_bot_failed", match_id=self.match_id, seat=seat_no,
                             error=repr(exc))
                 action = -1
-            if self.over or self._stopped:
+            if self.over or self.stopped:
                 return
             if action not in self.book.legal[seat_no]:
                 action = fallback_action(self.record.seed, did, self.book.legal[seat_no])
@@ -558,11 +461,12 @@ class MatchRunner:
         seat = self.seats[seat_no]
         entry = (seat_no, action, timeout)
         try:
-            await self._append(entry)
+            await append_entry(self.store, self.match_id, self.owner, self.book.log_len,
+                               entry, lambda: self.stopped)
         except LogConflict as conflict:
             if conflict.actual < self.book.log_len:
-                await self._store_lost(
-                    f"the store kept {conflict.actual} of {self.book.log_len} acknowledged "
+                await rewinds.store_lost(
+                    self, f"the store kept {conflict.actual} of {self.book.log_len} acknowledged "
                     "action(s)", self.book.log_len)
                 return False
             log.error("append_failed", match_id=self.match_id, error=repr(conflict))
@@ -581,9 +485,7 @@ class MatchRunner:
                       redirect=False)
             return False
         self.hub.acknowledged.note(self.match_id, self.book.log_len + 1)
-        if seat.timer is not None:
-            seat.timer.cancel()
-            seat.timer = None
+        seat.cancel_deadline()
         seat.decision_id = 0
         seat.request = None
         first_event = len(self.state.events)
@@ -593,188 +495,25 @@ class MatchRunner:
             self._reply(seat.stream, did, action, ACCEPTED)
         self.feed.send_new(first_event, self.seats, self.spectators)
         if self.state.is_terminal():
-            await self._finish(mpb.END_REASON_COMPLETED, "")
-        elif self._too_many_decisions():
+            await self.finish(mpb.END_REASON_COMPLETED, "")
+        elif cap_reached(self.hub.max_match_decisions, self.book.log_len):
             await self._end_for_length(f"{self.hub.max_match_decisions} decisions")
         else:
-            self._open_decisions()
+            self.open_decisions()
         return True
-
-    async def _append(self, entry: LogEntry) -> None:
-        """Store one entry, durable as the server's durability asks; a store that is
-        briefly unavailable or not yet durable is retried within the lease."""
-        deadline = time.monotonic() + APPEND_RETRY_S
-        expected = self.book.log_len
-        delay = 0.05
-        while True:
-            try:
-                try:
-                    await self.store.appender.append(self.match_id, self.owner, expected,
-                                                     [entry])
-                except LogConflict as conflict:
-                    # A reply lost after a successful write: the entry is already there.
-                    if conflict.actual != expected + 1 or await self.store.matches.entry_at(
-                            self.match_id, expected) != entry:
-                        raise
-                    await self.store.sync()
-                return
-            except TransientStoreError:
-                # Within the lease: once it lapses the runner is stopped.
-                if time.monotonic() > deadline or self._stopped:
-                    raise
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 1.0)
-
-    # -- a store that lost acknowledged actions --------------------------------
-
-    async def _store_lost_at_start(self, known: Acknowledged) -> None:
-        """Opened from the store with less than this node acknowledged. Lock held."""
-        if known.actions == self.book.log_len and known.status:
-            # Every action is there; only the announced end was lost: store it again.
-            metrics.STORE_LOSSES.labels("end_restored").inc()
-            log.error("store_loss", match_id=self.match_id, policy="end_restored",
-                      why="the store lost the announced end of the match",
-                      acknowledged=known.actions, kept=self.book.log_len, lost=0)
-            try:
-                await self._store_end(known.status, known.result)
-            except StoreError as exc:
-                log.error("finish_failed", match_id=self.match_id, error=repr(exc))
-                self.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
-                          "the store could not record the match; reconnect", redirect=False)
-                return
-            self.over, self.status = True, known.status
-            self.result = mpb.MatchResult.FromString(known.result)
-            self.hub.forget(self)
-            return
-        why = (f"the store kept {self.book.log_len} of {known.actions} acknowledged "
-               "action(s)" + (" and lost the announced end" if known.status else ""))
-        await self._store_lost(why, known.actions, void=bool(known.status))
-
-    async def _rewound_for_seat(self, seat_no: int, outbox: Outbox, resume_from: int) -> int:
-        """A seat (re)joins: tell it of a rewind it was away for, or notice that it
-        saw events the store no longer has. Returns the seq to resend from."""
-        memory = self.hub.acknowledged.get(self.match_id)
-        if memory is not None and memory.rewound is not None and seat_no not in memory.told:
-            memory.told.add(seat_no)
-            if resume_from > memory.rewound.to_seq:
-                outbox.send(ppb.ServerMessage(rewound=memory.rewound))
-                return int(memory.rewound.to_seq)
-        elif resume_from > len(self.state.events) and not self.over:
-            await self._store_lost(
-                f"seat {seat_no} had seen {resume_from - len(self.state.events)} event(s) "
-                "more than the store kept", self.book.log_len)
-            return min(resume_from, len(self.state.events))
-        return resume_from
-
-    async def _rewound_for_spectator(self, outbox: Outbox, from_seq: int) -> int:
-        """As ``_rewound_for_seat``, for a spectator (told again on every resume
-        past the rewind: it keeps no accepted answers to get wrong)."""
-        memory = self.hub.acknowledged.get(self.match_id)
-        if memory is not None and memory.rewound is not None and from_seq > memory.rewound.to_seq:
-            outbox.send(ppb.WatchMessage(rewound=memory.rewound))
-            return int(memory.rewound.to_seq)
-        if from_seq > len(self.state.events) and not self.over:
-            await self._store_lost(
-                f"a spectator had seen {from_seq - len(self.state.events)} event(s) more "
-                "than the store kept", self.book.log_len)
-            if not self.over and not self._stopped:
-                outbox.send(ppb.WatchMessage(rewound=ppb.Rewound(
-                    to_seq=len(self.state.events), actions=self.book.log_len,
-                    reason="the store lost events this spectator had seen")))
-            return len(self.state.events)
-        return from_seq
-
-    async def _store_lost(self, why: str, acknowledged: int, void: bool = False) -> None:
-        """The store has fewer actions than were acknowledged (or than a seat saw).
-        Never silent: counted, logged, and the policy applied (rewind: every seat and
-        spectator is told where the match went back to; void: the match ends).
-        A log that is not a prefix of what was acknowledged is always void.
-        Lock held."""
-        try:
-            entries = await self.store.matches.load_log(self.match_id)
-        except StoreError as exc:
-            log.error("store_loss_unreadable", match_id=self.match_id, error=repr(exc))
-            self.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
-                      "the store could not be read; reconnect", redirect=False)
-            return
-        kept = len(entries)
-        lost = max(0, acknowledged - kept)
-        consistent = entries == self.book.entries[:kept]
-        policy = LossPolicy.VOID if void or not consistent else self.hub.on_store_loss
-        metrics.STORE_LOSSES.labels(policy.value).inc()
-        metrics.LOST_ACTIONS.inc(lost)
-        log.error("store_loss", match_id=self.match_id, policy=policy.value, why=why,
-                  acknowledged=acknowledged, kept=kept, lost=lost, consistent=consistent)
-        if entries != self.book.entries:
-            self._replay(entries)
-        if policy is LossPolicy.VOID:
-            await self._finish(mpb.END_REASON_VOIDED,
-                               f"void: {why}; {lost} acknowledged action(s) lost")
-            return
-        rewound = ppb.Rewound(to_seq=len(self.state.events), actions=kept,
-                              lost_actions=lost, reason=why)
-        for seat in self.seats:
-            if seat.stream is not None:
-                seat.stream.send(ppb.ServerMessage(rewound=rewound))
-        if self.spectators:
-            watch, view = ppb.WatchMessage(rewound=rewound), self.feed.view_message()
-            for spectator in self.spectators:
-                spectator.send(watch)
-                spectator.send(view)
-        memory = self.hub.acknowledged.note(self.match_id, kept)
-        memory.rewound = rewound
-        memory.told = {s.seat for s in self.seats if s.stream is not None or s.house_bot}
-        await self._restore_meta()
-        self._open_decisions()
-
-    async def _restore_meta(self) -> None:
-        """What the store may have lost with the log's tail: the status, who joined."""
-        try:
-            record = await self.store.matches.load(self.match_id)
-            if record is None:
-                raise StoreError(f"match {self.match_id} is gone from the store")
-            fields: dict[str, bytes | str | int] = {
-                f"joined:{s.seat}": 1 for s in self.seats
-                if s.joined and s.seat not in record.joined}
-            if record.status != self.status:
-                fields["status"] = self.status
-            if fields:
-                await self.store.matches.update_meta(self.match_id, self.owner, fields)
-        except StoreError as exc:
-            log.error("store_loss_unrecoverable", match_id=self.match_id, error=repr(exc))
-            self.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
-                      "the store could not record the match; reconnect", redirect=False)
 
     # -- the end ---------------------------------------------------------------
 
-    def _result(self, reason: int, detail: str, forfeit: int | None) -> mpb.MatchResult:
-        scores = self.state.scores()
-        places = self.state.places()
-        if forfeit is not None:
-            others = [s for s in range(self.num_players) if s != forfeit]
-            ranked = {s: 1 + sum(1 for o in others if places[o] < places[s]) for s in others}
-            ranked[forfeit] = self.num_players
-            places = [ranked[s] for s in range(self.num_players)]
-        if reason == mpb.END_REASON_ABANDONED:
-            # As a forfeit of every missing seat: those present share first place.
-            present = [s.joined or bool(s.house_bot) for s in self.seats]
-            places = [1 if here else 1 + sum(present) for here in present]
-        winners = [s for s in range(self.num_players) if places[s] == 1]
-        if reason == mpb.END_REASON_VOIDED:
-            places, winners = [1] * self.num_players, []
-        return mpb.MatchResult(scores=scores, places=places, winners=winners,
-                               reason=reason, detail=detail)  # type: ignore[arg-type]
-
-    async def _finish(self, reason: int, detail: str, forfeit: int | None = None) -> None:
+    async def finish(self, reason: int, detail: str, forfeit: int | None = None) -> None:
         """Record the result, tell everyone, close the streams. Lock held."""
-        status = mpb.MATCH_STATUS_CANCELLED if reason in (
-            mpb.END_REASON_CANCELLED, mpb.END_REASON_ABANDONED,
-            mpb.END_REASON_VOIDED) else mpb.MATCH_STATUS_FINISHED
-        result = self._result(reason, detail, forfeit)
-        self._cancel_match_timers()
+        status = end_status(reason)
+        present = [s.joined or bool(s.house_bot) for s in self.seats]
+        result = match_result(self.state, present, reason, detail, forfeit)
+        self.timers.cancel()
         stored = result.SerializeToString()
         try:
-            await self._store_end(status, stored)
+            await store_end(self.store, self.match_id, self.owner, status, stored,
+                            lambda: self.stopped)
         except FencedError as exc:
             log.error("finish_failed", match_id=self.match_id, error=repr(exc))
             self.stop(grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
@@ -793,7 +532,7 @@ class MatchRunner:
         metrics.MATCHES_ENDED.labels(mpb.EndReason.Name(reason)).inc()
         over = ppb.ServerMessage(match_over=ppb.MatchOver(result=result))
         for seat in self.seats:
-            self._cancel_timers(seat)
+            seat.cancel_timers()
             seat.decision_id = 0
             if seat.stream is not None:
                 seat.stream.send(over)
@@ -823,29 +562,12 @@ class MatchRunner:
             metrics.ERRORS.labels("archive").inc()
             log.error("archive_failed", match_id=self.match_id, error=repr(exc))
 
-    async def _store_end(self, status: int, result: bytes) -> None:
-        """The end, stored and durable before anyone is told; a store that is
-        briefly unavailable (restarting, loading) is retried as appends are."""
-        deadline = time.monotonic() + APPEND_RETRY_S
-        delay = 0.05
-        while True:
-            try:
-                await self.store.matches.finish(self.match_id, self.owner, status, result)
-                return
-            except FencedError:
-                raise
-            except StoreError:
-                if time.monotonic() > deadline or self._stopped:
-                    raise
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 1.0)
-
     async def cancel(self, detail: str) -> bool:
         """End the match as cancelled; False when it was already over."""
         async with self.lock:
             if self.over:
                 return False
-            await self._finish(mpb.END_REASON_CANCELLED, detail or "cancelled")
+            await self.finish(mpb.END_REASON_CANCELLED, detail or "cancelled")
             return self.over
 
     # -- reporting -------------------------------------------------------------

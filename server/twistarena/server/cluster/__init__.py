@@ -24,8 +24,9 @@ from twistarena.storage import FencedError, MatchRecord, Store, StoreError
 from twistarena.v1 import match_pb2 as mpb
 
 from .. import logs
+from ..hub import Hub
 from ..records import match_proto
-from ..runner import Hub, MatchRunner
+from ..runner import MatchRunner
 from .claims import Claims
 from .drain import hand_off
 from .leases import LeaseKeeper

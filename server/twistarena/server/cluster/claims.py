@@ -20,7 +20,8 @@ from twistarena.storage import Grant, LeaseState, MatchRecord, Store, StoreError
 from twistarena.v1 import match_pb2 as mpb
 
 from .. import logs, metrics
-from ..runner import Hub, MatchRunner
+from ..hub import Hub
+from ..runner import MatchRunner
 from .leases import LeaseKeeper
 from .membership import Membership
 from .placement import Placement

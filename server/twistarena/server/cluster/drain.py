@@ -16,7 +16,8 @@ import grpc
 from twistarena.storage import Handoff, NodeInfo, Store, StoreError
 
 from .. import logs
-from ..runner import Hub, MatchRunner
+from ..hub import Hub
+from ..runner import MatchRunner
 from .leases import LeaseKeeper
 from .placement import Placement
 

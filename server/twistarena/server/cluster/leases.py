@@ -17,7 +17,8 @@ import grpc
 from twistarena.storage import Renewal, Store, StoreError
 
 from .. import logs, metrics
-from ..runner import Hub, MatchRunner
+from ..hub import Hub
+from ..runner import MatchRunner
 from .membership import Membership
 
 log = logs.get("twistarena.cluster")

@@ -1,0 +1,69 @@
+"""A live match's writes to the store, retried through a brief outage.
+
+An action is acknowledged, and an end announced, only once stored: so a store
+that is restarting or loading stalls the match (within the lease) rather than
+failing it. A write that the store refuses for a reason (fenced, a conflicting
+log) is not retried; the runner decides what it means.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+
+from twistarena.storage import (
+    FencedError,
+    LogConflict,
+    LogEntry,
+    Store,
+    StoreError,
+    TransientStoreError,
+)
+
+#: How long a store write (an append, the end) is retried while the store is unreachable.
+STORE_RETRY_S = 20.0
+
+
+async def _retrying(write: Callable[[], Awaitable[None]], retry: type[StoreError],
+                    keep: type[StoreError] | None, stopped: Callable[[], bool]) -> None:
+    """Run ``write`` until it succeeds; a ``retry`` error (but not a ``keep`` one) is
+    tried again with backoff, until ``STORE_RETRY_S`` passes or ``stopped()``
+    (within the lease: once it lapses the runner is stopped)."""
+    deadline = time.monotonic() + STORE_RETRY_S
+    delay = 0.05
+    while True:
+        try:
+            await write()
+            return
+        except retry as exc:
+            if (keep is not None and isinstance(exc, keep)) or time.monotonic() > deadline \
+                    or stopped():
+                raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+
+async def append_entry(store: Store, match_id: str, owner: str, expected: int,
+                       entry: LogEntry, stopped: Callable[[], bool]) -> None:
+    """Store one entry after ``expected`` others, durable as the server's durability
+    asks; a store that is briefly unavailable or not yet durable is retried."""
+    async def write() -> None:
+        try:
+            await store.appender.append(match_id, owner, expected, [entry])
+        except LogConflict as conflict:
+            # A reply lost after a successful write: the entry is already there.
+            if conflict.actual != expected + 1 or await store.matches.entry_at(
+                    match_id, expected) != entry:
+                raise
+            await store.sync()
+    await _retrying(write, TransientStoreError, None, stopped)
+
+
+async def store_end(store: Store, match_id: str, owner: str, status: int, result: bytes,
+                    stopped: Callable[[], bool]) -> None:
+    """The end, stored and durable before anyone is told; any store error but a
+    fenced write (another node owns the match) is retried as appends are."""
+    async def write() -> None:
+        await store.matches.finish(match_id, owner, status, result)
+    await _retrying(write, StoreError, FencedError, stopped)

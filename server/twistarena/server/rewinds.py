@@ -1,0 +1,154 @@
+"""A runner's answer to a store that lost what the node acknowledged.
+
+The store can come back with fewer actions than the node acknowledged (see
+``losses``). Each place that can notice it (a match opened from the store, a
+seat or spectator resuming past the stored events, an append refused for a
+shorter log) comes here, and the loss is never silent: counted, logged, and
+the node's ``LossPolicy`` applied (rewind: every seat and spectator is told
+where the match went back to; void: the match ends).
+
+The functions take the runner they act on and run with its lock held.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import grpc
+from twistarena.storage import StoreError
+from twistarena.v1 import match_pb2 as mpb
+from twistarena.v1 import play_pb2 as ppb
+
+from . import logs, metrics
+from .durable import store_end
+from .losses import Acknowledged, LossPolicy
+from .outbox import Outbox
+
+if TYPE_CHECKING:
+    from .runner import MatchRunner
+
+log = logs.get("twistarena.runner")
+
+
+async def lost_at_start(runner: MatchRunner, known: Acknowledged) -> None:
+    """The match was opened from the store with less than this node acknowledged."""
+    if known.actions == runner.book.log_len and known.status:
+        # Every action is there; only the announced end was lost: store it again.
+        metrics.STORE_LOSSES.labels("end_restored").inc()
+        log.error("store_loss", match_id=runner.match_id, policy="end_restored",
+                  why="the store lost the announced end of the match",
+                  acknowledged=known.actions, kept=runner.book.log_len, lost=0)
+        try:
+            await store_end(runner.store, runner.match_id, runner.owner, known.status,
+                            known.result, lambda: runner.stopped)
+        except StoreError as exc:
+            log.error("finish_failed", match_id=runner.match_id, error=repr(exc))
+            runner.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
+                        "the store could not record the match; reconnect", redirect=False)
+            return
+        runner.over, runner.status = True, known.status
+        runner.result = mpb.MatchResult.FromString(known.result)
+        runner.hub.forget(runner)
+        return
+    why = (f"the store kept {runner.book.log_len} of {known.actions} acknowledged "
+           "action(s)" + (" and lost the announced end" if known.status else ""))
+    await store_lost(runner, why, known.actions, void=bool(known.status))
+
+
+async def resume_seat_from(runner: MatchRunner, seat_no: int, outbox: Outbox,
+                           resume_from: int) -> int:
+    """A seat (re)joins: tell it of a rewind it was away for, or notice that it
+    saw events the store no longer has. Returns the seq to resend from."""
+    memory = runner.hub.acknowledged.get(runner.match_id)
+    events = len(runner.state.events)
+    if memory is not None and memory.rewound is not None and seat_no not in memory.told:
+        memory.told.add(seat_no)
+        if resume_from > memory.rewound.to_seq:
+            outbox.send(ppb.ServerMessage(rewound=memory.rewound))
+            return int(memory.rewound.to_seq)
+    elif resume_from > events and not runner.over:
+        await store_lost(runner, f"seat {seat_no} had seen {resume_from - events} event(s) "
+                         "more than the store kept", runner.book.log_len)
+        return min(resume_from, len(runner.state.events))
+    return resume_from
+
+
+async def resume_spectator_from(runner: MatchRunner, outbox: Outbox, from_seq: int) -> int:
+    """As ``resume_seat_from``, for a spectator (told again on every resume past
+    the rewind: it keeps no accepted answers to get wrong)."""
+    memory = runner.hub.acknowledged.get(runner.match_id)
+    if memory is not None and memory.rewound is not None and from_seq > memory.rewound.to_seq:
+        outbox.send(ppb.WatchMessage(rewound=memory.rewound))
+        return int(memory.rewound.to_seq)
+    events = len(runner.state.events)
+    if from_seq > events and not runner.over:
+        await store_lost(runner, f"a spectator had seen {from_seq - events} event(s) more "
+                         "than the store kept", runner.book.log_len)
+        if not runner.over and not runner.stopped:
+            outbox.send(ppb.WatchMessage(rewound=ppb.Rewound(
+                to_seq=len(runner.state.events), actions=runner.book.log_len,
+                reason="the store lost events this spectator had seen")))
+        return len(runner.state.events)
+    return from_seq
+
+
+async def store_lost(runner: MatchRunner, why: str, acknowledged: int,
+                     void: bool = False) -> None:
+    """The store has fewer actions than were acknowledged (or than a seat saw):
+    the policy applied. A log that is not a prefix of what was acknowledged is
+    always void."""
+    try:
+        entries = await runner.store.matches.load_log(runner.match_id)
+    except StoreError as exc:
+        log.error("store_loss_unreadable", match_id=runner.match_id, error=repr(exc))
+        runner.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
+                    "the store could not be read; reconnect", redirect=False)
+        return
+    kept = len(entries)
+    lost = max(0, acknowledged - kept)
+    consistent = entries == runner.book.entries[:kept]
+    policy = LossPolicy.VOID if void or not consistent else runner.hub.on_store_loss
+    metrics.STORE_LOSSES.labels(policy.value).inc()
+    metrics.LOST_ACTIONS.inc(lost)
+    log.error("store_loss", match_id=runner.match_id, policy=policy.value, why=why,
+              acknowledged=acknowledged, kept=kept, lost=lost, consistent=consistent)
+    if entries != runner.book.entries:
+        runner.replay(entries)
+    if policy is LossPolicy.VOID:
+        await runner.finish(mpb.END_REASON_VOIDED,
+                            f"void: {why}; {lost} acknowledged action(s) lost")
+        return
+    rewound = ppb.Rewound(to_seq=len(runner.state.events), actions=kept,
+                          lost_actions=lost, reason=why)
+    for seat in runner.seats:
+        if seat.stream is not None:
+            seat.stream.send(ppb.ServerMessage(rewound=rewound))
+    if runner.spectators:
+        watch, view = ppb.WatchMessage(rewound=rewound), runner.feed.view_message()
+        for spectator in runner.spectators:
+            spectator.send(watch)
+            spectator.send(view)
+    memory = runner.hub.acknowledged.note(runner.match_id, kept)
+    memory.rewound = rewound
+    memory.told = {s.seat for s in runner.seats if s.stream is not None or s.house_bot}
+    await _restore_meta(runner)
+    runner.open_decisions()
+
+
+async def _restore_meta(runner: MatchRunner) -> None:
+    """What the store may have lost with the log's tail: the status, who joined."""
+    try:
+        record = await runner.store.matches.load(runner.match_id)
+        if record is None:
+            raise StoreError(f"match {runner.match_id} is gone from the store")
+        fields: dict[str, bytes | str | int] = {
+            f"joined:{s.seat}": 1 for s in runner.seats
+            if s.joined and s.seat not in record.joined}
+        if record.status != runner.status:
+            fields["status"] = runner.status
+        if fields:
+            await runner.store.matches.update_meta(runner.match_id, runner.owner, fields)
+    except StoreError as exc:
+        log.error("store_loss_unrecoverable", match_id=runner.match_id, error=repr(exc))
+        runner.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
+                    "the store could not record the match; reconnect", redirect=False)

@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 import redis
+import redis.asyncio as aioredis
 from twistarena.storage import FencedError, Handoff, Holder, LogConflict, Store
+from twistarena.storage.errors import TransientStoreError, driver_errors
 from twistarena.storage.resp import RespPipeline
 
 
@@ -110,5 +112,24 @@ def test_appends_on_the_lean_path_survive_a_script_flush(valkey: Any) -> None:
             assert await store.matches.load_log(mid) == [(0, 5, False), (1, 6, True)]
         finally:
             await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_driver_failure_of_any_class_is_a_transient_store_error() -> None:
+    """A connection that breaks under a call can make redis-py raise other than a
+    RedisError (RuntimeError on a closed transport, AttributeError on a dropped
+    writer); callers must see a TransientStoreError (UNAVAILABLE, retried), while a
+    bug of our own inside the block still surfaces as itself."""
+
+    async def scenario() -> None:
+        client = aioredis.Redis(host="127.0.0.1", port=1)
+        try:
+            with pytest.raises(TransientStoreError, match="IndexError"), driver_errors():
+                await client.execute_command()  # fails inside the driver's own code
+            with pytest.raises(AttributeError), driver_errors():
+                None.writelines([])  # type: ignore[attr-defined]
+        finally:
+            await client.aclose()
 
     asyncio.run(scenario())

@@ -116,10 +116,14 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 class ValkeyCluster:
-    """Three primaries (no replicas) on loopback, slots split evenly."""
+    """Three primaries (no replicas) on loopback, slots split evenly.
 
-    def __init__(self, size: int = 3) -> None:
+    ``aof``: each primary keeps an append-only file fsynced on every write, so
+    one killed and restarted (``restart``) comes back with all it acknowledged."""
+
+    def __init__(self, size: int = 3, aof: bool = False) -> None:
         self.size = size
+        self.aof = aof
         self.ports = [free_port() for _ in range(size)]
         #: Cluster bus ports, given explicitly (the default, port + 10000, may not exist).
         self.bus_ports = [free_port() for _ in range(size)]
@@ -130,19 +134,37 @@ class ValkeyCluster:
     def url(self) -> str:
         return "redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in self.ports)
 
+    def _spawn(self, i: int) -> subprocess.Popen[bytes]:
+        port, bus = self.ports[i], self.bus_ports[i]
+        work = self.dir / str(port)
+        work.mkdir(exist_ok=True)
+        aof = ["--appendonly", "yes", "--appendfsync", "always"] if self.aof else \
+            ["--appendonly", "no"]
+        return subprocess.Popen(
+            [str(valkey_binary()), "--bind", "127.0.0.1", "--port", str(port),
+             "--dir", str(work), "--save", "", *aof,
+             "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+             "--cluster-port", str(bus),
+             "--cluster-node-timeout", "5000", "--daemonize", "no",
+             "--logfile", str(work / "valkey.log")],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def kill(self, i: int) -> None:
+        """kill -9 primary ``i``."""
+        self.procs[i].kill()
+        self.procs[i].wait(10)
+
+    def restart(self, i: int, timeout: float = 30.0) -> None:
+        """Start primary ``i`` again on its port and directory (its AOF, its node id)."""
+        self.procs[i] = self._spawn(i)
+        deadline = time.monotonic() + timeout
+        while not _ping(self.ports[i]):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"cluster node {self.ports[i]} did not restart")
+            time.sleep(0.02)
+
     def start(self, timeout: float = 30.0) -> ValkeyCluster:
-        for port, bus in zip(self.ports, self.bus_ports, strict=True):
-            work = self.dir / str(port)
-            work.mkdir()
-            self.procs.append(subprocess.Popen(
-                [str(valkey_binary()), "--bind", "127.0.0.1", "--port", str(port),
-                 "--dir", str(work), "--save", "", "--appendonly", "no",
-                 "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                 "--cluster-port", str(bus),
-                 "--cluster-node-timeout", "5000", "--daemonize", "no",
-                 "--logfile", str(work / "valkey.log")],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL))
+        self.procs = [self._spawn(i) for i in range(self.size)]
         deadline = time.monotonic() + timeout
         for port in self.ports:
             while not _ping(port):

@@ -7,6 +7,9 @@
   leases lapse, with a retryable status and no stale owner named.
 - a store that answers BUSY for a moment (a slow script): appends are retried
   within the lease; no stream is dropped.
+- kill -9 of a Valkey Cluster primary in the middle of pipelined appends: every
+  append of the failed batch gets an answer, so no match stalls; agents see
+  UNAVAILABLE with a reason (never UNKNOWN) and resume once it is back.
 """
 
 from __future__ import annotations
@@ -28,9 +31,18 @@ from twistarena.v1 import match_pb2_grpc as mgrpc
 
 from tests.clients.helpers import acknowledged_in_log, run
 from tests.support import agents as raw
+from tests.support.nodes import ValkeyCluster
 from tests.support.proxy import TcpProxy
 from tests.support.valkey import ValkeyProcess
-from tests.system.faults import accepted_total, serve, start_matches, wait_for
+from tests.system.faults import (
+    accepted_total,
+    finish_all,
+    metric,
+    records,
+    serve,
+    start_matches,
+    wait_for,
+)
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
@@ -179,3 +191,62 @@ def test_a_busy_store_is_retried_within_the_lease() -> None:
     assert out["busy_seen"], "the store never answered BUSY: no test"
     assert all(r.reason == "COMPLETED" for r in out["results"])
     assert out["reconnects"] == 0, "a stream was dropped while the store was busy"
+
+
+async def _primary_killed() -> dict[str, Any]:
+    cluster = ValkeyCluster(aof=True).start()
+    node = serve("--redis-url", cluster.url, "--lease-ms", "2000")
+    tasks: list[asyncio.Task[Any]] = []
+    #: match id -> loop time of every AnswerAccepted its agents got
+    accepted_at: dict[str, list[float]] = {}
+    loop = asyncio.get_running_loop()
+
+    def on_message(match_id: str, msg: Any) -> None:
+        if msg.WhichOneof("msg") == "accepted":
+            accepted_at.setdefault(match_id, []).append(loop.time())
+
+    try:
+        client, created, agents, tasks = await start_matches(
+            node.target, 6, seed=70, on_message=on_message)
+        await wait_for(lambda: accepted_total(agents) >= 30, 30, "play started")
+        errors_before = metric(node, "twistarena_errors_total")
+        cluster.kill(0)
+        killed = loop.time()
+        # Back once the node has run into the dead primary (a failed batch at least).
+        await wait_for(lambda: metric(node, "twistarena_errors_total") > errors_before, 20,
+                       "the node noticed the dead primary")
+        cluster.restart(0)
+        restarted = loop.time() - killed
+        results = await finish_all(tasks, agents, node)
+        replays = {r.match.match_id: await client.get_replay(r.match.match_id)
+                   for r in created}
+        # A match's stall: its longest wait for an acknowledged answer after the kill.
+        stalls = {mid: max(b - a for a, b in zip([killed, *after], after, strict=False))
+                  for mid, times in accepted_at.items()
+                  if (after := [t for t in times if t > killed])}
+        return {"results": results, "replays": replays, "agents": agents, "stalls": stalls,
+                "restarted_s": restarted,
+                "failures": [f for a in agents for f in a.stream_failures],
+                "call_failures": [r for r in records(node) if r.get("event") == "call_failed"]}
+    finally:
+        for task in tasks:
+            task.cancel()
+        node.cleanup()
+        cluster.stop()
+
+
+def test_a_killed_cluster_primary_stalls_no_match() -> None:
+    out = run(_primary_killed(), timeout=180)
+    stalls = sorted(out["stalls"].values())
+    print(f"cluster primary killed, restarted after {out['restarted_s']:.2f} s: stall per match "
+          f"(longest wait for an acknowledged answer after the kill) "
+          f"{', '.join(f'{s:.2f}' for s in stalls)} s; stream failures "
+          f"{sorted({(c.name, r) for c, r in out['failures']})}")
+    assert all(r.reason == "COMPLETED" for r in out["results"])
+    assert len(stalls) == 6, "a match had no acknowledged answer after the kill"
+    for match_id, replay in out["replays"].items():
+        mine = [a for a in out["agents"] if a.match_id == match_id]
+        assert acknowledged_in_log(mine, replay) == [], match_id
+    for code, reason in out["failures"]:
+        assert code == grpc.StatusCode.UNAVAILABLE and reason, (code, reason,
+                                                                 out["call_failures"][:3])

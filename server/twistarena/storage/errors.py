@@ -62,10 +62,29 @@ def translate(exc: BaseException) -> StoreError:
     return StoreError(text)
 
 
+def raised_in_driver(exc: BaseException) -> bool:
+    """Whether ``exc`` went through the driver's own code. A connection that broke
+    under a call can surface from there as other than a ``RedisError``
+    (``RuntimeError`` on a transport already closed, ``AttributeError`` on a
+    writer already dropped): a store failure all the same, not a bug of ours."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if str(tb.tb_frame.f_globals.get("__name__", "")).startswith("redis."):
+            return True
+        tb = tb.tb_next
+    return False
+
+
 @contextlib.contextmanager
 def driver_errors() -> Iterator[None]:
-    """Raise driver and socket errors of the block as ``StoreError``s."""
+    """Raise driver and socket errors of the block as ``StoreError``s (a broken
+    connection whatever it raised: transient, so callers retry or answer
+    UNAVAILABLE)."""
     try:
         yield
     except (RedisError, OSError) as exc:
         raise translate(exc) from exc
+    except Exception as exc:
+        if not raised_in_driver(exc):
+            raise
+        raise TransientStoreError(f"{type(exc).__name__}: {exc}") from exc

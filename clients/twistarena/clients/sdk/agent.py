@@ -98,7 +98,9 @@ class Agent:
     ``accepted`` (decision id -> action id, from AnswerAccepted, in the order
     acknowledged), ``rejections``, ``reconnects`` and ``rewinds`` (each Rewound
     the server sent: the store lost acknowledged actions and the match went
-    back; ``events`` and ``accepted`` are cut back to match).
+    back; ``events`` and ``accepted`` are cut back to match), and
+    ``stream_failures``: the status code and ``twistarena-reason`` of every
+    stream that ended in an error, in order.
     """
 
     def __init__(self, bot: Any, *, server: str | Sequence[str], match_id: str, token: str,
@@ -126,6 +128,7 @@ class Agent:
         self.decisions = 0
         self.connects = 0
         self.reconnects = 0
+        self.stream_failures: list[tuple[grpc.StatusCode, str]] = []
         self.result: MatchResult | None = None
         self.next_seq = 0
         self.address = ""
@@ -258,6 +261,7 @@ class Agent:
     async def _handle_error(self, error: grpc.aio.AioRpcError) -> MatchResult | None:
         """Decide what a failed stream means: the result, a retry, or AgentError."""
         code, reason = error.code(), error_reason(error)
+        self.stream_failures.append((code, reason))
         if code == grpc.StatusCode.FAILED_PRECONDITION:
             result = await self._fetch_result()
             if result is not None:

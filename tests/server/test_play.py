@@ -7,6 +7,7 @@ from typing import Any
 
 import grpc
 from grpc import aio
+from prometheus_client import REGISTRY
 from twistarena import engine
 from twistarena.server.timecontrol import fallback_action
 from twistarena.v1 import match_pb2 as mpb
@@ -207,6 +208,39 @@ def test_second_stream_takes_over_and_gets_the_open_decision(server: Any) -> Non
             await mgrpc.MatchesStub(ch).CancelMatch(mpb.CancelMatchRequest(match_id=mid))
             assert (await new.expect("match_over")).match_over.result.reason == \
                 mpb.END_REASON_CANCELLED
+
+    run(main())
+
+
+def test_a_stream_that_finds_the_runner_as_it_stops_gets_a_retryable_status(
+        server: Any) -> None:
+    """A Join that reached the runner just before it stopped (drain, lost lease)
+    must end like the runner's other streams, not wait for messages that never come."""
+    async def main() -> None:
+        async with aio.insecure_channel(server.target) as ch:
+            mid, agents, _first = await _started(ch, seed=21)
+            runner = server.app.hub.get(mid)
+            server.call(runner.lock.acquire())  # the runner is busy
+            before = REGISTRY.get_sample_value("twistarena_play_streams") or 0.0
+            late = Agent(ch, mid, agents[0].token)
+            await late.send(ppb.AgentMessage(join=ppb.Join(match_id=mid,
+                                                           seat_token=agents[0].token)))
+
+            async def waiting_on_the_runner() -> bool:
+                return (REGISTRY.get_sample_value("twistarena_play_streams") or 0.0) > before
+
+            await wait_until(waiting_on_the_runner, "the late stream reached the runner")
+
+            async def stop_then_release() -> None:
+                runner.stop(grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
+                            "this server no longer owns the match; reconnect", redirect=False)
+                runner.lock.release()
+
+            server.call(stop_then_release())
+            await late.drain_to_end()
+            assert (await late.status())[::2] == (grpc.StatusCode.UNAVAILABLE, "NOT_OWNER")
+            assert not any(m.WhichOneof("msg") == "joined" for m in late.received)
+            await mgrpc.MatchesStub(ch).CancelMatch(mpb.CancelMatchRequest(match_id=mid))
 
     run(main())
 

@@ -37,7 +37,7 @@ from .housebots import house_action
 from .hub import Hub
 from .matchend import end_status, match_result
 from .matchtimers import MatchTimers, cap_reached, length_limit_detail
-from .outbox import Outbox
+from .outbox import Close, Outbox
 from .records import game_options, match_proto
 from .seats import Seat
 from .timecontrol import Clock, fallback_action
@@ -87,10 +87,15 @@ class MatchRunner:
         self.action_cache = wire.action_cache(self.game_id)
         self._tasks: set[asyncio.Task[Any]] = set()
         self.timers = MatchTimers(self.loop, record.created_ms)
-        #: No longer run here (drained, ownership lost): the store keeps the match live.
-        self.stopped = False
+        #: No longer run here (drained, ownership lost): the store keeps the match
+        #: live. The status every stream of the match got, and any later one gets.
+        self.stopped_by: Close | None = None
         for seat_no, action, timeout in log_entries:
             self.book.advance(seat_no, action, timeout)
+
+    @property
+    def stopped(self) -> bool:
+        return self.stopped_by is not None
 
     def replay(self, entries: Sequence[LogEntry]) -> None:
         """Rebuild the state from a log the store kept (after it lost the tail);
@@ -201,7 +206,7 @@ class MatchRunner:
         ``redirect``: the streams' handlers look the new owner up in the store
         before closing; False when the store is unreachable or this node's leases
         lapsed (the look-up would wait on a dead link, or name a stale owner)."""
-        self.stopped = True
+        self.stopped_by = Close(code, reason, details, redirect)
         self.timers.cancel()
         self.feed.stop()
         for seat in self.seats:
@@ -228,6 +233,8 @@ class MatchRunner:
     async def attach(self, seat_no: int, outbox: Outbox, resume_from: int) -> None:
         """A Play stream joined ``seat_no`` (taking it over from an older stream)."""
         async with self.lock:
+            if self._refused(outbox):
+                return
             seat = self.seats[seat_no]
             old = seat.stream
             if old is not None and old is not outbox:
@@ -243,7 +250,7 @@ class MatchRunner:
                 time_control=self.record.options.time_control,
             )))
             resume_from = await rewinds.resume_seat_from(self, seat_no, outbox, resume_from)
-            if self.stopped:
+            if self._refused(outbox):
                 return
             if not outbox.no_events:
                 for seq in range(max(0, resume_from), len(self.state.events)):
@@ -263,6 +270,16 @@ class MatchRunner:
                 if seat.abandoned or seat.timer is None:
                     self._arm_timer(seat, self.clock.decision_s)
                 self._send_request(seat)
+
+    def _refused(self, outbox: Outbox) -> bool:
+        """Close ``outbox`` as the runner's streams were closed if it has stopped: a
+        stream that found the runner just before it stopped would otherwise wait
+        for messages that never come. Lock held."""
+        stop = self.stopped_by
+        if stop is None:
+            return False
+        outbox.close(stop.code, stop.reason, stop.details, stop.redirect)
+        return True
 
     def detach(self, seat_no: int, outbox: Outbox) -> None:
         """A seat's stream ended; its reconnect grace period starts."""
@@ -288,8 +305,10 @@ class MatchRunner:
     async def watch(self, outbox: Outbox, from_seq: int) -> None:
         """A spectator joins: the public events from ``from_seq``, the view, then live."""
         async with self.lock:
+            if self._refused(outbox):
+                return
             from_seq = await rewinds.resume_spectator_from(self, outbox, from_seq)
-            if self.stopped:
+            if self._refused(outbox):
                 return
             for seq in range(max(0, from_seq), len(self.state.events)):
                 outbox.send(wire.event_watch_message(self.feed.public(seq)))

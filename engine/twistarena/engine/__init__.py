@@ -17,6 +17,7 @@ from .core import (
     IllegalAction,
     InvalidObservation,
     InvalidOptions,
+    ObservationPart,
     State,
 )
 from .registry import GAME_IDS, game, games, make, replay, sample_state
@@ -31,6 +32,7 @@ __all__ = [
     "IllegalAction",
     "InvalidObservation",
     "InvalidOptions",
+    "ObservationPart",
     "State",
     "game",
     "games",

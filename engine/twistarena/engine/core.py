@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, NamedTuple
@@ -83,6 +83,18 @@ class Event(NamedTuple):
             if extra:
                 out.update(extra)
         return out
+
+
+class ObservationPart(NamedTuple):
+    """One slice of an observation (see ``State.observation_parts``).
+
+    ``slot`` names the slice (the same slot in every observation of a match);
+    ``version`` is equal whenever the slice's content is (None: not known, so
+    never reuse it); ``build`` makes the slice's dict when it is needed."""
+
+    slot: Hashable
+    version: Hashable
+    build: Callable[[], JSON]
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +171,12 @@ class State:
         """Label and payload of one action id of ``seat`` (legal now or not)."""
         return self._describe(seat, action_id)
 
+    def vocabulary_version(self) -> Hashable:
+        """Equal, within one match, whenever ``describe`` gives the same label and
+        payload for every seat and action id (None: not known). Lets a caller keep
+        each action's encoded form instead of describing it per decision."""
+        return self._vocabulary_version()
+
     def check(self, seat: int, action_id: int) -> IllegalAction | None:
         """Why ``seat`` may not play ``action_id`` now, or None if it may.
 
@@ -188,6 +206,16 @@ class State:
     def observation(self, seat: int) -> JSON:
         """Everything ``seat`` may know now, and nothing more (JSON-ready)."""
         return self._observation(seat)
+
+    def observation_parts(self, seat: int) -> list[ObservationPart]:
+        """``observation(seat)`` as disjoint parts, for callers that keep built parts.
+
+        Merging the parts' dicts in order (a key found in several parts holds a
+        list: the lists are joined) gives ``observation(seat)``. A caller may reuse
+        what it built from a slot while that slot's version is unchanged: most of
+        an observation is history that changes far less often than every decision,
+        so only what changed needs building (and encoding) again."""
+        return self._observation_parts(seat)
 
     def public_view(self) -> JSON:
         """What a spectator may see (JSON-ready)."""
@@ -265,12 +293,19 @@ class State:
     def _describe(self, seat: int, action_id: int) -> Action:
         raise NotImplementedError
 
+    def _vocabulary_version(self) -> Hashable:
+        return None
+
     def _why_illegal(self, seat: int, action_id: int) -> str:
         legal = self._legal_ids(seat)
         return f"action {action_id} is not legal now; legal ids: {list(legal)}"
 
     def _observation(self, seat: int) -> JSON:
         raise NotImplementedError
+
+    def _observation_parts(self, seat: int) -> list[ObservationPart]:
+        """Games whose observation has slow-changing slices override this."""
+        return [ObservationPart("observation", None, lambda: self._observation(seat))]
 
     def _public_view(self) -> JSON:
         raise NotImplementedError

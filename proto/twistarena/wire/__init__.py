@@ -21,7 +21,7 @@ message first. The Play and Watch handlers pass such bytes through unchanged
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from google.protobuf import struct_pb2
@@ -148,6 +148,39 @@ def action_cache(game_id: str) -> ActionCache:
     return cache
 
 
+class ActionVocabulary:
+    """A match's actions as encoded ``legal_actions`` entries, each encoded once.
+
+    An entry is kept per (vocabulary version, action id): the engine's
+    ``State.vocabulary_version`` says when labels change, so a decision's legal
+    actions are spliced from kept bytes without describing them again. A
+    missing entry comes from the game's process-wide ``ActionCache``."""
+
+    #: Entries kept at most (a match meets a few hundred; old versions go first).
+    LIMIT = 4096
+
+    def __init__(self, game_id: str) -> None:
+        self._entries: dict[tuple[Hashable, int], bytes] = {}
+        self._shared = action_cache(game_id)
+
+    def encoded(self, version: Hashable, ids: Iterable[int],
+                describe: Callable[[int], LegalActionLike]) -> list[bytes]:
+        """The ``legal_actions`` entries of ``ids``; ``describe`` makes a missing one."""
+        entries = self._entries
+        out = []
+        for action_id in ids:
+            key = (version, action_id)
+            entry = entries.get(key) if version is not None else None
+            if entry is None:
+                entry = self._shared.encoded(describe(action_id))
+                if version is not None:
+                    if len(entries) >= self.LIMIT:
+                        entries.clear()
+                    entries[key] = entry
+            out.append(entry)
+        return out
+
+
 # -- wire bytes ----------------------------------------------------------------
 
 
@@ -213,6 +246,42 @@ def observation_bytes(game_id: str, data: Mapping[str, Any]) -> bytes:
     """A serialized ``Observation`` (the oneof member for ``game_id``) from the engine dict."""
     inner = game_message(OBSERVATION_CLASSES[game_id], data).SerializeToString()
     return length_delimited(_OBSERVATION_MEMBER_KEYS[game_id], inner)
+
+
+#: One slice of an observation: (slot, version, build) as the engine's
+#: ``State.observation_parts`` gives it (None as version: build it every time).
+ObservationPartLike = tuple[Hashable, Hashable, Callable[[], Mapping[str, Any]]]
+
+
+class ObservationEncoder:
+    """A match's observations as serialized ``Observation`` bytes, encoded part by part.
+
+    A protobuf message may be sent as the concatenation of separately encoded
+    parts: a repeated field's elements are appended in order and every other
+    field set in one part only, so decoders see exactly the whole message. Each
+    slot keeps the bytes of its latest version; an observation re-encodes only
+    the parts whose version changed since (for Tricky Twist: the table, and the
+    one or two players who just acted or won a trick)."""
+
+    def __init__(self, game_id: str) -> None:
+        self._cls = OBSERVATION_CLASSES[game_id]
+        self._member_key = _OBSERVATION_MEMBER_KEYS[game_id]
+        self._slots: dict[Hashable, tuple[Hashable, bytes]] = {}
+
+    def encode(self, parts: Iterable[ObservationPartLike]) -> bytes:
+        """The serialized ``Observation`` made of ``parts`` (their order kept)."""
+        slots = self._slots
+        chunks = []
+        for slot, version, build in parts:
+            kept = slots.get(slot)
+            if version is not None and kept is not None and kept[0] == version:
+                chunks.append(kept[1])
+                continue
+            encoded = game_message(self._cls, build()).SerializeToString()
+            if version is not None:
+                slots[slot] = (version, encoded)
+            chunks.append(encoded)
+        return length_delimited(self._member_key, b"".join(chunks))
 
 
 def match_id_field(match_id: str) -> bytes:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import grpc
@@ -84,7 +85,9 @@ class MatchRunner:
         self.spectators: set[Outbox] = set()
         self.book = DecisionBook(self.state)
         self.feed = EventFeed(self.state, self.info)
-        self.action_cache = wire.action_cache(self.game_id)
+        #: Kept encodings of this match's observation parts and actions.
+        self.observations = wire.ObservationEncoder(self.game_id)
+        self.vocabulary = wire.ActionVocabulary(self.game_id)
         self._tasks: set[asyncio.Task[Any]] = set()
         self.timers = MatchTimers(self.loop, record.created_ms)
         #: No longer run here (drained, ownership lost): the store keeps the match
@@ -364,12 +367,13 @@ class MatchRunner:
         left = max(0.0, seat.deadline - self.loop.time())
         body = seat.request
         if body is None:
-            seat_no = seat.seat
-            encoded = self.action_cache.encoded
+            seat_no, state = seat.seat, self.state
             body = wire.decision_body(
                 self._match_id_field, seat.decision_id, seat_no,
-                wire.observation_bytes(self.game_id, self.state.observation(seat_no)),
-                [encoded(a) for a in self.state.legal_actions(seat_no)],
+                self.observations.encode(state.observation_parts(seat_no)),
+                self.vocabulary.encoded(state.vocabulary_version(),
+                                        state.legal_action_ids(seat_no),
+                                        partial(state.describe, seat_no)),
                 int(seat.deadline_wall * 1e9))
             seat.request = body
         seat.sent_at = time.perf_counter()

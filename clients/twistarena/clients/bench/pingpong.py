@@ -28,6 +28,7 @@ import struct
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
+from functools import partial
 from typing import Any
 
 import grpc
@@ -62,7 +63,6 @@ class EngineGroup:
         self.players = players
         self.seed = seed
         self.rng = random.Random(seed)
-        self.cache = wire.action_cache(game_id)
         self.match_id = wire.match_id_field(f"pingpong-{seed}")
         self.decisions = 0
         #: The id of the request last sent (its answer is acknowledged with it).
@@ -72,6 +72,8 @@ class EngineGroup:
     def _new_game(self) -> None:
         self.seed += 1
         self.state = engine.make(self.game_id, self.players, self.seed, {})
+        self.observations = wire.ObservationEncoder(self.game_id)
+        self.vocabulary = wire.ActionVocabulary(self.game_id)
 
     def request(self) -> tuple[int, bytes]:
         """The seat to ask next and its DecisionRequest as ServerMessage bytes."""
@@ -81,8 +83,9 @@ class EngineGroup:
         self.decision_id = self.decisions * 8 + seat + 1
         body = wire.decision_body(
             self.match_id, self.decision_id, seat,
-            wire.observation_bytes(self.game_id, state.observation(seat)),
-            [self.cache.encoded(a) for a in state.legal_actions(seat)], 0)
+            self.observations.encode(state.observation_parts(seat)),
+            self.vocabulary.encoded(state.vocabulary_version(), state.legal_action_ids(seat),
+                                    partial(state.describe, seat)), 0)
         return seat, wire.decision_message(body, 5000)
 
     def answered(self, seat: int) -> bytes:

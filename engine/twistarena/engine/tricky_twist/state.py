@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import random
 from bisect import bisect_left, insort
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
+from functools import partial
 
-from ..core import JSON, Action, InvalidOptions, State
+from ..core import JSON, Action, InvalidOptions, ObservationPart, State
 from ..dealing import deal_hidden
 from . import scoring
 from .cards import (
@@ -572,6 +573,10 @@ class TrickyTwistState(State):
             return Action(a, f"value {d:+d}", {"kind": "modify_delta", "delta": d})
         return Action(a, f"unknown action {a}", {"kind": "unknown"})
 
+    def _vocabulary_version(self) -> Hashable:
+        """Only a bonus pick's label depends on the state: on the round's faces."""
+        return self.faces
+
     def _why_illegal(self, seat: int, action_id: int) -> str:
         phase, a = self.phase, action_id
         if phase == PLAY:
@@ -636,55 +641,89 @@ class TrickyTwistState(State):
         """Observation of ``seat`` (-1: a spectator). Tricks lie face-down but every
         card in them was shown when played, so their cards are public (RULES
         conventions: perfect memory of everything shown openly)."""
+        return {**self._table_json(seat), **self._round_json(),
+                "players": [self._player_json(s) for s in range(self.num_players)]}
+
+    def _table_json(self, seat: int) -> JSON:
+        """The part of a view that changes with nearly every action (and the seat's own)."""
         n = self.num_players
-        players = []
-        for s in range(n):
-            players.append({
-                "seat": s,
-                "hand_count": len(self.hands[s]),
-                "reserve_count": len(self.reserves[s]),
-                "known_in_hand": cards_json(sorted(self.known[s])),
-                "tricks": [{"cards": cards_json(t), "blank": not t} for t in self.tricks[s]],
-                "false_tricks": [
-                    {"family": FAMILIES[f] if f >= 0 else "", "value": v, "cards": cards_json(c),
-                     "source": src, "modifier": d}
-                    for f, v, c, src, d in self.false[s]],
-                "bonuses": [{"bonus": BONUS_NAMES[b], "face": self.faces[b]}
-                            for b in self.held[s]],
-                "score": self.total[s],
-                "void": [FAMILIES[f] for f in range(len(FAMILIES)) if self.voids[s] >> f & 1],
-            })
         own = 0 <= seat < n
-        led = FAMILIES[FAMILY_OF[self.trick[0]]] if self.trick else ""
         return {
             "game": self.game_id,
             "seat": seat,
             "num_players": n,
             "phase": self.phase,
             "to_act": list(self.acting),
-            "round": self.round_no + 1,
-            "rounds": self.rounds,
             "first_player": self.first_player,
             "leader": self.leader,
-            "scoring_card": self.scoring_card,
-            "scoring_cards_left": len(self.scoring_deck) - self.round_no - 1,
-            "past_scoring_cards": self.scoring_deck[:self.round_no],
-            "scores": list(self.total),
             "hand": cards_json(self.hands[seat]) if own else [],
             "reserve": cards_json(sorted(self.reserves[seat])) if own else [],
             "trick": [{"seat": (self.leader + i) % n, "card": card_json(c)}
                       for i, c in enumerate(self.trick)],
-            "led_family": led,
+            "led_family": FAMILIES[FAMILY_OF[self.trick[0]]] if self.trick else "",
+            "decision": self._decision(),
+        }
+
+    def _round_json(self) -> JSON:
+        """The part of a view that changes a few times a round (see ``_round_version``)."""
+        return {
+            "round": self.round_no + 1,
+            "rounds": self.rounds,
+            "scoring_card": self.scoring_card,
+            "scoring_cards_left": len(self.scoring_deck) - self.round_no - 1,
+            "past_scoring_cards": self.scoring_deck[:self.round_no],
+            "scores": list(self.total),
             "supply": [{"bonus": BONUS_NAMES[b], "face": self.faces[b]} for b in self.supply],
             "bonus_out": [BONUS_NAMES[b] for b in self.out],
-            "players": players,
-            "decision": self._decision(),
             "end_choices": list(self.end_choices),
             "last_round": list(self.last_round),
         }
 
+    def _round_version(self) -> tuple[object, ...]:
+        """Equal whenever ``_round_json`` is: end choices only grow within a round,
+        and the last round's rows change only as a round ends (the round number or
+        the phase changes with them)."""
+        return (self.round_no, self.phase == GAME_OVER, self.scoring_card, tuple(self.total),
+                tuple(self.supply), tuple(self.out), len(self.end_choices))
+
+    def _player_json(self, s: int) -> JSON:
+        """What everybody knows about seat ``s`` (see ``_player_version``)."""
+        return {
+            "seat": s,
+            "hand_count": len(self.hands[s]),
+            "reserve_count": len(self.reserves[s]),
+            "known_in_hand": cards_json(sorted(self.known[s])),
+            "tricks": [{"cards": cards_json(t), "blank": not t} for t in self.tricks[s]],
+            "false_tricks": [
+                {"family": FAMILIES[f] if f >= 0 else "", "value": v, "cards": cards_json(c),
+                 "source": src, "modifier": d}
+                for f, v, c, src, d in self.false[s]],
+            "bonuses": [{"bonus": BONUS_NAMES[b], "face": self.faces[b]} for b in self.held[s]],
+            "score": self.total[s],
+            "void": [FAMILIES[f] for f in range(len(FAMILIES)) if self.voids[s] >> f & 1],
+        }
+
+    def _player_version(self, s: int) -> tuple[object, ...]:
+        """Equal whenever ``_player_json(s)`` is (tricks and false tricks are tuples)."""
+        return (len(self.hands[s]), len(self.reserves[s]), tuple(self.known[s]),
+                tuple(self.tricks[s]), tuple(self.false[s]), tuple(self.held[s]), self.faces,
+                self.total[s], self.voids[s])
+
     def _observation(self, seat: int) -> JSON:
         return self._view(seat)
+
+    def _observation_parts(self, seat: int) -> list[ObservationPart]:
+        """The seat's table, the round and one part per player: a player's part
+        (its tricks) changes only when that player acts or wins a trick."""
+        parts = [ObservationPart("table", None, partial(self._table_json, seat)),
+                 ObservationPart("round", self._round_version(), self._round_json)]
+        for s in range(self.num_players):
+            parts.append(ObservationPart(s, self._player_version(s),
+                                         partial(self._players_json, s)))
+        return parts
+
+    def _players_json(self, s: int) -> JSON:
+        return {"players": [self._player_json(s)]}
 
     def _public_view(self) -> JSON:
         return self._view(-1)

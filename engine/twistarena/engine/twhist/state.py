@@ -8,7 +8,7 @@ Twhist cards and FLIP cards are bitmasks per seat (bit = kind, bit = FLIP value
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from ..core import JSON, Action, State
@@ -142,6 +142,10 @@ class TwhistState(State):
         if action_id == STOP:
             return Action(action_id, "stop picking", {"kind": "stop"})
         return Action(action_id, f"unknown action {action_id}", {"kind": "unknown"})
+
+    def _vocabulary_version(self) -> Hashable:
+        """Labels depend on the match's options only, fixed for the whole match."""
+        return 0
 
     # -- playing ------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 from bisect import insort
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 from ..core import JSON, Action, InvalidOptions, State
 from .cards import DECK, IS_TOAD, PARTNER, is_card
@@ -208,6 +208,10 @@ class TwistedState(State):
             verb = "extend the row with" if self.row else "start the row with"
             return Action(action_id, f"{verb} {action_id}", {"kind": "extend", "card": action_id})
         return Action(action_id, f"{action_id} is not a Twisted action", {"kind": "none"})
+
+    def _vocabulary_version(self) -> Hashable:
+        """Taking names the row's length; a card starts or extends the row."""
+        return (self.phase == START_ROW, len(self.row))
 
     def _why_illegal(self, seat: int, action_id: int) -> str:
         hand = self.hands[seat]

@@ -50,6 +50,11 @@ def test_decision_request_bytes(game_id: str) -> None:
                                               deadline_ns, left)
                 assert ppb.ServerMessage.FromString(encoded) == expected
                 assert encoded == expected.SerializeToString()
+                assert wire.message_kind(encoded) == wire.DECISION_KIND
+                narrow = wire.narrow_decision(encoded)
+                assert narrow.decision_id == did
+                assert [a.id for a in narrow.legal_actions] == \
+                    list(state.legal_action_ids(seat))
                 checked += 1
             seat = rng.choice(state.to_act())
             state.apply(seat, rng.choice(state.legal_action_ids(seat)))
@@ -64,6 +69,9 @@ def test_accepted_bytes(did: int, action: int) -> None:
     encoded = wire.accepted_message(did, action)
     assert ppb.ServerMessage.FromString(encoded) == expected
     assert encoded == expected.SerializeToString()
+    assert wire.message_kind(encoded) != wire.DECISION_KIND
+    answer = ppb.AgentMessage(answer=ppb.Answer(decision_id=did, action_id=action))
+    assert wire.answer_message(did, action) == answer.SerializeToString()
 
 
 def test_event_bytes() -> None:

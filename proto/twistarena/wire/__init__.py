@@ -326,6 +326,68 @@ def event_watch_message(event_bytes: bytes) -> bytes:
     return length_delimited(_WM_EVENT_KEY, event_bytes)
 
 
+_AM_ANSWER_KEY = _key(_number(ppb.AgentMessage, "answer"), _LEN)
+_ANSWER_DECISION_KEY = _key(_number(ppb.Answer, "decision_id"), _VARINT)
+_ANSWER_ACTION_KEY = _key(_number(ppb.Answer, "action_id"), _VARINT)
+_LEGAL_ID_KEY = _key(_number(ppb.LegalAction, "id"), _VARINT)[0]
+_DR_DECISION_ID_KEY = _DECISION_ID_KEY[0]
+_DR_LEGAL_ACTIONS_KEY = _LEGAL_ACTIONS_KEY[0]
+
+
+def answer_message(decision_id: int, action_id: int) -> bytes:
+    """A serialized ``AgentMessage(answer=Answer(...))``."""
+    return length_delimited(_AM_ANSWER_KEY, varint_field(_ANSWER_DECISION_KEY, decision_id)
+                            + varint_field(_ANSWER_ACTION_KEY, action_id))
+
+
+def message_kind(message: bytes) -> int:
+    """The field number of the one member a serialized ``ServerMessage`` holds (0: none)."""
+    return message[0] >> 3 if message else 0
+
+
+def _narrow_classes() -> type[Message]:
+    """A ServerMessage that knows only a DecisionRequest's id and legal action ids.
+
+    Built at import in a private descriptor pool (the contract's messages are
+    untouched): parsing with it keeps every other field as unknown bytes, so
+    the observation and the labels are copied, never parsed."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    file = descriptor_pb2.FileDescriptorProto(
+        name="twistarena/wire/narrow.proto", package="twistarena.wire.narrow", syntax="proto3")
+    field = descriptor_pb2.FieldDescriptorProto
+    action = file.message_type.add(name="ActionId")
+    action.field.add(name="id", number=_number(ppb.LegalAction, "id"),
+                     type=field.TYPE_INT32, label=field.LABEL_OPTIONAL)
+    decision = file.message_type.add(name="DecisionIds")
+    decision.field.add(name="decision_id", number=_number(_DR, "decision_id"),
+                       type=field.TYPE_UINT64, label=field.LABEL_OPTIONAL)
+    decision.field.add(name="legal_actions", number=_number(_DR, "legal_actions"),
+                       type=field.TYPE_MESSAGE, label=field.LABEL_REPEATED,
+                       type_name=".twistarena.wire.narrow.ActionId")
+    server = file.message_type.add(name="ServerMessageIds")
+    server.field.add(name="decision", number=_number(_SM, "decision"),
+                     type=field.TYPE_MESSAGE, label=field.LABEL_OPTIONAL,
+                     type_name=".twistarena.wire.narrow.DecisionIds")
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file)
+    cls: type[Message] = message_factory.GetMessageClass(
+        pool.FindMessageTypeByName("twistarena.wire.narrow.ServerMessageIds"))
+    return cls
+
+
+_SERVER_MESSAGE_IDS = _narrow_classes()
+#: ``message_kind`` of a ServerMessage holding a DecisionRequest.
+DECISION_KIND = _number(_SM, "decision")
+
+
+def narrow_decision(message: bytes) -> Any:
+    """The DecisionRequest of a serialized ``ServerMessage`` (see ``message_kind``)
+    with only ``decision_id`` and ``legal_actions[i].id`` parsed: a bot that needs
+    no more than these does not pay for the observation and the labels."""
+    return _SERVER_MESSAGE_IDS.FromString(message).decision  # type: ignore[attr-defined]
+
+
 def passthrough_serializer(message: Message | bytes) -> bytes:
     """Response serializer of the streaming handlers: bytes as they are, messages serialized."""
     if type(message) is bytes:

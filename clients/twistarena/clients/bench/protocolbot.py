@@ -1,10 +1,12 @@
 """A random bot written against the Play protocol directly, without the SDK.
 
 It does what any bot in any language must do and nothing more: join with its
-seat token, parse each ServerMessage, answer a DecisionRequest with one of its
-legal action ids, and stop at MatchOver. The service benchmark runs it beside
-the bare ping-pong client so that the two runs differ only by the server (the
-SDK's own cost is measured separately with real ``Agent`` s).
+seat token, tell each ServerMessage's kind, answer a DecisionRequest with one
+of its legal action ids, and stop at MatchOver. It reads only what a random bot
+needs (the decision id and the legal action ids, see ``wire.narrow_decision``),
+as a lean bot in any language would. The service benchmark runs it beside the
+bare ping-pong client so that the two runs differ only by the server (the SDK's
+own cost is measured separately with real ``Agent`` s).
 """
 
 from __future__ import annotations
@@ -16,11 +18,15 @@ from typing import Any
 
 import grpc
 import grpc.aio
-from twistarena.v1 import play_pb2, play_pb2_grpc
-
-from ..sdk.connection import stub
+from twistarena import wire
+from twistarena.v1 import play_pb2
 
 Hook = Callable[[Any, float], None]
+
+PLAY_METHOD = "/twistarena.v1.Play/Play"
+ACCEPTED, REJECTED, MATCH_OVER = (
+    play_pb2.ServerMessage.DESCRIPTOR.fields_by_name[name].number
+    for name in ("accepted", "rejected", "match_over"))
 
 
 class ProtocolBotError(RuntimeError):
@@ -42,34 +48,35 @@ class ProtocolBot:
         self.answered = 0
 
     async def run(self) -> play_pb2.MatchOver:
-        call: Any = stub(play_pb2_grpc.PlayStub, self.channel).Play()
+        call: Any = self.channel.stream_stream(
+            PLAY_METHOD, request_serializer=wire.passthrough_serializer)()
         key = self.match_id
         choice = self.rng.choice
-        message = play_pb2.AgentMessage
-        answer = play_pb2.Answer
+        kind_of, narrow, answer = wire.message_kind, wire.narrow_decision, wire.answer_message
+        decision = wire.DECISION_KIND
         try:
-            await call.write(message(join=play_pb2.Join(
+            await call.write(play_pb2.AgentMessage(join=play_pb2.Join(
                 match_id=self.match_id, seat_token=self.token, no_events=True)))
             while True:
-                msg = await call.read()
-                if msg is grpc.aio.EOF:
+                data = await call.read()
+                if data is grpc.aio.EOF:
                     raise ProtocolBotError(f"{key}: stream ended before MatchOver "
                                            f"({await call.code()}: {await call.details()})")
-                kind = msg.WhichOneof("msg")
-                if kind == "decision":
-                    req = msg.decision
+                kind = kind_of(data)
+                if kind == decision:
+                    req = narrow(data)
                     self.on_decision(key, time.perf_counter())
                     action = choice(req.legal_actions).id
                     self.on_answer(key, time.perf_counter())
                     self.answered += 1
-                    await call.write(message(answer=answer(decision_id=req.decision_id,
-                                                           action_id=action)))
-                elif kind == "accepted":
+                    await call.write(answer(req.decision_id, action))
+                elif kind == ACCEPTED:
                     self.accepted += 1
-                elif kind == "match_over":
-                    over: play_pb2.MatchOver = msg.match_over
+                elif kind == MATCH_OVER:
+                    over: play_pb2.MatchOver = play_pb2.ServerMessage.FromString(data).match_over
                     return over
-                elif kind == "rejected":
-                    raise ProtocolBotError(f"{key}: answer rejected: {msg.rejected.message}")
+                elif kind == REJECTED:
+                    message = play_pb2.ServerMessage.FromString(data).rejected.message
+                    raise ProtocolBotError(f"{key}: answer rejected: {message}")
         finally:
             call.cancel()

@@ -50,10 +50,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from twistarena.engine import Action
-from twistarena.v1 import play_pb2
+from twistarena.v1 import match_pb2, match_pb2_grpc, play_pb2
 
 from ..sdk import Agent, ArenaClient
-from ..sdk.connection import make_channel
+from ..sdk.connection import make_channel, stub
 from ..sdk.hosting import seat_agents
 from ..terminal import make_console
 from .pingpong import DECISION, PingPongClient, tune_gc
@@ -216,10 +216,10 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
     if agents not in AGENT_KINDS:
         raise ValueError(f"agents must be one of {AGENT_KINDS}, not {agents!r}")
     address = server.address
-    client = ArenaClient(address)
     timing = Timing()
     tracer = AgentTracer(timing)
     channels = [make_channel(address) for _ in range(matches)]
+    creators = [stub(match_pb2_grpc.MatchesStub, c) for c in channels]
     finished = 0
     running = True
 
@@ -237,8 +237,11 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
         nonlocal finished
         n = 0
         while running:
-            created = await client.create_match(game, players, seed=i * 100_003 + n,
-                                                decision_ms=LONG_CLOCK_MS)
+            # On the slot's own channel: a load generator does not open a connection per match.
+            created = await creators[i].CreateMatch(match_pb2.CreateMatchRequest(
+                options=match_pb2.MatchOptions(
+                    game_id=game, num_players=players, seed=i * 100_003 + n,
+                    time_control=match_pb2.TimeControl(decision_ms=LONG_CLOCK_MS))))
             await asyncio.gather(*seat_runs(i, n, created))
             finished += 1
             n += 1

@@ -43,6 +43,7 @@ class PlackettLuce:
     tau: float = 25.0 / 300.0
 
     def rating(self) -> Rating:
+        """The rating every new player starts from: the one named place for it."""
         return Rating(self.mu, self.sigma)
 
     def rate(self, ratings: Sequence[Rating], places: Sequence[int]) -> list[Rating]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 
+from twistarena import wire
 from twistarena.league import PlackettLuce, Rating
 from twistarena.storage import AgentRecord, MuSigma, Store
 from twistarena.v1 import match_pb2 as mpb
@@ -20,8 +21,6 @@ from . import auth, logs
 
 log = logs.get("twistarena.matchmaking")
 
-OVER = (mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED)
-
 
 class Agents:
     """Agent accounts, inboxes and ratings."""
@@ -29,15 +28,17 @@ class Agents:
     def __init__(self, store: Store) -> None:
         self.store = store
         self.stored = store.agents
+        #: The rating model: its starting rating is every new agent's.
+        self.model = PlackettLuce()
         #: Local Queue streams waiting for their agent's inbox, woken on delivery.
         self.waiters: dict[str, asyncio.Event] = {}
 
     async def register(self, name: str) -> tuple[str, str]:
         """A new agent with the model's starting rating: (agent id, api token)."""
-        model = PlackettLuce()
+        start = self.model.rating()
         agent_id = "ag_" + secrets.token_hex(6)
         token = auth.new_token(auth.AGENT_TOKEN_PREFIX)
-        await self.stored.create(agent_id, name, (model.mu, model.sigma),
+        await self.stored.create(agent_id, name, (start.mu, start.sigma),
                                  auth.token_hash(token))
         return agent_id, token
 
@@ -48,7 +49,15 @@ class Agents:
         return await self.stored.by_token_hash(auth.token_hash(token))
 
     async def get(self, agent_id: str) -> AgentRecord | None:
+        """The agent's account, None if there is no such agent."""
         return await self.stored.get(agent_id)
+
+    def rating(self, record: AgentRecord | None) -> Rating:
+        """An agent's rating; the model's starting one for an agent with none stored
+        (or no account: a house bot, an unknown id)."""
+        if record is None or record.rating is None:
+            return self.model.rating()
+        return Rating(*record.rating)
 
     async def exists(self, agent_ids: list[str]) -> list[bool]:
         return await self.stored.exists(agent_ids)
@@ -76,7 +85,7 @@ class Agents:
         records = await self.store.matches.load_many(ids)
         done = 0
         for mid, record in zip(ids, records, strict=True):
-            if record is not None and record.status not in OVER:
+            if record is not None and record.status not in wire.MATCH_OVER:
                 continue
             # Whoever takes the match out of the queue applies its update (once).
             seats = await self.stored.take_tracked(mid)
@@ -91,7 +100,7 @@ class Agents:
 
     async def apply_result(self, seats: dict[int, str], places: list[int]) -> None:
         """One match's Plackett-Luce update of the agents in it (house bots: fixed)."""
-        model = PlackettLuce()
+        model = self.model
         agents = sorted({a for a in seats.values() if not a.startswith("house:")})
         if not agents:
             return

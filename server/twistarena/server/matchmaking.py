@@ -16,7 +16,7 @@ from typing import Any
 import grpc
 from grpc import aio
 from prometheus_client import Counter
-from twistarena import engine
+from twistarena import engine, wire
 from twistarena.bots import LADDER, STRATEGIES
 from twistarena.storage import StoreError
 from twistarena.v1 import match_pb2 as mpb
@@ -70,8 +70,9 @@ class Matchmaking(kgrpc.MatchmakingServicer):
         if record is None:
             await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_AGENT",
                        f"no agent with id {shown(request.agent_id)}")
-        return kpb.AgentInfo(agent_id=record.agent_id, name=record.name, mu=record.mu,
-                             sigma=record.sigma, matches=record.matches)
+        rating = self.agents.rating(record)
+        return kpb.AgentInfo(agent_id=record.agent_id, name=record.name, mu=rating.mu,
+                             sigma=rating.sigma, matches=record.matches)
 
     async def _agent(self, context: aio.ServicerContext[Any, Any]) -> str:
         token = auth.bearer(context.invocation_metadata())
@@ -119,7 +120,7 @@ class Matchmaking(kgrpc.MatchmakingServicer):
             assigned = await self.agents.take_assignment(agent_id)
             if assigned is None and not request.tournament_only:
                 record = await self.agents.get(agent_id)
-                mu = record.mu if record is not None else 25.0
+                mu = self.agents.rating(record).mu
                 queued = await self.matchmaker.enqueue(agent_id, game_id, players, fill_ms,
                                                        bot, mu)
                 self.matchmaker.attach(game_id, players)
@@ -170,14 +171,12 @@ class Matchmaking(kgrpc.MatchmakingServicer):
         tid = request.tournament_id
         if not request.tournament_only or not tid:
             return None
-        from .tournaments import OVER_STATUSES  # tournaments imports this module
-
         state = await self.cluster.store.tournaments.status(tid)
         if state is None:
             await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_TOURNAMENT",
                        f"no tournament {tid!r}")
         status, detail = state
-        if status not in OVER_STATUSES:
+        if status not in wire.TOURNAMENT_OVER:
             return None
         name = tpb.TournamentStatus.Name(status).removeprefix("TOURNAMENT_")
         return kpb.TournamentOver(tournament_id=tid, status=name, detail=detail)

@@ -30,7 +30,7 @@ from typing import Any
 
 import grpc
 from grpc import aio
-from twistarena import engine
+from twistarena import engine, wire
 from twistarena.bots import STRATEGIES
 from twistarena.league import (
     GameResult,
@@ -60,7 +60,6 @@ POLL_S = 0.2
 #: The driver renews its lease this often (the lease lasts three times longer).
 RENEW_S = 1.0
 MAX_GAMES = 20_000
-OVER_STATUSES = (tpb.TOURNAMENT_FINISHED, tpb.TOURNAMENT_CANCELLED)
 
 
 def game_match_id(tid: str, round_no: int, index: int) -> str:
@@ -78,10 +77,6 @@ def parse_game_match_id(match_id: str) -> tuple[str, int, int] | None:
     if not (tid and round_no.isdigit() and index.isdigit()):
         return None
     return tid, int(round_no), int(index)
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def strategy_of(entrant: str) -> str | None:
@@ -168,7 +163,7 @@ class Snapshot(TournamentRecord):
         every game of its block (the seatings of one table on one deal) has
         one, since they all deal the same cards. Nothing is sealed once the
         tournament is over: no game is left to play."""
-        if self.status in OVER_STATUSES:
+        if self.status in wire.TOURNAMENT_OVER:
             return set()
         blocks: dict[tuple[int, int, int], list[tuple[int, int]]] = {}
         for r, i, game in self.games():
@@ -238,7 +233,7 @@ def to_proto(snap: Snapshot, with_games: bool = True, admin: bool = False) -> tp
                          status=snap.status,  # type: ignore[arg-type]
                          games_planned=planned_games(snap.spec), games_done=len(results),
                          standings=rows, created_at=created, detail=snap.detail)
-    if not admin and snap.status not in OVER_STATUSES:
+    if not admin and snap.status not in wire.TOURNAMENT_OVER:
         msg.spec.ClearField("seed")
     if with_games:
         sealed = set() if admin else snap.sealed()
@@ -338,7 +333,7 @@ class Director:
                     return
                 last_renew = time.monotonic()
             snap = await load(self.store, tid)
-            if snap is None or snap.status in OVER_STATUSES:
+            if snap is None or snap.status in wire.TOURNAMENT_OVER:
                 await self.store.drop_live(tid)
                 return
             spec = snap.spec
@@ -364,7 +359,7 @@ class Director:
             for i, record in zip(todo, records, strict=True):
                 if record is None:
                     continue
-                if record.status in (mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED):
+                if record.status in wire.MATCH_OVER:
                     result = record.result or mpb.MatchResult()
                     game = games[i]
                     places = list(result.places) or [1] * len(game.seats)
@@ -548,7 +543,7 @@ class Tournaments(tgrpc.TournamentsServicer):
             if key != last:
                 last = key
                 await context.write(to_proto(snap, admin=admin))
-            if snap.status in OVER_STATUSES:
+            if snap.status in wire.TOURNAMENT_OVER:
                 return
             await asyncio.sleep(0.3)
             fresh = await load(self.store, request.tournament_id)
@@ -559,7 +554,7 @@ class Tournaments(tgrpc.TournamentsServicer):
                                context: aio.ServicerContext[Any, Any]) -> tpb.Tournament:
         await require_admin(context, self.config)
         snap = await self._snapshot(request.tournament_id, context)
-        if snap.status in OVER_STATUSES:
+        if snap.status in wire.TOURNAMENT_OVER:
             await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "TOURNAMENT_OVER",
                        f"tournament {snap.tid} is already over")
         await self.director._finish(snap, tpb.TOURNAMENT_CANCELLED,

@@ -20,7 +20,7 @@ from redis.exceptions import WatchError
 from . import keys
 from .connection import Connections
 from .errors import driver_errors
-from .leases import text
+from .replies import text
 
 #: (mu, sigma)
 MuSigma = tuple[float, float]
@@ -33,16 +33,21 @@ RATING_ATTEMPTS = 20
 
 @dataclass(slots=True)
 class AgentRecord:
+    """An agent account as stored."""
+
     agent_id: str
     name: str
-    mu: float
-    sigma: float
+    #: None when no rating is stored: the rating model, not the store, knows
+    #: where a new agent starts (``twistarena.league``).
+    rating: MuSigma | None
     matches: int
 
 
 def _agent_from_hash(agent_id: str, raw: dict[bytes, bytes]) -> AgentRecord:
-    return AgentRecord(agent_id, text(raw.get(b"name", b"")), float(raw.get(b"mu", b"25")),
-                       float(raw.get(b"sigma", b"8.333")), int(raw.get(b"matches", b"0")))
+    mu, sigma = raw.get(b"mu"), raw.get(b"sigma")
+    rating = None if mu is None or sigma is None else (float(mu), float(sigma))
+    return AgentRecord(agent_id, text(raw.get(b"name", b"")), rating,
+                       int(raw.get(b"matches", b"0")))
 
 
 class AgentStore:

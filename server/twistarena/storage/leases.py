@@ -24,6 +24,7 @@ from typing import Any
 
 from .connection import Connections
 from .errors import FencedError, StoreError, driver_errors, translate
+from .replies import integer, text
 from .scripts import Arg, Scripts
 
 
@@ -64,20 +65,6 @@ class Handoff:
     token: str
     next_node: str = ""
     next_address: str = ""
-
-
-def text(value: Any) -> str:
-    """A reply value as text ('' for None)."""
-    if value is None:
-        return ""
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def _int(value: Any) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return 0
 
 
 class Leases:
@@ -167,7 +154,7 @@ class Leases:
                     out.append(LeaseState("", 0, "", "", ""))
                     continue
                 node, until, address, nxt, nxt_address = (text(v) for v in row)
-                out.append(LeaseState(node, _int(until), address, nxt, nxt_address))
+                out.append(LeaseState(node, integer(until), address, nxt, nxt_address))
         return out
 
     async def fenced_hset(self, key_id: str, token: str, hash_key: str,

@@ -18,6 +18,7 @@ from .connection import Connections
 from .durability import Durability
 from .errors import FencedError, driver_errors, translate
 from .leases import Grant, Holder, Leases
+from .replies import text
 from .scripts import Arg, Scripts, is_noscript
 
 #: (seat, action id, settled by the fallback)
@@ -188,7 +189,7 @@ class Matches:
         with driver_errors():
             raw: Any = await redis.zrangebyscore(keys.MATCH_INDEX, "-inf", before_ms,
                                                  start=0, num=count)
-            ids = [m.decode() if isinstance(m, bytes) else str(m) for m in raw]
+            ids = [text(m) for m in raw]
             if not ids:
                 return 0
             pipe = redis.pipeline(transaction=False)

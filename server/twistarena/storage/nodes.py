@@ -16,7 +16,8 @@ from typing import Any
 from . import keys
 from .connection import Connections
 from .errors import StoreError, driver_errors, translate
-from .leases import Handoff, Holder, Leases, text
+from .leases import Handoff, Holder, Leases
+from .replies import integer, text
 from .scripts import Scripts
 
 
@@ -46,20 +47,13 @@ class Renewal:
     token: str
 
 
-def _int(value: Any) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return 0
-
-
 def _beat_from_reply(res: Any) -> Beat:
     live: dict[str, NodeInfo] = {}
     for i in range(1, len(res) - 2, 3):
         node = text(res[i])
         load, _, address = text(res[i + 2]).partition("|")
-        live[node] = NodeInfo(node, address, int(float(text(res[i + 1]))), _int(load))
-    return Beat(_int(res[0]), live)
+        live[node] = NodeInfo(node, address, int(float(text(res[i + 1]))), integer(load))
+    return Beat(integer(res[0]), live)
 
 
 class Nodes:

@@ -14,7 +14,7 @@ from typing import Any
 from . import keys
 from .connection import Connections
 from .errors import driver_errors
-from .leases import text
+from .replies import text
 from .scripts import Scripts
 
 

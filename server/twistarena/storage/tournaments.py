@@ -18,7 +18,8 @@ from twistarena.v1 import tournaments_pb2 as tpb
 from . import keys
 from .connection import Connections
 from .errors import driver_errors
-from .leases import Holder, Leases, text
+from .leases import Holder, Leases
+from .replies import text
 from .scripts import Scripts
 
 #: A driver's lease; it renews every second, so a dead driver is replaced within this.

@@ -16,8 +16,8 @@ import contextlib
 import time
 from collections.abc import Sequence
 
+from twistarena import wire
 from twistarena.storage import Grant, LeaseState, MatchRecord, Store, StoreError
-from twistarena.v1 import match_pb2 as mpb
 
 from .. import logs, metrics
 from ..hub import Hub
@@ -30,7 +30,6 @@ log = logs.get("twistarena.cluster")
 
 #: Expired leases looked at per scan.
 SCAN_BATCH = 500
-OVER = (mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED)
 
 
 class Claims:
@@ -172,7 +171,7 @@ class Claims:
                 if record is None:
                     await self.store.nodes.forget_match(mid)
                     continue
-                if record.status in OVER:
+                if record.status in wire.MATCH_OVER:
                     await self.store.matches.drop_live(mid)
                     continue
                 try:

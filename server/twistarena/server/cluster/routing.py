@@ -14,8 +14,8 @@ from typing import Any, NoReturn
 
 import grpc
 from grpc import aio
+from twistarena import wire
 from twistarena.storage import StoreError
-from twistarena.v1 import match_pb2 as mpb
 
 from .. import metrics
 from ..rpc import REASON_KEY
@@ -28,7 +28,6 @@ OWNER_KEY = "twistarena-owner"
 RETRY_AFTER_KEY = "twistarena-retry-after-ms"
 #: Longest look-up of a match's new owner before a stream is closed without one.
 REDIRECT_LOOKUP_S = 0.5
-OVER = (mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED)
 
 
 async def abort_not_owner(context: aio.ServicerContext[Any, Any], details: str,
@@ -75,7 +74,7 @@ async def live_runner_or_redirect(cluster: Cluster, match_id: str,
     """For Watch: None for an unknown or finished match (replayed from the store),
     else the runner here or a NOT_OWNER redirect."""
     record = await cluster.store.matches.load(match_id)
-    if record is None or record.status in OVER:
+    if record is None or record.status in wire.MATCH_OVER:
         return None
     return await runner_or_redirect(cluster, match_id, context,
                                     f"match {match_id} is not run by this server right now")

@@ -60,6 +60,7 @@ class Agents:
         return Rating(*record.rating)
 
     async def exists(self, agent_ids: list[str]) -> list[bool]:
+        """Which of ``agent_ids`` are registered (a tournament checks its entrants)."""
         return await self.stored.exists(agent_ids)
 
     async def assign(self, agent_id: str, assigned: kpb.MatchAssigned) -> None:
@@ -70,6 +71,7 @@ class Agents:
             waiter.set()
 
     async def take_assignment(self, agent_id: str) -> kpb.MatchAssigned | None:
+        """The next seat handed to the agent, if one waits in its inbox (delivered once)."""
         raw = await self.stored.pop_assignment(agent_id)
         return kpb.MatchAssigned.FromString(raw) if raw else None
 

@@ -281,6 +281,7 @@ class App:
         return up
 
     def hub_draining(self) -> bool:
+        """The node is draining: the drain, not the store watcher, owns the health status."""
         return self.hub is not None and self.hub.draining
 
     async def drain(self) -> None:

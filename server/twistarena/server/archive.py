@@ -23,6 +23,7 @@ from twistarena.v1 import match_pb2 as mpb
 
 def match_line(record: MatchRecord, result: mpb.MatchResult,
                entries: Sequence[LogEntry], ended_ms: int) -> dict[str, Any]:
+    """One finished match as an archive line: enough to replay it (options, seed, actions)."""
     return {
         "match_id": record.match_id,
         "options": MessageToDict(record.options),
@@ -42,6 +43,7 @@ class Archive:
         self.directory.mkdir(parents=True, exist_ok=True)
 
     def path_for(self, ended_ms: int) -> Path:
+        """The day's file a match ended at ``ended_ms`` goes to (one file a day, UTC)."""
         day = time.strftime("%Y-%m-%d", time.gmtime(ended_ms / 1000))
         return self.directory / f"matches-{day}.jsonl"
 
@@ -51,5 +53,6 @@ class Archive:
 
     async def write(self, record: MatchRecord, result: mpb.MatchResult,
                     entries: Sequence[LogEntry]) -> None:
+        """Append the finished match to its day's file, off the event loop."""
         line = match_line(record, result, list(entries), int(time.time() * 1000))
         await asyncio.to_thread(self._write, line)

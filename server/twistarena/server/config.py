@@ -11,6 +11,8 @@ LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost", "ip6-loopback"})
 
 @dataclass(frozen=True, slots=True)
 class TlsConfig:
+    """The server's certificate and key, and the CA of its clients if it checks them."""
+
     cert_file: Path
     key_file: Path
     #: When set, clients must present a certificate signed by this CA.
@@ -51,6 +53,8 @@ class Limits:
 
 @dataclass(frozen=True, slots=True)
 class ServerConfig:
+    """Everything ``serve`` can set, in one place (the CLI flags map onto it)."""
+
     host: str = "127.0.0.1"
     #: 0 picks a free port; the bound address is logged and printed.
     port: int = 50051

@@ -22,6 +22,8 @@ DECISION_ID_STRIDE = 8
 
 
 class Outcome(enum.Enum):
+    """What became of a settled decision, for answers that arrive after it settled."""
+
     ANSWERED = "answered"
     TIMEOUT = "timeout"
     SUPERSEDED = "superseded"
@@ -41,6 +43,7 @@ ACCEPTED = Reply(True)
 
 
 def late(decision_id: int) -> Reply:
+    """The reply to an answer after its deadline: the fallback already decided."""
     return Reply(False, ppb.LATE_ANSWER,
                  f"decision {decision_id} passed its deadline; the fallback decided")
 

@@ -105,6 +105,7 @@ class EmbeddedValkey:
         return self._launch(workdir, timeout, same_port=False)
 
     def alive(self) -> bool:
+        """The embedded Valkey process is running."""
         return self.process is not None and self.process.poll() is None
 
     def restart(self, timeout: float = 60.0) -> str:

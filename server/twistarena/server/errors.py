@@ -38,6 +38,7 @@ UNDECODABLE = Undecodable()
 
 
 def is_undecodable(message: object) -> bool:
+    """The request could not be decoded (the interceptor's stand-in for a message)."""
     return message is UNDECODABLE
 
 
@@ -57,6 +58,7 @@ def tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], A
 
 
 async def refuse_undecodable(context: aio.ServicerContext[Any, Any]) -> None:
+    """End the call with INVALID_ARGUMENT for a request that is not a valid message."""
     await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                "the request is not a valid message of this method's type")
 
@@ -140,6 +142,8 @@ class StatusInterceptor(aio.ServerInterceptor):
                                Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        """Wrap each handler so that a request that does not decode gets a clear
+        status, not a crash."""
         handler = await continuation(handler_call_details)
         if handler is None:
             return handler

@@ -28,10 +28,14 @@ class Player(Protocol):
     """A seat and its stream, if one is connected (the runner's ``Seat``)."""
 
     @property
-    def seat(self) -> int: ...
+    def seat(self) -> int:
+        """The seat's number."""
+        ...
 
     @property
-    def stream(self) -> Outbox | None: ...
+    def stream(self) -> Outbox | None:
+        """The seat's connected stream, if any."""
+        ...
 
 
 class EventFeed:

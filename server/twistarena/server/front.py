@@ -92,6 +92,8 @@ class ConnectionFront:
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def start(self, host: str, port: int, backend_port: int) -> int:
+        """Listen on ``host:port`` in front of the gRPC server's ``backend_port``;
+        returns the bound port."""
         self.backend_port = backend_port
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(self._accept, host, port)
@@ -142,5 +144,6 @@ class ConnectionFront:
         front.transport.resume_reading()
 
     async def close(self) -> None:
+        """Stop accepting connections."""
         if self._server is not None:
             self._server.close()

@@ -37,6 +37,7 @@ class RateLimiter:
         self.buckets: dict[str, tuple[float, float]] = {}
 
     def allow(self, key: str) -> bool:
+        """Take a token from ``key``'s bucket; False when it is empty (the call is refused)."""
         if self.per_minute <= 0:
             return True
         now = time.monotonic()
@@ -90,6 +91,8 @@ class LiveObjects:
     owned: dict[str, set[str]] = field(default_factory=dict)
 
     async def count(self, key: str) -> int:
+        """How many live objects ``key`` owns; the ended ones are pruned once it
+        reaches the limit."""
         ids = self.owned.get(key)
         if not ids:
             return 0
@@ -103,6 +106,7 @@ class LiveObjects:
         return len(ids)
 
     def add(self, keys: Iterable[str], object_id: str) -> None:
+        """Count ``object_id`` as live for each of ``keys``."""
         for key in keys:
             self.owned.setdefault(key, set()).add(object_id)
 
@@ -149,6 +153,7 @@ class Quotas:
         return keys
 
     def created(self, keys: list[str], object_id: str) -> None:
+        """Count a newly created match or tournament against its creator's live limit."""
         if self.limits.live_per_client:
             self.live.add(keys, object_id)
 

@@ -52,6 +52,7 @@ class AckMemory:
         return len(self._items)
 
     def get(self, match_id: str) -> Acknowledged | None:
+        """What this node acknowledged of ``match_id``, if it remembers the match."""
         return self._items.get(match_id)
 
     def note(self, match_id: str, actions: int) -> Acknowledged:

@@ -58,10 +58,12 @@ class Matchmaker:
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
+        """Start forming matches and applying ratings in the background."""
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._form_loop()), loop.create_task(self._rate_loop())]
 
     async def close(self) -> None:
+        """Stop the background loops."""
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -82,9 +84,11 @@ class Matchmaker:
         await self.queues.vouch(agent_id, game_id, players, ALIVE_MS)
 
     async def leave(self, agent_id: str, game_id: str, players: int) -> None:
+        """Take the agent out of the queue (its Queue stream ended while it waited)."""
         await self.queues.leave(agent_id, game_id, players)
 
     async def waiting(self, game_id: str, players: int) -> int:
+        """How many agents wait in the queue of ``game_id`` for ``players``."""
         return await self.queues.waiting(game_id, players)
 
     def attach(self, game_id: str, players: int) -> None:
@@ -94,6 +98,7 @@ class Matchmaker:
         self._wake.set()
 
     def detach(self, game_id: str, players: int) -> None:
+        """A local stream stopped waiting on this queue: pop it no more once none is left."""
         key = (game_id, players)
         self.active[key] -= 1
         if self.active[key] <= 0:

@@ -42,6 +42,8 @@ STRENGTHS = LADDER  # practice strengths: the rungs of the house ladder
 
 
 class Matchmaking(kgrpc.MatchmakingServicer):
+    """The Matchmaking service: agent accounts, Queue streams and Practice."""
+
     def __init__(self, cluster: Cluster, config: ServerConfig, agents: Agents,
                  matchmaker: Matchmaker, quotas: Quotas) -> None:
         self.cluster = cluster

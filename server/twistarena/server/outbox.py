@@ -147,12 +147,15 @@ class Streams:
         self._task: asyncio.Task[None] | None = None
 
     def outbox(self, no_events: bool = False) -> Outbox:
+        """A new outbox bounded by the server's stream queue limit."""
         return Outbox(no_events, self.limits.stream_queue)
 
     def start(self) -> None:
+        """Start watching for stuck and idle streams."""
         self._task = asyncio.get_running_loop().create_task(self._watch())
 
     async def close(self) -> None:
+        """Stop watching."""
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -198,6 +201,7 @@ class DelayedOutbox(Outbox):
         self.delay_s = delay_s
 
     def send(self, msg: Any) -> None:
+        """Queue ``msg`` to leave ``delay_s`` from now."""
         super().send(_Held(self._loop.time() + self.delay_s, msg))
 
     def _due(self, index: int) -> bool:
@@ -206,6 +210,7 @@ class DelayedOutbox(Outbox):
         return type(item) is not _Held or item.until <= self._loop.time()
 
     async def get(self) -> Any:
+        """The next message, once its delay has passed."""
         item = await super().get()
         if type(item) is _Held:
             wait = item.until - self._loop.time()

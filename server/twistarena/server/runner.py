@@ -98,6 +98,7 @@ class MatchRunner:
 
     @property
     def stopped(self) -> bool:
+        """No longer run here (drained, ownership lost): the store keeps the match live."""
         return self.stopped_by is not None
 
     def replay(self, entries: Sequence[LogEntry]) -> None:

@@ -98,6 +98,8 @@ async def _end(context: aio.ServicerContext[Any, Any], close: Close) -> None:
 
 
 class Matches(mgrpc.MatchesServicer):
+    """The Matches service: create, get, list and cancel matches, fetch replays."""
+
     def __init__(self, cluster: Cluster, config: ServerConfig, quotas: Quotas) -> None:
         self.cluster = cluster
         self.hub = hub = cluster.hub
@@ -241,6 +243,8 @@ class Matches(mgrpc.MatchesServicer):
 
 
 class Play(pgrpc.PlayServicer):
+    """The Play service: one bidirectional stream per seat."""
+
     def __init__(self, cluster: Cluster, config: ServerConfig, quotas: Quotas,
                  streams: Streams) -> None:
         self.cluster = cluster
@@ -363,6 +367,8 @@ class Play(pgrpc.PlayServicer):
 
 
 class Watch(pgrpc.WatchServicer):
+    """The Watch service: a spectator's stream of the public view."""
+
     def __init__(self, cluster: Cluster, config: ServerConfig, streams: Streams) -> None:
         self.cluster = cluster
         self.hub = hub = cluster.hub

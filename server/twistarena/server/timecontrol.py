@@ -21,6 +21,8 @@ MAX_JOIN_MS = 7 * 24 * 3600 * 1000
 
 @dataclass(frozen=True, slots=True)
 class Clock:
+    """A match's time control in seconds, resolved from its options once."""
+
     decision_s: float
     forfeit_after: int  # 0: never forfeit
     grace_s: float

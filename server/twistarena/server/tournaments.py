@@ -63,6 +63,7 @@ MAX_GAMES = 20_000
 
 
 def game_match_id(tid: str, round_no: int, index: int) -> str:
+    """The match id of a tournament game: derived, so a resumed driver finds its matches."""
     return f"t{tid}-{round_no}-{index}"
 
 
@@ -89,10 +90,12 @@ def strategy_of(entrant: str) -> str | None:
 
 
 def seatings_per_table(players: int) -> int:
+    """How many seat rotations one table plays (every entrant in every seat)."""
     return len(seatings([str(i) for i in range(players)]))
 
 
 def planned_games(spec: tpb.TournamentSpec) -> int:
+    """How many games the tournament will play, known before it starts."""
     from itertools import combinations
 
     n = spec.num_players
@@ -106,10 +109,12 @@ def planned_games(spec: tpb.TournamentSpec) -> int:
 
 
 def rounds_of(spec: tpb.TournamentSpec) -> int:
+    """How many rounds the format plays (only Swiss has more than one)."""
     return spec.rounds if spec.format == tpb.SWISS else 1
 
 
 def first_round_tables(spec: tpb.TournamentSpec) -> list[list[str]]:
+    """The tables of round 1: every combination, the gauntlet's pairings, or Swiss's first draw."""
     from itertools import combinations
 
     entrants = list(spec.entrants)
@@ -140,6 +145,7 @@ def swiss_round(spec: tpb.TournamentSpec, previous: Sequence[dict[str, Any]],
 
 
 def round_games(spec: tpb.TournamentSpec, round_no: int, plan: dict[str, Any]) -> list[Any]:
+    """The games of one round from its stored plan: the same on every node that drives it."""
     return games_for_tables(plan["tables"], spec.games_per_pairing, spec.seed, round_no,
                             duplicate=spec.duplicate_deals)
 
@@ -173,6 +179,7 @@ class Snapshot(TournamentRecord):
                 if any(m not in self.results for m in members) for g in members}
 
     def ordered_results(self, before_round: int | None = None) -> list[Any]:
+        """The results in game order (of the rounds before ``before_round``, if given)."""
         return [self.results[k] for k in sorted(self.results)
                 if before_round is None or k[0] < before_round]
 
@@ -266,9 +273,11 @@ class Director:
         self._supervisor: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
+        """Start supervising: pick up tournaments that no live driver holds."""
         self._supervisor = asyncio.get_running_loop().create_task(self._supervise())
 
     async def close(self) -> None:
+        """Stop driving and release the leases, so another node takes over at once."""
         tasks = [t for t in (self._supervisor, *self.driving.values()) if t is not None]
         for task in tasks:
             task.cancel()
@@ -471,6 +480,8 @@ def normalize(spec: tpb.TournamentSpec) -> str:
 
 
 class Tournaments(tgrpc.TournamentsServicer):
+    """The Tournaments service: create, get, list, watch and cancel tournaments."""
+
     def __init__(self, cluster: Cluster, config: ServerConfig, agents: Agents,
                  director: Director, quotas: Quotas) -> None:
         self.quotas = quotas

@@ -78,6 +78,7 @@ class AgentStore:
         return text(raw) if raw else None
 
     async def get(self, agent_id: str) -> AgentRecord | None:
+        """The agent's account, None if there is none."""
         with driver_errors():
             raw: Any = await self._redis.hgetall(keys.agent(agent_id))
         if not raw:
@@ -85,6 +86,7 @@ class AgentStore:
         return _agent_from_hash(agent_id, raw)
 
     async def exists(self, agent_ids: Iterable[str]) -> list[bool]:
+        """Which of ``agent_ids`` have an account, in order."""
         with driver_errors():
             pipe = self._redis.pipeline(transaction=False)
             for agent_id in agent_ids:
@@ -109,10 +111,12 @@ class AgentStore:
         return text(raw) if raw else None
 
     async def hold_queued(self, agent_id: str, claim: str) -> None:
+        """Mark the agent as held by a Queue stream (``claim``: see ``queued_in``)."""
         with driver_errors():
             await self._redis.hset(keys.AGENT_QUEUED, agent_id, claim)
 
     async def release_queued(self, agent_id: str) -> None:
+        """The agent's Queue stream ended: it may queue again."""
         with driver_errors():
             await self._redis.hdel(keys.AGENT_QUEUED, agent_id)
 
@@ -124,6 +128,7 @@ class AgentStore:
             await self._redis.rpush(keys.agent_inbox(agent_id), assigned)
 
     async def pop_assignment(self, agent_id: str) -> bytes | None:
+        """Take the oldest seat handed to the agent, if any (each is delivered once)."""
         with driver_errors():
             raw: Any = await self._redis.lpop(keys.agent_inbox(agent_id))
         return bytes(raw) if raw else None

@@ -42,6 +42,7 @@ LEAN_SCRIPTS = frozenset({"append"})
 
 
 def is_cluster_url(url: str) -> bool:
+    """The url names a Redis Cluster (a cluster scheme, or several comma-separated nodes)."""
     scheme = url.split("://", 1)[0].lower() if "://" in url else ""
     return scheme in CLUSTER_SCHEMES or "," in url
 
@@ -127,6 +128,7 @@ class Connections:
                 await asyncio.sleep(0.1)
 
     async def close(self) -> None:
+        """Close both paths' connections."""
         if self.lean is not None:
             await self.lean.close()
         if self.cluster_mode:

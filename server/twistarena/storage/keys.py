@@ -24,6 +24,7 @@ from __future__ import annotations
 
 
 def match_tag(match_id: str) -> str:
+    """The hash tag of a match's keys: all of them land in one cluster slot."""
     return f"{{m:{match_id}}}"
 
 

@@ -26,11 +26,13 @@ LogEntry = tuple[int, int, bool]
 
 
 def encode_entry(entry: LogEntry) -> bytes:
+    """A log entry as stored: ``seat,action,timeout`` (short, and readable in redis-cli)."""
     seat, action, timeout = entry
     return b"%d,%d,%d" % (seat, action, 1 if timeout else 0)
 
 
 def decode_entry(raw: bytes) -> LogEntry:
+    """A stored log entry back as (seat, action, timeout)."""
     seat, action, timeout = raw.split(b",")
     return int(seat), int(action), timeout == b"1"
 
@@ -109,10 +111,12 @@ class Matches:
             await pipe.execute()
 
     async def exists(self, match_id: str) -> bool:
+        """The match is in the store (its keys may have expired after retention)."""
         with driver_errors():
             return bool(await self._redis.exists(keys.match_meta(match_id)))
 
     async def load(self, match_id: str) -> MatchRecord | None:
+        """The match's record, None if the store has no such match."""
         with driver_errors():
             raw: Any = await self._redis.hgetall(keys.match_meta(match_id))
         if not raw:
@@ -120,6 +124,7 @@ class Matches:
         return _record_from_hash(match_id, raw)
 
     async def load_many(self, match_ids: Sequence[str]) -> list[MatchRecord | None]:
+        """The records of ``match_ids`` in one round trip (None where missing)."""
         with driver_errors():
             pipe = self._redis.pipeline(transaction=False)
             for mid in match_ids:
@@ -129,11 +134,13 @@ class Matches:
                 for mid, raw in zip(match_ids, rows, strict=True)]
 
     async def load_log(self, match_id: str) -> list[LogEntry]:
+        """The match's whole action log."""
         with driver_errors():
             raw: Any = await self._redis.lrange(keys.match_log(match_id), 0, -1)
         return [decode_entry(e) for e in raw]
 
     async def load_logs(self, match_ids: Sequence[str]) -> list[list[LogEntry]]:
+        """The logs of ``match_ids`` in one round trip."""
         with driver_errors():
             pipe = self._redis.pipeline(transaction=False)
             for mid in match_ids:

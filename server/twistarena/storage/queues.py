@@ -42,6 +42,7 @@ class QueueStore:
             await self.conn.redis.zadd(alive, {agent_id: now_ms + alive_ms}, xx=True)
 
     async def leave(self, agent_id: str, game_id: str, players: int) -> None:
+        """Take the agent out of every structure of the queue."""
         queue = keys.queue(game_id, players)
         with driver_errors():
             pipe = self.conn.redis.pipeline(transaction=False)
@@ -52,6 +53,7 @@ class QueueStore:
             await pipe.execute()
 
     async def waiting(self, game_id: str, players: int) -> int:
+        """How many agents wait in the queue."""
         with driver_errors():
             return int(await self.conn.redis.zcard(keys.queue(game_id, players)[0]))
 

@@ -46,6 +46,7 @@ def bulk(arg: bytes | str | int) -> bytes:
 
 
 def encode_command(args: Sequence[bytes | str | int]) -> bytes:
+    """A command as a RESP array of bulk strings."""
     return b"*%d\r\n" % len(args) + b"".join(bulk(arg) for arg in args)
 
 
@@ -202,6 +203,7 @@ class RespPipeline:
                 batch.future.set_exception(error)
 
     async def close(self) -> None:
+        """Close the connection; the replies still awaited fail."""
         protocol = self._protocol
         if protocol is not None:
             self._lost(protocol, RespConnectionError("closed"))

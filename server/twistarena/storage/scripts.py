@@ -30,6 +30,7 @@ class Script:
 
     @classmethod
     def read(cls, name: str) -> Script:
+        """The script ``name`` from the package's ``lua/`` folder, with its SHA1 for EVALSHA."""
         source = resources.files(__package__).joinpath("lua", f"{name}.lua").read_text()
         return cls(name, source, hashlib.sha1(source.encode()).hexdigest())
 
@@ -58,6 +59,7 @@ class Scripts:
         self.queue_pop = Script.read("queue_pop")
 
     def all(self) -> list[Script]:
+        """Every script, to load them all at once."""
         return [v for v in vars(self).values() if isinstance(v, Script)]
 
     async def load(self, client: aioredis.Redis) -> None:

@@ -47,6 +47,7 @@ class Store:
 
     @property
     def cluster_mode(self) -> bool:
+        """The store is a Redis Cluster (keys of one match share a slot; no cross-slot calls)."""
         return self.conn.cluster_mode
 
     async def connect(self, timeout: float = 15.0) -> None:
@@ -98,5 +99,6 @@ class Store:
             await self.conn.redis.ping()
 
     async def close(self) -> None:
+        """Flush the pending appends, then close the connections."""
         await self.appender.drain()
         await self.conn.close()

@@ -53,6 +53,7 @@ class TournamentStore:
 
     async def create(self, tid: str, spec: tpb.TournamentSpec, status: int,
                      created_ms: int) -> None:
+        """Store a new tournament, indexed and marked live, in one transaction."""
         with driver_errors():
             pipe = self._redis.pipeline(transaction=True)
             pipe.hset(keys.tournament_meta(tid), mapping={
@@ -62,6 +63,7 @@ class TournamentStore:
             await pipe.execute()
 
     async def load(self, tid: str) -> TournamentRecord | None:
+        """The tournament with its rounds and results, None if the store has none."""
         with driver_errors():
             pipe = self._redis.pipeline(transaction=False)
             pipe.hgetall(keys.tournament_meta(tid))
@@ -106,6 +108,7 @@ class TournamentStore:
             return bool(await self._redis.sismember(keys.LIVE_TOURNAMENTS, tid))
 
     async def drop_live(self, tid: str) -> None:
+        """The tournament ended: no driver needs to pick it up any more."""
         with driver_errors():
             await self._redis.srem(keys.LIVE_TOURNAMENTS, tid)
 

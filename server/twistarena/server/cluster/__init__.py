@@ -103,6 +103,8 @@ class Cluster:
         return here
 
     async def close(self) -> None:
+        """Stop the node's cluster tasks and tell the others, with a last heartbeat,
+        that it is leaving."""
         for task in self._tasks.values():
             task.cancel()
         for task in self._tasks.values():

@@ -49,6 +49,7 @@ class Claims:
         self.kick = asyncio.Event()
 
     async def leases(self, ids: Sequence[str]) -> list[LeaseState]:
+        """The current leases of ``ids``, as the store holds them."""
         return await self.store.matches.leases.read(ids)
 
     async def recover(self) -> None:
@@ -102,6 +103,7 @@ class Claims:
                 log.error("placement_scan_failed", error=repr(exc))
 
     async def scan(self) -> None:
+        """Claim the matches whose leases expired and that placement gives to this node."""
         m = self.membership
         expired = await self.store.nodes.expired_matches(m.server_now_ms(), SCAN_BATCH)
         ids = [mid for mid in expired if self.hub.get(mid) is None and mid not in self.opening]

@@ -44,6 +44,7 @@ class LeaseKeeper:
         return sent + self.membership.lease_s - self.margin_s
 
     def hold(self, match_id: str, token: str, sent: float) -> None:
+        """Note a lease granted to a call sent at ``sent``: valid until ``good_until(sent)``."""
         self.valid[match_id] = (token, self.good_until(sent))
 
     async def beat(self) -> None:
@@ -74,6 +75,8 @@ class LeaseKeeper:
             self.lose(lost, "renewal refused")
 
     async def beat_loop(self) -> None:
+        """Heartbeat every beat until cancelled; a failed beat is counted and
+        retried, never fatal."""
         while True:
             started = time.monotonic()
             try:
@@ -103,6 +106,8 @@ class LeaseKeeper:
                 self.lose(expired, "lease not renewed in time")
 
     def lose(self, runners: Sequence[MatchRunner], why: str) -> None:
+        """Stop the runners whose leases this node can no longer vouch for (another
+        node may own them now)."""
         for runner in runners:
             self.valid.pop(runner.match_id, None)
             if self.hub.get(runner.match_id) is runner:

@@ -42,6 +42,7 @@ class Placement:
         self._placed: defaultdict[str, deque[float]] = defaultdict(deque)
 
     def candidates(self, exclude: Iterable[str] = ()) -> list[NodeInfo]:
+        """The live nodes that can be placed on (they advertise an address), but ``exclude``."""
         skip = set(exclude)
         return [n for n in self.membership.live.values()
                 if n.address and n.node_id not in skip]
@@ -74,6 +75,7 @@ class Placement:
         return len(placed)
 
     def note_placed(self, node_id: str) -> None:
+        """Count a match placed on ``node_id`` until its heartbeat can show it."""
         self._placed[node_id].append(time.monotonic())
 
     def target(self, match_id: str, lease: LeaseState) -> str:

@@ -41,7 +41,9 @@ def test_every_recipient_gets_exactly_its_engine_view(server: Any, game_id: str,
         created = await create(ch, options(game_id, players, seed=seed, decision_ms=30_000,
                                            game_options=game_options))
         mid = created.match.match_id
-        watch = pgrpc.WatchStub(ch).Watch(ppb.WatchRequest(match_id=mid))
+        # A spectator with a message per event and view, and a batched one.
+        watches = [pgrpc.WatchStub(ch).Watch(ppb.WatchRequest(match_id=mid, batched=b))
+                   for b in (False, True)]
         got: dict[int, list[ppb.ServerMessage]] = {s: [] for s in range(players)}
         agents = {s: Agent(ch, mid, t) for s, t in tokens(created).items()}
         for agent in agents.values():
@@ -49,7 +51,7 @@ def test_every_recipient_gets_exactly_its_engine_view(server: Any, game_id: str,
         await asyncio.gather(*(play_to_end(agent, random_chooser(seed * 10 + s),
                                            on_message=got[s].append)
                                for s, agent in agents.items()))
-        seen = [m async for m in watch]
+        seen = [[m async for m in watch] for watch in watches]
         replay = await mgrpc.MatchesStub(ch).GetReplay(mpb.GetReplayRequest(match_id=mid))
         assert replay.match.seed == seed
         actions = [(a.seat, a.action_id) for a in replay.actions]
@@ -65,7 +67,7 @@ def test_every_recipient_gets_exactly_its_engine_view(server: Any, game_id: str,
 
 def _check(game_id: str, players: int, seed: int, game_options: dict[str, Any],
            actions: list[tuple[int, int]], got: dict[int, list[ppb.ServerMessage]],
-           seen: list[ppb.WatchMessage]) -> None:
+           seen: list[list[ppb.WatchMessage]]) -> None:
     info = engine.game(game_id)
     states = [engine.make(game_id, players, seed, game_options)]
     for seat, action in actions:
@@ -86,10 +88,24 @@ def _check(game_id: str, players: int, seed: int, game_options: dict[str, Any],
             assert list(decision.legal_actions) == [
                 ppb.LegalAction(id=a.id, label=a.label, payload=wire.struct(a.payload))
                 for a in state.legal_actions(seat)]
-    spectator_events = [m.event for m in seen if m.WhichOneof("msg") == "event"]
-    assert spectator_events == [wire.event(i, ev.view(None), info)
-                                for i, ev in enumerate(final.events)]
-    views = [m.view for m in seen if m.WhichOneof("msg") == "view"]
     public = [wire.public_view(game_id, s.public_view()) for s in states]
-    assert views and all(view in public for view in views)
-    assert views[-1] == public[-1]
+    for spectator in seen:
+        spectator_events = [e for m in spectator for e in _events(m)]
+        assert spectator_events == [wire.event(i, ev.view(None), info)
+                                    for i, ev in enumerate(final.events)]
+        views = [v for m in spectator for v in _views(m)]
+        assert views and all(view in public for view in views)
+        assert views[-1] == public[-1]
+
+
+def _events(message: ppb.WatchMessage) -> list[mpb.Event]:
+    kind = message.WhichOneof("msg")
+    return [message.event] if kind == "event" else list(
+        message.batch.events) if kind == "batch" else []
+
+
+def _views(message: ppb.WatchMessage) -> list[Any]:
+    kind = message.WhichOneof("msg")
+    if kind == "batch" and message.batch.HasField("view"):
+        return [message.batch.view]
+    return [message.view] if kind == "view" else []

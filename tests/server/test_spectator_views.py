@@ -1,45 +1,80 @@
-"""Spectators get every event at once and one public view per batch of changes.
+"""Spectators get one public view per batch of changes, after its events.
 
-A match that moves many times in a row sends its spectators each public event
-as it happens, then a single view: the view of the state after the last
-change, built once for all of them (events.EventFeed).
+A match that moves many times in a row sends a spectator each public event as
+it happens (or, on a batched stream, all of them in one ``WatchBatch``), then
+a single view: the view of the state after the last change, built once for
+all spectators (events.EventFeed).
 """
 
 from __future__ import annotations
 
 import asyncio
 
+import pytest
 from twistarena import engine, wire
-from twistarena.server.events import EventFeed
+from twistarena.server.events import BACKLOG_BATCH, EventFeed, spectator_messages
 from twistarena.server.outbox import Outbox
 from twistarena.v1 import play_pb2 as ppb
 
 
-def test_a_batch_of_changes_sends_every_event_then_one_view_of_the_latest_state() -> None:
+async def _until_view(spectator: Outbox) -> list[ppb.WatchMessage]:
+    """The messages up to and including the first that carries a view."""
+    received: list[ppb.WatchMessage] = []
+    while not received or not _has_view(received[-1]):
+        received.append(ppb.WatchMessage.FromString(
+            await asyncio.wait_for(spectator.get(), 10)))
+    return received
+
+
+def _has_view(message: ppb.WatchMessage) -> bool:
+    kind = message.WhichOneof("msg")
+    return kind == "view" or (kind == "batch" and message.batch.HasField("view"))
+
+
+def _events(messages: list[ppb.WatchMessage]) -> list[object]:
+    return [e for m in messages
+            for e in (m.batch.events if m.WhichOneof("msg") == "batch" else [m.event])
+            if m.WhichOneof("msg") in ("event", "batch")]
+
+
+@pytest.mark.parametrize("batched", [False, True], ids=["a-message-each", "batched"])
+def test_a_burst_of_changes_sends_every_event_then_one_view_of_the_latest_state(
+        batched: bool) -> None:
     async def main() -> None:
         state = engine.make("twisted", 2, 7, {})
         info = engine.game("twisted")
         feed = EventFeed(state, info)
         spectators = [Outbox(), Outbox()]
-        first = 0  # the deal's events too
+        for spectator in spectators:
+            feed.backlog(spectator, 0, batched)  # the deal, and the view after it
+            await _until_view(spectator)
         for _ in range(6):
+            first = len(state.events)
             seat = state.to_act()[0]
             state.apply(seat, state.legal_action_ids(seat)[0])
             feed.send_new(first, [], set(spectators))
-            first = len(state.events)
+        deal = len(engine.make("twisted", 2, 7, {}).events)
         for spectator in spectators:
-            received = []
-            while not received or received[-1].WhichOneof("msg") != "view":
-                raw = await asyncio.wait_for(spectator.get(), 10)
-                received.append(ppb.WatchMessage.FromString(raw))
-            events = [m.event for m in received[:-1]]
-            assert [e.seq for e in events] == list(range(len(state.events)))
-            assert events == [wire.event(i, ev.view(None), info)
-                              for i, ev in enumerate(state.events)]
-            assert received[-1].view == wire.public_view("twisted", state.public_view())
-        # One view for the whole batch: nothing else is due.
+            received = await _until_view(spectator)
+            assert len(received) == (1 if batched else len(state.events) - deal + 1)
+            assert _events(received) == [wire.event(i, ev.view(None), info)
+                                         for i, ev in enumerate(state.events) if i >= deal]
+            last = received[-1]
+            view = last.batch.view if batched else last.view
+            assert view == wire.public_view("twisted", state.public_view())
+        # One view for the whole burst: nothing else is due.
         await asyncio.sleep(0)
         assert feed._view_timer is None
         assert all(not s._items for s in spectators)
 
     asyncio.run(main())
+
+
+def test_a_long_backlog_goes_in_batches_with_the_view_in_the_last() -> None:
+    events = [wire.event(i, {"kind": "x"}, engine.game("twisted")).SerializeToString()
+              for i in range(2 * BACKLOG_BATCH + 1)]
+    messages = [ppb.WatchMessage.FromString(m)
+                for m in spectator_messages(events, b"", batched=True)]
+    assert [len(m.batch.events) for m in messages] == [BACKLOG_BATCH, BACKLOG_BATCH, 1]
+    assert [m.batch.HasField("view") for m in messages] == [False, False, True]
+    assert [e.seq for e in _events(messages)] == list(range(len(events)))

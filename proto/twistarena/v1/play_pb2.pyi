@@ -185,21 +185,33 @@ class MatchOver(_message.Message):
     def __init__(self, result: _Optional[_Union[_match_pb2.MatchResult, _Mapping]] = ...) -> None: ...
 
 class WatchRequest(_message.Message):
-    __slots__ = ("match_id", "from_seq")
+    __slots__ = ("match_id", "from_seq", "batched")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     FROM_SEQ_FIELD_NUMBER: _ClassVar[int]
+    BATCHED_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     from_seq: int
-    def __init__(self, match_id: _Optional[str] = ..., from_seq: _Optional[int] = ...) -> None: ...
+    batched: bool
+    def __init__(self, match_id: _Optional[str] = ..., from_seq: _Optional[int] = ..., batched: _Optional[bool] = ...) -> None: ...
+
+class WatchBatch(_message.Message):
+    __slots__ = ("events", "view")
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    VIEW_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[_match_pb2.Event]
+    view: _observations_pb2.PublicView
+    def __init__(self, events: _Optional[_Iterable[_Union[_match_pb2.Event, _Mapping]]] = ..., view: _Optional[_Union[_observations_pb2.PublicView, _Mapping]] = ...) -> None: ...
 
 class WatchMessage(_message.Message):
-    __slots__ = ("view", "event", "match_over", "rewound")
+    __slots__ = ("view", "event", "match_over", "rewound", "batch")
     VIEW_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
     MATCH_OVER_FIELD_NUMBER: _ClassVar[int]
     REWOUND_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     view: _observations_pb2.PublicView
     event: _match_pb2.Event
     match_over: MatchOver
     rewound: Rewound
-    def __init__(self, view: _Optional[_Union[_observations_pb2.PublicView, _Mapping]] = ..., event: _Optional[_Union[_match_pb2.Event, _Mapping]] = ..., match_over: _Optional[_Union[MatchOver, _Mapping]] = ..., rewound: _Optional[_Union[Rewound, _Mapping]] = ...) -> None: ...
+    batch: WatchBatch
+    def __init__(self, view: _Optional[_Union[_observations_pb2.PublicView, _Mapping]] = ..., event: _Optional[_Union[_match_pb2.Event, _Mapping]] = ..., match_over: _Optional[_Union[MatchOver, _Mapping]] = ..., rewound: _Optional[_Union[Rewound, _Mapping]] = ..., batch: _Optional[_Union[WatchBatch, _Mapping]] = ...) -> None: ...

@@ -234,6 +234,10 @@ _SM_DECISION_KEY = _key(_number(_SM, "decision"), _LEN)
 _SM_ACCEPTED_KEY = _key(_number(_SM, "accepted"), _LEN)
 _SM_EVENT_KEY = _key(_number(_SM, "event"), _LEN)
 _WM_EVENT_KEY = _key(_number(ppb.WatchMessage, "event"), _LEN)
+_WM_VIEW_KEY = _key(_number(ppb.WatchMessage, "view"), _LEN)
+_WM_BATCH_KEY = _key(_number(ppb.WatchMessage, "batch"), _LEN)
+_BATCH_EVENTS_KEY = _key(_number(ppb.WatchBatch, "events"), _LEN)
+_BATCH_VIEW_KEY = _key(_number(ppb.WatchBatch, "view"), _LEN)
 _ACCEPTED_DECISION_KEY = _key(_number(ppb.AnswerAccepted, "decision_id"), _VARINT)
 _ACCEPTED_ACTION_KEY = _key(_number(ppb.AnswerAccepted, "action_id"), _VARINT)
 _TS_SECONDS_KEY = _key(1, _VARINT)
@@ -386,6 +390,20 @@ def narrow_decision(message: bytes) -> Any:
     with only ``decision_id`` and ``legal_actions[i].id`` parsed: a bot that needs
     no more than these does not pay for the observation and the labels."""
     return _SERVER_MESSAGE_IDS.FromString(message).decision  # type: ignore[attr-defined]
+
+
+def view_watch_message(view_bytes: bytes) -> bytes:
+    """A serialized ``WatchMessage(view=...)`` from a serialized PublicView."""
+    return length_delimited(_WM_VIEW_KEY, view_bytes)
+
+
+def batch_watch_message(events: Sequence[bytes], view_bytes: bytes | None) -> bytes:
+    """A serialized ``WatchMessage(batch=WatchBatch(events, view))`` from serialized
+    Events and a serialized PublicView (None: no view)."""
+    body = b"".join(length_delimited(_BATCH_EVENTS_KEY, e) for e in events)
+    if view_bytes is not None:
+        body += length_delimited(_BATCH_VIEW_KEY, view_bytes)
+    return length_delimited(_WM_BATCH_KEY, body)
 
 
 def passthrough_serializer(message: Message | bytes) -> bytes:

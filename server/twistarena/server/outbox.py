@@ -50,8 +50,9 @@ class Outbox:
     Items are messages or their serialized bytes (the handlers' serializer
     passes bytes through), or a ``Close``."""
 
-    __slots__ = ("_allowance", "_items", "_loop", "_waiter", "closed", "last_write", "limit",
-                 "no_events", "unproductive", "was_cut", "writer", "writing_since")
+    __slots__ = ("_allowance", "_items", "_loop", "_waiter", "batch_from", "closed",
+                 "last_write", "limit", "no_events", "unproductive", "was_cut", "writer",
+                 "writing_since")
 
     def __init__(self, no_events: bool = False, limit: int = 0) -> None:
         self._items: deque[Any] = deque()
@@ -59,6 +60,9 @@ class Outbox:
         self._waiter: asyncio.Future[None] | None = None
         self.closed = False
         self.no_events = no_events
+        #: A batched spectator's next event seq (``WatchRequest.batched``); None:
+        #: every event and view is a message of its own.
+        self.batch_from: int | None = None
         #: Messages that may wait beyond the backlog (0: unbounded).
         self.limit = limit
         #: Backlog still waiting (None: the first write has not started yet).

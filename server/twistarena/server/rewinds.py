@@ -123,11 +123,7 @@ async def store_lost(runner: MatchRunner, why: str, acknowledged: int,
     for seat in runner.seats:
         if seat.stream is not None:
             seat.stream.send(ppb.ServerMessage(rewound=rewound))
-    if runner.spectators:
-        watch, view = ppb.WatchMessage(rewound=rewound), runner.feed.view_message()
-        for spectator in runner.spectators:
-            spectator.send(watch)
-            spectator.send(view)
+    runner.feed.rewind(runner.spectators, rewound)
     memory = runner.hub.acknowledged.note(runner.match_id, kept)
     memory.rewound = rewound
     memory.told = {s.seat for s in runner.seats if s.stream is not None or s.house_bot}

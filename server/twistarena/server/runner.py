@@ -306,17 +306,16 @@ class MatchRunner:
         if seat.decision_id:
             self._arm_timer(seat, 0.0)
 
-    async def watch(self, outbox: Outbox, from_seq: int) -> None:
-        """A spectator joins: the public events from ``from_seq``, the view, then live."""
+    async def watch(self, outbox: Outbox, from_seq: int, batched: bool = False) -> None:
+        """A spectator joins: the public events from ``from_seq``, the view, then live
+        (``batched``: events and views together, see ``events``)."""
         async with self.lock:
             if self._refused(outbox):
                 return
             from_seq = await rewinds.resume_spectator_from(self, outbox, from_seq)
             if self._refused(outbox):
                 return
-            for seq in range(max(0, from_seq), len(self.state.events)):
-                outbox.send(wire.event_watch_message(self.feed.public(seq)))
-            outbox.send(self.feed.view_message())
+            self.feed.backlog(outbox, from_seq, batched)
             if self.over:
                 outbox.send(ppb.WatchMessage(match_over=ppb.MatchOver(result=self.result)))
                 outbox.finish()
@@ -562,12 +561,10 @@ class MatchRunner:
                 seat.stream.send(over)
                 seat.stream.finish()
                 seat.stream = None
-        self.feed.stop()
+        self.feed.send_view(self.spectators)  # the last view; no other is due
         if self.spectators:
-            view = self.feed.view_message()
             watch_over = ppb.WatchMessage(match_over=ppb.MatchOver(result=result))
             for spectator in self.spectators:
-                spectator.send(view)
                 spectator.send(watch_over)
                 spectator.finish()
             self.spectators.clear()

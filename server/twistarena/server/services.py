@@ -21,6 +21,7 @@ from .cluster import Cluster, routing
 from .config import ServerConfig
 from .disclosure import Disclosure
 from .errors import is_undecodable, status_for
+from .events import spectator_messages
 from .limits import Quotas
 from .outbox import Close, DelayedOutbox, Outbox, Streams
 from .records import match_proto, replay_state, timeouts_from_log
@@ -397,7 +398,7 @@ class Watch(pgrpc.WatchServicer):
         if runner is not None:
             live = runner
             outbox.unproductive = lambda: live.status == mpb.MATCH_STATUS_WAITING
-            await runner.watch(outbox, request.from_seq)
+            await runner.watch(outbox, request.from_seq, request.batched)
         else:
             record = await self.hub.store.matches.load(request.match_id)
             if record is None:
@@ -409,11 +410,12 @@ class Watch(pgrpc.WatchServicer):
             entries = await self.hub.store.matches.load_log(request.match_id)
             state = replay_state(record, entries)
             info = engine.game(record.options.game_id)
-            for seq in range(max(0, request.from_seq), len(state.events)):
-                outbox.send(ppb.WatchMessage(event=wire.event(
-                    seq, state.events[seq].view(None), info)))
-            outbox.send(ppb.WatchMessage(view=wire.public_view(
-                record.options.game_id, state.public_view())))
+            events = [wire.event(seq, state.events[seq].view(None), info).SerializeToString()
+                      for seq in range(max(0, request.from_seq), len(state.events))]
+            view = wire.public_view(record.options.game_id, state.public_view())
+            for message in spectator_messages(events, view.SerializeToString(),
+                                              request.batched):
+                outbox.send(message)
             outbox.send(ppb.WatchMessage(match_over=ppb.MatchOver(result=record.result)))
             outbox.finish()
         metrics.WATCH_STREAMS.inc()

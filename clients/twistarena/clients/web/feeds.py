@@ -22,7 +22,7 @@ from typing import Any
 import grpc
 import grpc.aio
 import structlog
-from twistarena.v1 import play_pb2, play_pb2_grpc
+from twistarena.v1 import match_pb2, observations_pb2, play_pb2, play_pb2_grpc
 
 from ..sdk.connection import (
     Backoff,
@@ -108,7 +108,7 @@ class MatchFeed:
         #: What arrived since the last flush: events, the latest view (still a
         #: message: decoded only once per batch), the end.
         self._pending: list[JSON] = []
-        self._view_msg: play_pb2.WatchMessage | None = None
+        self._view_msg: observations_pb2.PublicView | None = None
         self._flushed = asyncio.Event()
         self._last_flush = 0.0
         self._locate_only = False
@@ -131,7 +131,7 @@ class MatchFeed:
     def snapshot(self) -> bytes:
         """Everything a page needs to draw the match now (encoded once per change)."""
         if self._view_msg is not None:
-            self.view = oneof_to_dict(self._view_msg.view)
+            self.view = oneof_to_dict(self._view_msg)
             self._view_msg = None
             self._pending.append({"type": "view", "view": self.view})
         if self._cached_snapshot is None:
@@ -169,7 +169,7 @@ class MatchFeed:
     def _flush(self) -> None:
         """One frame for every browser: the pending events, then the latest view."""
         if self._view_msg is not None:
-            self.view = oneof_to_dict(self._view_msg.view)
+            self.view = oneof_to_dict(self._view_msg)
             self._view_msg = None
             view_message: JSON | None = {"type": "view", "view": self.view}
         else:
@@ -204,23 +204,35 @@ class MatchFeed:
         """Apply one upstream message; True when the match is over."""
         self.received += 1
         kind = msg.WhichOneof("msg")
-        if kind == "view":
-            self._view_msg = msg
-            self._cached_snapshot = None
-            self._flushed.set()
+        if kind == "batch":
+            for ev in msg.batch.events:
+                self._event(ev)
+            if msg.batch.HasField("view"):
+                self._view(msg.batch.view)
+        elif kind == "view":
+            self._view(msg.view)
         elif kind == "event":
-            ev = msg.event
-            event = {"seq": ev.seq, "kind": ev.kind, "text": ev.text,
-                     "data": struct_to_dict(ev.data)}
-            self.events.append(event)
-            self._pending.append({"type": "event", "event": event})
-            self._cached_snapshot = None
-            self._flushed.set()
+            self._event(msg.event)
         elif kind == "match_over":
             self.result = MatchResult.from_proto(msg.match_over.result).to_json()
             self._publish({"type": "over", "result": self.result})
             return True
         return False
+
+    def _view(self, view: observations_pb2.PublicView) -> None:
+        self._view_msg = view
+        self._cached_snapshot = None
+        self._flushed.set()
+
+    def _event(self, ev: match_pb2.Event) -> None:
+        if self.events and ev.seq <= self.events[-1]["seq"]:
+            return  # already had it before a reconnection
+        event = {"seq": ev.seq, "kind": ev.kind, "text": ev.text,
+                 "data": struct_to_dict(ev.data)}
+        self.events.append(event)
+        self._pending.append({"type": "event", "event": event})
+        self._cached_snapshot = None
+        self._flushed.set()
 
     async def _run(self) -> None:
         flusher = asyncio.create_task(self._flush_soon())
@@ -251,8 +263,9 @@ class MatchFeed:
             next_seq = self.events[-1]["seq"] + 1 if self.events else 0
             channel = make_channel(address, self.root_cert, self.tls)
             try:
-                stream = stub(play_pb2_grpc.WatchStub, channel).Watch(
-                    play_pb2.WatchRequest(match_id=self.match_id, from_seq=next_seq))
+                # Batched: events and views arrive together, a few times a second.
+                stream = stub(play_pb2_grpc.WatchStub, channel).Watch(play_pb2.WatchRequest(
+                    match_id=self.match_id, from_seq=next_seq, batched=True))
                 async for msg in stream:
                     if self.node != address:
                         self.node = address
@@ -261,9 +274,6 @@ class MatchFeed:
                     if self._locate_only:
                         return
                     last_ok, attempt = time.monotonic(), 0
-                    if msg.WhichOneof("msg") == "event" and self.events and \
-                            msg.event.seq <= self.events[-1]["seq"]:
-                        continue
                     if self._handle(msg):
                         return
                 return

@@ -1,13 +1,19 @@
 """``twistarena bench web``: does a crowd of browsers slow a match down?
 
-A node runs with its web face in its own process (``serve --web-port``, the
-embedded default). For each viewer count (0 and 200 by default) the same
-matches are played by SDK agents with the random strategy over gRPC while
-that many Server-Sent Events streams (from a process of their own) follow each
-match on the web face; the
-figure is the match's decisions/s. The node's RSS is read with the viewers
-connected to an idle match, and again after a match played to ``stalled``
-viewers that never read (their queues must stay bounded).
+The same matches are played by SDK agents (a fixed strategy) over gRPC while
+0, 1 and 200 Server-Sent Events streams follow each match on the web face.
+The viewers run in a process of their own, as real browsers would be on other
+machines, so their CPU is not counted against the match. The viewer counts
+take turns, one match each per round, so that a machine whose load drifts
+treats them alike. The figures: the match's decisions/s, the node's CPU per
+decision, and the memory of the web face's process with the viewers
+connected; then the same with ``--stalled`` viewers that never read (their
+queues must stay bounded).
+
+``--gateway node`` (the default) runs the web face in the node's process and
+event loop (``serve --web-port``, the embedded default), so its work counts as
+the node's; ``--gateway own`` runs it as ``twistarena web`` in a process of
+its own, and its CPU per decision is shown apart.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
@@ -30,29 +36,50 @@ from rich.table import Table
 
 from ..sdk import ArenaClient, play
 from ..terminal import make_console
-from .processes import ServerProcess
+from .processes import CLI, ServerProcess
 
-WEB = re.compile(r"web listening on (http://\S+)")
+WEB = re.compile(r"web listening on (http://\S+/)")
 
 
 @dataclass(slots=True)
 class Run:
+    """One viewer count's matches."""
+
     viewers: int
     stalled: bool
-    decisions_per_s: list[float]
-    #: The node's CPU time (server and web face) per decision, in ms.
-    cpu_ms: list[float]
-    rss_before: int
-    rss_with_viewers: int
-    rss_after: int
+    decisions_per_s: list[float] = field(default_factory=list)
+    #: The node's CPU time per decision, in ms (the web face's included when it
+    #: runs in the node's process).
+    cpu_ms: list[float] = field(default_factory=list)
+    #: The web face's own process's CPU time per decision, in ms (``--gateway own``).
+    gateway_cpu_ms: list[float] = field(default_factory=list)
+    #: RSS of the web face's process (the node's, by default): before the first
+    #: measured match, the most with these viewers connected, after they left.
+    rss_before: int = 0
+    rss_with_viewers: int = 0
+    rss_after: int = 0
+    #: The most that process grew by while these viewers connected, in one match.
+    rss_growth: int = 0
+
+    @property
+    def label(self) -> str:
+        return f"{self.viewers}{' stalled' if self.stalled else ''}"
+
+    def per_viewer_bytes(self) -> float:
+        return self.rss_growth / self.viewers if self.viewers else 0
 
     def to_json(self) -> dict[str, Any]:
-        return {"viewers": self.viewers, "stalled": self.stalled,
-                "decisions_per_s": [round(d, 1) for d in self.decisions_per_s],
-                "median_decisions_per_s": round(statistics.median(self.decisions_per_s), 1),
-                "node_cpu_ms_per_decision": [round(c, 3) for c in self.cpu_ms],
-                "rss_before": self.rss_before, "rss_with_viewers": self.rss_with_viewers,
-                "rss_after": self.rss_after}
+        out = {"viewers": self.viewers, "stalled": self.stalled,
+               "decisions_per_s": [round(d, 1) for d in self.decisions_per_s],
+               "median_decisions_per_s": round(statistics.median(self.decisions_per_s), 1),
+               "node_cpu_ms_per_decision": [round(c, 3) for c in self.cpu_ms],
+               "median_node_cpu_ms_per_decision": round(statistics.median(self.cpu_ms), 3),
+               "rss_before": self.rss_before, "rss_with_viewers": self.rss_with_viewers,
+               "rss_after": self.rss_after,
+               "rss_per_viewer": round(self.per_viewer_bytes())}
+        if self.gateway_cpu_ms:
+            out["gateway_cpu_ms_per_decision"] = [round(c, 3) for c in self.gateway_cpu_ms]
+        return out
 
 
 def random_bot(observation: Any, legal_actions: Sequence[Any]) -> int:
@@ -102,103 +129,130 @@ async def wait_viewers(session: aiohttp.ClientSession, web: str, count: int,
         await asyncio.sleep(0.1)
 
 
-async def one_match(node: ServerProcess, web: str, session: aiohttp.ClientSession,
-                    game: str, players: int, seed: int, viewers: int,
-                    stalled: bool) -> tuple[float, float, int]:
-    """Decisions/s of one match followed by ``viewers`` streams, the node's CPU ms per
-    decision, and its RSS with them connected."""
+@dataclass(slots=True)
+class Setup:
+    """The node, the process serving the web face (the node itself by default), its URL."""
+
+    node: ServerProcess
+    web_process: ServerProcess
+    web: str
+
+    def gateway_cpu_seconds(self) -> float:
+        return 0.0 if self.web_process is self.node else self.web_process.cpu_seconds()
+
+
+async def one_match(setup: Setup, session: aiohttp.ClientSession, game: str, players: int,
+                    seed: int, run: Run) -> None:
+    """Play one match followed by ``run.viewers`` streams and add its figures to ``run``."""
+    node, web = setup.node, setup.web
     client = ArenaClient(node.address)
     created = await client.create_match(game, players, seed=seed, decision_ms=30_000,
                                         seat_names=[f"bench-{i}" for i in range(players)])
     match_id = created.match.match_id
-    streams = open_viewers(f"{web}api/matches/{match_id}/stream", viewers, stalled)
+    rss = setup.web_process.rss_bytes()
+    streams = open_viewers(f"{web}api/matches/{match_id}/stream", run.viewers, run.stalled)
     try:
-        await wait_viewers(session, web, viewers)
-        rss = node.rss_bytes()
-        cpu = node.cpu_seconds()
+        await wait_viewers(session, web, run.viewers)
+        rss_with = setup.web_process.rss_bytes()
+        run.rss_with_viewers = max(run.rss_with_viewers, rss_with)
+        run.rss_growth = max(run.rss_growth, rss_with - rss)
+        cpu, gateway_cpu = node.cpu_seconds(), setup.gateway_cpu_seconds()
         start = time.perf_counter()
         await asyncio.gather(*(play(random_bot, server=node.address, match_id=match_id,
                                     token=t.token) for t in created.seat_tokens))
         seconds = time.perf_counter() - start
-        cpu = node.cpu_seconds() - cpu
-        actions = (await client.get_match(match_id)).actions
+        cpu, gateway_cpu = node.cpu_seconds() - cpu, setup.gateway_cpu_seconds() - gateway_cpu
+        actions = max(1, (await client.get_match(match_id)).actions)
     finally:
         if streams is not None:
             streams.kill()
             streams.wait()
-    return actions / seconds, 1000 * cpu / max(1, actions), rss
+    # Let the gateway see the streams close before the next reading.
+    await wait_viewers(session, web, 0)
+    run.rss_after = setup.web_process.rss_bytes()
+    run.decisions_per_s.append(actions / seconds)
+    run.cpu_ms.append(1000 * cpu / actions)
+    if setup.web_process is not setup.node:
+        run.gateway_cpu_ms.append(1000 * gateway_cpu / actions)
 
 
-async def measure(node: ServerProcess, web: str, game: str, players: int, matches: int,
-                  viewers: int, stalled: bool, console: Console) -> Run:
-    connector = aiohttp.TCPConnector(limit=0)
-    async with aiohttp.ClientSession(connector=connector) as session:
-        await wait_viewers(session, web, 0)
-        rss_before = node.rss_bytes()
-        rates, cpus, rss_with = [], [], 0
-        for i in range(matches):
-            rate, cpu, rss = await one_match(node, web, session, game, players, 100 + i, viewers,
-                                        stalled)
-            rates.append(rate)
-            cpus.append(cpu)
-            rss_with = max(rss_with, rss)
-            console.print(f"  {viewers} {'stalled ' if stalled else ''}viewers, match {i + 1}: "
-                          f"{rate:,.0f} decisions/s, node {cpu:.2f} ms CPU/decision",
-                          highlight=False)
-        # Let the gateway see the streams close before the last reading.
-        await wait_viewers(session, web, 0)
-        return Run(viewers, stalled, rates, cpus, rss_before, rss_with, node.rss_bytes())
+async def web_url(process: ServerProcess, timeout: float = 30.0) -> str:
+    """The URL a node or gateway printed when its web face started listening."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = next((m for line in process.lines if (m := WEB.search(line))), None)
+        if found:
+            return found.group(1)
+        if time.monotonic() > deadline:
+            raise RuntimeError("the web face did not start")
+        await asyncio.sleep(0.05)
 
 
 async def bench(args: argparse.Namespace, console: Console) -> list[Run]:
-    node = ServerProcess.serve("--web-port", "0")
+    own = args.gateway == "own"
+    node = ServerProcess.serve("--no-web" if own else "--web-port", *(() if own else ("0",)))
     node.start()
+    web_process = node
     try:
-        deadline = time.monotonic() + 30
-        web = ""
-        while not web:
-            found = next((m for line in node.lines if (m := WEB.search(line))), None)
-            if found:
-                web = found.group(1)
-            elif time.monotonic() > deadline:
-                raise RuntimeError("the node did not start its web face")
-            else:
-                await asyncio.sleep(0.05)
-        runs = []
-        # Warm the node (imports, caches) so the first measured run is not penalised.
-        await measure(node, web, args.game, args.players, 1, 0, False, make_console(quiet=True))
-        for viewers in args.viewers:
-            runs.append(await measure(node, web, args.game, args.players, args.matches,
-                                      viewers, False, console))
+        if own:
+            web_process = ServerProcess([sys.executable, "-c", CLI, "web", "--server",
+                                         node.address, "--port", "0"])
+            web_process.start()
+        setup = Setup(node, web_process, await web_url(web_process))
+        runs = [Run(v, False) for v in args.viewers]
         if args.stalled:
-            runs.append(await measure(node, web, args.game, args.players, args.matches,
-                                      args.stalled, True, console))
+            runs.append(Run(args.stalled, True))
+        connector = aiohttp.TCPConnector(limit=0)
+        async with aiohttp.ClientSession(connector=connector) as session:
+            await wait_viewers(session, setup.web, 0)
+            # Warm the node and the web face (imports, caches, a stream) so that the
+            # first measured match is not penalised.
+            await one_match(setup, session, args.game, args.players, 99, Run(1, False))
+            rss_before = web_process.rss_bytes()
+            for run in runs:
+                run.rss_before = rss_before
+            for i in range(args.matches):
+                for run in runs:
+                    await one_match(setup, session, args.game, args.players, 100 + i, run)
+                    cpu = f"node {run.cpu_ms[-1]:.2f} ms CPU/decision"
+                    if run.gateway_cpu_ms:
+                        cpu += f", web face {run.gateway_cpu_ms[-1]:.2f} ms"
+                    console.print(f"  round {i + 1}, {run.label} viewers: "
+                                  f"{run.decisions_per_s[-1]:,.0f} decisions/s, {cpu}",
+                                  highlight=False)
         return runs
     finally:
+        if web_process is not node:
+            web_process.stop()
         node.stop()
 
 
 def run_cli(args: argparse.Namespace) -> int:
     console = make_console()
     runs = asyncio.run(bench(args, console))
-    table = Table(title=f"{args.game} x{args.players}, SDK random agents, web face in the "
-                        "node's process (serve --web-port)")
-    for column in ("viewers", "decisions/s (median)", "per match",
-                   "node CPU ms/decision (median)", "RSS before",
-                   "RSS with viewers", "per viewer", "RSS after"):
+    where = ("in a process of its own (twistarena web)" if args.gateway == "own"
+             else "in the node's process (serve --web-port)")
+    table = Table(title=f"{args.game} x{args.players}, SDK agents, web face {where}, "
+                        f"medians of {args.matches} match(es)")
+    columns = ["viewers", "decisions/s", "per match", "node CPU ms/decision"]
+    if args.gateway == "own":
+        columns.append("web face CPU ms/decision")
+    columns += ["web face RSS before", "with viewers", "per viewer (growth)", "after"]
+    for column in columns:
         table.add_column(column, justify="right")
     for r in runs:
-        per_viewer = (r.rss_with_viewers - r.rss_before) / r.viewers if r.viewers else 0
-        table.add_row(f"{r.viewers}{' stalled' if r.stalled else ''}",
-                      f"{statistics.median(r.decisions_per_s):,.0f}",
-                      ", ".join(f"{d:,.0f}" for d in r.decisions_per_s),
-                      f"{statistics.median(r.cpu_ms):.2f}",
-                      f"{r.rss_before / 2**20:.1f} MiB", f"{r.rss_with_viewers / 2**20:.1f} MiB",
-                      f"{per_viewer / 1024:.1f} KiB" if r.viewers else "-",
-                      f"{r.rss_after / 2**20:.1f} MiB")
+        row = [r.label, f"{statistics.median(r.decisions_per_s):,.0f}",
+               ", ".join(f"{d:,.0f}" for d in r.decisions_per_s),
+               f"{statistics.median(r.cpu_ms):.2f}"]
+        if args.gateway == "own":
+            row.append(f"{statistics.median(r.gateway_cpu_ms):.2f}")
+        row += [f"{r.rss_before / 2**20:.1f} MiB", f"{r.rss_with_viewers / 2**20:.1f} MiB",
+                f"{r.per_viewer_bytes() / 1024:.1f} KiB" if r.viewers else "-",
+                f"{r.rss_after / 2**20:.1f} MiB"]
+        table.add_row(*row)
     console.print(table)
     if args.json:
-        print(json.dumps({"game": args.game, "players": args.players,
+        print(json.dumps({"game": args.game, "players": args.players, "gateway": args.gateway,
                           "runs": [r.to_json() for r in runs]}))
     return 0
 
@@ -215,6 +269,9 @@ def add_cli(targets: Any) -> None:
     parser.add_argument("--matches", type=int, default=3, help="matches per viewer count")
     parser.add_argument("--viewers", type=lambda s: [int(v) for v in s.split(",")],
                         default=[0, 200], help="viewer counts, comma-separated (default 0,200)")
+    parser.add_argument("--gateway", choices=("node", "own"), default="node",
+                        help="the web face in the node's process (default, as serve "
+                             "--web-port runs it) or in a process of its own")
     parser.add_argument("--stalled", type=int, default=200,
                         help="then this many viewers that never read (0: skip)")
     parser.add_argument("--json", action="store_true", help="end with one JSON line")

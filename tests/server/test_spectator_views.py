@@ -78,3 +78,36 @@ def test_a_long_backlog_goes_in_batches_with_the_view_in_the_last() -> None:
     assert [len(m.batch.events) for m in messages] == [BACKLOG_BATCH, BACKLOG_BATCH, 1]
     assert [m.batch.HasField("view") for m in messages] == [False, False, True]
     assert [e.seq for e in _events(messages)] == list(range(len(events)))
+
+
+def test_after_a_rewind_a_batched_spectator_gets_the_events_from_where_the_match_went_back_to(
+        ) -> None:
+    async def main() -> None:
+        info = engine.game("twisted")
+        played = engine.make("twisted", 2, 7, {})
+        kept = engine.make("twisted", 2, 7, {})  # the store kept the first two actions
+        for n in range(5):
+            seat = played.to_act()[0]
+            action = played.legal_action_ids(seat)[0]
+            played.apply(seat, action)
+            if n < 2:
+                kept.apply(seat, action)
+        spectator = Outbox()
+        EventFeed(played, info).backlog(spectator, 0, batched=True)
+        await _until_view(spectator)
+        assert spectator.batch_from == len(played.events)
+        feed = EventFeed(kept, info)  # rebuilt from the log the store kept
+        to_seq = len(kept.events)
+        feed.rewind({spectator}, ppb.Rewound(to_seq=to_seq))
+        rewound, batch = await _until_view(spectator)
+        assert rewound.rewound.to_seq == to_seq
+        assert not batch.batch.events
+        assert batch.batch.view == wire.public_view("twisted", kept.public_view())
+        seat = kept.to_act()[0]
+        kept.apply(seat, kept.legal_action_ids(seat)[-1])
+        feed.send_new(to_seq, [], {spectator})
+        (batch,) = await _until_view(spectator)
+        assert [e.seq for e in batch.batch.events] == list(range(to_seq, len(kept.events)))
+        assert batch.batch.view == wire.public_view("twisted", kept.public_view())
+
+    asyncio.run(main())

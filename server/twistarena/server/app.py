@@ -10,6 +10,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +73,7 @@ def grpc_options(config: ServerConfig) -> list[tuple[str, Any]]:
         # A connection that has not finished its handshake (sent the HTTP/2
         # preface; TLS) by then is closed: it holds a descriptor for nothing.
         ("grpc.server_handshake_timeout_ms", int(config.limits.handshake_timeout_s * 1000)),
-        ("grpc.so_reuseport", 0),
+        ("grpc.so_reuseport", 1 if config.shared_port else 0),
         *config.extra_grpc_options,
     ]
 
@@ -124,6 +125,9 @@ class App:
             raise ConfigError(
                 f"refusing to serve plaintext on {config.host}: give --tls-cert/--tls-key, "
                 "bind a loopback address, or pass --insecure")
+        server = aio.server(options=grpc_options(config), interceptors=[StatusInterceptor()])
+        public = self._bind(server)
+        config = self.config
         url = config.redis_url
         if url is None:
             self.embedded = EmbeddedValkey(config.data_dir, fsync=config.durability)
@@ -149,7 +153,6 @@ class App:
         self.cluster = Cluster(self.store, self.hub)
         quotas = Quotas(config, self._live, self._waiting_matches)
 
-        server = aio.server(options=grpc_options(config), interceptors=[StatusInterceptor()])
         mgrpc.add_MatchesServicer_to_server(Matches(self.cluster, config, quotas), server)  # type: ignore[no-untyped-call]
         self.streams = Streams(config.limits)
         add_streaming_services(server, Play(self.cluster, config, quotas, self.streams),
@@ -159,23 +162,11 @@ class App:
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         reflection.enable_server_reflection(
             (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
-        bind = f"[{config.host}]:{config.port}" if ":" in config.host else \
-            f"{config.host}:{config.port}"
-        creds = server_credentials(config)
-        public = bind
-        if config.limits.connections_per_peer:
-            # The relay takes the public address; gRPC listens on loopback behind it.
-            bind = "127.0.0.1:0"
-        if creds is not None:
-            self.port = server.add_secure_port(bind, creds)
-        else:
-            self.port = server.add_insecure_port(bind)
-        if not self.port:
-            raise ConfigError(f"could not bind {bind}")
         if config.limits.connections_per_peer:
             self.front = ConnectionFront(config.limits.connections_per_peer)
             try:
-                self.port = await self.front.start(config.host, config.port, self.port)
+                self.port = await self.front.start(config.host, config.port, self.port,
+                                                   config.shared_port)
             except OSError as exc:
                 raise ConfigError(f"could not bind {public}: {exc.strerror}") from None
         self.server = server
@@ -193,6 +184,31 @@ class App:
         log.info("listening", address=self.address, tls=config.tls is not None,
                  node=self.node_id, metrics_port=self.metrics_port)
         return self.port
+
+    def _bind(self, server: aio.Server) -> str:
+        """Bind the gRPC port(s) (before anything else: a worker of ``serve
+        --workers`` advertises the port of its own it gets here); the public address."""
+        config = self.config
+        host = f"[{config.host}]" if ":" in config.host else config.host
+        bind = public = f"{host}:{config.port}"
+        creds = server_credentials(config)
+        if config.limits.connections_per_peer:
+            # The relay takes the public address; gRPC listens on loopback behind it.
+            bind = "127.0.0.1:0"
+
+        def add(address: str) -> int:
+            port = (server.add_secure_port(address, creds) if creds is not None
+                    else server.add_insecure_port(address))
+            if not port:
+                raise ConfigError(f"could not bind {address}")
+            return port
+
+        self.port = add(bind)
+        if config.shared_port:
+            own = add(f"{host}:0")
+            advertised = config.advertise.rpartition(":")[0] or host
+            self.config = replace(config, advertise=f"{advertised}:{own}")
+        return public
 
     def _waiting_matches(self) -> int:
         """Matches of this node still waiting for their seats."""

@@ -100,6 +100,11 @@ class ServerConfig:
     #: no part in placement (it runs the matches created on it and, at startup,
     #: the orphaned ones) and is never a redirect target.
     advertise: str = ""
+    #: Other processes serve the same port (``serve --workers``): it is bound with
+    #: SO_REUSEPORT, and this node also listens on a port of its own, which it
+    #: advertises (on the host of ``advertise``, else ``host``) so that a
+    #: redirect reaches this very process.
+    shared_port: bool = False
     #: Ownership lease of a match: renewed every lease/4; a node stops running a
     #: match it could not renew in time, and another node may claim it.
     lease_ms: int = 2000

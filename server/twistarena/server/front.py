@@ -91,12 +91,15 @@ class ConnectionFront:
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
-    async def start(self, host: str, port: int, backend_port: int) -> int:
-        """Listen on ``host:port`` in front of the gRPC server's ``backend_port``;
-        returns the bound port."""
+    async def start(self, host: str, port: int, backend_port: int,
+                    reuse_port: bool = False) -> int:
+        """Listen on ``host:port`` in front of the gRPC server's ``backend_port``
+        (shared with other processes when ``reuse_port``: the cap then counts per
+        process); returns the bound port."""
         self.backend_port = backend_port
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(self._accept, host, port)
+        self._server = await loop.create_server(self._accept, host, port,
+                                                reuse_port=reuse_port or None)
         bound: int = self._server.sockets[0].getsockname()[1]
         return bound
 

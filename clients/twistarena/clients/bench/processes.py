@@ -50,6 +50,14 @@ def children(pid: int) -> list[int]:
     return out
 
 
+def is_helper(pid: int) -> bool:
+    """Whether a server's child is a helper (the embedded Valkey), not a node."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().startswith("valkey")
+    except OSError:
+        return False
+
+
 def own_cpu_seconds() -> float:
     """CPU of this process (the load generator)."""
     t = os.times()
@@ -111,18 +119,24 @@ class ServerProcess:
                     self._ready.set()
         self._ready.set()
 
+    def _children(self, helpers: bool) -> list[int]:
+        """The server's children: its helpers (the embedded Valkey), or the rest
+        (the node processes of ``serve --workers``)."""
+        return [c for c in children(self.pid) if is_helper(c) == helpers]
+
     def cpu_seconds(self) -> float:
-        return cpu_seconds(self.pid)
+        """CPU of the server: this process and its worker processes, if any."""
+        return cpu_seconds(self.pid) + sum(cpu_seconds(c) for c in self._children(False))
 
     def helper_cpu_seconds(self) -> float:
-        """CPU of the server's children (the embedded Valkey)."""
-        return sum(cpu_seconds(c) for c in children(self.pid))
+        """CPU of the server's helpers (the embedded Valkey)."""
+        return sum(cpu_seconds(c) for c in self._children(True))
 
     def rss_bytes(self) -> int:
-        return rss_bytes(self.pid)
+        return rss_bytes(self.pid) + sum(rss_bytes(c) for c in self._children(False))
 
     def helper_rss_bytes(self) -> int:
-        return sum(rss_bytes(c) for c in children(self.pid))
+        return sum(rss_bytes(c) for c in self._children(True))
 
     def kill(self) -> None:
         """SIGKILL, as a crash would: no drain, nothing flushed."""

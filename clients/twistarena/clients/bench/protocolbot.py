@@ -22,6 +22,9 @@ from twistarena import wire
 from twistarena.v1 import play_pb2
 
 Hook = Callable[[Any, float], None]
+#: A channel to the address a NOT_OWNER refusal names (``serve --workers``, clusters).
+Connect = Callable[[str], grpc.aio.Channel]
+OWNER_KEY = "twistarena-owner"
 
 PLAY_METHOD = "/twistarena.v1.Play/Play"
 ACCEPTED, REJECTED, MATCH_OVER = (
@@ -37,8 +40,12 @@ class ProtocolBot:
     """One seat played with uniformly random legal actions over a raw Play stream."""
 
     def __init__(self, channel: grpc.aio.Channel, match_id: str, token: str, seed: int,
-                 on_decision: Hook, on_answer: Hook) -> None:
+                 on_decision: Hook, on_answer: Hook, connect: Connect | None = None,
+                 events: bool = False) -> None:
         self.channel = channel
+        #: Whether the seat asks for its events too (what most agents run; unread here).
+        self.events = events
+        self.connect = connect
         self.match_id = match_id
         self.token = token
         self.rng = random.Random(seed)
@@ -48,6 +55,18 @@ class ProtocolBot:
         self.answered = 0
 
     async def run(self) -> play_pb2.MatchOver:
+        """Play to the end, following a redirect to the match's owner (a few at most)."""
+        for _ in range(3):
+            try:
+                return await self._play()
+            except grpc.aio.AioRpcError as error:
+                owner = dict(error.trailing_metadata() or ()).get(OWNER_KEY)
+                if self.connect is None or not isinstance(owner, str) or not owner:
+                    raise
+                self.channel = self.connect(owner)
+        raise ProtocolBotError(f"{self.match_id}: redirected again and again")
+
+    async def _play(self) -> play_pb2.MatchOver:
         call: Any = self.channel.stream_stream(
             PLAY_METHOD, request_serializer=wire.passthrough_serializer)()
         key = self.match_id
@@ -56,7 +75,7 @@ class ProtocolBot:
         decision = wire.DECISION_KIND
         try:
             await call.write(play_pb2.AgentMessage(join=play_pb2.Join(
-                match_id=self.match_id, seat_token=self.token, no_events=True)))
+                match_id=self.match_id, seat_token=self.token, no_events=not self.events)))
             while True:
                 data = await call.read()
                 if data is grpc.aio.EOF:

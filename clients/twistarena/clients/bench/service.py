@@ -211,7 +211,7 @@ AGENT_KINDS = ("protocol", "sdk")
 
 async def real_throughput(server: ServerProcess, game: str, players: int, matches: int,
                           warmup: float, duration: float, agents: str = "protocol",
-                          progress: Progress = _noop) -> Throughput:
+                          progress: Progress = _noop, events: bool = False) -> Throughput:
     """The real service: ``matches`` concurrent matches of random bots, kept topped up."""
     if agents not in AGENT_KINDS:
         raise ValueError(f"agents must be one of {AGENT_KINDS}, not {agents!r}")
@@ -220,17 +220,25 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
     tracer = AgentTracer(timing)
     channels = [make_channel(address) for _ in range(matches)]
     creators = [stub(match_pb2_grpc.MatchesStub, c) for c in channels]
+    owners: dict[str, Any] = {}
+
+    def connect(address: str) -> Any:
+        """One channel per owner a redirect names (``serve --workers``)."""
+        if address not in owners:
+            owners[address] = make_channel(address)
+        return owners[address]
     finished = 0
     running = True
 
     def seat_runs(i: int, n: int, created: Any) -> list[Awaitable[Any]]:
         if agents == "sdk":
             return [a.run() for a in seat_agents(
-                address, created, ["random"], seed=i + n, no_events=True, channel=channels[i],
+                address, created, ["random"], seed=i + n, no_events=not events,
+                channel=channels[i],
                 tracer=tracer, lazy_observations=True)]
         match_id = created.match.match_id
         return [ProtocolBot(channels[i], match_id, t.token, (i + n) * 101 + t.seat,
-                            timing.decision, timing.answer).run()
+                            timing.decision, timing.answer, connect, events).run()
                 for t in created.seat_tokens]
 
     async def slot(i: int) -> None:
@@ -254,10 +262,12 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        await asyncio.gather(*(c.close() for c in channels), return_exceptions=True)
+        await asyncio.gather(*(c.close() for c in [*channels, *owners.values()]),
+                             return_exceptions=True)
 
     try:
         label = "service, SDK agents" if agents == "sdk" else "service, protocol bots"
+        label += ", with events" if events else ""
         return await _measure(timing, server, warmup, duration, label, progress,
                               lambda: finished, stop)
     finally:
@@ -434,11 +444,13 @@ UNLIMITED = ("--creates-per-minute", "0", "--live-per-client", "0",
 
 async def run(game: str, players: int, matches: int, duration: float, warmup: float,
               live: int, storm: int, server_args: Sequence[str] = (),
-              progress: Progress = _noop, agents: Sequence[str] = AGENT_KINDS) -> Report:
+              progress: Progress = _noop, agents: Sequence[str] = AGENT_KINDS,
+              events: bool = False) -> Report:
     """The whole benchmark; every phase is bounded in time."""
     report = Report({"game": game, "players": players, "matches": matches,
                      "duration_s": duration, "warmup_s": warmup, "live_matches": live,
-                     "storm_agents": storm, "agents": list(agents)})
+                     "storm_agents": storm, "agents": list(agents),
+                     "server_args": list(server_args), "events": events})
     server = ServerProcess.serve(*UNLIMITED, *server_args)
     await asyncio.to_thread(server.start)
     try:
@@ -453,10 +465,10 @@ async def run(game: str, players: int, matches: int, duration: float, warmup: fl
                                                   duration, progress, game)
         if "protocol" in agents:
             report.real = await real_throughput(server, game, players, matches, warmup,
-                                                duration, "protocol", progress)
+                                                duration, "protocol", progress, events)
         if "sdk" in agents:
             report.sdk = await real_throughput(server, game, players, matches, warmup,
-                                               duration, "sdk", progress)
+                                               duration, "sdk", progress, events)
         return report
     finally:
         await asyncio.to_thread(server.stop)
@@ -504,6 +516,11 @@ def add_cli(targets: Any) -> None:
                         help="who plays the service run(s), comma-separated: 'protocol' "
                              "(random bots on the raw Play protocol, the ratio's subject) "
                              "and/or 'sdk' (the SDK's Agent with the random strategy)")
+    parser.add_argument("--events", action="store_true",
+                        help="the service's agents take their events too (no_events off, "
+                             "the SDK's default); the yardsticks are unchanged")
+    parser.add_argument("--workers", default="1", metavar="N|auto",
+                        help="the server under test runs `serve --workers N` (default 1)")
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     parser.set_defaults(run=run_cli)
 
@@ -535,8 +552,8 @@ def run_cli(args: argparse.Namespace) -> int:
 
         report = run_sync(args.game, args.players, args.matches, args.duration, args.warmup,
                           args.live_matches, args.storm if args.live_matches else 0,
-                          agents=kinds,
-                          progress=progress)
+                          agents=kinds, progress=progress, events=args.events,
+                          server_args=("--workers", args.workers))
     console.print(report_table(report))
     if args.json:
         print(json.dumps(report.to_json()))

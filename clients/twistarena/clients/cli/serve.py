@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .web import DEFAULT_WEB_PORT
+from .workers import run_workers, worker_count
 
 #: Each limit flag's destination -> its field of the server's ``Limits`` (a flag
 #: left out keeps the server's default, which docs/security.md lists).
@@ -53,6 +54,12 @@ def register(subparsers: Any) -> None:
                    help="the address other nodes redirect this node's clients to "
                         "(default: env TWISTARENA_ADVERTISE). Without it the node takes "
                         "no part in placement: it runs the matches created on it")
+    p.add_argument("--workers", type=worker_count, default=1, metavar="N|auto",
+                   help="run N node processes (auto: one per core) on the one --port and "
+                        "store, each advertising a port of its own for redirects; with "
+                        "the embedded Valkey this process runs it for all (default 1). "
+                        "Only --web-port turns the web face on then (in the first worker)")
+    p.add_argument("--shared-port", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--lease-ms", type=int, default=2000,
                    help="match ownership lease in ms; a dead node's matches move after "
                         "about this long (default 2000)")
@@ -163,7 +170,7 @@ def register(subparsers: Any) -> None:
                              "of the gRPC port (default: docs/security.md)")
     p.add_argument("--log-format", choices=("auto", "json", "console"), default="auto",
                    help="log format (default: JSON unless stdout is a terminal)")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, serve_parser=p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -208,6 +215,8 @@ def run(args: argparse.Namespace) -> int:
         print("twistarena serve: --wait-replicas, --retain-finished must be >= 0 and "
               "--wait-timeout-ms positive", file=sys.stderr)
         return 2
+    if args.workers > 1:
+        return run_workers(args.serve_parser, args, redis_url, node_id)
     tls = None
     if args.tls_cert is not None:
         tls = TlsConfig(cert_file=args.tls_cert, key_file=args.tls_key,
@@ -215,7 +224,8 @@ def run(args: argparse.Namespace) -> int:
     admin = args.admin_token or os.environ.get("TWISTARENA_ADMIN_TOKEN") or None
     config = ServerConfig(
         host=args.host, port=args.port, redis_url=redis_url, data_dir=args.data_dir,
-        node_id=node_id, advertise=advertise, lease_ms=args.lease_ms,
+        node_id=node_id, advertise=advertise, shared_port=args.shared_port,
+        lease_ms=args.lease_ms,
         drain_grace_s=args.drain_grace,
         metrics_port=args.metrics_port, admin_token=admin, tls=tls, insecure=args.insecure,
         stream_join_timeout_s=args.join_timeout, waiting_timeout_s=args.waiting_timeout,

@@ -1,0 +1,190 @@
+"""``twistarena serve --workers N``: N node processes behind one port, on one store.
+
+A node is one Python process and uses about one core. With ``--workers N``
+(``auto``: one per core) this process starts the embedded Valkey (unless
+``--redis-url``) and then N ``twistarena serve`` processes, each a node of the
+same cluster on that store. All of them bind the one client port with
+SO_REUSEPORT (the kernel spreads connections over them), and each also listens
+on a port of its own that it advertises, so that a redirect (NOT_OWNER) names
+the very process that runs the match. ``listening on HOST:PORT`` is printed
+once every worker listens; SIGTERM/SIGINT drain every worker, then the Valkey
+stops. A worker that exits on its own is started again under the same node id
+(it resumes the matches it held).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+
+#: Flags the supervisor sets per worker itself (the rest are passed through).
+OWN_FLAGS = frozenset({"workers", "port", "redis_url", "data_dir", "node_id", "metrics_port",
+                       "web_port", "no_web", "shared_port"})
+LISTENING = "listening on "
+
+
+def worker_count(text: str) -> int:
+    """``--workers``: a positive number, or ``auto`` (the cores this process may use)."""
+    if text == "auto":
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+            os.cpu_count() or 1
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or 'auto', not {text!r}") from None
+    if count < 1:
+        raise argparse.ArgumentTypeError("at least 1 worker")
+    return count
+
+
+def passed_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
+    """The options given to this ``serve`` (not left at their default), as flags again."""
+    out: list[str] = []
+    for action in parser._actions:
+        if not action.option_strings or action.dest in OWN_FLAGS:
+            continue
+        value = getattr(args, action.dest, action.default)
+        if value == action.default or value is None:
+            continue
+        flag = action.option_strings[-1]
+        out += [flag] if action.nargs == 0 else [flag, str(value)]
+    return out
+
+
+def reserve_port(host: str) -> socket.socket:
+    """A free port for every worker to share: bound with SO_REUSEPORT (never listening)
+    and held until the workers have bound it too."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host.strip("[]"), 0))
+    return sock
+
+
+def _die_with_parent() -> None:
+    """In the child (Linux): SIGTERM when the supervisor dies, so no node is orphaned."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+class Worker:
+    """One ``twistarena serve`` child; its output is passed on, but for its address line."""
+
+    def __init__(self, argv: list[str], ready: threading.Semaphore) -> None:
+        self.argv = argv
+        self.ready = ready
+        self.process: subprocess.Popen[str] | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(self.argv, stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True,
+                                        preexec_fn=_die_with_parent)
+        threading.Thread(target=self._forward, args=(self.process,), daemon=True).start()
+
+    def _forward(self, process: subprocess.Popen[str]) -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if line.startswith(LISTENING):
+                self.ready.release()
+                continue
+            sys.stdout.write(line)
+            sys.stdout.flush()
+
+    def exited(self) -> bool:
+        return self.process is not None and self.process.poll() is not None
+
+    def terminate(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+
+    def wait(self, timeout: float) -> None:
+        if self.process is None:
+            return
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(10)
+
+
+def run_workers(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                redis_url: str | None, node_id: str) -> int:
+    """Supervise ``args.workers`` nodes until SIGTERM/SIGINT."""
+    from .servers import EmbeddedValkey
+
+    count: int = args.workers
+    host: str = args.host
+    held = reserve_port(host) if args.port == 0 else None
+    port = held.getsockname()[1] if held is not None else args.port
+    embedded = None
+    if redis_url is None:
+        embedded = EmbeddedValkey(args.data_dir, fsync=args.durability)
+        redis_url = embedded.start()
+    base = node_id or uuid.uuid4().hex[:8]
+    common = [sys.executable, "-m", "twistarena.clients.cli", "serve",
+              *passed_flags(parser, args), "--port", str(port), "--redis-url", redis_url,
+              "--shared-port"]
+    ready = threading.Semaphore(0)
+    workers = []
+    for i in range(count):
+        argv = [*common, "--node-id", f"{base}-{i}"]
+        if args.metrics_port is not None:
+            argv += ["--metrics-port", str(args.metrics_port + i if args.metrics_port else 0)]
+        argv += ["--web-port", str(args.web_port)] if i == 0 and args.web_port is not None \
+            else ["--no-web"]
+        workers.append(Worker(argv, ready))
+    stopping = threading.Event()
+
+    def stop(signum: int, frame: object) -> None:
+        stopping.set()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        for worker in workers:
+            worker.start()
+        if not _await_ready(ready, workers, stopping):
+            print("twistarena serve: a worker exited before it listened", file=sys.stderr)
+            return 1
+        if held is not None:
+            held.close()
+        print(f"{LISTENING}{host}:{port}", flush=True)
+        while not stopping.wait(0.5):
+            for worker in workers:
+                if worker.exited():  # resumes the matches it held under its node id
+                    worker.start()
+        return 0
+    finally:
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            worker.wait(args.drain_grace + 10)
+        if embedded is not None:
+            embedded.stop()
+
+
+def _await_ready(ready: threading.Semaphore, workers: Sequence[Worker],
+                 stopping: threading.Event, timeout: float = 120.0) -> bool:
+    """Until every worker has printed its address (False: one died first, or a stop)."""
+    deadline = time.monotonic() + timeout
+    listening = 0
+    while listening < len(workers):
+        if ready.acquire(timeout=0.2):
+            listening += 1
+            continue
+        if stopping.is_set() or time.monotonic() > deadline or \
+                any(w.exited() for w in workers):
+            return False
+    return True

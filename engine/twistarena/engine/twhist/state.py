@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Hashable, Sequence
+from functools import partial
 from typing import Any
 
-from ..core import JSON, Action, State
+from ..core import JSON, Action, ObservationPart, State
 from ..dealing import deal_hidden
 from .cards import (
     ALL_TWHIST,
@@ -262,6 +263,10 @@ class TwhistState(State):
         return out
 
     def _view(self, viewer: int) -> JSON:
+        return {**self._table_json(viewer), **self._discard_json(), **self._rules_json()}
+
+    def _table_json(self, viewer: int) -> JSON:
+        """The part of a view that changes with every action."""
         t = self.t
         seat = self.leader
         trick = []
@@ -288,17 +293,29 @@ class TwhistState(State):
             "picked": [t.card_json(c) for c in self.picked],
             "pool": [t.card_json(c) for c in self.pool],
             "open_cards": [t.card_json(c) for c in self.open_cards],
-            "discard": [t.card_json(c) for c in self.discard],
             "players": self._players(viewer),
-            "rules": {k: (list(v) if isinstance(v, list) else v) for k, v in self.options.items()},
         }
 
+    def _discard_json(self) -> JSON:
+        return {"discard": [self.t.card_json(c) for c in self.discard]}
+
+    def _rules_json(self) -> JSON:
+        return {"rules": {k: (list(v) if isinstance(v, list) else v)
+                          for k, v in self.options.items()}}
+
+    def _seat_json(self, seat: int) -> JSON:
+        return {**self._table_json(seat), "seat": seat,
+                "hand": [self.t.card_json(c) for c in self.hands[seat]],
+                "twhist_hand": twhist_names(self.twhist[seat])}
+
     def _observation(self, seat: int) -> JSON:
-        view = self._view(seat)
-        view["seat"] = seat
-        view["hand"] = [self.t.card_json(c) for c in self.hands[seat]]
-        view["twhist_hand"] = twhist_names(self.twhist[seat])
-        return view
+        return {**self._seat_json(seat), **self._discard_json(), **self._rules_json()}
+
+    def _observation_parts(self, seat: int) -> list[ObservationPart]:
+        """The rules never change in a match, the discard pile only grows."""
+        return [ObservationPart("table", None, partial(self._seat_json, seat)),
+                ObservationPart("discard", tuple(self.discard), self._discard_json),
+                ObservationPart("rules", 0, self._rules_json)]
 
     def _public_view(self) -> JSON:
         return self._view(-1)

@@ -125,7 +125,8 @@ def test_paired_and_depth_limited_variants_stay_legal_and_blind(game_id: str) ->
     for k, state in enumerate(_decision_points(game_id, 3)[:3]):
         seat = state.to_act()[0]
         other = state.determinize(seat, random.Random(k))
-        config = IsmctsConfig(iterations=20, paired=True, depth=4, horizon="game")
+        config = IsmctsConfig(iterations=20, rollout="greedy", paired=True, depth=4,
+                              horizon="game")
         a, b = IsmctsBot(game_id, 2, config), IsmctsBot(game_id, 2, config)
         action = a.act_with_state(state, seat)
         assert action in state.legal_action_ids(seat)

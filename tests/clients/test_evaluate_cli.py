@@ -24,4 +24,8 @@ def test_tables_only_on_stdout_and_an_estimate_on_stderr(
 def test_json_only_with_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*SMALL, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["meta"]["deals"] == 1 and report["meta"]["games"] == 2
+    meta = report["meta"]
+    assert meta["deals"] == 1 and meta["games"] == 2
+    # CPU seconds of ismcts's searched decisions: one seat in each of the two games.
+    assert meta["search_decisions"] > 10
+    assert 0 < meta["search_seconds_mean"] <= meta["search_seconds_max"]

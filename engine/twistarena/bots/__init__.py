@@ -66,10 +66,11 @@ Factory = Callable[[str, int | None, Mapping[str, Any] | None], Bot]
 #: Measured ratings of the rungs against each other are in docs/bots.md.
 LADDER: tuple[str, ...] = ("random", "heuristic", "ismcts-fast", "ismcts", "ismcts-strong")
 
-#: ISMCTS iterations per decision of each ISMCTS rung (a fixed count, not a time:
-#: a house bot's choice must be reproducible from the match seed and log).
-#: ``twistarena bench ladder`` measures the CPU seconds they take per decision.
-ISMCTS_ITERATIONS: dict[str, int] = {"ismcts-fast": 60, "ismcts": 300, "ismcts-strong": 500}
+#: Simulations per decision of each search rung (a fixed count, not a time: a house
+#: bot's choice must be reproducible from the match seed and log). Each simulation
+#: plays a few heuristic moves, so a decision's cost is bounded: ``twistarena bench
+#: ladder`` measures the CPU seconds per decision (the target: under one second).
+ISMCTS_ITERATIONS: dict[str, int] = {"ismcts-fast": 30, "ismcts": 100, "ismcts-strong": 250}
 
 
 def _heuristic(game_id: str, seed: int | None) -> Bot:

@@ -1,13 +1,21 @@
-"""A search bot: single-observer information-set Monte Carlo tree search (SO-ISMCTS,
-Cowling, Powley & Whitehouse 2012), on the engine's own rules.
+"""A search bot on the engine's own rules, from what its seat may see. Two searches:
 
-Each iteration samples one deal of everything the bot's seat cannot see
-(``State.determinize``), descends one shared tree keyed by action ids, choosing
-with UCB among the children legal in *that* deal (availability counts), adds one
-node, plays on with a cheap rollout policy to the end of the round (in Twisted,
-whose score is exact after every move, only a few moves: less noise) and backs
-up every seat's reward (its score gain over the others' mean, squashed into
-0..1), so opponents' nodes are chosen for the opponents' benefit.
+- ``rollout="heuristic"`` (the default, and the ladder's): flat determinized Monte
+  Carlo over the seat's legal moves. Each simulation samples one deal of
+  everything the seat cannot see (``State.determinize``), tries *every* legal
+  move on it, then lets every seat play the game's heuristic bot for a few moves
+  (``HEURISTIC_DEPTH``) and scores the position as it stands then (``STANDING``).
+  All moves share the deal and the dice, so their differences carry little
+  luck; the best mean margin wins, and ties keep the heuristic's own choice. It
+  is a rollout improvement of the heuristic (Tesauro & Galperin 1996): it plays
+  the heuristic's move unless simulations of the heuristic show a better one.
+- ``rollout="greedy"`` or ``"random"``: single-observer information-set MCTS
+  (SO-ISMCTS, Cowling, Powley & Whitehouse 2012). One shared tree keyed by
+  action ids, UCB among the children legal in the sampled deal (availability
+  counts), one node added per iteration, then a cheap rollout policy to the end
+  of the round (in Twisted, whose score is exact after every move, only a few
+  moves), every seat's reward (its score gain over the others' mean, squashed
+  into 0..1) backed up, so opponents' nodes are chosen for their own benefit.
 
 Hidden information. The bot sees what its seat was sent and nothing more: the
 root of every search is ``engine.sample_state`` of the seat's observation (one
@@ -36,6 +44,8 @@ from twistarena.engine.twisted.cards import IS_TOAD as TW_IS_TOAD
 from twistarena.engine.twisted.state import TAKE as TW_TAKE
 from twistarena.engine.twisted.state import TWIST_BASE as TW_TWIST_BASE
 
+from .heuristic import heuristic_bot
+
 #: Attribute holding the round number, per game: simulations stop at the end of
 #: the current round, whose score change is what the decision can influence.
 ROUND_ATTR: Mapping[str, str] = {"tricky_twist": "round_no", "twisted": "round"}
@@ -45,8 +55,28 @@ ROUND_ATTR: Mapping[str, str] = {"tricky_twist": "round_no", "twisted": "round"}
 #: less noise than the rest of the round.
 DEPTH: Mapping[str, int] = {"twisted": 6}
 
+#: Simulation depth of heuristic rollouts (moves after the root move), per game: they
+#: cost a heuristic decision per move, and the near future carries most of a move's
+#: effect; the score at the end is the game's ``STANDING``.
+HEURISTIC_DEPTH: Mapping[str, int] = {"twisted": 6, "twhist": 8, "tricky_twist": 8}
+
+
+def _tricky_twist_standing(state: Any) -> list[int]:
+    """TT totals as if the round were scored now (TT-7.2..7.6): the scores themselves
+    move only at the end of a round."""
+    return [row["total"] for row in state.round_rows()]
+
+
+#: Each seat's score as it stands, for simulations cut before the score is settled
+#: (default: ``State.scores``).
+STANDING: Mapping[str, Callable[[Any], list[int]]] = {"tricky_twist": _tricky_twist_standing}
+
 #: Score margin (points) that the reward maps to about 0.73 (logistic scale), per game.
 REWARD_SCALE: Mapping[str, float] = {"tricky_twist": 12.0, "twisted": 4.0, "twhist": 4.0}
+
+
+#: Rollout policies ``IsmctsConfig.rollout`` accepts.
+ROLLOUTS: tuple[str, ...] = ("heuristic", "greedy", "random")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,11 +84,16 @@ class IsmctsConfig:
     """Search budget and knobs. ``time_ms`` is optional so that tests can rely on
     ``iterations`` alone and stay deterministic; with both, the first one reached stops."""
 
-    iterations: int | None = 300
+    #: simulations per decision (one per legal move and sampled deal in the flat search)
+    iterations: int | None = 100
     time_ms: float | None = None
     exploration: float = 0.7
-    #: "greedy": cheap per-game rollout rules where the game has them; "random": uniform.
-    rollout: str = "greedy"
+    #: "heuristic": every seat plays the game's heuristic bot in the simulations (with
+    #: ``epsilon`` random moves) and the root moves are compared flat on shared deals;
+    #: "greedy": cheap per-game rollout rules under a UCB tree; "random": uniform.
+    rollout: str = "heuristic"
+    #: Share of random moves in heuristic rollouts.
+    epsilon: float = 0.0
     #: "round": simulate to the end of the current round; "game": to the end of the match.
     horizon: str = "round"
     #: Stop simulations this many moves after the root and score them there (None: the
@@ -73,8 +108,10 @@ class IsmctsConfig:
             raise ValueError("give an iteration budget, a time budget, or both")
         if self.iterations is not None and self.iterations < 1:
             raise ValueError("iterations must be at least 1")
-        if self.rollout not in ("greedy", "random"):
-            raise ValueError("rollout must be 'greedy' or 'random'")
+        if self.rollout not in ROLLOUTS:
+            raise ValueError(f"rollout must be one of {', '.join(ROLLOUTS)}")
+        if not 0.0 <= self.epsilon <= 1.0:
+            raise ValueError("epsilon must be within 0..1")
         if self.horizon not in ("round", "game"):
             raise ValueError("horizon must be 'round' or 'game'")
         if self.depth is not None and self.depth < 0:
@@ -197,11 +234,16 @@ class IsmctsBot:
                                if self.config.rollout == "greedy" else _random_policy)
         self.round_attr = ROUND_ATTR.get(game_id) if self.config.horizon == "round" else None
         self.scale = REWARD_SCALE.get(game_id, 10.0)
-        depth = self.config.depth if self.config.depth is not None else DEPTH.get(game_id, 0)
+        depths = HEURISTIC_DEPTH if self.config.rollout == "heuristic" else DEPTH
+        depth = self.config.depth if self.config.depth is not None else depths.get(game_id, 0)
         self.depth = depth or 1 << 30
+        #: the game's heuristic bot, whose choice the flat search keeps on ties
+        self._heuristic = heuristic_bot(game_id, seed)
         #: iterations and root statistics (action -> visits, mean reward) of the last search
         self.last_iterations = 0
         self.last_stats: dict[int, tuple[int, float]] = {}
+        #: CPU seconds of every decision that searched (for benchmarks and evaluations)
+        self.search_seconds: list[float] = []
 
     def __call__(self, observation: Mapping[str, Any], legal_actions: Sequence[Action]) -> int:
         """Search from a state sampled from the seat's observation (see the module
@@ -219,9 +261,11 @@ class IsmctsBot:
             raise ValueError("no legal action to choose from")
         if len(legal) == 1:
             return legal[0]
+        started = time.process_time()
         seat = observation["seat"]
         root = sample_state(self.game_id, observation, self.rng, options)
         choice = self.search(root, seat)
+        self.search_seconds.append(time.process_time() - started)
         return choice if choice in legal else legal[0]
 
     def search(self, root_state: State, seat: int) -> int:
@@ -236,6 +280,8 @@ class IsmctsBot:
         budget = cfg.iterations if cfg.iterations is not None else 1 << 62
         done = 0
         own = list(root_state.legal_action_ids(seat))
+        if cfg.rollout == "heuristic":
+            return self._flat(root_state, seat, own, budget, deadline)
         while done < budget:
             det = root_state.determinize(seat, rng)
             if cfg.paired:
@@ -256,6 +302,73 @@ class IsmctsBot:
         if cfg.paired:  # equal visits: the best mean wins
             return max(self.last_stats.items(), key=lambda kv: (kv[1][1], -kv[0]))[0]
         return max(self.last_stats.items(), key=lambda kv: (kv[1], -kv[0]))[0]
+
+    def _flat(self, root_state: State, seat: int, own: Sequence[int], budget: int,
+              deadline: float) -> int:
+        """Flat Monte Carlo with heuristic play: on each sampled deal every root move is
+        tried, then every seat plays the game's heuristic bot to the horizon. All moves
+        share the deal and the dice, so their differences carry little luck; the one
+        with the best mean score margin wins (a rollout improvement of the heuristic)."""
+        rng = self.rng
+        eps = self.config.epsilon
+        totals = dict.fromkeys(own, 0.0)
+        start_round = getattr(root_state, self.round_attr) if self.round_attr else 0
+        base = self._standing(root_state, start_round)
+        done = 0
+        while done < budget:
+            det = root_state.determinize(seat, rng)
+            dice = rng.getrandbits(64)
+            for a in own:
+                sim = det.clone()
+                sim.apply(seat, a)
+                self._playout(sim, start_round, random.Random(dice), eps, self.depth - 1)
+                totals[a] += self._margin(self._standing(sim, start_round), base, seat)
+            done += len(own)
+            if deadline != math.inf and time.perf_counter() >= deadline:
+                break
+        rounds = max(1, done // len(own))
+        self.last_iterations = done
+        self.last_stats = {a: (rounds, total / rounds) for a, total in totals.items()}
+        # Ties go to the heuristic's own choice: the search only overrules it when it
+        # found a move that did better.
+        anchor = self._heuristic(root_state.observation(seat), root_state.legal_actions(seat))
+        return max(own, key=lambda a: (totals[a], a == anchor, -a))
+
+    def _playout(self, state: Any, start_round: int, rng: random.Random, eps: float,
+                 plies: int) -> None:
+        """Every seat plays the heuristic (``eps`` of its moves at random) to the horizon:
+        ``plies`` more moves, or the end of round ``start_round``."""
+        bot = heuristic_bot(self.game_id, rng.getrandbits(32))
+        round_attr = self.round_attr
+        while plies > 0:
+            acting = state.to_act()
+            if not acting or (round_attr and getattr(state, round_attr) != start_round):
+                return
+            plies -= 1
+            player = acting[0]
+            ids = state.legal_action_ids(player)
+            if len(ids) == 1:
+                state.apply(player, ids[0])
+            elif eps and rng.random() < eps:
+                state.apply(player, ids[int(rng.random() * len(ids))])
+            else:
+                state.apply(player, bot(state.observation(player), state.legal_actions(player)))
+
+    def _standing(self, state: State, start_round: int) -> list[int]:
+        """Scores as they stand: settled ones once the round (or match) is over."""
+        standing = STANDING.get(self.game_id)
+        if (standing is None or state.is_terminal()
+                or (self.round_attr and getattr(state, self.round_attr) != start_round)):
+            return state.scores()
+        return standing(state)
+
+    @staticmethod
+    def _margin(scores: Sequence[int], base: Sequence[int], seat: int) -> float:
+        """``seat``'s score gain minus the others' mean gain."""
+        gains = [s - b for s, b in zip(scores, base, strict=True)]
+        n = len(gains)
+        mine = gains[seat]
+        return mine - (sum(gains) - mine) / (n - 1) if n > 1 else float(mine)
 
     def _iterate(self, root: _Node, state: Any, seat: int, base: Sequence[int],
                  rng: random.Random, first_action: int) -> None:
@@ -328,18 +441,13 @@ class IsmctsBot:
 
     def _rewards(self, scores: Sequence[int], base: Sequence[int]) -> list[float]:
         """Each seat's gain minus the others' mean gain, squashed into 0..1."""
-        gains = [s - b for s, b in zip(scores, base, strict=True)]
-        n = len(gains)
-        total = sum(gains)
         scale = self.scale
-        out = []
-        for g in gains:
-            margin = g - (total - g) / (n - 1) if n > 1 else g
-            out.append(1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, margin / scale)))))
-        return out
+        return [1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, self._margin(scores, base, s)
+                                                     / scale))))
+                for s in range(len(scores))]
 
 
-def ismcts_bot(game_id: str, seed: int | None = None, iterations: int | None = 300,
+def ismcts_bot(game_id: str, seed: int | None = None, iterations: int | None = 100,
                time_ms: float | None = None, options: Mapping[str, Any] | None = None,
                **knobs: Any) -> IsmctsBot:
     """An ISMCTS bot with a budget per decision; ``knobs`` go to ``IsmctsConfig``."""

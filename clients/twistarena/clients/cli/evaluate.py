@@ -19,8 +19,8 @@ from typing import Any
 
 from rich.table import Table
 from twistarena import engine
-from twistarena.bots import STRATEGIES, Bot, make_bot
-from twistarena.bots.ismcts import IsmctsBot, IsmctsConfig
+from twistarena.bots import ISMCTS_ITERATIONS, STRATEGIES, Bot, make_bot
+from twistarena.bots.ismcts import ROLLOUTS, IsmctsBot, IsmctsConfig
 from twistarena.league import (
     Comparison,
     GameResult,
@@ -57,12 +57,13 @@ def register(sub: Any) -> None:
                         help="deals, each played in every seating (default 4: about a minute "
                              "or two on 2 cores with the default ismcts budget)")
     parser.add_argument("--seatings", choices=("rotations", "permutations"), default="rotations")
-    parser.add_argument("--iterations", type=int, default=100,
-                        help="ismcts iterations per decision (default 100)")
+    parser.add_argument("--iterations", type=int, default=ISMCTS_ITERATIONS["ismcts"],
+                        help="ismcts simulations per decision (default: the ismcts rung's,"
+                             f" {ISMCTS_ITERATIONS['ismcts']})")
     parser.add_argument("--time-ms", type=float, default=None,
                         help="ismcts time per decision (ms); with --iterations the first wins")
-    parser.add_argument("--rollout", choices=("greedy", "random"), default="greedy",
-                        help="ismcts rollout policy")
+    parser.add_argument("--rollout", choices=ROLLOUTS, default="heuristic",
+                        help="ismcts rollout policy (default heuristic: the ladder's search)")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="worker processes (default: one per core)")
@@ -99,8 +100,17 @@ def schedule(game_id: str, players: int, kinds: Sequence[str], deals: int, seed:
     return round_robin(kinds, players, deals, seed, how)
 
 
-def _play(args: tuple[ScheduledGame, str, Factory]) -> GameResult:
-    return play_game(args[0], args[1], args[2])
+def _play(args: tuple[ScheduledGame, str, Factory]) -> tuple[GameResult, list[float]]:
+    """One game, and the CPU seconds of every ismcts decision that searched in it."""
+    game, game_id, factory = args
+    made: list[Bot] = []
+
+    def recording(entrant: str, game_id: str, seed: int) -> Bot:
+        made.append(factory(entrant, game_id, seed))
+        return made[-1]
+
+    result = play_game(game, game_id, recording)
+    return result, [s for bot in made if isinstance(bot, IsmctsBot) for s in bot.search_seconds]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -124,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
     factory = Factory(args.iterations, args.time_ms, args.rollout)
     started, cpu0 = time.perf_counter(), _cpu()
     results: list[GameResult] = []
+    seconds: list[float] = []
     jobs = max(1, min(args.jobs, len(games)))
     console.print(f"{len(games)} games ({args.deals} deals x {len(games) // args.deals} "
                   f"seatings) on {jobs} worker{'s' if jobs > 1 else ''}; an estimate follows "
@@ -140,13 +151,16 @@ def run(args: argparse.Namespace) -> int:
         if jobs > 1:
             with ProcessPoolExecutor(max_workers=jobs) as pool:
                 work = [(g, game_id, factory) for g in games]
-                for result in pool.map(_play, work):
+                for result, spent in pool.map(_play, work):
                     results.append(result)
+                    seconds += spent
                     estimate(len(results), len(games), result)
                     on_game(len(results), len(games), result)
         else:
             for g in games:
-                results.append(play_game(g, game_id, factory))
+                result, spent = _play((g, game_id, factory))
+                results.append(result)
+                seconds += spent
                 estimate(len(results), len(games), results[-1])
                 on_game(len(results), len(games), results[-1])
     wall, cpu = time.perf_counter() - started, _cpu() - cpu0
@@ -155,7 +169,10 @@ def run(args: argparse.Namespace) -> int:
     meta = {"game": game_id, "players": players, "bots": kinds, "fill": fill,
             "deals": args.deals, "games": len(results), "seatings": args.seatings,
             "iterations": args.iterations, "time_ms": args.time_ms, "rollout": args.rollout,
-            "seed": args.seed, "wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1)}
+            "seed": args.seed, "wall_seconds": round(wall, 1), "cpu_seconds": round(cpu, 1),
+            "search_decisions": len(seconds),
+            "search_seconds_mean": round(sum(seconds) / len(seconds), 4) if seconds else None,
+            "search_seconds_max": round(max(seconds), 4) if seconds else None}
     if args.csv:
         with open(args.csv, "w", encoding="utf-8") as f:
             f.write(standings_to_csv(standings))
@@ -172,6 +189,9 @@ def run(args: argparse.Namespace) -> int:
     out.print(f"{len(results)} games in {wall:.0f} s wall, {cpu:.0f} s CPU"
               f" (ismcts: {args.iterations} iterations"
               f"{f', {args.time_ms:g} ms' if args.time_ms else ''} per decision)")
+    if seconds:
+        out.print(f"ismcts CPU seconds per searched decision: mean {meta['search_seconds_mean']},"
+                  f" max {meta['search_seconds_max']} over {len(seconds)} decisions")
     return 0
 
 

@@ -27,6 +27,7 @@ from twistarena.v1 import match_pb2
 from tests.clients.helpers import acknowledged_in_log, replay_problems, run
 from tests.support.nodes import Node, ValkeyCluster, owners, percentile, start_nodes
 from tests.support.valkey import ValkeyProcess
+from tests.system.faults import wait_for
 
 MATCHES = 30
 GAMES = [("twisted", 2), ("twhist", 4), ("twisted", 2)]
@@ -76,6 +77,10 @@ class Play:
                     backoff=Backoff(initial=0.05, maximum=0.4, give_up_after=60)))
         self.tasks = [asyncio.ensure_future(a.run()) for a in self.agents]
         await asyncio.wait_for(asyncio.gather(*(a.seated.wait() for a in self.agents)), 60)
+
+    def acknowledged(self) -> int:
+        """Answers acknowledged so far, every agent together."""
+        return sum(len(a.accepted) for a in self.agents)
 
     @property
     def ids(self) -> list[str]:
@@ -273,13 +278,17 @@ def test_rolling_drain_moves_matches_without_a_failed_decision(store: ValkeyProc
         exits: list[float] = []
         moved = 0
         for node in nodes:
-            await asyncio.sleep(0.8)
+            # Drain during play: some answers acknowledged since the last drain.
+            wanted = play.acknowledged() + 20
+            await wait_for(lambda n=wanted: play.acknowledged() >= n, 30,  # type: ignore[misc]
+                           "play went on")
             before = owners(client, play.ids)
             mine = [m for m in play.ids if before[m].get("node") == node.node_id]
             started = time.monotonic()
             code = await asyncio.to_thread(node.terminate, 30.0)
             exits.append(time.monotonic() - started)
-            assert code == 0, node.records()[-5:]
+            assert code == 0, [r for r in node.records() if r.get("level") != "info"
+                               or r.get("event") in ("draining", "handed_off")][-10:]
             deadline = time.monotonic() + 5
             while True:
                 now = owners(client, mine)

@@ -152,6 +152,38 @@ def test_a_node_cut_from_its_store_closes_its_streams_when_its_leases_lapse() ->
     assert max(out["closed"]) < lease_ms / 1000 + 1.0, out["closed"]
 
 
+async def _drain_cut(grace: float) -> dict[str, Any]:
+    valkey = ValkeyProcess().start()
+    proxy = TcpProxy(valkey.port).start()
+    node = serve("--redis-url", f"redis://{proxy.address}/0", "--drain-grace", str(grace),
+                 "--node-id", "cut", "--advertise", "127.0.0.1:1")
+    try:
+        async with grpc.aio.insecure_channel(node.target) as channel:
+            for i in range(2):  # matches to hand off
+                await raw.create(channel, raw.options("twisted", 2, seed=30 + i))
+        proxy.blackhole()
+        started = time.monotonic()
+        code = await asyncio.to_thread(node.terminate, 60.0)
+        return {"code": code, "exit_s": time.monotonic() - started,
+                "overran": [r["step"] for r in records(node)
+                            if r.get("event") == "drain_step_overran"]}
+    finally:
+        node.cleanup()
+        proxy.stop()
+        valkey.stop()
+
+
+def test_a_node_cut_from_its_store_exits_within_its_drain_grace() -> None:
+    """SIGTERM while the store link is silent: every store call of the drain (the
+    hand-off, saying the node leaves) is bounded by the grace, not by socket timeouts."""
+    grace = 2.0
+    out = run(_drain_cut(grace), timeout=90)
+    print(f"node cut from its store exited {out['exit_s']:.2f} s after SIGTERM "
+          f"(grace {grace:g} s; steps cut short: {out['overran']})")
+    assert out["code"] == 0
+    assert out["exit_s"] < grace + 1.5, out
+
+
 async def _busy_store() -> dict[str, Any]:
     valkey = ValkeyProcess().start()
     node = serve("--redis-url", valkey.url, "--lease-ms", "3000")

@@ -9,7 +9,7 @@ import signal
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -310,6 +310,15 @@ class App:
         grace = self.config.drain_grace_s
         deadline = time.monotonic() + grace
         log.info("draining")
+
+        async def within(step: Awaitable[None], what: str, least: float = 0.0) -> None:
+            """One step of the drain, within what is left of the grace (at least
+            ``least`` seconds): a store gone silent must not hold the node past it."""
+            try:
+                await asyncio.wait_for(step, max(least, deadline - time.monotonic()))
+            except TimeoutError:
+                log.warning("drain_step_overran", step=what, grace_s=grace)
+
         await self.health.enter_graceful_shutdown()
         hub, store = self.hub, self.store
         if self._watcher is not None:
@@ -318,7 +327,7 @@ class App:
             hub.draining = True
             if self.cluster is not None:
                 # Hand the matches to other nodes; streams are closed with a redirect.
-                await self.cluster.drain(grace)
+                await within(self.cluster.drain(grace), "hand_off")
             for runner in list(hub.runners.values()):
                 acquired = False
                 with contextlib.suppress(TimeoutError):
@@ -332,7 +341,7 @@ class App:
                     if acquired:
                         runner.lock.release()
         if self.extras is not None:
-            await self.extras.close()
+            await within(self.extras.close(), "extras", least=0.5)
         if self.streams is not None:
             await self.streams.close()
         if self.front is not None:
@@ -340,9 +349,10 @@ class App:
         if self.server is not None:
             await self.server.stop(max(0.5, deadline - time.monotonic() - 0.5))
         if self.cluster is not None:
-            await self.cluster.close()
+            # Says this node leaves (others stop counting on it at once).
+            await within(self.cluster.close(), "leave", least=0.5)
         if store is not None:
-            await store.close()
+            await within(store.close(), "store_close", least=0.5)
         if self.embedded is not None:
             await asyncio.to_thread(self.embedded.stop)
         log.info("stopped")

@@ -15,11 +15,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import signal
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,7 @@ from twistarena.v1 import match_pb2_grpc as mgrpc
 from tests.clients.helpers import acknowledged_in_log, run
 from tests.support import agents as raw
 from tests.support.nodes import ValkeyCluster
+from tests.support.process import ServeProcess
 from tests.support.proxy import TcpProxy
 from tests.support.valkey import ValkeyProcess
 from tests.system.faults import (
@@ -110,12 +113,23 @@ def test_embedded_valkey_is_restarted_and_matches_resume() -> None:
     print(f"embedded valkey back in {out['back']:.2f} s")
 
 
-async def _partition(lease_ms: int) -> dict[str, Any]:
+@contextlib.contextmanager
+def _store_behind_a_proxy(*serve_args: str) -> Iterator[tuple[TcpProxy, ServeProcess]]:
+    """A node whose link to its store runs through a proxy, to be cut."""
     valkey = ValkeyProcess().start()
     proxy = TcpProxy(valkey.port).start()
-    node = serve("--redis-url", f"redis://{proxy.address}/0", "--lease-ms", str(lease_ms),
-                 "--node-id", "cut", "--advertise", "127.0.0.1:1")
+    node = serve("--redis-url", f"redis://{proxy.address}/0", "--node-id", "cut",
+                 "--advertise", "127.0.0.1:1", *serve_args)
     try:
+        yield proxy, node
+    finally:
+        node.cleanup()
+        proxy.stop()
+        valkey.stop()
+
+
+async def _partition(lease_ms: int) -> dict[str, Any]:
+    with _store_behind_a_proxy("--lease-ms", str(lease_ms)) as (proxy, node):
         channel = grpc.aio.insecure_channel(node.target)
         seats: list[raw.Agent] = []
         for i in range(3):
@@ -137,10 +151,6 @@ async def _partition(lease_ms: int) -> dict[str, Any]:
             assert not [k for k, _ in trailers if k == "twistarena-owner"], trailers
         await channel.close()
         return {"closed": closed, "statuses": statuses}
-    finally:
-        node.cleanup()
-        proxy.stop()
-        valkey.stop()
 
 
 def test_a_node_cut_from_its_store_closes_its_streams_when_its_leases_lapse() -> None:
@@ -153,11 +163,7 @@ def test_a_node_cut_from_its_store_closes_its_streams_when_its_leases_lapse() ->
 
 
 async def _drain_cut(grace: float) -> dict[str, Any]:
-    valkey = ValkeyProcess().start()
-    proxy = TcpProxy(valkey.port).start()
-    node = serve("--redis-url", f"redis://{proxy.address}/0", "--drain-grace", str(grace),
-                 "--node-id", "cut", "--advertise", "127.0.0.1:1")
-    try:
+    with _store_behind_a_proxy("--drain-grace", str(grace)) as (proxy, node):
         async with grpc.aio.insecure_channel(node.target) as channel:
             for i in range(2):  # matches to hand off
                 await raw.create(channel, raw.options("twisted", 2, seed=30 + i))
@@ -167,10 +173,6 @@ async def _drain_cut(grace: float) -> dict[str, Any]:
         return {"code": code, "exit_s": time.monotonic() - started,
                 "overran": [r["step"] for r in records(node)
                             if r.get("event") == "drain_step_overran"]}
-    finally:
-        node.cleanup()
-        proxy.stop()
-        valkey.stop()
 
 
 def test_a_node_cut_from_its_store_exits_within_its_drain_grace() -> None:

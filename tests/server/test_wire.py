@@ -137,3 +137,13 @@ def test_cached_parts_decode_as_today(game_id: str, players: int) -> None:
             seat = rng.choice(state.to_act())
             state.apply(seat, rng.choice(state.legal_action_ids(seat)))
     assert checked > 100
+
+
+@pytest.mark.parametrize("seat", [0, 1, 4])
+def test_joined_bytes(seat: int) -> None:
+    options = engine.make("tricky_twist", 4, 1).options
+    fields = {"match_id": "m-1", "game_id": "tricky_twist", "num_players": 4,
+              "game_options": wire.struct(options)}
+    without_seat = ppb.Joined(**fields).SerializeToString()  # type: ignore[arg-type]
+    expected = ppb.ServerMessage(joined=ppb.Joined(seat=seat, **fields))  # type: ignore[arg-type]
+    assert ppb.ServerMessage.FromString(wire.joined_message(without_seat, seat)) == expected

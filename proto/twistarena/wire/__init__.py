@@ -313,6 +313,17 @@ def decision_message(body: bytes, time_left_ms: int) -> bytes:
     return length_delimited(_SM_DECISION_KEY, body + varint_field(_TIME_LEFT_KEY, time_left_ms))
 
 
+_SM_JOINED_KEY = _key(_number(_SM, "joined"), _LEN)
+_JOINED_SEAT_KEY = _key(_number(ppb.Joined, "seat"), _VARINT)
+
+
+def joined_message(joined_without_seat: bytes, seat: int) -> bytes:
+    """A serialized ``ServerMessage(joined=...)`` from a serialized Joined without its
+    seat (the same for every seat of a match, so encoded once) and the seat."""
+    return length_delimited(_SM_JOINED_KEY,
+                            joined_without_seat + varint_field(_JOINED_SEAT_KEY, seat))
+
+
 def accepted_message(decision_id: int, action_id: int) -> bytes:
     """A serialized ``ServerMessage(accepted=AnswerAccepted(...))``."""
     return length_delimited(_SM_ACCEPTED_KEY,

@@ -65,6 +65,7 @@ class MatchRunner:
         self.record = record
         self.match_id = record.match_id
         self._match_id_field = wire.match_id_field(record.match_id)
+        self._joined_bytes = b""
         self.owner = owner
         opts = record.options
         self.game_id = opts.game_id
@@ -234,6 +235,16 @@ class MatchRunner:
 
     # -- seats and spectators --------------------------------------------------
 
+    def _joined(self) -> bytes:
+        """This match's Joined but for the seat, encoded at the first join (its game
+        options are a large Struct)."""
+        if not self._joined_bytes:
+            self._joined_bytes = ppb.Joined(
+                match_id=self.match_id, game_id=self.game_id, num_players=self.num_players,
+                game_options=wire.struct(self.state.options),
+                time_control=self.record.options.time_control).SerializeToString()
+        return self._joined_bytes
+
     async def attach(self, seat_no: int, outbox: Outbox, resume_from: int) -> None:
         """A Play stream joined ``seat_no`` (taking it over from an older stream)."""
         async with self.lock:
@@ -247,12 +258,7 @@ class MatchRunner:
             seat.stream = outbox
             seat.abandoned = False
             seat.cancel_grace()
-            outbox.send(ppb.ServerMessage(joined=ppb.Joined(
-                match_id=self.match_id, seat=seat_no, game_id=self.game_id,
-                num_players=self.num_players,
-                game_options=wire.struct(self.state.options),
-                time_control=self.record.options.time_control,
-            )))
+            outbox.send(wire.joined_message(self._joined(), seat_no))
             resume_from = await rewinds.resume_seat_from(self, seat_no, outbox, resume_from)
             if self._refused(outbox):
                 return

@@ -27,6 +27,7 @@ from twistarena.v1 import match_pb2_grpc as mgrpc
 
 from tests.support.agents import Agent, create, options, play_to_end, random_chooser, run, tokens
 from tests.support.process import ServeProcess
+from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_DIR = ROOT / "clients" / "node"
@@ -306,9 +307,16 @@ def test_node_agent_resumes_after_the_server_is_killed(node: str, valkey: Any) -
                     decision = (await python_seat.expect("decision", timeout=20)).decision
                     await python_seat.answer(decision.decision_id, choose(decision))
                     await python_seat.expect("accepted")
-                # Hold this decision open: the Node agent now waits for its turn.
+                # Hold this decision open: the Node agent now waits for its turn,
+                # its stream to the server open.
                 held = (await python_seat.expect("decision", timeout=20)).decision
-                await asyncio.sleep(0.3)
+                stub = mgrpc.MatchesStub(ch)
+
+                async def node_seated() -> bool:
+                    match = await stub.GetMatch(mpb.GetMatchRequest(match_id=mid))
+                    return match.seats[0].connected
+
+                await wait_until(node_seated, "the Node agent holds its seat")
                 first.kill()
             second = ServeProcess(args).start()
             async with aio.insecure_channel(target) as ch:

@@ -199,8 +199,7 @@ def test_kill_9_under_load_with_embedded_data_dir() -> None:
                         if len(acked) >= kill_after:
                             break
                         await asyncio.sleep(0.01)
-                    procs[-1].kill()
-                    await asyncio.sleep(0.2)
+                    procs[-1].kill()  # returns once the process is gone
                     procs.append(await asyncio.to_thread(
                         ServeProcess(["--port", "0", "--data-dir", str(data_dir)]).start))
                     target[0] = procs[-1].target

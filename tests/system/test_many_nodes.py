@@ -27,6 +27,7 @@ from twistarena.v1 import match_pb2
 from tests.clients.helpers import acknowledged_in_log, replay_problems, run
 from tests.support.nodes import Node, ValkeyCluster, owners, percentile, start_nodes
 from tests.support.valkey import ValkeyProcess
+from tests.support.waiting import wait_until
 from tests.system.faults import wait_for
 
 MATCHES = 30
@@ -82,6 +83,14 @@ class Play:
         """Answers acknowledged so far, every agent together."""
         return sum(len(a.accepted) for a in self.agents)
 
+    async def under_way(self, per_match: int = 2) -> None:
+        """Wait until ``per_match`` answers per match (on average) were accepted: play
+        is in full swing, so a fault now hits matches in the middle of play."""
+        async def playing() -> bool:
+            return self.acknowledged() >= per_match * self.matches
+
+        await wait_until(playing, "the agents play", timeout=60)
+
     @property
     def ids(self) -> list[str]:
         return [r.match.match_id for r in self.created]
@@ -128,7 +137,7 @@ def _takeover(nodes: Sequence[Node], redis_url: str, client: Any) -> dict[str, A
     async def scenario() -> dict[str, Any]:
         play = Play(nodes, MATCHES)
         await play.start()
-        await asyncio.sleep(1.0)
+        await play.under_way()
         before = owners(client, play.ids)
         counts = Counter(o.get("node", "") for o in before.values())
         victim = next(n for n in nodes if n.node_id == counts.most_common(1)[0][0])
@@ -155,12 +164,24 @@ def _takeover(nodes: Sequence[Node], redis_url: str, client: Any) -> dict[str, A
 
 
 def _members(client: Any, count: int, timeout: float = 10.0) -> None:
-    """Wait until ``count`` nodes heartbeat, and every node has seen the others."""
+    """Wait until ``count`` nodes heartbeat, and every node has seen the others.
+
+    A heartbeat's reply lists the live nodes, and ``{twistarena}:nodes`` scores
+    each node by its latest heartbeat: once every node has beaten again after
+    the last one registered, each has seen all of them."""
     deadline = time.monotonic() + timeout
-    while len(client.zrange("{twistarena}:nodes", 0, -1)) < count:
+
+    def beats() -> dict[bytes, float]:
+        return dict(client.zrange("{twistarena}:nodes", 0, -1, withscores=True))
+
+    while len(seen := beats()) < count:
         assert time.monotonic() < deadline, "the nodes did not all register"
         time.sleep(0.05)
-    time.sleep(0.6)
+    registered = max(seen.values())
+    while min(seen.values()) <= registered:
+        assert time.monotonic() < deadline, f"the nodes did not all beat again: {seen}"
+        time.sleep(0.05)
+        seen = beats()
 
 
 def test_kill_9_of_one_of_three_nodes(store: ValkeyProcess) -> None:
@@ -217,7 +238,7 @@ def test_a_paused_node_loses_its_matches_and_can_no_longer_write(store: ValkeyPr
     async def scenario() -> dict[str, Any]:
         play = Play(nodes, 18)
         await play.start()
-        await asyncio.sleep(0.8)
+        await play.under_way()
         before = owners(client, play.ids)
         counts = Counter(o.get("node", "") for o in before.values())
         victim = next(n for n in nodes if n.node_id == counts.most_common(1)[0][0])
@@ -234,6 +255,7 @@ def test_a_paused_node_loses_its_matches_and_can_no_longer_write(store: ValkeyPr
             assert time.monotonic() - paused < 8, now
             await asyncio.sleep(0.1)
         moved_after = time.monotonic() - paused
+        # The subject: the node stays paused at least 3 s, well past its 2 s lease.
         await asyncio.sleep(max(0.0, 3.0 - moved_after))
         resumed = time.time()
         victim.resume()

@@ -64,8 +64,7 @@ async def _scenario(redis_url: str) -> dict[str, Any]:
 
         await wait_until(playing, "the agents play before the kill", timeout=60)
         acknowledged_before = sum(len(a.accepted) for a in agents)
-        first.kill()  # SIGKILL: no drain, nothing flushed by the server
-        await asyncio.sleep(0.5)
+        first.kill()  # SIGKILL: no drain, nothing flushed; returns once it is gone
         second = _serve(redis_url, port)
         await asyncio.to_thread(second.start)
         results = await asyncio.wait_for(asyncio.gather(*tasks), 120)

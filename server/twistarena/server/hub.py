@@ -54,4 +54,5 @@ class Hub:
         """``runner`` no longer runs here (its match ended, or moved to another node)."""
         if self.runners.get(runner.match_id) is runner:
             del self.runners[runner.match_id]
+            self.store.appender.forget(runner.match_id)
         metrics.LIVE_MATCHES.set(len(self.runners))

@@ -21,7 +21,7 @@ from twistarena.v1 import play_pb2 as ppb
 
 from . import logs, metrics
 from .durable import store_end
-from .losses import Acknowledged, LossPolicy
+from .losses import Acknowledged, LossPolicy, Rewind
 from .outbox import Outbox
 
 if TYPE_CHECKING:
@@ -61,11 +61,12 @@ async def resume_seat_from(runner: MatchRunner, seat_no: int, outbox: Outbox,
     saw events the store no longer has. Returns the seq to resend from."""
     memory = runner.hub.acknowledged.get(runner.match_id)
     events = len(runner.state.events)
-    if memory is not None and memory.rewound is not None and seat_no not in memory.told:
-        memory.told.add(seat_no)
-        if resume_from > memory.rewound.to_seq:
-            outbox.send(ppb.ServerMessage(rewound=memory.rewound))
-            return int(memory.rewound.to_seq)
+    rewind = memory.rewind if memory is not None else None
+    if rewind is not None and seat_no not in rewind.told:
+        rewind.told.add(seat_no)
+        if resume_from > rewind.message.to_seq:
+            outbox.send(ppb.ServerMessage(rewound=rewind.message))
+            return int(rewind.message.to_seq)
     elif resume_from > events and not runner.over:
         await store_lost(runner, f"seat {seat_no} had seen {resume_from - events} event(s) "
                          "more than the store kept", runner.book.log_len)
@@ -77,9 +78,10 @@ async def resume_spectator_from(runner: MatchRunner, outbox: Outbox, from_seq: i
     """As ``resume_seat_from``, for a spectator (told again on every resume past
     the rewind: it keeps no accepted answers to get wrong)."""
     memory = runner.hub.acknowledged.get(runner.match_id)
-    if memory is not None and memory.rewound is not None and from_seq > memory.rewound.to_seq:
-        outbox.send(ppb.WatchMessage(rewound=memory.rewound))
-        return int(memory.rewound.to_seq)
+    rewind = memory.rewind if memory is not None else None
+    if rewind is not None and from_seq > rewind.message.to_seq:
+        outbox.send(ppb.WatchMessage(rewound=rewind.message))
+        return int(rewind.message.to_seq)
     events = len(runner.state.events)
     if from_seq > events and not runner.over:
         await store_lost(runner, f"a spectator had seen {from_seq - events} event(s) more "
@@ -125,8 +127,8 @@ async def store_lost(runner: MatchRunner, why: str, acknowledged: int,
             seat.stream.send(ppb.ServerMessage(rewound=rewound))
     runner.feed.rewind(runner.spectators, rewound)
     memory = runner.hub.acknowledged.note(runner.match_id, kept)
-    memory.rewound = rewound
-    memory.told = {s.seat for s in runner.seats if s.stream is not None or s.house_bot}
+    memory.rewind = Rewind(rewound, {s.seat for s in runner.seats
+                                     if s.stream is not None or s.house_bot})
     await _restore_meta(runner)
     runner.open_decisions()
 

@@ -553,8 +553,7 @@ class MatchRunner:
             self.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
                       "this server can no longer record the match; reconnect", redirect=False)
             return
-        memory = self.hub.acknowledged.note(self.match_id, self.book.log_len)
-        memory.result, memory.status = stored, status
+        self.hub.acknowledged.note_end(self.match_id, self.book.log_len, stored, status)
         self.over = True
         self.status = status
         self.result = result

@@ -53,9 +53,9 @@ class Appender:
         self._idle = asyncio.Event()
         self._idle.set()
         self._loop: asyncio.AbstractEventLoop | None = None
-        #: (match id, owner, entries) -> the RESP bytes of an EVALSHA up to its
-        #: expected-length argument (the same for every append of a match).
-        self._prefixes: dict[tuple[str, str, int], bytes] = {}
+        #: match id -> (its owner's token, {entries per append: the RESP bytes of an
+        #: EVALSHA up to its expected-length argument}); dropped by ``forget``.
+        self._prefixes: dict[str, tuple[str, dict[int, bytes]]] = {}
 
     def append(self, match_id: str, owner: str, expected_len: int,
                entries: Iterable[LogEntry]) -> asyncio.Future[int]:
@@ -128,18 +128,32 @@ class Appender:
         return replies[:len(batch)]
 
     def _prefix(self, item: _Append) -> bytes:
-        key = (item.match_id, item.owner, len(item.entries))
-        prefix = self._prefixes.get(key)
-        if prefix is None:
-            if len(self._prefixes) >= 65_536:
+        cached = self._prefixes.get(item.match_id)
+        if cached is None or cached[0] != item.owner:
+            if len(self._prefixes) >= 65_536:  # matches never forgotten: a backstop
                 self._prefixes.clear()
+            cached = self._prefixes[item.match_id] = (item.owner, {})
+        by_count = cached[1]
+        count = len(item.entries)
+        prefix = by_count.get(count)
+        if prefix is None:
             args: list[bytes | str | int] = [
                 "EVALSHA", self.scripts.append.sha, 2, keys.match_log(item.match_id),
                 keys.match_lease(item.match_id), item.owner]
-            prefix = b"*%d\r\n" % (len(args) + 1 + len(item.entries)) + b"".join(
+            prefix = b"*%d\r\n" % (len(args) + 1 + count) + b"".join(
                 bulk(arg) for arg in args)
-            self._prefixes[key] = prefix
+            by_count[count] = prefix
         return prefix
+
+    def forget(self, match_id: str) -> None:
+        """``match_id`` no longer runs here: drop what was kept to append to it (else
+        the node would keep some for every match it ever ran)."""
+        self._prefixes.pop(match_id, None)
+
+    @property
+    def matches_cached(self) -> int:
+        """Matches whose appends have their encoding kept (the live ones)."""
+        return len(self._prefixes)
 
     async def _send(self, batch: list[_Append]) -> None:
         for attempt in range(2):

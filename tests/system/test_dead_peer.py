@@ -25,7 +25,7 @@ from tests.support.waiting import wait_until
 from tests.system.faults import metric, serve
 
 #: Slack for a loaded 2-core machine on top of the keepalive window.
-MARGIN_S = 2.0
+MARGIN_S = 3.0
 
 
 async def dead_peer(store_url: str, keepalive_ms: tuple[int, int],

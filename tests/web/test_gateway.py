@@ -13,8 +13,10 @@ import urllib.request
 from typing import Any
 
 import pytest
+from twistarena import engine, wire
 from twistarena.clients.sdk import ArenaClient
-from twistarena.clients.web.feeds import Viewer, encode
+from twistarena.clients.web.feeds import MatchFeed, Viewer, encode
+from twistarena.v1 import play_pb2 as ppb
 
 from tests.support.agents import run
 from tests.support.process import ServeProcess
@@ -37,6 +39,39 @@ def test_a_slow_viewer_gets_one_snapshot_instead_of_an_unbounded_queue() -> None
         frames = [viewer.queue.get_nowait() for _ in range(viewer.queue.qsize())]
         assert snapshot in frames
         assert frames[-1] == encode({"type": "event", "i": 99})
+
+    asyncio.run(scenario())
+
+
+def test_a_rewound_match_gives_every_browser_a_snapshot_without_the_void_events() -> None:
+    async def scenario() -> None:
+        info = engine.game("twisted")
+        state = engine.make("twisted", 2, 7, {})
+        for _ in range(3):
+            seat = state.to_act()[0]
+            state.apply(seat, state.legal_action_ids(seat)[0])
+        events = [wire.event(i, ev.view(None), info) for i, ev in enumerate(state.events)]
+        view = wire.public_view("twisted", state.public_view())
+        feed = MatchFeed("m", ["127.0.0.1:1"])
+        viewer = Viewer()
+        feed.viewers.add(viewer)
+        feed._handle(ppb.WatchMessage(batch=ppb.WatchBatch(events=events, view=view)))
+        feed._flush()
+        viewer.queue.get_nowait()
+        to_seq = len(events) - 2
+        feed._handle(ppb.WatchMessage(rewound=ppb.Rewound(to_seq=to_seq)))
+        feed._handle(ppb.WatchMessage(batch=ppb.WatchBatch(view=view)))
+        feed._flush()
+        frame = json.loads(viewer.queue.get_nowait().removeprefix(b"data: "))
+        assert frame["type"] == "snapshot"
+        assert [e["seq"] for e in frame["events"]] == list(range(to_seq))
+        assert frame["view"] is not None
+        assert viewer.queue.empty()
+        # The events after the rewind are new ones, not duplicates to skip.
+        feed._handle(ppb.WatchMessage(batch=ppb.WatchBatch(events=events[to_seq:])))
+        feed._flush()
+        frame = viewer.queue.get_nowait()
+        assert frame.count(b'"type":"event"') == 2
 
     asyncio.run(scenario())
 

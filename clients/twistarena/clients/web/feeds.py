@@ -111,6 +111,9 @@ class MatchFeed:
         self._view_msg: observations_pb2.PublicView | None = None
         self._flushed = asyncio.Event()
         self._last_flush = 0.0
+        #: The match went back (the store lost its tail): the next flush sends
+        #: every browser a fresh snapshot instead of what was pending.
+        self._resync = False
         self._locate_only = False
 
     # -- browsers ----------------------------------------------------------
@@ -168,6 +171,15 @@ class MatchFeed:
 
     def _flush(self) -> None:
         """One frame for every browser: the pending events, then the latest view."""
+        if self._resync:
+            self._resync = False
+            self._cached_snapshot = None
+            frame = self.snapshot()
+            self._pending = []  # all in the snapshot
+            self._last_flush = time.monotonic()
+            for viewer in self.viewers:
+                viewer.offer(frame, self.snapshot)
+            return
         if self._view_msg is not None:
             self.view = oneof_to_dict(self._view_msg)
             self._view_msg = None
@@ -213,6 +225,14 @@ class MatchFeed:
             self._view(msg.view)
         elif kind == "event":
             self._event(msg.event)
+        elif kind == "rewound":
+            # Events from to_seq on are void; they come again as the match goes on.
+            to_seq = msg.rewound.to_seq
+            while self.events and self.events[-1]["seq"] >= to_seq:
+                self.events.pop()
+            self._resync = True
+            self._cached_snapshot = None
+            self._flushed.set()
         elif kind == "match_over":
             self.result = MatchResult.from_proto(msg.match_over.result).to_json()
             self._publish({"type": "over", "result": self.result})

@@ -141,3 +141,34 @@ def test_a_mix_is_drawn_by_weight_and_the_same_for_a_seed() -> None:
                 "twhist:3:random*0"):
         with pytest.raises(ValueError):
             loadplan.parse_mix(bad, ["twhist"], ["random"])
+
+
+def test_the_timeline_gives_each_second_the_percentiles_of_all_its_samples() -> None:
+    """Two workers' per-second rows merge into rows whose figures are those of all samples."""
+    rng = random.Random(3)
+    samples: dict[int, list[float]] = {0: [], 2: []}  # second 1 has no sample at all
+    workers = []
+    for _ in range(2):
+        rows = []
+        for second in samples:
+            h = loadplan.new_histogram()
+            for _ in range(300):
+                seconds = rng.lognormvariate(-7, 1)
+                loadplan.record_seconds(h, seconds)
+                samples[second].append(seconds)
+            rows.append({"t": second, "matches": 1, "decisions": 300, "errors": 0,
+                         "latency": loadplan.encode(h)})
+        workers.append(rows)
+    timeline = loadplan.merge_timelines(workers)
+    assert [row["t"] for row in timeline] == [0, 1, 2]
+    assert timeline[1] == {"t": 1, "matches": 0, "decisions": 0, "errors": 0,
+                           "p50_ms": 0.0, "p99_ms": 0.0, "max_ms": 0.0}
+    for row in (timeline[0], timeline[2]):
+        every = loadplan.new_histogram()
+        for seconds in samples[row["t"]]:
+            loadplan.record_seconds(every, seconds)
+        want = loadplan.summary_ms(every)
+        assert row["decisions"] == 600
+        assert (row["p50_ms"], row["p99_ms"], row["max_ms"]) == (
+            want["p50"], want["p99"], want["max"])
+        assert row["p50_ms"] < row["p99_ms"] <= row["max_ms"]

@@ -150,10 +150,9 @@ class Appender:
         the node would keep some for every match it ever ran)."""
         self._prefixes.pop(match_id, None)
 
-    @property
-    def matches_cached(self) -> int:
-        """Matches whose appends have their encoding kept (the live ones)."""
-        return len(self._prefixes)
+    def keeps(self, match_id: str) -> bool:
+        """Whether the encoding of ``match_id``'s appends is kept (it runs here)."""
+        return match_id in self._prefixes
 
     async def _send(self, batch: list[_Append]) -> None:
         for attempt in range(2):

@@ -11,6 +11,8 @@ import asyncio
 import time
 
 import grpc
+from twistarena.clients.cli import build_parser
+from twistarena.clients.cli.workers import passed_flags, worker_count
 from twistarena.clients.sdk import ArenaClient
 from twistarena.clients.sdk.hosting import seat_agents
 from twistarena.v1 import match_pb2, play_pb2, play_pb2_grpc
@@ -74,3 +76,12 @@ def test_two_workers_share_one_address_and_redirect_to_the_owner() -> None:
         assert server.terminate() == 0
     finally:
         server.cleanup()
+
+
+def test_workers_get_every_flag_given_but_those_the_supervisor_sets() -> None:
+    parser = build_parser()
+    args = parser.parse_args(["serve", "--workers", "3", "--port", "7000", "--lease-ms", "500",
+                              "--insecure", "--host", "0.0.0.0", "--no-web"])
+    assert passed_flags(args.serve_parser, args) == ["--host", "0.0.0.0", "--lease-ms", "500",
+                                                     "--insecure"]
+    assert worker_count("auto") >= 1

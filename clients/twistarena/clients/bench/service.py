@@ -49,16 +49,17 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import grpc
 from twistarena.engine import Action
 from twistarena.v1 import match_pb2, match_pb2_grpc, play_pb2
 
-from ..sdk import Agent, ArenaClient
+from ..sdk import Agent, AgentError, ArenaClient
 from ..sdk.connection import make_channel, stub
 from ..sdk.hosting import seat_agents
 from ..terminal import make_console
 from .pingpong import DECISION, PingPongClient, tune_gc
 from .processes import ServerProcess, own_cpu_seconds
-from .protocolbot import ProtocolBot
+from .protocolbot import ProtocolBot, ProtocolBotError
 
 Progress = Callable[[str, float, float], None]
 
@@ -131,6 +132,8 @@ class Throughput:
     client_cpu_s: float
     samples: list[float] = field(default_factory=list)
     matches_finished: int = 0
+    #: Matches whose agents failed (a stream cut by the server), the run's whole length.
+    matches_failed: int = 0
 
     @property
     def per_s(self) -> float:
@@ -156,6 +159,7 @@ class Throughput:
             "overhead_p99_ms": round(self.percentile_ms(0.99), 3),
             "overhead_samples": len(self.samples),
             "matches_finished": self.matches_finished,
+            "matches_failed": self.matches_failed,
         }
 
 
@@ -241,6 +245,8 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
                             timing.decision, timing.answer, connect, events).run()
                 for t in created.seat_tokens]
 
+    failed: list[BaseException] = []
+
     async def slot(i: int) -> None:
         nonlocal finished
         n = 0
@@ -250,9 +256,15 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
                 options=match_pb2.MatchOptions(
                     game_id=game, num_players=players, seed=i * 100_003 + n,
                     time_control=match_pb2.TimeControl(decision_ms=LONG_CLOCK_MS))))
-            await asyncio.gather(*seat_runs(i, n, created))
-            finished += 1
             n += 1
+            try:
+                await asyncio.gather(*seat_runs(i, n - 1, created))
+            except (grpc.aio.AioRpcError, ProtocolBotError, AgentError) as error:
+                # A stream the server cut (a reader too slow on a loaded machine):
+                # counted, and the slot goes on with a new match.
+                failed.append(error)
+                continue
+            finished += 1
 
     tasks = [asyncio.ensure_future(slot(i)) for i in range(matches)]
 
@@ -268,8 +280,10 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
     try:
         label = "service, SDK agents" if agents == "sdk" else "service, protocol bots"
         label += ", with events" if events else ""
-        return await _measure(timing, server, warmup, duration, label, progress,
-                              lambda: finished, stop)
+        run = await _measure(timing, server, warmup, duration, label, progress,
+                             lambda: finished, stop)
+        run.matches_failed = len(failed)
+        return run
     finally:
         await stop()
 
@@ -439,7 +453,8 @@ class Report:
 #: The benchmark is one client creating matches as fast as the server allows: the
 #: per-client limits that protect a public server are lifted.
 UNLIMITED = ("--creates-per-minute", "0", "--live-per-client", "0",
-             "--max-waiting-matches", "0", "--peer-joins-per-minute", "0")
+             "--max-waiting-matches", "0", "--peer-joins-per-minute", "0",
+             "--stream-queue", "0", "--stalled-write", "0")
 
 
 async def run(game: str, players: int, matches: int, duration: float, warmup: float,
@@ -591,6 +606,9 @@ def report_table(report: Report) -> Any:
         s = report.sizes
         captions.append(f"message bytes: DecisionRequest {s.decision}, Answer {s.answer}, "
                         f"AnswerAccepted {s.accepted}")
+    failed = sum(run.matches_failed for run in (report.real, report.sdk) if run is not None)
+    if failed:
+        captions.append(f"{failed} matches failed (streams cut)")
     if "service_to_bare_ratio" in out:
         captions.append(f"service / bare gRPC = {out['service_to_bare_ratio']:.3f}")
     table.caption = "; ".join(captions)

@@ -30,8 +30,32 @@ def _snapshot(state: State) -> tuple[str, list[str], tuple[int, ...], int, int]:
     )
 
 
+def _wire_friendly(value: object) -> bool:
+    """``check_wire_friendly`` without the paths it names: it runs on every view of
+    every step of every playout, so it builds no text until something is wrong
+    (then the slow check walks the value again and names the place)."""
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():  # type: ignore[attr-defined]
+            kind = type(item)
+            if type(key) is not str or not (kind is str or kind is int or kind is bool
+                                            or _wire_friendly(item)):
+                return False
+        return True
+    if kind is list:
+        for item in value:  # type: ignore[attr-defined]
+            kind = type(item)
+            if not (kind is str or kind is int or kind is bool or
+                    (kind is dict and _wire_friendly(item))):
+                return False
+        return True
+    return kind is str or kind is int or kind is bool
+
+
 def check_wire_friendly(value: object, where: str = "") -> None:
     """Views are mirrored into protobuf messages: no None, no list of lists, str keys."""
+    if _wire_friendly(value):
+        return
     assert value is not None, f"None at {where}"
     if isinstance(value, dict):
         for key, item in value.items():

@@ -51,7 +51,13 @@ async def serve_until_stopped(servers: str, host: str, port: int, **tls: Any) ->
 
 def run(args: argparse.Namespace) -> int:
     configure_logging(args.verbose)
-    asyncio.run(serve_until_stopped(args.server, args.host, args.port,
-                                    root_cert=args.root_cert, tls=args.tls or
-                                    args.root_cert is not None))
+    main = serve_until_stopped(args.server, args.host, args.port, root_cert=args.root_cert,
+                               tls=args.tls or args.root_cert is not None)
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop is absent on some platforms
+        asyncio.run(main)
+        return 0
+    # As the node runs: a browser's writes cost less on uvloop's transports.
+    uvloop.run(main)
     return 0

@@ -1,7 +1,9 @@
 """One upstream Watch per match, fanned out to any number of browsers.
 
 A :class:`MatchFeed` holds the one gRPC Watch stream this gateway keeps for a
-match and the last public view it brought. Every browser watching the match
+match (batched: the node sends the events and the view after them together,
+at most ten times a second, so a fast match costs the gateway no more than a
+slow one) and the last public view it brought. Every browser watching the match
 is a :class:`Viewer` with a bounded queue of already-encoded messages: each
 message is encoded once, whatever the number of viewers, and a viewer that
 cannot keep up never slows the feed nor grows without bound. When its queue

@@ -49,6 +49,8 @@ async def _scenario(wait_replicas: int) -> dict[str, Any]:
         await wait_for(lambda: accepted_total(agents) >= 15, 30, "play started")
         link.blackhole()
         paused_at = accepted_total(agents)
+        # The subject: a window with the replica gone, in which nothing may be
+        # acknowledged (the longer it is, the more an unreplicated ack would show).
         await asyncio.sleep(1.5)
         accepted = {id(a): dict(a.accepted) for a in agents}
         acked_while_paused = accepted_total(agents) - paused_at

@@ -21,23 +21,32 @@ from tests.clients.helpers import run
 from tests.support.process import ServeProcess
 
 OWNER_KEY = "twistarena-owner"
+RETRY_AFTER_KEY = "twistarena-retry-after-ms"
 
 
 async def _refusal(channel: grpc.aio.Channel, match_id: str, token: str) -> str:
-    """The owner a Join on ``channel`` is redirected to ('' when it is seated there)."""
-    call = play_pb2_grpc.PlayStub(channel).Play()
-    try:
-        await call.write(play_pb2.AgentMessage(join=play_pb2.Join(
-            match_id=match_id, seat_token=token, no_events=True)))
-        reply = await asyncio.wait_for(call.read(), 10)
-        assert reply is not grpc.aio.EOF and reply.WhichOneof("msg") == "joined"
-        return ""
-    except grpc.aio.AioRpcError as error:
-        trailers = dict(error.trailing_metadata() or ())
-        assert error.code() == grpc.StatusCode.UNAVAILABLE, error.details()
-        return str(trailers[OWNER_KEY])
-    finally:
-        call.cancel()
+    """The owner a Join on ``channel`` is redirected to ('' when it is seated there).
+
+    While the match is still being placed (workers learning of each other) the
+    refusal names no owner but a time to retry after: the Join is retried then."""
+    deadline = time.monotonic() + 30
+    while True:
+        call = play_pb2_grpc.PlayStub(channel).Play()
+        try:
+            await call.write(play_pb2.AgentMessage(join=play_pb2.Join(
+                match_id=match_id, seat_token=token, no_events=True)))
+            reply = await asyncio.wait_for(call.read(), 10)
+            assert reply is not grpc.aio.EOF and reply.WhichOneof("msg") == "joined"
+            return ""
+        except grpc.aio.AioRpcError as error:
+            trailers = dict(error.trailing_metadata() or ())
+            assert error.code() == grpc.StatusCode.UNAVAILABLE, error.details()
+            if OWNER_KEY in trailers:
+                return str(trailers[OWNER_KEY])
+            assert time.monotonic() < deadline, error.details()
+            await asyncio.sleep(int(trailers[RETRY_AFTER_KEY]) / 1000)
+        finally:
+            call.cancel()
 
 
 def test_two_workers_share_one_address_and_redirect_to_the_owner() -> None:

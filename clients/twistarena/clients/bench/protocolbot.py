@@ -11,6 +11,7 @@ own cost is measured separately with real ``Agent`` s).
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
 from collections.abc import Callable
@@ -25,6 +26,8 @@ Hook = Callable[[Any, float], None]
 #: A channel to the address a NOT_OWNER refusal names (``serve --workers``, clusters).
 Connect = Callable[[str], grpc.aio.Channel]
 OWNER_KEY = "twistarena-owner"
+#: ... or, while the match is being taken over, when to try again.
+RETRY_AFTER_KEY = "twistarena-retry-after-ms"
 
 PLAY_METHOD = "/twistarena.v1.Play/Play"
 ACCEPTED, REJECTED, MATCH_OVER = (
@@ -55,15 +58,20 @@ class ProtocolBot:
         self.answered = 0
 
     async def run(self) -> play_pb2.MatchOver:
-        """Play to the end, following a redirect to the match's owner (a few at most)."""
-        for _ in range(3):
+        """Play to the end, following a redirect to the match's owner, or retrying
+        when the server says the match is being placed or taken over (a few times)."""
+        for _ in range(5):
             try:
                 return await self._play()
             except grpc.aio.AioRpcError as error:
-                owner = dict(error.trailing_metadata() or ()).get(OWNER_KEY)
-                if self.connect is None or not isinstance(owner, str) or not owner:
+                trailers = dict(error.trailing_metadata() or ())
+                owner, retry_ms = trailers.get(OWNER_KEY), trailers.get(RETRY_AFTER_KEY)
+                if self.connect is not None and isinstance(owner, str) and owner:
+                    self.channel = self.connect(owner)
+                elif isinstance(retry_ms, str) and retry_ms.isdigit():
+                    await asyncio.sleep(min(int(retry_ms), 5_000) / 1000)
+                else:
                     raise
-                self.channel = self.connect(owner)
         raise ProtocolBotError(f"{self.match_id}: redirected again and again")
 
     async def _play(self) -> play_pb2.MatchOver:

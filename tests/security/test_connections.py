@@ -72,7 +72,10 @@ def test_connections_per_client_address_are_capped(valkey: Any) -> None:
             async with aio.insecure_channel(srv.target) as ch:
                 stub = mgrpc.MatchesStub(ch)
                 try:
-                    await stub.GetMatch(mpb.GetMatchRequest(match_id="nope"))
+                    # The server notices the closed sockets a moment later: until then a
+                    # new connection is still over the cap, so wait until one is let in.
+                    await stub.GetMatch(mpb.GetMatchRequest(match_id="nope"),
+                                        wait_for_ready=True, timeout=20)
                 except aio.AioRpcError as err:
                     assert err.code() is grpc.StatusCode.NOT_FOUND
                 codes = []

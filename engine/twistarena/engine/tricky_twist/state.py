@@ -2,6 +2,11 @@
 
 Action ids use one fixed range per kind (see the ``*_BASE`` constants), so an
 id means the same thing in every state and legal ids come out sorted.
+
+Longer than our other modules, on purpose: it is one state machine (reserves and
+their windows, tricks, bonus picks, take-backs and the end bonus all read and
+change the same state), so it stays whole; what does not touch the state lives beside
+it (``cards``, ``data``, ``scoring``, ``narrate``, ``sample``).
 """
 
 from __future__ import annotations

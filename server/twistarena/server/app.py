@@ -18,6 +18,7 @@ import grpc
 from grpc import aio
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+from twistarena import wire
 from twistarena.storage import Durability, Holder, Store, StoreError
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
@@ -225,8 +226,7 @@ class App:
             kind, _, object_id = kind_id.partition(":")
             if kind == "match":
                 record = await self.store.matches.load(object_id)
-                out.append(record is not None and record.status not in (
-                    mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED))
+                out.append(record is not None and record.status not in wire.MATCH_OVER)
             else:
                 out.append(await self.store.tournaments.is_live(object_id))
         return out

@@ -20,6 +20,10 @@ from google.protobuf.json_format import MessageToDict
 from twistarena.storage import LogEntry, MatchRecord
 from twistarena.v1 import match_pb2 as mpb
 
+from . import logs, metrics
+
+log = logs.get("twistarena.archive")
+
 
 def match_line(record: MatchRecord, result: mpb.MatchResult,
                entries: Sequence[LogEntry], ended_ms: int) -> dict[str, Any]:
@@ -56,3 +60,13 @@ class Archive:
         """Append the finished match to its day's file, off the event loop."""
         line = match_line(record, result, list(entries), int(time.time() * 1000))
         await asyncio.to_thread(self._write, line)
+
+    async def keep(self, record: MatchRecord, result: mpb.MatchResult,
+                   entries: Sequence[LogEntry]) -> None:
+        """``write``, for a runner that has nobody to tell: a failure is counted
+        and logged (the match itself is stored and over either way)."""
+        try:
+            await self.write(record, result, entries)
+        except OSError as exc:
+            metrics.ERRORS.labels("archive").inc()
+            log.error("archive_failed", match_id=record.match_id, error=repr(exc))

@@ -574,19 +574,10 @@ class MatchRunner:
                 spectator.finish()
             self.spectators.clear()
         if self.hub.archive is not None:
-            self._spawn(self._archive(result))
+            self._spawn(self.hub.archive.keep(self.record, result, self.book.entries))
         log.info("match_over", match_id=self.match_id, reason=mpb.EndReason.Name(reason),
                  scores=list(result.scores), actions=self.book.log_len)
         self.hub.forget(self)
-
-    async def _archive(self, result: mpb.MatchResult) -> None:
-        """Write the finished match to the archive (before its keys may expire)."""
-        assert self.hub.archive is not None
-        try:
-            await self.hub.archive.write(self.record, result, self.book.entries)
-        except OSError as exc:
-            metrics.ERRORS.labels("archive").inc()
-            log.error("archive_failed", match_id=self.match_id, error=repr(exc))
 
     async def cancel(self, detail: str) -> bool:
         """End the match as cancelled; False when it was already over."""

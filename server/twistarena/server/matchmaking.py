@@ -56,6 +56,7 @@ class Matchmaking(kgrpc.MatchmakingServicer):
 
     async def RegisterAgent(self, request: kpb.RegisterAgentRequest,
                             context: aio.ServicerContext[Any, Any]) -> kpb.RegisterAgentResponse:
+        """Admin only: a new agent account and its api token (shown this once)."""
         await require_admin(context, self.config)
         name = request.name.strip()
         if not 1 <= len(name) <= 100:
@@ -68,6 +69,7 @@ class Matchmaking(kgrpc.MatchmakingServicer):
 
     async def GetAgent(self, request: kpb.GetAgentRequest,
                        context: aio.ServicerContext[Any, Any]) -> kpb.AgentInfo:
+        """An agent's name, rating and number of rated matches."""
         record = await self.agents.get(request.agent_id) if request.agent_id else None
         if record is None:
             await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_AGENT",
@@ -90,6 +92,7 @@ class Matchmaking(kgrpc.MatchmakingServicer):
 
     async def Queue(self, request: kpb.QueueRequest,
                     context: aio.ServicerContext[Any, Any]) -> None:
+        """Hold the agent's place in a queue until a match seats it (or its tournament ends)."""
         agent_id = await self._agent(context)
         game_id, players = request.game_id, request.num_players
         problem = _check_game(game_id, players)
@@ -185,6 +188,7 @@ class Matchmaking(kgrpc.MatchmakingServicer):
 
     async def Practice(self, request: kpb.PracticeRequest,
                        context: aio.ServicerContext[Any, Any]) -> kpb.PracticeResponse:
+        """A match at once against house bots, unrated, within the practice limit."""
         token = auth.bearer(context.invocation_metadata())
         host = peer_host(context)
         who = host

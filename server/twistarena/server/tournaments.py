@@ -500,6 +500,7 @@ class Tournaments(tgrpc.TournamentsServicer):
 
     async def CreateTournament(self, request: tpb.CreateTournamentRequest,
                                context: aio.ServicerContext[Any, Any]) -> tpb.Tournament:
+        """Admin only: check and store a tournament; a node with its lease drives it."""
         await require_admin(context, self.config)
         if self.hub.draining:
             await fail(context, grpc.StatusCode.UNAVAILABLE, "DRAINING",
@@ -529,12 +530,14 @@ class Tournaments(tgrpc.TournamentsServicer):
 
     async def GetTournament(self, request: tpb.GetTournamentRequest,
                             context: aio.ServicerContext[Any, Any]) -> tpb.Tournament:
+        """The tournament as it stands (a game still sealed shows its seed to admins only)."""
         return to_proto(await self._snapshot(request.tournament_id, context),
                         admin=is_admin(context, self.config))
 
     async def ListTournaments(self, request: tpb.ListTournamentsRequest,
                               context: aio.ServicerContext[Any, Any]
                               ) -> tpb.ListTournamentsResponse:
+        """The newest tournaments, newest first."""
         size = min(request.page_size or 50, 500)
         admin = is_admin(context, self.config)
         out = []
@@ -546,6 +549,7 @@ class Tournaments(tgrpc.TournamentsServicer):
 
     async def WatchTournament(self, request: tpb.WatchTournamentRequest,
                               context: aio.ServicerContext[Any, Any]) -> None:
+        """The tournament again each time a result comes in or its status changes, until it ends."""
         snap = await self._snapshot(request.tournament_id, context)
         admin = is_admin(context, self.config)
         last: tuple[int, int] | None = None
@@ -563,6 +567,7 @@ class Tournaments(tgrpc.TournamentsServicer):
 
     async def CancelTournament(self, request: tpb.CancelTournamentRequest,
                                context: aio.ServicerContext[Any, Any]) -> tpb.Tournament:
+        """Admin only: end the tournament as cancelled, and its matches with it."""
         await require_admin(context, self.config)
         snap = await self._snapshot(request.tournament_id, context)
         if snap.status in wire.TOURNAMENT_OVER:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import socket
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from twistarena.v1 import match_pb2_grpc as mgrpc
 
 from tests.support.agents import Agent, create, options, play_to_end, random_chooser, run, tokens
 from tests.support.process import ServeProcess
+from tests.support.valkey import free_port
 from tests.support.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -276,16 +276,10 @@ def test_node_agent_stops_when_taken_over_and_reports_a_cancel(node: str, server
     assert line2["result"]["detail"] == "test over"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def test_node_agent_resumes_after_the_server_is_killed(node: str, valkey: Any) -> None:
     """kill -9 of the server mid-match; a new server on the same store and port resumes
     the match from its log; the Node agent reconnects with resume_from_seq and finishes."""
-    port = _free_port()
+    port = free_port()
     target = f"127.0.0.1:{port}"
     args = ["--port", str(port), "--redis-url", valkey.url]
     first = ServeProcess(args).start()

@@ -6,6 +6,7 @@ directory. ``kill()`` is a SIGKILL (crash), ``stop()`` a clean shutdown.
 
 from __future__ import annotations
 
+import random
 import shutil
 import signal
 import socket
@@ -21,11 +22,25 @@ def valkey_binary() -> Path:
     return Path(get_binary_path())
 
 
+#: Listening ports come from below the kernel's ephemeral range (32768-60999 by default).
+#: A port handed out by the kernel for bind(0) can also become the local end of some
+#: outgoing connection once its listener exits, and a server restarted on "its" port
+#: (a node after kill -9, a Valkey after a crash) would then fail to bind.
+PORT_RANGE = (20_000, 32_000)
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+    """A loopback port nothing listens on, outside the ephemeral range."""
+    rng = random.Random()
+    for _ in range(200):
+        port = rng.randrange(*PORT_RANGE)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {PORT_RANGE}")
 
 
 def _ping(port: int) -> bool:

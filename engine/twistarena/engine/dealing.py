@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from functools import cache
+from functools import lru_cache
 from math import comb
 
 
@@ -81,12 +81,8 @@ def _exact(cards: list[int], places: Sequence[tuple[int, int]], suit_of: Sequenc
     allowed = tuple(tuple(p for p, m in enumerate(masks) if not m >> s & 1) for s in suits)
     sizes = tuple(len(group) for group in by_suit)
 
-    @cache
     def ways(index: int, room: tuple[int, ...]) -> int:
-        if index == len(sizes):
-            return 1 if not any(room) else 0
-        return sum(w * ways(index + 1, rest)
-                   for w, rest in _splits(sizes[index], allowed[index], room))
+        return _ways(sizes, allowed, index, room)
 
     room = tuple(size for size, _ in places)
     if not ways(0, room):
@@ -113,21 +109,33 @@ def _exact(cards: list[int], places: Sequence[tuple[int, int]], suit_of: Sequenc
     return out
 
 
-def _splits(k: int, allowed: tuple[int, ...],
-            room: tuple[int, ...]) -> list[tuple[int, tuple[int, ...]]]:
-    return [(w, rest) for w, rest, _ in _splits_with_counts(k, allowed, room)]
+@lru_cache(maxsize=1 << 16)
+def _ways(sizes: tuple[int, ...], allowed: tuple[tuple[int, ...], ...], index: int,
+          room: tuple[int, ...]) -> int:
+    """Deals of the suits from ``index`` on into ``room`` that respect the voids.
+
+    Kept across calls: a search determinizes the same information set again and
+    again, and counting its deals is the costly part."""
+    if index == len(sizes):
+        return 1 if not any(room) else 0
+    return sum(w * _ways(sizes, allowed, index + 1, rest)
+               for w, rest, _ in _splits_with_counts(sizes[index], allowed[index], room))
 
 
+Split = tuple[int, tuple[int, ...], tuple[tuple[int, int], ...]]
+
+
+@lru_cache(maxsize=1 << 14)
 def _splits_with_counts(k: int, allowed: tuple[int, ...], room: tuple[int, ...]
-                        ) -> list[tuple[int, tuple[int, ...], list[tuple[int, int]]]]:
+                        ) -> tuple[Split, ...]:
     """Every way to put ``k`` alike-for-constraints cards into the ``allowed`` places
     within their ``room``: (number of card assignments, room left, (place, count)s)."""
-    out: list[tuple[int, tuple[int, ...], list[tuple[int, int]]]] = []
+    out: list[Split] = []
 
     def go(i: int, left: int, weight: int, rest: list[int], counts: list[tuple[int, int]]) -> None:
         if i == len(allowed):
             if not left:
-                out.append((weight, tuple(rest), list(counts)))
+                out.append((weight, tuple(rest), tuple(counts)))
             return
         place = allowed[i]
         for n in range(min(left, rest[place]) + 1):
@@ -138,4 +146,4 @@ def _splits_with_counts(k: int, allowed: tuple[int, ...], room: tuple[int, ...]
             rest[place] += n
 
     go(0, k, 1, list(room), [])
-    return out
+    return tuple(out)

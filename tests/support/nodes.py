@@ -41,13 +41,29 @@ class Node:
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def start(self) -> Node:
-        self.proc = ServeProcess([
-            "--port", str(self.port), "--redis-url", self.redis_url,
-            "--node-id", self.node_id, "--advertise", self.address,
-            "--lease-ms", str(self.lease_ms), "--drain-grace", str(self.drain_grace),
-            "--log-format", "json", *self.extra]).start()
-        return self
+    def start(self, bind_within: float = 15.0) -> Node:
+        """Start (again) on this node's own port.
+
+        A node restarted right after its last life ended can find the port not yet
+        free to bind (the node binds without SO_REUSEPORT, so that two servers never
+        share a port by mistake): only that refusal is tried again, until
+        ``bind_within`` seconds have passed.
+        """
+        deadline = time.monotonic() + bind_within
+        while True:
+            proc = ServeProcess([
+                "--port", str(self.port), "--redis-url", self.redis_url,
+                "--node-id", self.node_id, "--advertise", self.address,
+                "--lease-ms", str(self.lease_ms), "--drain-grace", str(self.drain_grace),
+                "--log-format", "json", *self.extra])
+            try:
+                self.proc = proc.start()
+                return self
+            except RuntimeError as err:
+                if "Failed to bind" not in str(err) or time.monotonic() > deadline:
+                    raise
+                proc.cleanup()
+                time.sleep(0.2)
 
     @property
     def pid(self) -> int:

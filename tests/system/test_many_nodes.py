@@ -286,6 +286,19 @@ def test_a_paused_node_loses_its_matches_and_can_no_longer_write(store: ValkeyPr
     assert figures["stopped_after_resume_s"] < 1.0
 
 
+def _dump_stall(nodes: Sequence[Node], client: redis.Redis, play: Play) -> None:
+    """What a stalled play looked like: the matches not over, their owners and logs,
+    and every node's records about them."""
+    live = [m for m in play.ids if client.sismember("twistarena:live", m)]
+    print("\nstalled: live", live)
+    for mid, owner in owners(client, live).items():
+        print("owner", mid, owner, "log", client.llen(f"{{m:{mid}}}:log"))
+    for node in nodes:
+        for record in node.records():
+            if record.get("match_id") in live or record.get("level") != "info":
+                print(node.node_id, record)
+
+
 def test_rolling_drain_moves_matches_without_a_failed_decision(store: ValkeyProcess) -> None:
     """(c) SIGTERM each node in turn during play (restarting it after): matches are
     handed over at once, no decision fails or is forfeited, each node exits in time."""
@@ -302,8 +315,12 @@ def test_rolling_drain_moves_matches_without_a_failed_decision(store: ValkeyProc
         for node in nodes:
             # Drain during play: some answers acknowledged since the last drain.
             wanted = play.acknowledged() + 20
-            await wait_for(lambda n=wanted: play.acknowledged() >= n, 30,  # type: ignore[misc]
-                           "play went on")
+            try:
+                await wait_for(lambda n=wanted: play.acknowledged() >= n, 30,  # type: ignore[misc]
+                               "play went on")
+            except AssertionError:
+                _dump_stall(nodes, client, play)
+                raise
             before = owners(client, play.ids)
             mine = [m for m in play.ids if before[m].get("node") == node.node_id]
             started = time.monotonic()

@@ -13,7 +13,8 @@ def test_soak_samples_the_node_and_its_store_and_stops_on_time() -> None:
     out = subprocess.run(
         [sys.executable, "-c", ENTRY, "soak", "--duration", "4", "--interval", "0.5",
          # Twhist's short matches: some finish within the 4 s even on a slow machine.
-         "--game", "twhist", "--players", "3", "--concurrency", "3", "--retain-finished", "30", "--json"],
+         "--game", "twhist", "--players", "3", "--concurrency", "3",
+         "--retain-finished", "30", "--json"],
         capture_output=True, text=True, timeout=90, cwd=str(ROOT), check=False)
     assert out.returncode == 0, out.stderr[-2000:]
     report = json.loads(out.stdout.strip().splitlines()[-1])

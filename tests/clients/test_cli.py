@@ -144,6 +144,9 @@ def test_bench_service_small() -> None:
     for run_name in ("bare_grpc", "grpc_engine_only", "service", "service_sdk_agents"):
         assert report[run_name]["decisions"] > 0, run_name
     assert report["service"]["valkey_cpu_us_per_decision"] > 0
+    # The system calls of the server and of Valkey are read (0 when /proc is not).
+    assert report["service"]["server_syscalls_per_decision"] > 0
+    assert report["service"]["valkey_syscalls_per_decision"] > 0
     for ratio in ("service_to_bare_ratio", "grpc_engine_only_to_bare_ratio",
                   "service_sdk_agents_to_bare_ratio"):
         assert 0 < report[ratio] < 2, ratio

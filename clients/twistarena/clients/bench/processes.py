@@ -29,6 +29,17 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _TICK
 
 
+def syscalls(pid: int) -> int:
+    """Read plus write system calls of one process so far (``/proc/PID/io``): how many
+    messages share a system call shows in their count per decision."""
+    try:
+        fields = dict(line.split(": ", 1)
+                      for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+    except OSError:
+        return 0
+    return int(fields.get("syscr", 0)) + int(fields.get("syscw", 0))
+
+
 def rss_bytes(pid: int) -> int:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -131,6 +142,15 @@ class ServerProcess:
     def helper_cpu_seconds(self) -> float:
         """CPU of the server's helpers (the embedded Valkey)."""
         return sum(cpu_seconds(c) for c in self._children(True))
+
+    def syscalls(self) -> int:
+        """Read and write system calls of the server and its worker processes."""
+        return syscalls(self.pid) + sum(syscalls(c) for c in self._children(False))
+
+    def helper_syscalls(self) -> int:
+        """Read and write system calls of the server's helpers (the embedded Valkey):
+        about one read per pipeline that reaches it."""
+        return sum(syscalls(c) for c in self._children(True))
 
     def rss_bytes(self) -> int:
         return rss_bytes(self.pid) + sum(rss_bytes(c) for c in self._children(False))

@@ -130,6 +130,9 @@ class Throughput:
     matches_finished: int = 0
     #: Matches whose agents failed (a stream cut by the server), the run's whole length.
     matches_failed: int = 0
+    #: System calls (reads and writes) of the server's processes, and of its helper.
+    server_syscalls: int = 0
+    helper_syscalls: int = 0
 
     @property
     def per_s(self) -> float:
@@ -156,6 +159,10 @@ class Throughput:
             "overhead_samples": len(self.samples),
             "matches_finished": self.matches_finished,
             "matches_failed": self.matches_failed,
+            "server_syscalls_per_decision": round(self.server_syscalls / self.decisions, 3)
+            if self.decisions else 0.0,
+            "valkey_syscalls_per_decision": round(self.helper_syscalls / self.decisions, 3)
+            if self.decisions else 0.0,
         }
 
 
@@ -167,6 +174,7 @@ async def _measure(timing: Timing, server: ServerProcess, warmup: float, duratio
     timing.window_open = True
     t0, cpu0, helper0, own0 = (time.perf_counter(), server.cpu_seconds(),
                                server.helper_cpu_seconds(), own_cpu_seconds())
+    calls0, helper_calls0 = server.syscalls(), server.helper_syscalls()
     done0 = finished()
     while (elapsed := time.perf_counter() - t0) < duration:
         progress(label, elapsed, duration)
@@ -175,7 +183,9 @@ async def _measure(timing: Timing, server: ServerProcess, warmup: float, duratio
     seconds = time.perf_counter() - t0
     run = Throughput(label, timing.decisions, seconds, server.cpu_seconds() - cpu0,
                      server.helper_cpu_seconds() - helper0, own_cpu_seconds() - own0,
-                     list(timing.samples), finished() - done0)
+                     list(timing.samples), finished() - done0,
+                     server_syscalls=server.syscalls() - calls0,
+                     helper_syscalls=server.helper_syscalls() - helper_calls0)
     progress(label, duration, duration)
     await stop()
     return run
@@ -497,14 +507,16 @@ def report_table(report: Report) -> Any:
     table = Table(title=f"{cfg['matches']} concurrent {cfg['players']}-seat {cfg['game']} "
                         f"matches, {cfg['duration_s']:g} s measured")
     for column in ("run", "decisions/s", "server µs/dec", "valkey µs/dec", "client µs/dec",
-                   "overhead p50 ms", "overhead p99 ms"):
+                   "server syscalls/dec", "overhead p50 ms", "overhead p99 ms"):
         table.add_column(column, justify="left" if column == "run" else "right")
     for run in (report.raw, report.engine_only, report.real, report.sdk):
         if run is None:
             continue
         table.add_row(run.label, f"{run.per_s:,.0f}", f"{run.us_per(run.server_cpu_s):.0f}",
                       f"{run.us_per(run.helper_cpu_s):.0f}" if run.helper_cpu_s else "-",
-                      f"{run.us_per(run.client_cpu_s):.0f}", f"{run.percentile_ms(0.5):.2f}",
+                      f"{run.us_per(run.client_cpu_s):.0f}",
+                      f"{run.server_syscalls / run.decisions:.2f}" if run.decisions else "-",
+                      f"{run.percentile_ms(0.5):.2f}",
                       f"{run.percentile_ms(0.99):.2f}")
     out = report.to_json()
     captions = []

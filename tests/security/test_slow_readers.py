@@ -6,7 +6,6 @@ players that never come) are closed after their own limit."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -18,19 +17,11 @@ from twistarena.v1 import play_pb2_grpc as pgrpc
 
 from tests.security.hostile import limited_server
 from tests.support.agents import Agent, create, options, play_to_end, random_chooser, run, tokens
+from tests.support.waiting import wait_until
 
 #: A client whose receive window never grows: what it does not read stays on the server.
 SMALL_WINDOW = (("grpc.http2.bdp_probe", 0),)
 REASON = "twistarena-reason"
-
-
-async def wait_for(check: Callable[[], Awaitable[bool]], timeout: float, what: str) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not await check():
-        if loop.time() > end:
-            raise AssertionError(f"not within {timeout} s: {what}")
-        await asyncio.sleep(0.05)
 
 
 async def read_all(call: Any) -> tuple[list[Any], grpc.StatusCode, str]:
@@ -66,12 +57,12 @@ def test_spectators_that_never_read_are_cut_and_may_resume(valkey: Any) -> None:
                     return (await match_status(ch, mid)).status == mpb.MATCH_STATUS_FINISHED
 
                 # The match does not wait for its spectators...
-                await wait_for(over, 60, "the watched match finished")
+                await wait_until(over, "the watched match finished", timeout=60)
 
                 async def none_watching() -> bool:
                     return not srv.app.streams.active
                 # ...and the server lets go of them.
-                await wait_for(none_watching, 10, "every unread watcher cut")
+                await wait_until(none_watching, "every unread watcher cut", timeout=10)
                 for call in watchers:
                     messages, code, reason = await read_all(call)
                     assert (code, reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "SLOW_READER")
@@ -112,7 +103,7 @@ def test_a_player_that_never_reads_is_cut_and_keeps_its_seat(valkey: Any) -> Non
                     got = await match_status(ch, mid)
                     return got.status == mpb.MATCH_STATUS_RUNNING and \
                         not got.seats[0].connected
-                await wait_for(seat_dropped, 30, "the unread player stream cut")
+                await wait_until(seat_dropped, "the unread player stream cut", timeout=30)
                 loop = asyncio.get_running_loop()
                 started = loop.time()
                 # Its seat is kept: the same token joins again and resumes.

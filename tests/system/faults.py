@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import time
 import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -76,16 +75,6 @@ async def start_matches(address: str, count: int, seed: int,
               for i, r in enumerate(created) for t in r.seat_tokens]
     tasks = [asyncio.ensure_future(a.run()) for a in agents]
     return client, created, agents, tasks
-
-
-async def wait_for(check: Callable[[], bool], timeout: float, what: str) -> float:
-    """Wait until ``check()`` holds; returns the seconds it took."""
-    start = time.monotonic()
-    while not check():
-        if time.monotonic() - start > timeout:
-            raise AssertionError(f"not within {timeout} s: {what}")
-        await asyncio.sleep(0.02)
-    return time.monotonic() - start
 
 
 def accepted_total(agents: Sequence[Agent]) -> int:

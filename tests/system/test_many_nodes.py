@@ -28,7 +28,6 @@ from tests.clients.helpers import acknowledged_in_log, replay_problems, run
 from tests.support.nodes import Node, ValkeyCluster, owners, percentile, start_nodes
 from tests.support.valkey import ValkeyProcess
 from tests.support.waiting import wait_until
-from tests.system.faults import wait_for
 
 MATCHES = 30
 GAMES = [("twisted", 2), ("twhist", 4), ("twisted", 2)]
@@ -316,8 +315,8 @@ def test_rolling_drain_moves_matches_without_a_failed_decision(store: ValkeyProc
             # Drain during play: some answers acknowledged since the last drain.
             wanted = play.acknowledged() + 20
             try:
-                await wait_for(lambda n=wanted: play.acknowledged() >= n, 30,  # type: ignore[misc]
-                               "play went on")
+                await wait_until(lambda n=wanted: play.acknowledged() >= n,  # type: ignore[misc]
+                                 "play went on", timeout=30)
             except AssertionError:
                 _dump_stall(nodes, client, play)
                 raise

@@ -17,6 +17,7 @@ import redis
 from tests.clients.helpers import replay_problems, run
 from tests.support.proxy import TcpProxy
 from tests.support.valkey import ValkeyProcess
+from tests.support.waiting import wait_until
 from tests.system.faults import (
     accepted_total,
     acknowledged_lost,
@@ -25,7 +26,6 @@ from tests.system.faults import (
     records,
     serve,
     start_matches,
-    wait_for,
 )
 
 
@@ -41,12 +41,12 @@ async def _scenario(wait_replicas: int) -> dict[str, Any]:
     tasks: list[asyncio.Task[Any]] = []
     spare: ValkeyProcess | None = None
     try:
-        await wait_for(lambda: admin.info("replication")["master_link_status"] == "up", 20,
-                       "replica in sync")
+        await wait_until(lambda: admin.info("replication")["master_link_status"] == "up",
+                         "replica in sync", timeout=20)
         client, created, agents, tasks = await start_matches(node.target, 3, seed=11,
                                                             delay=0.02)
         ids = [r.match.match_id for r in created]
-        await wait_for(lambda: accepted_total(agents) >= 15, 30, "play started")
+        await wait_until(lambda: accepted_total(agents) >= 15, "play started", timeout=30)
         link.blackhole()
         paused_at = accepted_total(agents)
         # The subject: a window with the replica gone, in which nothing may be

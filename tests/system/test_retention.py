@@ -21,7 +21,8 @@ from twistarena import engine
 from tests.clients.helpers import run
 from tests.support import agents as raw
 from tests.support.valkey import ValkeyProcess
-from tests.system.faults import serve, wait_for
+from tests.support.waiting import wait_until
+from tests.system.faults import serve
 
 MATCHES = 6
 RETAIN_S = 3
@@ -52,15 +53,15 @@ async def _scenario(archive: Path) -> dict[str, Any]:
                      for line in f.read_text().splitlines()]
             return [line for line in lines if line["match_id"] in ids]
 
-        await wait_for(lambda: len(archived()) == MATCHES, 60, "every match archived")
+        await wait_until(lambda: len(archived()) == MATCHES, "every match archived", timeout=60)
         kept = _match_bytes(client, ids)
         ttls = [client.pttl(f"{{m:{mid}}}:{part}") for mid in ids
                 for part in ("meta", "log", "owner")]
         # EXISTS expires a key whose TTL has passed (the store reclaims the rest
         # lazily), so every part of every match is asked before memory is read.
-        await wait_for(lambda: not any(client.exists(f"{{m:{mid}}}:{part}") for mid in ids
-                                       for part in ("meta", "log", "owner")),
-                       RETAIN_S + 10, "keys expired")
+        await wait_until(lambda: not any(client.exists(f"{{m:{mid}}}:{part}") for mid in ids
+                                         for part in ("meta", "log", "owner")),
+                         "keys expired", timeout=RETAIN_S + 10)
         return {"archived": archived(), "ttls": ttls, "kept": kept,
                 "expired": _match_bytes(client, ids)}
     finally:

@@ -22,6 +22,7 @@ from twistarena.clients.sdk import Agent
 
 from tests.clients.helpers import replay_problems, run
 from tests.support.valkey import ValkeyProcess
+from tests.support.waiting import wait_until
 from tests.system.faults import (
     accepted_total,
     acknowledged_lost,
@@ -33,7 +34,6 @@ from tests.system.faults import (
     records,
     serve,
     start_matches,
-    wait_for,
 )
 
 MATCHES = 4
@@ -48,11 +48,11 @@ async def _scenario(policy: str, cut_back: bool) -> dict[str, Any]:
         client, created, agents, tasks = await start_matches(node.target, MATCHES, seed=70,
                                                             delay=0.02)
         ids = [r.match.match_id for r in created]
-        await wait_for(lambda: accepted_total(agents) >= 20, 30, "play started")
+        await wait_until(lambda: accepted_total(agents) >= 20, "play started", timeout=30)
         aof = aof_incr_file(valkey.data_dir)
         cut = await asyncio.to_thread(fsynced_aof_size, valkey.port, aof)
         mark = accepted_total(agents)
-        await wait_for(lambda: accepted_total(agents) >= mark + 20, 30, "more play")
+        await wait_until(lambda: accepted_total(agents) >= mark + 20, "more play", timeout=30)
         valkey.kill()
         accepted = {id(a): dict(a.accepted) for a in agents}
         full = await asyncio.to_thread(read_logs, valkey.data_dir, ids)

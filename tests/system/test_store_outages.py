@@ -37,6 +37,7 @@ from tests.support.nodes import ValkeyCluster
 from tests.support.process import ServeProcess
 from tests.support.proxy import TcpProxy
 from tests.support.valkey import ValkeyProcess
+from tests.support.waiting import wait_until
 from tests.system.faults import (
     accepted_total,
     finish_all,
@@ -44,7 +45,6 @@ from tests.system.faults import (
     records,
     serve,
     start_matches,
-    wait_for,
 )
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -65,7 +65,7 @@ async def _embedded_crash(data_dir: Path) -> dict[str, Any]:
     tasks: list[asyncio.Task[Any]] = []
     try:
         client, created, agents, tasks = await start_matches(node.target, 3, seed=40)
-        await wait_for(lambda: accepted_total(agents) >= 15, 30, "play started")
+        await wait_until(lambda: accepted_total(agents) >= 15, "play started", timeout=30)
         pid = int((data_dir / "valkey.pid").read_text())
         channel = grpc.aio.insecure_channel(node.target)
         stub = mgrpc.MatchesStub(channel)
@@ -194,7 +194,7 @@ async def _busy_store() -> dict[str, Any]:
     try:
         admin.config_set("busy-reply-threshold", 50)
         _client, _created, agents, tasks = await start_matches(node.target, 3, seed=20)
-        await wait_for(lambda: accepted_total(agents) >= 15, 30, "play started")
+        await wait_until(lambda: accepted_total(agents) >= 15, "play started", timeout=30)
         script = asyncio.ensure_future(asyncio.to_thread(
             redis.Redis(port=valkey.port).eval,
             "local t = redis.call('TIME')[1] + 1 "
@@ -242,13 +242,13 @@ async def _primary_killed() -> dict[str, Any]:
     try:
         client, created, agents, tasks = await start_matches(
             node.target, 6, seed=70, on_message=on_message)
-        await wait_for(lambda: accepted_total(agents) >= 30, 30, "play started")
+        await wait_until(lambda: accepted_total(agents) >= 30, "play started", timeout=30)
         errors_before = metric(node, "twistarena_errors_total")
         cluster.kill(0)
         killed = loop.time()
         # Back once the node has run into the dead primary (a failed batch at least).
-        await wait_for(lambda: metric(node, "twistarena_errors_total") > errors_before, 20,
-                       "the node noticed the dead primary")
+        await wait_until(lambda: metric(node, "twistarena_errors_total") > errors_before,
+                         "the node noticed the dead primary", timeout=20)
         cluster.restart(0)
         restarted = loop.time() - killed
         results = await finish_all(tasks, agents, node)

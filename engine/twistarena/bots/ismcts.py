@@ -45,6 +45,7 @@ from twistarena.engine.twisted.state import TAKE as TW_TAKE
 from twistarena.engine.twisted.state import TWIST_BASE as TW_TWIST_BASE
 
 from .heuristic import heuristic_bot
+from .heuristic.twisted import choose_in_state as twisted_choose_in_state
 
 #: Attribute holding the round number, per game: simulations stop at the end of
 #: the current round, whose score change is what the decision can influence.
@@ -74,6 +75,12 @@ STANDING: Mapping[str, Callable[[Any], list[int]]] = {"tricky_twist": _tricky_tw
 #: Score margin (points) that the reward maps to about 0.73 (logistic scale), per game.
 REWARD_SCALE: Mapping[str, float] = {"tricky_twist": 12.0, "twisted": 4.0, "twhist": 4.0}
 
+
+#: The game's heuristic read straight from a simulated state (``(state, seat, rng) ->
+#: action id``, the same choice as the heuristic bot seeded alike given the seat's
+#: observation): far cheaper than building an observation for every simulated move.
+STATE_HEURISTIC: Mapping[str, Callable[[Any, int, random.Random], int]] = {
+    "twisted": twisted_choose_in_state}
 
 #: Rollout policies ``IsmctsConfig.rollout`` accepts.
 ROLLOUTS: tuple[str, ...] = ("heuristic", "greedy", "random")
@@ -338,7 +345,18 @@ class IsmctsBot:
                  plies: int) -> None:
         """Every seat plays the heuristic (``eps`` of its moves at random) to the horizon:
         ``plies`` more moves, or the end of round ``start_round``."""
-        bot = heuristic_bot(self.game_id, rng.getrandbits(32))
+        seed = rng.getrandbits(32)
+        in_state = STATE_HEURISTIC.get(self.game_id)
+        if in_state is not None:
+            bot_rng = random.Random(seed)
+
+            def choose(state: Any, player: int) -> int:
+                return in_state(state, player, bot_rng)
+        else:
+            bot = heuristic_bot(self.game_id, seed)
+
+            def choose(state: Any, player: int) -> int:
+                return bot(state.observation(player), state.legal_actions(player))
         round_attr = self.round_attr
         while plies > 0:
             acting = state.to_act()
@@ -352,7 +370,7 @@ class IsmctsBot:
             elif eps and rng.random() < eps:
                 state.apply(player, ids[int(rng.random() * len(ids))])
             else:
-                state.apply(player, bot(state.observation(player), state.legal_actions(player)))
+                state.apply(player, choose(state, player))
 
     def _standing(self, state: State, start_round: int) -> list[int]:
         """Scores as they stand: settled ones once the round (or match) is over."""

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import random
 import statistics
 
 import pytest
 from twistarena import engine
 from twistarena.bots import random_bot
 from twistarena.bots.heuristic import heuristic_bot
+from twistarena.bots.heuristic.twisted import choose_in_state
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])
@@ -41,3 +43,23 @@ def test_bot_only_answers_legal_ids() -> None:
         choice = bot(state.observation(seat), state.legal_actions(seat))
         assert choice in state.legal_action_ids(seat)
         state.apply(seat, choice)
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_choice_read_from_the_state_equals_the_choice_from_the_observation(
+        players: int) -> None:
+    """Search simulations read the heuristic straight from the state; it must pick what
+    the bot picks from the seat's observation (everything public by TW-3.5, its own
+    hand, no hidden card), with the same tie-breaking draws, including expert takes
+    (TW-4.5) and new rows (TW-3.3)."""
+    state = engine.make("twisted", players, 21, {"expert": True})
+    bot = heuristic_bot("twisted", 4)
+    in_state_rng = random.Random(4)  # the bot's own tie-breaking sequence
+    moves = 0
+    while not state.is_terminal():
+        seat = state.to_act()[0]
+        choice = bot(state.observation(seat), state.legal_actions(seat))
+        assert choose_in_state(state, seat, in_state_rng) == choice
+        state.apply(seat, choice)
+        moves += 1
+    assert moves > 50

@@ -8,11 +8,13 @@ pile) are the ones an opponent might use to extend or twist.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
 from twistarena.engine import Action
 from twistarena.engine.twisted.cards import DECK, IS_TOAD, PARTNER
+from twistarena.engine.twisted.state import TAKE, TWIST_BASE, TwistedState
 
 from .. import Bot
 
@@ -35,26 +37,42 @@ def make(seed: int | None = None) -> Bot:
 
 
 def _choose(obs: Mapping[str, Any], legal: Sequence[Action], rng: random.Random) -> int:
-    hand: list[int] = list(obs["hand"])
-    row: list[int] = list(obs["row"])
-    distance: int = obs.get("extend_distance", 10)
-    seen = set(hand) | set(row)
+    seen = set(obs["hand"]) | set(obs["row"])
     for info in obs["seats"]:
         seen.update(info["plus_pile"])
         seen.update(info["minus_pile"])
-    unseen = [c for c in DECK if c not in seen]
-    in_row = set(row)
+    return choose(obs["row"], seen, obs.get("extend_distance", 10), [a.id for a in legal], rng)
 
-    best_id = legal[0].id
+
+def choose_in_state(state: TwistedState, seat: int, rng: random.Random) -> int:
+    """The same choice as the bot given ``seat``'s observation of ``state``, read
+    straight from the state: search simulations play thousands of these moves."""
+    seen = {*state.hands[seat], *state.row}
+    for pile in state.plus:
+        seen.update(pile)
+    for pile in state.minus:
+        seen.update(pile)
+    return choose(state.row, seen, state.distance, state.legal_action_ids(seat), rng)
+
+
+def choose(row: Sequence[int], seen: Set[int], distance: int, legal: Sequence[int],
+           rng: random.Random) -> int:
+    """The best of the ``legal`` action ids (state.py's numbering) by the weights
+    above; ``seen`` holds every card the seat has seen (TW-3.5), the rest are unseen."""
+    unseen = [c for c in DECK if c not in seen]  # sorted, as DECK is
+    in_row = set(row)
+    best_id = legal[0]
     best = float("-inf")
     for action in legal:
-        kind = action.payload.get("kind")
-        card = int(action.payload.get("card", -1))
-        if kind == "twist":
+        if action == TAKE:
+            value = -_penalty(row) - 3.0  # the last resort: the whole row is minus points
+        elif action > TWIST_BASE:
             # Twisting now is sure; holding it risks the row being taken first.
             value = TWIST_GAIN + 0.1 * len(row)
-        elif kind in ("extend", "start"):
-            value = -ESCAPE_COST * sum(1 for u in unseen if -distance <= u - card <= distance)
+        else:  # extend, or start a row
+            card = action
+            escapes = bisect_right(unseen, card + distance) - bisect_left(unseen, card - distance)
+            value = -ESCAPE_COST * escapes
             partner = PARTNER[card]
             if partner in in_row:
                 value -= LIVE_PARTNER_IN_ROW
@@ -62,17 +80,12 @@ def _choose(obs: Mapping[str, Any], legal: Sequence[Action], rng: random.Random)
                 value -= KEEP_TWIST_COST
             if IS_TOAD[card]:
                 value += TOAD_DUMP_BONUS
-        elif kind == "take":
-            value = -_penalty(row) - 3.0  # the last resort: the whole row is minus points
-        else:
-            value = float("-inf")
         value += rng.random() * 1e-3
         if value > best:
-            best, best_id = value, action.id
+            best, best_id = value, action
     return best_id
 
 
 def _penalty(cards: Sequence[int]) -> int:
     """TW-4.3 minus points of ``cards``."""
     return sum(5 if IS_TOAD[c] else 1 for c in cards)
-

@@ -8,17 +8,28 @@ and agents that connect to the shared address play every match to its end.
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import threading
 import time
 
 import grpc
+from twistarena.clients.bench.processes import children, is_helper
 from twistarena.clients.cli import build_parser
-from twistarena.clients.cli.workers import passed_flags, worker_count
+from twistarena.clients.cli.workers import (
+    RESTARTS,
+    STABLE_S,
+    Worker,
+    passed_flags,
+    worker_count,
+)
 from twistarena.clients.sdk import ArenaClient
 from twistarena.clients.sdk.hosting import seat_agents
 from twistarena.v1 import match_pb2, play_pb2, play_pb2_grpc
 
 from tests.clients.helpers import run
 from tests.support.process import ServeProcess
+from tests.support.waiting import wait_until
 
 OWNER_KEY = "twistarena-owner"
 RETRY_AFTER_KEY = "twistarena-retry-after-ms"
@@ -49,21 +60,39 @@ async def _refusal(channel: grpc.aio.Channel, match_id: str, token: str) -> str:
             call.cancel()
 
 
+async def _one_match_per_worker(target: str) -> dict[str, match_pb2.CreateMatchResponse]:
+    """Matches created through the shared address until one is run by each of the two
+    workers, keyed by the owner a Join on one connection is sent to ('' for its own)."""
+    client = ArenaClient(target)
+    deadline = time.monotonic() + 60
+    seen: dict[str, match_pb2.CreateMatchResponse] = {}
+    async with grpc.aio.insecure_channel(target) as channel:
+        # One connection lands on one worker; matches are placed on both.
+        while len(seen) < 2:
+            assert time.monotonic() < deadline, f"placed on one worker only: {seen}"
+            created = await client.create_match("twisted", 2, decision_ms=60_000)
+            owner = await _refusal(channel, created.match.match_id,
+                                   created.seat_tokens[0].token)
+            seen.setdefault(owner, created)
+    return seen
+
+
+async def _play_to_the_end(target: str, matches: list[match_pb2.CreateMatchResponse]) -> None:
+    """Agents given the shared address play each match to its end."""
+    client = ArenaClient(target)
+    for created in matches:
+        agents = seat_agents(target, created, ["random"], seed=1, no_events=True)
+        results = await asyncio.wait_for(asyncio.gather(*(a.run() for a in agents)), 60)
+        assert all(r is not None for r in results)
+        record = await client.get_match(created.match.match_id)
+        assert record.status == match_pb2.MATCH_STATUS_FINISHED
+
+
 def test_two_workers_share_one_address_and_redirect_to_the_owner() -> None:
     server = ServeProcess(["--port", "0", "--workers", "2", "--no-web"]).start(60)
     try:
         async def scenario() -> None:
-            client = ArenaClient(server.target)
-            deadline = time.monotonic() + 60
-            seen: dict[str, match_pb2.CreateMatchResponse] = {}
-            async with grpc.aio.insecure_channel(server.target) as channel:
-                # One connection lands on one worker; matches are placed on both.
-                while len(seen) < 2:
-                    assert time.monotonic() < deadline, f"placed on one worker only: {seen}"
-                    created = await client.create_match("twisted", 2, decision_ms=60_000)
-                    owner = await _refusal(channel, created.match.match_id,
-                                           created.seat_tokens[0].token)
-                    seen.setdefault(owner, created)
+            seen = await _one_match_per_worker(server.target)
             redirect = next(owner for owner in seen if owner)
             assert redirect != server.target
             # The named worker runs the match: a Join there is seated.
@@ -71,15 +100,7 @@ def test_two_workers_share_one_address_and_redirect_to_the_owner() -> None:
             async with grpc.aio.insecure_channel(redirect) as direct:
                 assert await _refusal(direct, match.match.match_id,
                                       match.seat_tokens[1].token) == ""
-            # Agents given the shared address play both matches to the end.
-            for created in seen.values():
-                agents = seat_agents(server.target, created, ["random"], seed=1,
-                                     no_events=True)
-                results = await asyncio.wait_for(
-                    asyncio.gather(*(a.run() for a in agents)), 60)
-                assert all(r is not None for r in results)
-                record = await client.get_match(created.match.match_id)
-                assert record.status == match_pb2.MATCH_STATUS_FINISHED
+            await _play_to_the_end(server.target, list(seen.values()))
 
         run(scenario(), 150)
         assert server.terminate() == 0
@@ -94,3 +115,47 @@ def test_workers_get_every_flag_given_but_those_the_supervisor_sets() -> None:
     assert passed_flags(args.serve_parser, args) == ["--host", "0.0.0.0", "--lease-ms", "500",
                                                      "--insecure"]
     assert worker_count("auto") >= 1
+
+
+def test_a_crashing_worker_is_started_again_later_and_later() -> None:
+    worker = Worker(["unused"], threading.Semaphore(0))
+    worker.started_at = 100.0
+    # Exits soon after each start: the wait doubles (jitter: half to all of it) up to 30 s.
+    caps = []
+    for _ in range(8):
+        now = worker.started_at + 1.0
+        delay = worker.plan_restart(now)
+        cap = min(RESTARTS.maximum, RESTARTS.initial * 2 ** worker.crashes)
+        assert cap / 2 <= delay <= cap and worker.restart_at == now + delay
+        caps.append(cap)
+        worker.started_at = now + delay
+    assert caps == [1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0]
+    # A life longer than STABLE_S starts the count over.
+    delay = worker.plan_restart(worker.started_at + STABLE_S + 1)
+    assert worker.crashes == 0 and delay <= RESTARTS.initial
+
+
+def test_a_killed_worker_is_started_again_and_the_address_serves_on() -> None:
+    server = ServeProcess(["--port", "0", "--workers", "2", "--no-web"]).start(60)
+    try:
+        assert server.proc is not None
+        supervisor = server.proc.pid
+        nodes = [p for p in children(supervisor) if not is_helper(p)]
+        assert len(nodes) == 2
+        os.kill(nodes[0], signal.SIGKILL)
+
+        def restarted() -> list[int]:
+            now = [p for p in children(supervisor) if not is_helper(p)]
+            return now if len(now) == 2 and nodes[0] not in now else []
+
+        async def scenario() -> None:
+            await wait_until(restarted, "a new worker in place of the killed one", timeout=30)
+            # Both workers run matches again, and play them to the end.
+            seen = await _one_match_per_worker(server.target)
+            await _play_to_the_end(server.target, list(seen.values()))
+
+        run(scenario(), 150)
+        assert "worker 0 exited with code -9; starting it again in" in server.output()
+        assert server.terminate() == 0
+    finally:
+        server.cleanup()

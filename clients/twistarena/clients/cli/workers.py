@@ -9,7 +9,8 @@ on a port of its own that it advertises, so that a redirect (NOT_OWNER) names
 the very process that runs the match. ``listening on HOST:PORT`` is printed
 once every worker listens; SIGTERM/SIGINT drain every worker, then the Valkey
 stops. A worker that exits on its own is started again under the same node id
-(it resumes the matches it held).
+(it resumes the matches it held); one that keeps exiting soon after its start
+is started again later and later (``RESTARTS``), not in a tight loop.
 """
 
 from __future__ import annotations
@@ -25,10 +26,17 @@ import time
 import uuid
 from collections.abc import Sequence
 
+from ..sdk.connection import Backoff
+
 #: Flags the supervisor sets per worker itself (the rest are passed through).
 OWN_FLAGS = frozenset({"workers", "port", "redis_url", "data_dir", "node_id", "metrics_port",
                        "web_port", "no_web", "shared_port"})
 LISTENING = "listening on "
+#: A worker that exits within this many seconds of its start is crashing: each such
+#: exit doubles the wait before its next start (0.5 s up to 30 s); a longer life
+#: starts the count over.
+STABLE_S = 30.0
+RESTARTS = Backoff(initial=0.5, maximum=30.0)
 
 
 def worker_count(text: str) -> int:
@@ -86,12 +94,27 @@ class Worker:
         self.argv = argv
         self.ready = ready
         self.process: subprocess.Popen[str] | None = None
+        self.started_at = 0.0
+        #: Exits in a row, each within ``STABLE_S`` of its start.
+        self.crashes = 0
+        #: When an exited worker is due to start again (None: running, or not planned).
+        self.restart_at: float | None = None
 
     def start(self) -> None:
         self.process = subprocess.Popen(self.argv, stdout=subprocess.PIPE,
                                         stderr=subprocess.STDOUT, text=True,
                                         preexec_fn=_die_with_parent)
+        self.started_at = time.monotonic()
+        self.restart_at = None
         threading.Thread(target=self._forward, args=(self.process,), daemon=True).start()
+
+    def plan_restart(self, now: float) -> float:
+        """After an exit at ``now``: the seconds until it starts again, longer for
+        each exit in a row that came soon after its start."""
+        self.crashes = self.crashes + 1 if now - self.started_at < STABLE_S else 0
+        delay = RESTARTS.delay(self.crashes)
+        self.restart_at = now + delay
+        return delay
 
     def _forward(self, process: subprocess.Popen[str]) -> None:
         assert process.stdout is not None
@@ -161,10 +184,8 @@ def run_workers(parser: argparse.ArgumentParser, args: argparse.Namespace,
         if held is not None:
             held.close()
         print(f"{LISTENING}{host}:{port}", flush=True)
-        while not stopping.wait(0.5):
-            for worker in workers:
-                if worker.exited():  # resumes the matches it held under its node id
-                    worker.start()
+        while not stopping.wait(0.1):
+            _restart_exited(workers, time.monotonic())
         return 0
     finally:
         for worker in workers:
@@ -173,6 +194,21 @@ def run_workers(parser: argparse.ArgumentParser, args: argparse.Namespace,
             worker.wait(args.drain_grace + 10)
         if embedded is not None:
             embedded.stop()
+
+
+def _restart_exited(workers: Sequence[Worker], now: float) -> None:
+    """Start again, under its node id (it resumes the matches it held), each worker
+    that exited and whose wait is over; plan the wait of one that just exited."""
+    for i, worker in enumerate(workers):
+        if not worker.exited():
+            continue
+        if worker.restart_at is None:
+            code = worker.process.returncode if worker.process is not None else None
+            delay = worker.plan_restart(now)
+            print(f"twistarena serve: worker {i} exited with code {code}; "
+                  f"starting it again in {delay:.1f} s", file=sys.stderr, flush=True)
+        elif now >= worker.restart_at:
+            worker.start()
 
 
 def _await_ready(ready: threading.Semaphore, workers: Sequence[Worker],

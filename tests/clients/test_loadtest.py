@@ -7,9 +7,11 @@ import subprocess
 import sys
 from typing import Any
 
+import pytest
 from twistarena.clients.bench.processes import CLI
 
 
+@pytest.mark.clock
 def test_loadtest_runs_a_bounded_load_and_reports_json(server: Any) -> None:
     out = subprocess.run(
         [sys.executable, "-c", CLI, "loadtest", "--server", server.target, "--game", "twisted",
@@ -27,6 +29,7 @@ def test_loadtest_runs_a_bounded_load_and_reports_json(server: Any) -> None:
     assert report["elapsed_s"] <= 20.5 and report["processes"] == 2
 
 
+@pytest.mark.clock
 def test_loadtest_stops_at_its_duration(server: Any) -> None:
     # Twhist with three seats: the shortest matches (about 70 decisions), so some
     # finish within the two seconds even on a loaded machine.

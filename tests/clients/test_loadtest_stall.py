@@ -67,6 +67,7 @@ def _load_with_a_stall(node: Node, *model: str) -> dict[str, Any]:
     return report
 
 
+@pytest.mark.clock
 def test_the_open_model_keeps_its_schedule_and_shows_a_stall_a_closed_loop_hides(
         node: Node) -> None:
     open_run = _load_with_a_stall(node, "--rate", "8", "--duration", "3",

@@ -6,9 +6,12 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.support.process import ENTRY, ROOT
 
 
+@pytest.mark.clock
 def test_soak_samples_the_node_and_its_store_and_stops_on_time() -> None:
     out = subprocess.run(
         [sys.executable, "-c", ENTRY, "soak", "--duration", "4", "--interval", "0.5",

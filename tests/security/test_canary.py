@@ -27,6 +27,7 @@ def serve() -> Iterator[ServeProcess]:
 
 
 @pytest.mark.parametrize("name", list(ATTACKS))
+@pytest.mark.clock
 def test_the_canary_keeps_half_its_pace(serve: ServeProcess, name: str) -> None:
     canary = f"[::1]:{serve.port}"
     # Quiet and attacked paces taken in turns, the best of each kept: the

@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 import grpc
+import pytest
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 
@@ -77,6 +78,7 @@ async def dead_peer(store_url: str, keepalive_ms: tuple[int, int],
         node.cleanup()
 
 
+@pytest.mark.clock
 def test_a_silent_agent_is_seen_gone_within_the_keepalive_window(
         store: ValkeyProcess) -> None:
     keepalive = (1000, 1000)

@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
 import redis
 from twistarena.bots import make_bot
 from twistarena.clients.sdk import Agent, ArenaClient, Backoff
@@ -183,6 +184,7 @@ def _members(client: Any, count: int, timeout: float = 10.0) -> None:
         seen = beats()
 
 
+@pytest.mark.clock
 def test_kill_9_of_one_of_three_nodes(store: ValkeyProcess) -> None:
     """(a) kill -9 one node of three during 30 matches: its matches move, all finish."""
     nodes = start_nodes(store.url)
@@ -197,6 +199,7 @@ def test_kill_9_of_one_of_three_nodes(store: ValkeyProcess) -> None:
     assert figures["takeover_p99_s"] < 5.0
 
 
+@pytest.mark.clock
 def test_kill_9_on_a_three_primary_valkey_cluster() -> None:
     """(d) the same crash with the store on a 3-primary Valkey Cluster."""
     cluster = ValkeyCluster().start()
@@ -223,6 +226,7 @@ def _log_time(record: dict[str, Any]) -> float:
     return datetime.fromisoformat(record["timestamp"].replace("Z", "+00:00")).timestamp()
 
 
+@pytest.mark.clock
 def test_a_paused_node_loses_its_matches_and_can_no_longer_write(store: ValkeyProcess) -> None:
     """(b) SIGSTOP past the lease, SIGCONT: the node's matches moved; it stops at once
     and its appends are refused."""
@@ -298,6 +302,7 @@ def _dump_stall(nodes: Sequence[Node], client: redis.Redis, play: Play) -> None:
                 print(node.node_id, record)
 
 
+@pytest.mark.clock
 def test_rolling_drain_moves_matches_without_a_failed_decision(store: ValkeyProcess) -> None:
     """(c) SIGTERM each node in turn during play (restarting it after): matches are
     handed over at once, no decision fails or is forfeited, each node exits in time."""

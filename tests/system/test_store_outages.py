@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import pytest
 import redis
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from twistarena.v1 import match_pb2 as mpb
@@ -175,6 +176,7 @@ async def _drain_cut(grace: float) -> dict[str, Any]:
                             if r.get("event") == "drain_step_overran"]}
 
 
+@pytest.mark.clock
 def test_a_node_cut_from_its_store_exits_within_its_drain_grace() -> None:
     """SIGTERM while the store link is silent: every store call of the drain (the
     hand-off, saying the node leaves) is bounded by the grace, not by socket timeouts."""

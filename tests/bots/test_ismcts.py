@@ -7,8 +7,19 @@ import random
 import pytest
 from twistarena import engine
 from twistarena.bots import LADDER, STRATEGIES, SearchBot, make_bot, searches
-from twistarena.bots.ismcts import IsmctsBot, IsmctsConfig, ismcts_bot
+from twistarena.bots.ismcts import (
+    CONFIDENCE,
+    HEURISTIC_DEPTH,
+    SETTLED,
+    SIMULATION_SCALE,
+    IsmctsBot,
+    IsmctsConfig,
+    ismcts_bot,
+)
 from twistarena.clients.local import play_local
+from twistarena.engine.twisted.state import TAKE, TWIST_BASE
+
+from tests.engine.twisted.helpers import table
 
 CASES = [("tricky_twist", 3), ("tricky_twist", 4), ("twisted", 2), ("twisted", 3),
          ("twisted", 4), ("twhist", 3), ("twhist", 4), ("twhist", 5)]
@@ -148,3 +159,87 @@ def test_flat_search_tries_every_move_on_every_sampled_deal(game_id: str) -> Non
     assert bot.last_iterations >= 12 and len(bot.search_seconds) == 1
     # The chosen move has the best mean margin of all.
     assert bot.last_stats[action][1] == max(mean for _, mean in bot.last_stats.values())
+
+
+def test_twisted_search_settings() -> None:
+    """Twisted simulations run until the row is settled (taken or twisted empty), with
+    four rollouts per budgeted simulation, and overrule the heuristic only on a clear
+    gain; the other games keep their short horizons and plain best-mean choice."""
+    twisted = IsmctsBot("twisted", 1)
+    assert twisted.settled is not None and twisted.depth == HEURISTIC_DEPTH["twisted"] >= 30
+    assert twisted.confidence == CONFIDENCE["twisted"] > 0
+    assert SIMULATION_SCALE["twisted"] == 4
+    for game_id in ("tricky_twist", "twhist"):
+        bot = IsmctsBot(game_id, 1)
+        assert bot.settled is None and bot.depth == 8 and bot.confidence == 0
+        assert SIMULATION_SCALE.get(game_id, 1) == 1
+
+
+def test_twisted_position_is_settled_once_the_row_is_emptied() -> None:
+    """TW-3.3: after a take the taker starts a new row; TW-3.2: twisting the only card
+    empties the row. Both leave every played card in a pile: settled."""
+    settled = SETTLED["twisted"]
+    taken = table([[15, 64], [13, 81, 82]], row=[34, 41])
+    assert not settled(taken)
+    taken.apply(0, TAKE)
+    assert settled(taken)
+    twisted = table([[94, 12], [13, 81, 82]], row=[49])
+    twisted.apply(0, TWIST_BASE + 94)
+    assert settled(twisted)
+
+
+def test_twisted_search_plays_the_budget_in_rollouts_and_counts_them() -> None:
+    state = _decision_points("twisted", 3)[1]
+    seat = state.to_act()[0]
+    bot = IsmctsBot("twisted", 3, IsmctsConfig(iterations=12))
+    bot.act_with_state(state, seat)
+    assert bot.last_iterations >= 12 * SIMULATION_SCALE["twisted"]
+
+
+def test_a_search_that_demands_certainty_plays_the_heuristic() -> None:
+    """With an unreachable confidence the flat search never overrules the heuristic's
+    move; with none it does somewhere on the same positions."""
+    overruled = 0
+    for state in [s for players in (2, 3, 4) for s in _decision_points("twisted", players)]:
+        seat = state.to_act()[0]
+        heuristic = make_bot("heuristic", "twisted", 5)
+        expected = heuristic(state.observation(seat), state.legal_actions(seat))
+        sure = IsmctsBot("twisted", 5, IsmctsConfig(iterations=20, confidence=1e9))
+        assert sure.act_with_state(state, seat) == expected
+        bold = IsmctsBot("twisted", 5, IsmctsConfig(iterations=20, confidence=0))
+        overruled += bold.act_with_state(state, seat) != expected
+    assert overruled >= 1
+
+
+def _round_margin_after(state: engine.State, seat: int, action: int) -> int:
+    """``seat``'s score margin at the end of the round after ``action``, every seat
+    then playing the heuristic."""
+    sim = state.clone()
+    sim.apply(seat, action)
+    bots = [make_bot("heuristic", "twisted", s) for s in range(sim.num_players)]
+    round_no = sim.round  # type: ignore[attr-defined]
+    while not sim.is_terminal() and sim.round == round_no:  # type: ignore[attr-defined]
+        player = sim.to_act()[0]
+        sim.apply(player, bots[player](sim.observation(player), sim.legal_actions(player)))
+    totals = sim.totals  # type: ignore[attr-defined]
+    return int(totals[seat] - totals[1 - seat])
+
+
+def test_twisted_search_declines_a_sure_twist_that_loses_the_endgame() -> None:
+    """TW-3.2 twisting 69 out with 96 is two sure points, and the heuristic takes them;
+    but the draw pile is empty (TW-4.1), so the round ends only when the row empties,
+    and the lone 57 left behind sends the row around until seat 0 must take it
+    (TW-3.3, toads -5 by TW-4.3). Extending with 68 instead ends the round far
+    better. Nothing is hidden here: with 2 players and no draw pile every unseen card
+    is in the other hand."""
+    state = table([[15, 46, 48, 68, 74, 84, 86, 89, 96], [37, 44, 47, 49, 64, 73, 77, 95, 98]],
+                  row=[57, 69], pile=[])
+    state.plus = [[83, 38, 91, 19, 92, 29, 85, 58, 41, 14, 32, 23, 43, 34, 42, 24, 39, 93, 31,
+                   13, 26, 62, 17, 71, 56, 65], [87, 78, 28, 82, 12, 21, 67, 76, 72, 27]]
+    state.minus = [[55, 63, 53, 59, 52, 88, 81, 79, 75, 66, 61, 51, 54, 35, 36, 45, 22, 18, 16,
+                    25, 33], [94, 97]]
+    heuristic = make_bot("heuristic", "twisted", 1)(state.observation(0), state.legal_actions(0))
+    assert heuristic == TWIST_BASE + 96
+    search = make_bot("ismcts-fast", "twisted", 1).act_with_state(state, 0)  # type: ignore[attr-defined]
+    assert search != heuristic
+    assert _round_margin_after(state, 0, search) > _round_margin_after(state, 0, heuristic) + 10

@@ -9,6 +9,12 @@
   luck; the best mean margin wins, and ties keep the heuristic's own choice. It
   is a rollout improvement of the heuristic (Tesauro & Galperin 1996): it plays
   the heuristic's move unless simulations of the heuristic show a better one.
+  Per game, simulations may also stop at a settled position (``SETTLED``; in
+  Twisted: once the row is emptied, up to 40 moves on), play several rollouts per
+  budgeted simulation (``SIMULATION_SCALE``) and overrule the heuristic only by a
+  margin of standard errors (``CONFIDENCE``). Twisted uses all three: six moves
+  were too short to see who ends up taking the row, and its best-mean moves were
+  then worse than the heuristic's own.
 - ``rollout="greedy"`` or ``"random"``: single-observer information-set MCTS
   (SO-ISMCTS, Cowling, Powley & Whitehouse 2012). One shared tree keyed by
   action ids, UCB among the children legal in the sampled deal (availability
@@ -41,6 +47,7 @@ from twistarena.engine.twhist.cards import STOP as TH_STOP
 from twistarena.engine.twhist.state import PICK as TH_PICK
 from twistarena.engine.twisted.cards import DECK as TW_DECK
 from twistarena.engine.twisted.cards import IS_TOAD as TW_IS_TOAD
+from twistarena.engine.twisted.state import START_ROW as TW_START_ROW
 from twistarena.engine.twisted.state import TAKE as TW_TAKE
 from twistarena.engine.twisted.state import TWIST_BASE as TW_TWIST_BASE
 
@@ -58,8 +65,10 @@ DEPTH: Mapping[str, int] = {"twisted": 6}
 
 #: Simulation depth of heuristic rollouts (moves after the root move), per game: they
 #: cost a heuristic decision per move, and the near future carries most of a move's
-#: effect; the score at the end is the game's ``STANDING``.
-HEURISTIC_DEPTH: Mapping[str, int] = {"twisted": 6, "twhist": 8, "tricky_twist": 8}
+#: effect; the score at the end is the game's ``STANDING``. In Twisted it is only a
+#: cap: its rollouts stop at the first settled position (``SETTLED``), since within
+#: six moves the row's fate, the bulk of the points, was mostly still open.
+HEURISTIC_DEPTH: Mapping[str, int] = {"twisted": 40, "twhist": 8, "tricky_twist": 8}
 
 
 def _tricky_twist_standing(state: Any) -> list[int]:
@@ -71,6 +80,25 @@ def _tricky_twist_standing(state: Any) -> list[int]:
 #: Each seat's score as it stands, for simulations cut before the score is settled
 #: (default: ``State.scores``).
 STANDING: Mapping[str, Callable[[Any], list[int]]] = {"tricky_twist": _tricky_twist_standing}
+
+
+def _twisted_settled(state: Any) -> bool:
+    """TW: the row was just emptied by a take (TW-3.3) or a twist (TW-3.2): every card
+    played so far is in a pile, so the score then carries what the moves did."""
+    return state.phase == TW_START_ROW or not state.row
+
+
+#: Positions where heuristic rollouts may stop early, per game: the score as it
+#: stands there is settled, and later moves depend little on the root move.
+SETTLED: Mapping[str, Callable[[Any], bool]] = {"twisted": _twisted_settled}
+
+#: Heuristic rollouts per budgeted simulation, per game (default 1): a game whose
+#: simulated moves are cheap buys less noise with the same rung budgets.
+SIMULATION_SCALE: Mapping[str, int] = {"twisted": 4}
+
+#: Standard errors by which a simulated move must beat the heuristic's own move before
+#: the flat search plays it, per game (default 0: the best mean wins).
+CONFIDENCE: Mapping[str, float] = {"twisted": 2.0}
 
 #: Score margin (points) that the reward maps to about 0.73 (logistic scale), per game.
 REWARD_SCALE: Mapping[str, float] = {"tricky_twist": 12.0, "twisted": 4.0, "twhist": 4.0}
@@ -109,6 +137,12 @@ class IsmctsConfig:
     #: Try every root move on each sampled deal with shared rollout dice (variance
     #: reduction); the budget still counts simulations. Off by default: no gain measured.
     paired: bool = False
+    #: Flat search: overrule the heuristic's move only when the best move's mean margin
+    #: beats it by this many standard errors (None: the game's ``CONFIDENCE``; 0: any gain).
+    confidence: float | None = None
+    #: Heuristic rollouts: also stop at the first position the game calls settled
+    #: (``SETTLED``), within the depth (None: when the game defines settled positions).
+    settle: bool | None = None
 
     def __post_init__(self) -> None:
         if self.iterations is None and self.time_ms is None:
@@ -123,6 +157,8 @@ class IsmctsConfig:
             raise ValueError("horizon must be 'round' or 'game'")
         if self.depth is not None and self.depth < 0:
             raise ValueError("depth must be at least 0 (0: no limit)")
+        if self.confidence is not None and self.confidence < 0:
+            raise ValueError("confidence must be at least 0")
 
 
 class _Node:
@@ -244,6 +280,11 @@ class IsmctsBot:
         depths = HEURISTIC_DEPTH if self.config.rollout == "heuristic" else DEPTH
         depth = self.config.depth if self.config.depth is not None else depths.get(game_id, 0)
         self.depth = depth or 1 << 30
+        settle = self.config.settle if self.config.settle is not None else True
+        #: stops heuristic rollouts early at a settled position (None: never)
+        self.settled = SETTLED.get(game_id) if settle else None
+        self.confidence = (self.config.confidence if self.config.confidence is not None
+                           else CONFIDENCE.get(game_id, 0.0))
         #: the game's heuristic bot, whose choice the flat search keeps on ties
         self._heuristic = heuristic_bot(game_id, seed)
         #: iterations and root statistics (action -> visits, mean reward) of the last search
@@ -288,7 +329,8 @@ class IsmctsBot:
         done = 0
         own = list(root_state.legal_action_ids(seat))
         if cfg.rollout == "heuristic":
-            return self._flat(root_state, seat, own, budget, deadline)
+            scale = SIMULATION_SCALE.get(self.game_id, 1)
+            return self._flat(root_state, seat, own, budget * scale, deadline)
         while done < budget:
             det = root_state.determinize(seat, rng)
             if cfg.paired:
@@ -315,21 +357,29 @@ class IsmctsBot:
         """Flat Monte Carlo with heuristic play: on each sampled deal every root move is
         tried, then every seat plays the game's heuristic bot to the horizon. All moves
         share the deal and the dice, so their differences carry little luck; the one
-        with the best mean score margin wins (a rollout improvement of the heuristic)."""
+        with the best mean score margin wins (a rollout improvement of the heuristic),
+        but with ``confidence`` > 0 only if it beats the heuristic's own move by that
+        many standard errors of their paired difference."""
         rng = self.rng
         eps = self.config.epsilon
+        anchor = self._heuristic(root_state.observation(seat), root_state.legal_actions(seat))
         totals = dict.fromkeys(own, 0.0)
+        squares = dict.fromkeys(own, 0.0)  # of each move's margin over the anchor's
         start_round = getattr(root_state, self.round_attr) if self.round_attr else 0
         base = self._standing(root_state, start_round)
         done = 0
         while done < budget:
             det = root_state.determinize(seat, rng)
             dice = rng.getrandbits(64)
+            margins = {}
             for a in own:
                 sim = det.clone()
                 sim.apply(seat, a)
                 self._playout(sim, start_round, random.Random(dice), eps, self.depth - 1)
-                totals[a] += self._margin(self._standing(sim, start_round), base, seat)
+                margins[a] = self._margin(self._standing(sim, start_round), base, seat)
+                totals[a] += margins[a]
+            for a in own:
+                squares[a] += (margins[a] - margins[anchor]) ** 2
             done += len(own)
             if deadline != math.inf and time.perf_counter() >= deadline:
                 break
@@ -338,8 +388,14 @@ class IsmctsBot:
         self.last_stats = {a: (rounds, total / rounds) for a, total in totals.items()}
         # Ties go to the heuristic's own choice: the search only overrules it when it
         # found a move that did better.
-        anchor = self._heuristic(root_state.observation(seat), root_state.legal_actions(seat))
-        return max(own, key=lambda a: (totals[a], a == anchor, -a))
+        best = max(own, key=lambda a: (totals[a], a == anchor, -a))
+        z = self.confidence
+        if z and best != anchor and rounds > 1:
+            gain = (totals[best] - totals[anchor]) / rounds
+            spread = max(0.0, squares[best] / rounds - gain * gain) * rounds / (rounds - 1)
+            if gain <= z * math.sqrt(spread / rounds):
+                return anchor
+        return best
 
     def _playout(self, state: Any, start_round: int, rng: random.Random, eps: float,
                  plies: int) -> None:
@@ -358,9 +414,12 @@ class IsmctsBot:
             def choose(state: Any, player: int) -> int:
                 return bot(state.observation(player), state.legal_actions(player))
         round_attr = self.round_attr
+        settled = self.settled
         while plies > 0:
             acting = state.to_act()
             if not acting or (round_attr and getattr(state, round_attr) != start_round):
+                return
+            if settled is not None and settled(state):
                 return
             plies -= 1
             player = acting[0]

@@ -30,13 +30,15 @@ def serve() -> Iterator[ServeProcess]:
 @pytest.mark.clock
 def test_the_canary_keeps_half_its_pace(serve: ServeProcess, name: str) -> None:
     canary = f"[::1]:{serve.port}"
-    # Quiet and attacked paces taken in turns, the best of each kept: the
-    # machine's own load drifts and stalls (other processes share its cores).
-    quiet: list[float] = []
-    attacked: list[float] = []
+    # Quiet and attacked paces taken in turns, each attacked pace compared with the
+    # quiet one just before it: the machine's own load drifts (other processes
+    # share its cores), and a pair a few seconds apart sees the same machine. The
+    # attack fails the test when it halves the pace in every pair.
+    pairs: list[tuple[float, float]] = []
     for _ in range(2):
-        quiet.append(run(canary_rate(canary, SECONDS)))
-        attacked.append(run(under(serve.target, canary, ATTACKS[name], SECONDS)))
-    assert max(quiet) > 0
-    assert max(attacked) >= max(quiet) / 2, (
-        f"{name}: {attacked} decisions/s against {quiet} quiet")
+        quiet = run(canary_rate(canary, SECONDS))
+        attacked = run(under(serve.target, canary, ATTACKS[name], SECONDS))
+        assert quiet > 0
+        pairs.append((quiet, attacked))
+    assert max(attacked / quiet for quiet, attacked in pairs) >= 0.5, (
+        f"{name}: (quiet, attacked) decisions/s {pairs}")

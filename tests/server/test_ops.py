@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import urllib.request
 from typing import Any
 
 import grpc
+import structlog
 from grpc import aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from twistarena.server.app import GRPC_STOP_MARGIN_S
 from twistarena.server.config import ServerConfig
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
@@ -96,3 +99,32 @@ def test_sigterm_metrics_and_json_logs(valkey: Any) -> None:
         assert "draining" in events and "stopped" in events
     finally:
         proc.cleanup()
+
+
+def test_a_drain_goes_on_when_grpc_stop_never_returns(valkey: Any) -> None:
+    """gRPC's own stop once did not return (after connections that never sent the
+    HTTP/2 preface): the drain bounds it and finishes, saying which step overran."""
+    srv = InProcessServer(ServerConfig(port=0, redis_url=valkey.url,
+                                       drain_grace_s=1.0)).start()
+    grpc_server = srv.app.server
+    assert grpc_server is not None
+    real_stop = grpc_server.stop
+
+    async def never_returns(grace: float | None) -> None:
+        await asyncio.Event().wait()
+
+    grpc_server.stop = never_returns  # type: ignore[method-assign]
+    try:
+        with structlog.testing.capture_logs() as logs:
+            started = time.monotonic()
+            srv.call(srv.app.drain(), 20)
+            took = time.monotonic() - started
+        overran = [entry.get("step") for entry in logs
+                   if entry.get("event") == "drain_step_overran"]
+        assert overran == ["grpc_stop"], logs
+        assert any(entry.get("event") == "stopped" for entry in logs)
+        # Within the grace and the margin it allows gRPC's stop (1 s + 3 s), not forever.
+        assert took < 1.0 + GRPC_STOP_MARGIN_S + 5.0, took
+    finally:
+        srv.call(real_stop(0), 20)
+        srv.stop()

@@ -43,6 +43,8 @@ log = logs.get("twistarena.app")
 STORE_CHECK_S = 0.25
 #: How often the match index drops matches whose keys expired.
 TRIM_EVERY_S = 60.0
+#: How long past its grace gRPC's stop may take before the drain goes on without it.
+GRPC_STOP_MARGIN_S = 3.0
 
 SERVICE_NAMES: tuple[str, ...] = (
     mpb.DESCRIPTOR.services_by_name["Matches"].full_name,
@@ -319,7 +321,7 @@ class App:
             except TimeoutError:
                 log.warning("drain_step_overran", step=what, grace_s=grace)
 
-        await self.health.enter_graceful_shutdown()
+        await within(self.health.enter_graceful_shutdown(), "health", least=0.5)
         hub, store = self.hub, self.store
         if self._watcher is not None:
             self._watcher.cancel()
@@ -343,11 +345,16 @@ class App:
         if self.extras is not None:
             await within(self.extras.close(), "extras", least=0.5)
         if self.streams is not None:
-            await self.streams.close()
+            await within(self.streams.close(), "close_streams", least=0.5)
         if self.front is not None:
             await self.front.close()
         if self.server is not None:
-            await self.server.stop(max(0.5, deadline - time.monotonic() - 0.5))
+            # gRPC's own stop cancels what is left after its grace; should it not return
+            # (seen once, after connections that never sent the HTTP/2 preface), the
+            # drain goes on without it rather than hold the node forever.
+            stop_grace = max(0.5, deadline - time.monotonic() - 0.5)
+            await within(self.server.stop(stop_grace), "grpc_stop",
+                         least=stop_grace + GRPC_STOP_MARGIN_S)
         if self.cluster is not None:
             # Says this node leaves (others stop counting on it at once).
             await within(self.cluster.close(), "leave", least=0.5)

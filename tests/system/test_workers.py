@@ -67,13 +67,15 @@ async def _one_match_per_worker(target: str) -> dict[str, match_pb2.CreateMatchR
     deadline = time.monotonic() + 60
     seen: dict[str, match_pb2.CreateMatchResponse] = {}
     async with grpc.aio.insecure_channel(target) as channel:
-        # One connection lands on one worker; matches are placed on both.
+        # One connection lands on one worker; matches are placed on both (once a
+        # worker that was just started again has joined the cluster).
         while len(seen) < 2:
             assert time.monotonic() < deadline, f"placed on one worker only: {seen}"
             created = await client.create_match("twisted", 2, decision_ms=60_000)
             owner = await _refusal(channel, created.match.match_id,
                                    created.seat_tokens[0].token)
             seen.setdefault(owner, created)
+            await asyncio.sleep(0.1)
     return seen
 
 
@@ -89,7 +91,9 @@ async def _play_to_the_end(target: str, matches: list[match_pb2.CreateMatchRespo
 
 
 def test_two_workers_share_one_address_and_redirect_to_the_owner() -> None:
-    server = ServeProcess(["--port", "0", "--workers", "2", "--no-web"]).start(60)
+    # Matches are created until both workers run one: no per-client creation quota.
+    server = ServeProcess(["--port", "0", "--workers", "2", "--no-web",
+                           "--creates-per-minute", "0"]).start(60)
     try:
         async def scenario() -> None:
             seen = await _one_match_per_worker(server.target)
@@ -136,7 +140,9 @@ def test_a_crashing_worker_is_started_again_later_and_later() -> None:
 
 
 def test_a_killed_worker_is_started_again_and_the_address_serves_on() -> None:
-    server = ServeProcess(["--port", "0", "--workers", "2", "--no-web"]).start(60)
+    # Matches are created until both workers run one: no per-client creation quota.
+    server = ServeProcess(["--port", "0", "--workers", "2", "--no-web",
+                           "--creates-per-minute", "0"]).start(60)
     try:
         assert server.proc is not None
         supervisor = server.proc.pid

@@ -313,13 +313,18 @@ class App:
         deadline = time.monotonic() + grace
         log.info("draining")
 
+        took: dict[str, float] = {}
+
         async def within(step: Awaitable[None], what: str, least: float = 0.0) -> None:
             """One step of the drain, within what is left of the grace (at least
             ``least`` seconds): a store gone silent must not hold the node past it."""
+            began = time.monotonic()
             try:
                 await asyncio.wait_for(step, max(least, deadline - time.monotonic()))
             except TimeoutError:
                 log.warning("drain_step_overran", step=what, grace_s=grace)
+            finally:
+                took[what] = time.monotonic() - began
 
         await within(self.health.enter_graceful_shutdown(), "health", least=0.5)
         hub, store = self.hub, self.store
@@ -330,6 +335,7 @@ class App:
             if self.cluster is not None:
                 # Hand the matches to other nodes; streams are closed with a redirect.
                 await within(self.cluster.drain(grace), "hand_off")
+            began = time.monotonic()
             for runner in list(hub.runners.values()):
                 acquired = False
                 with contextlib.suppress(TimeoutError):
@@ -342,6 +348,7 @@ class App:
                 finally:
                     if acquired:
                         runner.lock.release()
+            took["stop_runners"] = time.monotonic() - began
         if self.extras is not None:
             await within(self.extras.close(), "extras", least=0.5)
         if self.streams is not None:
@@ -361,8 +368,11 @@ class App:
         if store is not None:
             await within(store.close(), "store_close", least=0.5)
         if self.embedded is not None:
+            began = time.monotonic()
             await asyncio.to_thread(self.embedded.stop)
-        log.info("stopped")
+            took["embedded_stop"] = time.monotonic() - began
+        # Where the drain spent its time: a slow exit names its step.
+        log.info("stopped", **{f"{step}_ms": round(s * 1000) for step, s in took.items()})
 
     async def stop(self) -> None:
         """Drain (hand the matches over) and stop serving."""

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 import urllib.request
+from collections.abc import MutableMapping
 from typing import Any
 
 import grpc
+import redis
 import structlog
 from grpc import aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from twistarena.server.app import GRPC_STOP_MARGIN_S
+from twistarena.server.cluster import LOOP_STOP_S
 from twistarena.server.config import ServerConfig
+from twistarena.storage import keys
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 
@@ -101,6 +106,60 @@ def test_sigterm_metrics_and_json_logs(valkey: Any) -> None:
         proc.cleanup()
 
 
+def _drain_logged(srv: InProcessServer, timeout: float
+                  ) -> tuple[list[MutableMapping[str, Any]], float]:
+    """Drain the server: (what it logged meanwhile, how long the drain took)."""
+    with structlog.testing.capture_logs() as logs:
+        started = time.monotonic()
+        srv.call(srv.app.drain(), timeout)
+        return logs, time.monotonic() - started
+
+
+def _events(logs: list[MutableMapping[str, Any]], event: str, key: str) -> list[Any]:
+    return [entry.get(key) for entry in logs if entry.get("event") == event]
+
+
+def test_a_cluster_loop_that_does_not_stop_does_not_hold_the_drain(valkey: Any) -> None:
+    """A node's heartbeat loop was once seen still waiting, long after its cancel,
+    on a sleep that had ended, and the drain waited for it to the end of its
+    grace. The drain now waits ``LOOP_STOP_S`` for its loops, names the one that
+    did not stop, and the node still says it leaves."""
+    grace = 8.0
+    srv = InProcessServer(ServerConfig(port=0, redis_url=valkey.url,
+                                       drain_grace_s=grace)).start()
+    cluster = srv.app.cluster
+    assert cluster is not None
+    released = asyncio.Event()
+
+    async def deaf() -> None:
+        """Ignores every cancel until released."""
+        while not released.is_set():
+            with contextlib.suppress(asyncio.CancelledError):
+                await released.wait()
+
+    async def add_deaf() -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(deaf(), name="deaf")
+        cluster._tasks["deaf"] = task
+        return task
+
+    client = redis.Redis.from_url(valkey.url)
+    try:
+        deaf_task = srv.call(add_deaf())
+        assert client.zscore(keys.NODES, cluster.node_id) is not None
+        logs, took = _drain_logged(srv, 30)
+        assert _events(logs, "cluster_loop_did_not_stop", "task") == ["deaf"], logs
+        assert not deaf_task.done()
+        # The leaving heartbeat went out: the node is no longer a member.
+        assert client.zscore(keys.NODES, cluster.node_id) is None
+        # Not held to the end of the grace (the drain used to wait all of it).
+        assert took < grace - 2.0, (took, LOOP_STOP_S)
+    finally:
+        assert srv.loop is not None
+        srv.loop.call_soon_threadsafe(released.set)
+        client.close()
+        srv.stop()
+
+
 def test_a_drain_goes_on_when_grpc_stop_never_returns(valkey: Any) -> None:
     """gRPC's own stop once did not return (after connections that never sent the
     HTTP/2 preface): the drain bounds it and finishes, saying which step overran."""
@@ -115,13 +174,8 @@ def test_a_drain_goes_on_when_grpc_stop_never_returns(valkey: Any) -> None:
 
     grpc_server.stop = never_returns  # type: ignore[method-assign]
     try:
-        with structlog.testing.capture_logs() as logs:
-            started = time.monotonic()
-            srv.call(srv.app.drain(), 20)
-            took = time.monotonic() - started
-        overran = [entry.get("step") for entry in logs
-                   if entry.get("event") == "drain_step_overran"]
-        assert overran == ["grpc_stop"], logs
+        logs, took = _drain_logged(srv, 20)
+        assert _events(logs, "drain_step_overran", "step") == ["grpc_stop"], logs
         assert any(entry.get("event") == "stopped" for entry in logs)
         # Within the grace and the margin it allows gRPC's stop (1 s + 3 s), not forever.
         assert took < 1.0 + GRPC_STOP_MARGIN_S + 5.0, took

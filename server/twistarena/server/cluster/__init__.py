@@ -35,6 +35,9 @@ from .placement import Placement
 
 log = logs.get("twistarena.cluster")
 
+#: How long ``Cluster.close`` waits for its cancelled loops before it goes on.
+LOOP_STOP_S = 1.0
+
 
 class Cluster:
     """This node's membership, its leases, and where every match should run."""
@@ -62,11 +65,13 @@ class Cluster:
         await self.store.nodes.index_live_matches()
         await self.claims.recover()
         loop = asyncio.get_running_loop()
-        self._tasks["beat"] = loop.create_task(self.keeper.beat_loop())
-        self._tasks["watchdog"] = loop.create_task(self.keeper.watchdog())
+        self._tasks["beat"] = loop.create_task(self.keeper.beat_loop(), name="cluster.beat")
+        self._tasks["watchdog"] = loop.create_task(self.keeper.watchdog(),
+                                                   name="cluster.watchdog")
         if self.placement.enabled:
-            self._tasks["scan"] = loop.create_task(self.claims.scan_loop())
-            self._tasks["inbox"] = loop.create_task(self.claims.inbox_loop())
+            self._tasks["scan"] = loop.create_task(self.claims.scan_loop(), name="cluster.scan")
+            self._tasks["inbox"] = loop.create_task(self.claims.inbox_loop(),
+                                                    name="cluster.inbox")
         log.info("node_registered", node=self.node_id, advertise=self.membership.address,
                  lease_ms=self.membership.lease_ms, live_nodes=sorted(self.membership.live),
                  matches=len(self.hub.runners))
@@ -104,14 +109,27 @@ class Cluster:
 
     async def close(self) -> None:
         """Stop the node's cluster tasks and tell the others, with a last heartbeat,
-        that it is leaving."""
-        for task in self._tasks.values():
-            task.cancel()
-        for task in self._tasks.values():
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        self._tasks.clear()
+        that it is leaving.
+
+        A cancelled loop gets ``LOOP_STOP_S`` to end. The heartbeat loop was seen
+        still beating a second after its cancel, and waiting for it held the node
+        to the end of its drain grace. Such a loop is cancelled once more and
+        left behind; its beats say "leaving" from here on."""
         self.membership.leaving = True
+        tasks = list(self._tasks.values())
+        self._tasks.clear()
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            done, pending = await asyncio.wait(tasks, timeout=LOOP_STOP_S)
+            for task in done:
+                if not task.cancelled():
+                    task.exception()  # retrieved: it ended, which is all that counts here
+            for task in pending:
+                log.warning("cluster_loop_did_not_stop", task=task.get_name(),
+                            waited_s=LOOP_STOP_S, cancels=task.cancelling(),
+                            at=[f"{f.f_code.co_name}:{f.f_lineno}" for f in task.get_stack()])
+                task.cancel()
         with contextlib.suppress(StoreError):
             await self.membership.heartbeat_only(self.load())
 

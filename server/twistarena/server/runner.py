@@ -409,6 +409,10 @@ class MatchRunner:
         seat = self.seats[seat_no]
         if self.over:
             return Reply(False, ppb.STALE_DECISION, "the match is over")
+        if self.stopped:
+            # An answer that waited for the lock while a drain handed the match
+            # over: its new owner asks again; an append here would only be fenced.
+            return Reply(False, ppb.STALE_DECISION, "the match is no longer run here")
         if seat_of(decision_id) != seat_no:
             return Reply(False, ppb.UNKNOWN_DECISION,
                          f"decision {decision_id} was never sent to seat {seat_no}")

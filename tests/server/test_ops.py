@@ -16,8 +16,8 @@ import structlog
 from grpc import aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from twistarena.server.app import GRPC_STOP_MARGIN_S
-from twistarena.server.cluster import LOOP_STOP_S
 from twistarena.server.config import ServerConfig
+from twistarena.server.loops import LOOP_STOP_S
 from twistarena.storage import keys
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
@@ -147,7 +147,7 @@ def test_a_cluster_loop_that_does_not_stop_does_not_hold_the_drain(valkey: Any) 
         deaf_task = srv.call(add_deaf())
         assert client.zscore(keys.NODES, cluster.node_id) is not None
         logs, took = _drain_logged(srv, 30)
-        assert _events(logs, "cluster_loop_did_not_stop", "task") == ["deaf"], logs
+        assert _events(logs, "loop_did_not_stop", "task") == ["deaf"], logs
         assert not deaf_task.done()
         # The leaving heartbeat went out: the node is no longer a member.
         assert client.zscore(keys.NODES, cluster.node_id) is None

@@ -26,6 +26,7 @@ from .agents import Agents
 from .cluster import Cluster
 from .config import ServerConfig
 from .creation import new_match
+from .loops import stop_loops
 
 log = logs.get("twistarena.matchmaking")
 
@@ -60,16 +61,13 @@ class Matchmaker:
     async def start(self) -> None:
         """Start forming matches and applying ratings in the background."""
         loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self._form_loop()), loop.create_task(self._rate_loop())]
+        self._tasks = [loop.create_task(self._form_loop(), name="matchmaker.form"),
+                       loop.create_task(self._rate_loop(), name="matchmaker.rate")]
 
     async def close(self) -> None:
         """Stop the background loops."""
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        self._tasks = []
+        tasks, self._tasks = self._tasks, []
+        await stop_loops(tasks, "matchmaker")
 
     # -- queue entries -----------------------------------------------------------
 

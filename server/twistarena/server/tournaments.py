@@ -52,6 +52,7 @@ from .cluster import Cluster
 from .config import ServerConfig
 from .creation import CreationError, new_match
 from .limits import Quotas
+from .loops import stop_loops
 from .rpc import fail, is_admin, require_admin, shown
 
 log = logs.get("twistarena.tournaments")
@@ -274,16 +275,13 @@ class Director:
 
     async def start(self) -> None:
         """Start supervising: pick up tournaments that no live driver holds."""
-        self._supervisor = asyncio.get_running_loop().create_task(self._supervise())
+        self._supervisor = asyncio.get_running_loop().create_task(
+            self._supervise(), name="tournaments.supervise")
 
     async def close(self) -> None:
         """Stop driving and release the leases, so another node takes over at once."""
         tasks = [t for t in (self._supervisor, *self.driving.values()) if t is not None]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await stop_loops(tasks, "tournaments")
         # Let another node take over at once.
         for tid in list(self.driving):
             token = self.tokens.get(tid)

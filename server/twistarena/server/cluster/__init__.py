@@ -25,6 +25,7 @@ from twistarena.v1 import match_pb2 as mpb
 
 from .. import logs
 from ..hub import Hub
+from ..loops import stop_loops
 from ..records import match_proto
 from ..runner import MatchRunner
 from .claims import Claims
@@ -34,9 +35,6 @@ from .membership import Membership
 from .placement import Placement
 
 log = logs.get("twistarena.cluster")
-
-#: How long ``Cluster.close`` waits for its cancelled loops before it goes on.
-LOOP_STOP_S = 1.0
 
 
 class Cluster:
@@ -109,27 +107,12 @@ class Cluster:
 
     async def close(self) -> None:
         """Stop the node's cluster tasks and tell the others, with a last heartbeat,
-        that it is leaving.
-
-        A cancelled loop gets ``LOOP_STOP_S`` to end. The heartbeat loop was seen
-        still beating a second after its cancel, and waiting for it held the node
-        to the end of its drain grace. Such a loop is cancelled once more and
-        left behind; its beats say "leaving" from here on."""
+        that it is leaving. A loop that outlives its cancels is left behind
+        (``stop_loops``); its beats say "leaving" from here on."""
         self.membership.leaving = True
         tasks = list(self._tasks.values())
         self._tasks.clear()
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            done, pending = await asyncio.wait(tasks, timeout=LOOP_STOP_S)
-            for task in done:
-                if not task.cancelled():
-                    task.exception()  # retrieved: it ended, which is all that counts here
-            for task in pending:
-                log.warning("cluster_loop_did_not_stop", task=task.get_name(),
-                            waited_s=LOOP_STOP_S, cancels=task.cancelling(),
-                            at=[f"{f.f_code.co_name}:{f.f_lineno}" for f in task.get_stack()])
-                task.cancel()
+        await stop_loops(tasks, "cluster")
         with contextlib.suppress(StoreError):
             await self.membership.heartbeat_only(self.load())
 

@@ -9,7 +9,7 @@ import signal
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -315,16 +315,23 @@ class App:
 
         took: dict[str, float] = {}
 
+        @contextlib.contextmanager
+        def timed(what: str) -> Iterator[None]:
+            """Note how long a step took (the ``stopped`` line lists them)."""
+            began = time.monotonic()
+            try:
+                yield
+            finally:
+                took[what] = time.monotonic() - began
+
         async def within(step: Awaitable[None], what: str, least: float = 0.0) -> None:
             """One step of the drain, within what is left of the grace (at least
             ``least`` seconds): a store gone silent must not hold the node past it."""
-            began = time.monotonic()
-            try:
-                await asyncio.wait_for(step, max(least, deadline - time.monotonic()))
-            except TimeoutError:
-                log.warning("drain_step_overran", step=what, grace_s=grace)
-            finally:
-                took[what] = time.monotonic() - began
+            with timed(what):
+                try:
+                    await asyncio.wait_for(step, max(least, deadline - time.monotonic()))
+                except TimeoutError:
+                    log.warning("drain_step_overran", step=what, grace_s=grace)
 
         await within(self.health.enter_graceful_shutdown(), "health", least=0.5)
         hub, store = self.hub, self.store
@@ -335,20 +342,19 @@ class App:
             if self.cluster is not None:
                 # Hand the matches to other nodes; streams are closed with a redirect.
                 await within(self.cluster.drain(grace), "hand_off")
-            began = time.monotonic()
-            for runner in list(hub.runners.values()):
-                acquired = False
-                with contextlib.suppress(TimeoutError):
-                    # One grace for the whole drain, not one per match.
-                    await asyncio.wait_for(runner.lock.acquire(),
-                                           max(0.0, deadline - time.monotonic()))
-                    acquired = True
-                try:
-                    runner.stop(grpc.StatusCode.UNAVAILABLE, "DRAINING", "server draining")
-                finally:
-                    if acquired:
-                        runner.lock.release()
-            took["stop_runners"] = time.monotonic() - began
+            with timed("stop_runners"):
+                for runner in list(hub.runners.values()):
+                    acquired = False
+                    with contextlib.suppress(TimeoutError):
+                        # One grace for the whole drain, not one per match.
+                        await asyncio.wait_for(runner.lock.acquire(),
+                                               max(0.0, deadline - time.monotonic()))
+                        acquired = True
+                    try:
+                        runner.stop(grpc.StatusCode.UNAVAILABLE, "DRAINING", "server draining")
+                    finally:
+                        if acquired:
+                            runner.lock.release()
         if self.extras is not None:
             await within(self.extras.close(), "extras", least=0.5)
         if self.streams is not None:
@@ -368,9 +374,8 @@ class App:
         if store is not None:
             await within(store.close(), "store_close", least=0.5)
         if self.embedded is not None:
-            began = time.monotonic()
-            await asyncio.to_thread(self.embedded.stop)
-            took["embedded_stop"] = time.monotonic() - began
+            with timed("embedded_stop"):
+                await asyncio.to_thread(self.embedded.stop)
         # Where the drain spent its time: a slow exit names its step.
         log.info("stopped", **{f"{step}_ms": round(s * 1000) for step, s in took.items()})
 

@@ -1,9 +1,8 @@
 """Stopping a component's background loops, within a bound.
 
-A loop's cancel can be lost: a cancel that lands just as a store call's
-reply is handed back was seen to be swallowed, and the loop went on (the
-cluster's heartbeat loop and the tournament director's loop were each found
-still looping, their cancel requested, a second later). Waiting for such a
+A loop's cancel can be lost: the cluster's heartbeat loop and the tournament
+director's loop were each found still looping a second after their cancel,
+the cancel still requested; a second cancel ended them. Waiting for such a
 loop held a draining node to the end of its grace. So every component stops
 its loops here: cancelled again every ``RECANCEL_S`` until they end, for at
 most ``LOOP_STOP_S``.

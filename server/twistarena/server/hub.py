@@ -7,6 +7,7 @@ Kept apart from the runner so that the parts that only look runners up
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from twistarena.storage import Store
@@ -40,6 +41,10 @@ class Hub:
         self.archive: Archive | None = None
         self.runners: dict[str, MatchRunner] = {}
         self.draining = False
+        #: Asked before every write of a runner: may this node still write for it?
+        #: The cluster's lease keeper answers (and stops a runner whose lease
+        #: lapsed); without one, always yes.
+        self.vouch: Callable[[MatchRunner], bool] = _always
 
     def get(self, match_id: str) -> MatchRunner | None:
         """The runner of ``match_id`` if this node runs it."""
@@ -56,3 +61,7 @@ class Hub:
             del self.runners[runner.match_id]
             self.store.appender.forget(runner.match_id)
         metrics.LIVE_MATCHES.set(len(self.runners))
+
+
+def _always(runner: MatchRunner) -> bool:
+    return True

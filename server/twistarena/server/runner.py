@@ -493,6 +493,8 @@ class MatchRunner:
         """Append, then apply and broadcast. Lock held. False when the match is lost here."""
         seat = self.seats[seat_no]
         entry = (seat_no, action, timeout)
+        if not self.hub.vouch(self):
+            return False
         try:
             await append_entry(self.store, self.match_id, self.owner, self.book.log_len,
                                entry, lambda: self.stopped)
@@ -544,6 +546,8 @@ class MatchRunner:
         result = match_result(self.state, present, reason, detail, forfeit)
         self.timers.cancel()
         stored = result.SerializeToString()
+        if not self.hub.vouch(self):
+            return
         try:
             await store_end(self.store, self.match_id, self.owner, status, stored,
                             lambda: self.stopped)

@@ -4,7 +4,10 @@ A lease (``{m:<id>}:owner``, see ``twistarena.storage.leases``) is valid
 until a time of the Redis server's clock. One pipeline per heartbeat renews
 every lease of the node; a lease the node could not renew is given up locally
 lease - lease/10 after the renewal that last succeeded was *sent*, so the node
-stops before Redis lets anyone else claim; a watchdog checks every 50 ms.
+stops before Redis lets anyone else claim; a watchdog checks every 50 ms, and
+every write of a runner asks first (``vouch``): a node that was paused past its
+leases would otherwise send the writes its agents queued meanwhile before its
+watchdog woke (the store fences them, but the node would not know why).
 """
 
 from __future__ import annotations
@@ -46,6 +49,15 @@ class LeaseKeeper:
     def hold(self, match_id: str, token: str, sent: float) -> None:
         """Note a lease granted to a call sent at ``sent``: valid until ``good_until(sent)``."""
         self.valid[match_id] = (token, self.good_until(sent))
+
+    def vouch(self, runner: MatchRunner) -> bool:
+        """Whether this node may still write for ``runner``; when its lease lapsed
+        (and the watchdog has not yet looked) the runner is stopped here."""
+        held = self.valid.get(runner.match_id)
+        if held is None or held[0] != runner.owner or time.monotonic() <= held[1]:
+            return True
+        self.lose([runner], "lease not renewed in time")
+        return False
 
     async def beat(self) -> None:
         """Heartbeat and renew every lease of this node: one pipeline."""

@@ -272,7 +272,8 @@ def test_a_paused_node_loses_its_matches_and_can_no_longer_write(store: ValkeyPr
         replays = await play.finish()
         figures = play.check(replays)
         records = victim.records()
-        lost = [r for r in records if r.get("event") == "leases_lost"]
+        lost = [r for r in records if r.get("event") == "leases_lost"
+                and _log_time(r) >= resumed]
         assert lost, ("the resumed node did not notice it lost its leases",
                       [r for r in records if r.get("level") != "info"])
         stopped_after = _log_time(lost[0]) - resumed

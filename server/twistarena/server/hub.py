@@ -7,8 +7,7 @@ Kept apart from the runner so that the parts that only look runners up
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from twistarena.storage import Store
 
@@ -18,6 +17,17 @@ from .losses import AckMemory, LossPolicy
 
 if TYPE_CHECKING:
     from .runner import MatchRunner
+
+
+class LeaseGuard(Protocol):
+    """What a runner asks about its match's lease; the cluster's lease keeper answers."""
+
+    def vouch(self, runner: MatchRunner) -> bool:
+        """Before every write: may this node still write for ``runner``? (False: the
+        lease lapsed, and the runner was stopped.)"""
+
+    def fenced(self, runner: MatchRunner) -> None:
+        """The store refused a write of ``runner``: another node owns the match now."""
 
 
 class Hub:
@@ -41,10 +51,8 @@ class Hub:
         self.archive: Archive | None = None
         self.runners: dict[str, MatchRunner] = {}
         self.draining = False
-        #: Asked before every write of a runner: may this node still write for it?
-        #: The cluster's lease keeper answers (and stops a runner whose lease
-        #: lapsed); without one, always yes.
-        self.vouch: Callable[[MatchRunner], bool] = _always
+        #: The cluster's lease keeper, set when the node joins its cluster.
+        self.leases: LeaseGuard = _Unguarded()
 
     def get(self, match_id: str) -> MatchRunner | None:
         """The runner of ``match_id`` if this node runs it."""
@@ -63,5 +71,11 @@ class Hub:
         metrics.LIVE_MATCHES.set(len(self.runners))
 
 
-def _always(runner: MatchRunner) -> bool:
-    return True
+class _Unguarded:
+    """Before the node joins its cluster: only the store's fencing guards writes."""
+
+    def vouch(self, runner: MatchRunner) -> bool:
+        return True
+
+    def fenced(self, runner: MatchRunner) -> None:
+        runner.stop_not_owner(redirect=True)

@@ -204,6 +204,11 @@ class MatchRunner:
                 f"seat(s) {', '.join(map(str, missing))} did not join within "
                 f"{self.waiting_timeout_s:g} s of the match's creation")
 
+    def stop_not_owner(self, redirect: bool) -> None:
+        """Stop here because another node owns the match now, or may (a lapsed lease)."""
+        self.stop(grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
+                  "this server no longer owns the match; reconnect", redirect)
+
     def stop(self, code: grpc.StatusCode, reason: str, details: str,
              redirect: bool = True) -> None:
         """Stop running this match here (drain, lost ownership); Redis keeps it live.
@@ -493,7 +498,7 @@ class MatchRunner:
         """Append, then apply and broadcast. Lock held. False when the match is lost here."""
         seat = self.seats[seat_no]
         entry = (seat_no, action, timeout)
-        if not self.hub.vouch(self):
+        if not self.hub.leases.vouch(self):
             return False
         try:
             await append_entry(self.store, self.match_id, self.owner, self.book.log_len,
@@ -510,8 +515,7 @@ class MatchRunner:
             return False
         except FencedError as exc:
             log.error("append_failed", match_id=self.match_id, error=repr(exc))
-            self.stop(grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
-                      "this server no longer owns the match; reconnect")
+            self.hub.leases.fenced(self)
             return False
         except StoreError as exc:
             log.error("append_failed", match_id=self.match_id, error=repr(exc))
@@ -546,15 +550,14 @@ class MatchRunner:
         result = match_result(self.state, present, reason, detail, forfeit)
         self.timers.cancel()
         stored = result.SerializeToString()
-        if not self.hub.vouch(self):
+        if not self.hub.leases.vouch(self):
             return
         try:
             await store_end(self.store, self.match_id, self.owner, status, stored,
                             lambda: self.stopped)
         except FencedError as exc:
             log.error("finish_failed", match_id=self.match_id, error=repr(exc))
-            self.stop(grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
-                      "this server no longer owns the match; reconnect")
+            self.hub.leases.fenced(self)
             return
         except StoreError as exc:
             log.error("finish_failed", match_id=self.match_id, error=repr(exc))

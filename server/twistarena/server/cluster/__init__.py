@@ -47,7 +47,7 @@ class Cluster:
         self.node_id = self.membership.node_id
         self.placement = Placement(self.membership)
         self.keeper = LeaseKeeper(store, hub, self.membership, self.load)
-        hub.vouch = self.keeper.vouch
+        hub.leases = self.keeper
         self.claims = Claims(store, hub, self.membership, self.placement, self.keeper)
         self._tasks: dict[str, asyncio.Task[None]] = {}
 

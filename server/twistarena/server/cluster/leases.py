@@ -16,7 +16,6 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 
-import grpc
 from twistarena.storage import Renewal, Store, StoreError
 
 from .. import logs, metrics
@@ -58,6 +57,11 @@ class LeaseKeeper:
             return True
         self.lose([runner], "lease not renewed in time")
         return False
+
+    def fenced(self, runner: MatchRunner) -> None:
+        """The store refused a write of ``runner``: its lease is another node's.
+        Stopped with a redirect (the store, which just answered, names the owner)."""
+        self.lose([runner], "the store fenced a write", redirect=True)
 
     async def beat(self) -> None:
         """Heartbeat and renew every lease of this node: one pipeline."""
@@ -117,16 +121,14 @@ class LeaseKeeper:
             if expired:
                 self.lose(expired, "lease not renewed in time")
 
-    def lose(self, runners: Sequence[MatchRunner], why: str) -> None:
+    def lose(self, runners: Sequence[MatchRunner], why: str, redirect: bool = False) -> None:
         """Stop the runners whose leases this node can no longer vouch for (another
-        node may own them now)."""
+        node may own them now). Without a redirect by default: at once, and without
+        naming an owner this node cannot know."""
         for runner in runners:
             self.valid.pop(runner.match_id, None)
             if self.hub.get(runner.match_id) is runner:
-                # At once and without naming an owner: this node cannot know it.
-                runner.stop(grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
-                            "this server no longer owns the match; reconnect",
-                            redirect=False)
+                runner.stop_not_owner(redirect)
         metrics.ERRORS.labels("lease_lost").inc(len(runners))
         log.warning("leases_lost", why=why, matches=len(runners),
                     match_ids=[r.match_id for r in runners[:20]])

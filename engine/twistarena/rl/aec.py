@@ -1,0 +1,135 @@
+"""Each game as a PettingZoo AEC environment (``aec_env``).
+
+Agents are ``player_0`` .. ``player_{n-1}`` (agent i plays seat i). An agent's
+observation is ``{"observation": tensor, "action_mask": mask}`` (``tensors``,
+``actions``); its action is an index of the game's action space. Rewards are
+0 until the match ends, then every agent gets its ``final_rewards`` at once.
+Simultaneous choices are asked one seat at a time and applied together
+(``turns.Turns``), so no seat sees another's choice of the same step.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from twistarena import engine
+
+from .actions import action_space
+from .tensors import encoder
+from .turns import REWARDS, Turns, final_rewards
+
+ObsDict = dict[str, Any]
+
+
+def agent_name(seat: int) -> str:
+    return f"player_{seat}"
+
+
+class TwistArenaAEC(AECEnv):  # type: ignore[misc]
+    """One match of ``game_id`` per episode; ``reset(seed=...)`` makes it reproducible."""
+
+    metadata = {"render_modes": ["ansi"], "name": "twistarena_v0", "is_parallelizable": False}
+
+    def __init__(self, game_id: str, num_players: int, reward: str = "place",
+                 render_mode: str | None = None, **options: Any) -> None:
+        super().__init__()
+        if reward not in REWARDS:
+            raise ValueError(f"unknown reward {reward!r}; use one of {', '.join(REWARDS)}")
+        engine.make(game_id, num_players, 0, options)  # refuses bad options now, not at reset
+        self.game_id = game_id
+        self.num_players = num_players
+        self.options = options
+        self.reward = reward
+        self.render_mode = render_mode
+        self.metadata = {**self.metadata, "name": f"twistarena_{game_id}_v0"}
+        self.encoder = encoder(game_id, num_players, options)
+        self.space = action_space(game_id)
+        low, high = self.encoder.bounds()
+        self.possible_agents = [agent_name(s) for s in range(num_players)]
+        self._seat = {a: s for s, a in enumerate(self.possible_agents)}
+        obs_space = spaces.Dict({
+            "observation": spaces.Box(low, high, dtype=np.float32),
+            "action_mask": spaces.Box(0, 1, (self.space.size,), dtype=np.int8),
+        })
+        self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
+        self.action_spaces = {a: spaces.Discrete(self.space.size) for a in self.possible_agents}
+        self._seeds = random.Random()
+        self.turns = Turns(engine.make(game_id, num_players, 0, options))
+
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space[Any]:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """A new match; ``seed`` fixes it and every match after it. Reset ``options``
+        are not game options (those are given to ``aec_env``) and are ignored."""
+        if seed is not None:
+            self._seeds = random.Random(seed)
+        self.turns = Turns(engine.make(self.game_id, self.num_players,
+                                       self._seeds.getrandbits(63), self.options))
+        self.agents = list(self.possible_agents)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self.agent_selection = agent_name(self.turns.current())
+
+    def observe(self, agent: str) -> ObsDict:
+        seat = self._seat[agent]
+        state = self.turns.state
+        return {"observation": self.encoder.encode(state.observation(seat)),
+                "action_mask": self.action_mask(agent)}
+
+    def action_mask(self, agent: str) -> np.ndarray[Any, np.dtype[np.int8]]:
+        """The agent's legal-action mask alone (all 0 when it is not to choose)."""
+        seat = self._seat[agent]
+        if seat != self.turns.current():
+            return np.zeros(self.space.size, np.int8)
+        return self.space.mask(self.turns.state.legal_action_ids(seat))
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if action is None:
+            raise ValueError(f"{agent} is to act: None is only for agents that are done")
+        seat = self._seat[agent]
+        self._cumulative_rewards[agent] = 0.0
+        self.turns.play(seat, self.space.engine_id(int(action)))
+        state = self.turns.state
+        if state.is_terminal():
+            final = final_rewards(state, self.reward)
+            for a in self.agents:
+                self.rewards[a] = final[self._seat[a]]
+                self.terminations[a] = True
+            self.agent_selection = self.agents[0]
+        else:
+            for a in self.agents:
+                self.rewards[a] = 0.0
+            self.agent_selection = agent_name(self.turns.current())
+        self._accumulate_rewards()
+
+    def render(self) -> str | None:
+        """The public view as text (``render_mode="ansi"``)."""
+        if self.render_mode != "ansi":
+            return None
+        return str(self.turns.state.public_view())
+
+    def close(self) -> None:
+        """Nothing to release: the match lives in memory."""
+
+
+def aec_env(game_id: str, num_players: int, reward: str = "place",
+            render_mode: str | None = None, **options: Any) -> TwistArenaAEC:
+    """A PettingZoo AEC environment of ``game_id`` for ``num_players`` seats; ``reward``
+    is ``place``, ``score`` or ``win`` (``turns.final_rewards``); ``options`` are the
+    game's match options (e.g. ``rounds=1`` for a short Twisted)."""
+    return TwistArenaAEC(game_id, num_players, reward, render_mode, **options)

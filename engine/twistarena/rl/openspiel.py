@@ -1,0 +1,271 @@
+"""Each game as an OpenSpiel Python game: ``register()`` adds ``twistarena_<game>``.
+
+    import pyspiel
+    from twistarena.rl import register_openspiel
+    register_openspiel()
+    game = pyspiel.load_game("twistarena_twisted", {"players": 3})
+
+Parameters: ``players``, ``reward`` (``place``, ``score`` or ``win``, as in
+``turns.final_rewards``) and ``options``: match options as ``key:value`` pairs
+joined by ``;``, a dot into a table, each value JSON (``"rounds:1;expert:true"``,
+``"hand_size.2:5"``); OpenSpiel's game strings allow no commas, so list options
+cannot be given this way.
+
+Chance: sampled dealing. The engine deals, and deals every later round, from
+one seeded generator, so the game opens with four chance nodes of 256 equally
+likely outcomes each that draw its 32-bit seed, byte by byte; after them there
+are no chance nodes (``DealtBy.SEED_BYTES``). The seed is hidden from every
+player: no observation or information state depends on it other than through
+what the rules show.
+
+Moves are sequential; the simultaneous reserve choice of Tricky Twist is taken
+one seat at a time and applied when every seat has chosen (``turns.Turns``).
+The observation tensor is ``tensors``' encoding of the player's observation; the
+information state tensor is the same vector (the observation already holds the
+public record of the match: piles, tricks, discards), while the information
+state string is the player's whole view of the event log (perfect recall).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyspiel
+from twistarena import engine
+from twistarena.engine.options import merge_options
+
+from .actions import ActionSpace, action_space
+from .tensors import NUMBER_BOUND, Encoder, encoder
+from .turns import REWARDS, Turns, final_rewards
+
+#: chance nodes before the deal, and the outcomes of each (one byte of the seed)
+SEED_BYTES = 4
+BYTE_OUTCOMES = 256
+
+#: the OpenSpiel short name of each game
+SHORT_NAMES = {g: f"twistarena_{g}" for g in engine.GAME_IDS}
+
+#: utility bounds per reward ("score": a bound, not a tight one)
+_UTILITY = {"place": (-1.0, 1.0), "win": (0.0, 1.0), "score": (-NUMBER_BOUND, NUMBER_BOUND)}
+
+
+@dataclass(frozen=True)
+class Config:
+    """What every state of one loaded game shares; copying it gives itself."""
+
+    game_id: str
+    num_players: int
+    options: dict[str, Any]
+    reward: str
+    encoder: Encoder
+    space: ActionSpace
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Config:
+        return self
+
+
+def parse_options(text: str) -> dict[str, Any]:
+    """``"rounds:1;hand_size.2:5"`` -> ``{"rounds": 1, "hand_size": {"2": 5}}``."""
+    out: dict[str, Any] = {}
+    for pair in filter(None, (p.strip() for p in text.split(";"))):
+        key, sep, value = pair.partition(":")
+        if not sep:
+            raise ValueError(f"option {pair!r} is not key:value")
+        *tables, name = key.strip().split(".")
+        where = out
+        for table in tables:
+            where = where.setdefault(table, {})
+        where[name] = json.loads(value)
+    return out
+
+
+def _max_length(game_id: str, n: int, options: dict[str, Any]) -> int:
+    """A bound on the moves of a match (chance nodes included), from the rules."""
+    merged = merge_options(engine.game(game_id).defaults, options)
+    if game_id == "twisted":  # a card is played, twisted or taken at most once a round
+        rounds: int = merged["rounds"]
+        return SEED_BYTES + rounds * 3 * engine.game(game_id).deck_size
+    if game_id == "tricky_twist":  # n rounds: reserve, windows, tricks, picks, end bonuses
+        return SEED_BYTES + n * 400
+    return SEED_BYTES + (32 // n + 4) * (n + 2)  # twhist: every trick, then its picks
+
+
+def _game_type(game_id: str) -> Any:
+    info = engine.game(game_id)
+    return pyspiel.GameType(
+        short_name=SHORT_NAMES[game_id],
+        long_name=f"twistarena {info.name}",
+        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+        chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+        information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+        utility=pyspiel.GameType.Utility.GENERAL_SUM,
+        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+        max_num_players=info.max_players,
+        min_num_players=info.min_players,
+        provides_information_state_string=True,
+        provides_information_state_tensor=True,
+        provides_observation_string=True,
+        provides_observation_tensor=True,
+        parameter_specification={"players": info.min_players, "reward": "place",
+                                 "options": ""},
+    )
+
+
+class TwistArenaGame(pyspiel.Game):  # type: ignore[misc]
+    """One of the games, for one player count, reward and set of options."""
+
+    def __init__(self, game_id: str, params: dict[str, Any] | None = None) -> None:
+        params = dict(params or {})
+        info = engine.game(game_id)
+        n = int(params.get("players", info.min_players))
+        reward = str(params.get("reward", "place"))
+        options = parse_options(str(params.get("options", "")))
+        if reward not in REWARDS:
+            raise ValueError(f"unknown reward {reward!r}; use one of {', '.join(REWARDS)}")
+        engine.make(game_id, n, 0, options)  # refuses bad players or options now
+        space = action_space(game_id)
+        low, high = _UTILITY[reward]
+        game_info = pyspiel.GameInfo(
+            num_distinct_actions=space.size,
+            max_chance_outcomes=BYTE_OUTCOMES,
+            num_players=n,
+            min_utility=low,
+            max_utility=high,
+            max_game_length=_max_length(game_id, n, options),
+        )
+        super().__init__(_game_type(game_id), game_info, params)
+        self.config = Config(game_id, n, options, reward, encoder(game_id, n, options), space)
+
+    def new_initial_state(self) -> TwistArenaState:
+        return TwistArenaState(self)
+
+    def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> Observer:
+        return Observer(self.config, iig_obs_type or pyspiel.IIGObservationType(
+            perfect_recall=False), params)
+
+
+class TwistArenaState(pyspiel.State):  # type: ignore[misc]
+    """Four seed bytes of chance, then the engine's match taken one seat at a time."""
+
+    def __init__(self, game: TwistArenaGame) -> None:
+        super().__init__(game)
+        self.config = game.config
+        self.seed_bytes: list[int] = []
+        self.turns: Turns | None = None
+
+    def current_player(self) -> int:
+        if self.turns is None:
+            return int(pyspiel.PlayerId.CHANCE)
+        seat = self.turns.current()
+        return int(pyspiel.PlayerId.TERMINAL) if seat < 0 else seat
+
+    def _legal_actions(self, player: int) -> list[int]:
+        assert self.turns is not None
+        return self.config.space.indices(self.turns.state.legal_action_ids(player))
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        p = 1.0 / BYTE_OUTCOMES
+        return [(b, p) for b in range(BYTE_OUTCOMES)]
+
+    def _apply_action(self, action: int) -> None:
+        if self.turns is None:
+            self.seed_bytes.append(int(action))
+            if len(self.seed_bytes) == SEED_BYTES:
+                c = self.config
+                seed = int.from_bytes(bytes(self.seed_bytes), "big")
+                self.turns = Turns(engine.make(c.game_id, c.num_players, seed, c.options))
+            return
+        self.turns.play(self.turns.current(), self.config.space.ids[action])
+
+    def _action_to_string(self, player: int, action: int) -> str:
+        if player == pyspiel.PlayerId.CHANCE:
+            return f"seed byte {action}"
+        engine_id = self.config.space.ids[action]
+        if self.turns is None:
+            return f"action {engine_id}"
+        return f"{self.turns.state.describe(player, engine_id).label} ({engine_id})"
+
+    def is_terminal(self) -> bool:
+        return self.turns is not None and self.turns.state.is_terminal()
+
+    def returns(self) -> list[float]:
+        if not self.is_terminal():
+            return [0.0] * self.config.num_players
+        assert self.turns is not None
+        return final_rewards(self.turns.state, self.config.reward)
+
+    def __str__(self) -> str:
+        if self.turns is None:
+            return f"dealing ({len(self.seed_bytes)} of {SEED_BYTES} seed bytes drawn)"
+        return json.dumps(self.turns.state.public_view(), sort_keys=True)
+
+
+class Observer:
+    """OpenSpiel's PyObserver: a player's tensor and strings (the player's own view
+    only: private information of one player, plus everything public)."""
+
+    def __init__(self, config: Config, iig_obs_type: Any, params: Any) -> None:
+        if params:
+            raise ValueError(f"observation parameters are not supported; got {params}")
+        if iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER or \
+                not iig_obs_type.public_info:
+            raise ValueError("only a player's own view is offered (private info of a single"
+                             " player and the public information)")
+        self.config = config
+        self.perfect_recall = bool(iig_obs_type.perfect_recall)
+        self.tensor = np.zeros(config.encoder.size, np.float32)
+        self.dict = {"observation": self.tensor}
+
+    def set_from(self, state: TwistArenaState, player: int) -> None:
+        if state.turns is None:
+            self.tensor.fill(0.0)  # before the deal nobody knows anything
+            return
+        self.config.encoder.encode_into(self.tensor, state.turns.state.observation(player))
+
+    def string_from(self, state: TwistArenaState, player: int) -> str:
+        if state.turns is None:
+            return f"player {player}: dealing"
+        game = state.turns.state
+        if self.perfect_recall:
+            return json.dumps(game.event_log(player), sort_keys=True)
+        return json.dumps(game.observation(player), sort_keys=True)
+
+
+class TrickyTwistGame(TwistArenaGame):
+    """``twistarena_tricky_twist``."""
+
+    def __init__(self, params: dict[str, Any] | None = None) -> None:
+        super().__init__("tricky_twist", params)
+
+
+class TwistedGame(TwistArenaGame):
+    """``twistarena_twisted``."""
+
+    def __init__(self, params: dict[str, Any] | None = None) -> None:
+        super().__init__("twisted", params)
+
+
+class TwhistGame(TwistArenaGame):
+    """``twistarena_twhist``."""
+
+    def __init__(self, params: dict[str, Any] | None = None) -> None:
+        super().__init__("twhist", params)
+
+
+#: The class pyspiel builds each game with. Module-level classes, as in OpenSpiel's
+#: own Python games: pyspiel keeps them until the interpreter exits, and a
+#: factory that only pyspiel holds would be freed after Python has shut down.
+GAME_CLASSES: dict[str, type[TwistArenaGame]] = {
+    "tricky_twist": TrickyTwistGame, "twisted": TwistedGame, "twhist": TwhistGame}
+
+
+def register() -> list[str]:
+    """Register every game with pyspiel (again: a no-op); their short names."""
+    registered = set(pyspiel.registered_names())
+    for game_id, name in SHORT_NAMES.items():
+        if name not in registered:
+            pyspiel.register_game(_game_type(game_id), GAME_CLASSES[game_id])
+    return list(SHORT_NAMES.values())

@@ -1,0 +1,94 @@
+"""A match taken one seat at a time, for the sequential APIs (AEC, OpenSpiel).
+
+Where the rules have several seats choose at once (Tricky Twist's reserve,
+TT-3.3: every seat picks its reserve cards in the same step), the engine lists
+them all in ``to_act()``. Here they are asked one after the other, and each
+choice is held back until every seat of the step has chosen: only then are
+they applied, in seat order. A seat is therefore never shown what the others
+chose in the same step (their reserve counts would tell it), as at the table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from twistarena.engine import IllegalAction, State, replay
+
+
+class Turns:
+    """``state`` with simultaneous choices buffered (see the module docstring)."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+        #: seat -> its held-back action id, for the step in progress
+        self.pending: dict[int, int] = {}
+
+    def current(self) -> int:
+        """The seat to choose next, or -1 when the match is over."""
+        for seat in self.state.to_act():
+            if seat not in self.pending:
+                return seat
+        return -1
+
+    def play(self, seat: int, action_id: int) -> None:
+        """Choose ``action_id`` for ``seat`` (``IllegalAction`` if it may not)."""
+        state = self.state
+        if seat in self.pending:
+            raise IllegalAction(IllegalAction.NOT_TO_ACT,
+                                f"seat {seat} has already chosen in this step")
+        error = state.check(seat, action_id)
+        if error is not None:
+            raise error
+        acting = state.to_act()
+        if len(acting) == 1:
+            state.apply(seat, action_id)
+            return
+        self.pending[seat] = action_id
+        if len(self.pending) == len(acting):
+            held, self.pending = self.pending, {}
+            for s in sorted(held):
+                state.apply(s, held[s])
+
+    def clone(self) -> Turns:
+        out = Turns(self.state.clone())
+        out.pending = dict(self.pending)
+        return out
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Turns:
+        """``clone``: OpenSpiel copies a Python game's state attribute by attribute."""
+        return self.clone()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as what replays it: options, seed and moves (OpenSpiel serializes)."""
+        s = self.state
+        return (_replayed, (s.game_id, s.num_players, s.seed, s.options, list(s.history),
+                            dict(self.pending)))
+
+
+def _replayed(game_id: str, num_players: int, seed: int, options: dict[str, Any],
+              history: list[tuple[int, int]], pending: dict[int, int]) -> Turns:
+    out = Turns(replay(game_id, num_players, seed, options, history))
+    out.pending = pending
+    return out
+
+
+def final_rewards(state: State, reward: str) -> list[float]:
+    """Each seat's reward at the end of a match (docs/rl.md):
+
+    - ``score``: its final score in game points;
+    - ``place``: +1 for first place, -1 for last, evenly between (shared places
+      share the value), so ``1 - 2 (place - 1) / (players - 1)``;
+    - ``win``: 1 if it is among the winners (first place), else 0.
+    """
+    if reward == "score":
+        return [float(s) for s in state.scores()]
+    places = state.places()
+    if reward == "place":
+        n = state.num_players
+        return [1.0 - 2.0 * (p - 1) / (n - 1) for p in places]
+    if reward == "win":
+        return [1.0 if p == 1 else 0.0 for p in places]
+    raise ValueError(f"unknown reward {reward!r}; use one of {', '.join(REWARDS)}")
+
+
+REWARDS = ("place", "score", "win")

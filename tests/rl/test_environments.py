@@ -1,0 +1,163 @@
+"""The outside API tests: PettingZoo's api_test and seed_test, Gymnasium's
+check_env and OpenSpiel's random_sim_test, for every game and player count,
+and one of OpenSpiel's own algorithms (its MCTS bot) playing on a game."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import random
+from typing import Any
+
+import gymnasium
+import numpy as np
+import pyspiel
+import pytest
+from gymnasium.utils.env_checker import check_env
+from open_spiel.python.algorithms import mcts
+from pettingzoo.test import api_test, seed_test
+from twistarena import engine
+from twistarena.rl import ENV_IDS, aec_env, encoder, num_distinct_actions, register_openspiel
+from twistarena.rl.openspiel import parse_options
+
+from tests.rl.cases import CASES, IDS
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # the checkers' style hints
+
+
+@pytest.mark.parametrize(("game_id", "players", "options"), CASES, ids=IDS)
+def test_pettingzoo_api_and_seed_tests(game_id: str, players: int,
+                                       options: dict[str, Any]) -> None:
+    api_test(aec_env(game_id, players, **options), num_cycles=150)
+    seed_test(lambda: aec_env(game_id, players, **options), num_cycles=40)
+
+
+@pytest.mark.parametrize(("game_id", "players", "options"), CASES, ids=IDS)
+@pytest.mark.parametrize("reward", ["place", "score", "win"])
+def test_a_match_ends_with_every_agents_reward(game_id: str, players: int,
+                                               options: dict[str, Any], reward: str) -> None:
+    env = aec_env(game_id, players, reward=reward, **options)
+    env.reset(seed=3)
+    rng = random.Random(3)
+    got: dict[str, float] = {}
+    for agent in env.agent_iter():
+        obs, r, done, _, _ = env.last()
+        got[agent] = r
+        env.step(None if done else rng.choice(np.flatnonzero(obs["action_mask"]).tolist()))
+    state = env.turns.state
+    assert state.is_terminal() and env.agents == []
+    places, scores = state.places(), state.scores()
+    for seat in range(players):
+        expected = {"score": scores[seat], "win": float(places[seat] == 1),
+                    "place": 1 - 2 * (places[seat] - 1) / (players - 1)}[reward]
+        assert got[f"player_{seat}"] == expected
+
+
+def test_simultaneous_reserve_choices_are_held_back_until_all_are_in() -> None:
+    env = aec_env("tricky_twist", 3)
+    env.reset(seed=1)
+    state = env.turns.state
+    assert len(state.to_act()) == 3  # TT-3.3: every seat picks its reserve at once
+    before = {a: env.observe(a)["observation"] for a in env.agents}
+    order = []
+    for _ in range(3):
+        agent = env.agent_selection
+        order.append(agent)
+        for other in env.agents:  # nobody sees a choice of this step yet
+            assert np.array_equal(env.observe(other)["observation"], before[other])
+        env.step(int(np.flatnonzero(env.observe(agent)["action_mask"])[0]))
+    assert order == ["player_0", "player_1", "player_2"]
+    counts = [p["reserve_count"] for p in state.observation(0)["players"]]
+    assert counts == [1, 1, 1]  # all three applied together once the last was in
+    assert env.agent_selection == "player_0"  # the next step of picks
+    env.step(int(np.flatnonzero(env.observe("player_0")["action_mask"])[0]))
+    with pytest.raises(engine.IllegalAction, match="already chosen"):
+        env.turns.play(0, state.legal_action_ids(0)[0])
+
+
+@pytest.mark.parametrize(("game_id", "players", "options"), CASES, ids=IDS)
+def test_gymnasium_check_env(game_id: str, players: int, options: dict[str, Any]) -> None:
+    env_id = next(i for i, g in ENV_IDS.items() if g == game_id)
+    check_env(gymnasium.make(env_id, num_players=players, opponents="random",
+                             **options).unwrapped)
+
+
+def test_gymnasium_one_seat_against_heuristic_house_bots() -> None:
+    env = gymnasium.make("twistarena/Twisted-v0", num_players=3, opponents="heuristic",
+                         rounds=1)
+    obs, _ = env.reset(seed=7)
+    total, done, steps = 0.0, False, 0
+    while not done:
+        assert obs["action_mask"].any()
+        obs, reward, done, _, info = env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+        total += float(reward)
+        steps += 1
+    assert steps > 5 and len(info["scores"]) == 3 and -1.0 <= total <= 1.0
+    obs, _ = env.reset(seed=7)
+    illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
+    assert env.step(illegal)[1:] == (-1.0, True, False, {"illegal": True})
+
+
+def test_the_gymnasium_ids_are_declared_as_entry_points() -> None:
+    points = importlib.metadata.entry_points(group="gymnasium.envs")
+    assert [p.value for p in points if p.name == "twistarena"] == [
+        "twistarena.rl.gym:register_envs"]
+    env = gymnasium.make("twistarena.rl:twistarena/Twhist-v0", num_players=4)
+    assert env.unwrapped.num_players == 4  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="module")
+def spiel() -> list[str]:
+    return register_openspiel()
+
+
+def _game_string_options(options: dict[str, Any]) -> str:
+    return ";".join(f"{k}:{json.dumps(v)}" for k, v in options.items())
+
+
+@pytest.mark.parametrize(("game_id", "players", "options"), CASES, ids=IDS)
+def test_openspiel_random_sim_test(spiel: list[str], game_id: str, players: int,
+                                   options: dict[str, Any]) -> None:
+    game = pyspiel.load_game(f"twistarena_{game_id}",
+                             {"players": players, "options": _game_string_options(options)})
+    assert game.num_players() == players
+    assert game.num_distinct_actions() == num_distinct_actions(game_id)
+    pyspiel.random_sim_test(game, num_sims=2, serialize=True, verbose=False)
+
+
+def test_openspiel_tensors_are_the_seats_tensors(spiel: list[str]) -> None:
+    game = pyspiel.load_game("twistarena_twhist", {"players": 4})
+    state = game.new_initial_state()
+    for byte in (1, 2, 3, 4):
+        assert state.is_chance_node()
+        state.apply_action(byte)
+    enc = encoder("twhist", 4)
+    engine_state = engine.make("twhist", 4, int.from_bytes(bytes([1, 2, 3, 4]), "big"))
+    for seat in range(4):
+        expected = enc.encode(engine_state.observation(seat))
+        assert np.array_equal(np.array(state.observation_tensor(seat), np.float32), expected)
+        assert np.array_equal(np.array(state.information_state_tensor(seat), np.float32),
+                              expected)
+    assert parse_options("rounds:1;hand_size.2:5") == {"rounds": 1, "hand_size": {"2": 5}}
+
+
+def test_openspiels_mcts_bot_plays_a_match(spiel: list[str]) -> None:
+    game = pyspiel.load_game("twistarena_twisted",
+                             {"players": 2, "options": "rounds:1;hand_size.2:4"})
+    rng = np.random.RandomState(0)
+    bot = mcts.MCTSBot(game, uct_c=2.0, max_simulations=10,
+                       evaluator=mcts.RandomRolloutEvaluator(1, rng), random_state=rng)
+    state = game.new_initial_state()
+    searched = 0
+    while not state.is_terminal():
+        if state.is_chance_node():
+            outcomes = [a for a, _ in state.chance_outcomes()]
+            state.apply_action(int(rng.choice(outcomes)))
+        elif state.current_player() == 0:
+            action = bot.step(state)
+            assert action in state.legal_actions()
+            state.apply_action(action)
+            searched += 1
+        else:
+            state.apply_action(int(rng.choice(state.legal_actions())))
+    assert searched >= 5 and sorted(state.returns()) == [-1.0, 1.0]

@@ -20,6 +20,7 @@ from ..bridge import TEXT_FORM, Bridged, HttpBot, ProgramBot, bridged_agent, run
 from ..bridge.messages import JSON_FORM
 from ..sdk import Agent, AgentError, MatchEvent, MatchResult
 from ..sdk.hosting import configure_logging, strategy_agent
+from ..sdk.policies import load_policy, policy_agent
 from ..terminal import make_console
 from .match import add_server_args, event_text, fail, result_table
 
@@ -29,9 +30,12 @@ def register(sub: Any) -> None:
     add_server_args(parser)
     parser.add_argument("--match", required=True, help="match id")
     parser.add_argument("--token", required=True, help="the seat's token from match create")
-    add_bridge_args(parser, default="random",
-                    helptext="sample bot or house ladder rung (default random): random, "
-                             "heuristic, ismcts-fast, ismcts, ismcts-strong")
+    who = add_bridge_args(parser, default="random",
+                          helptext="sample bot or house ladder rung (default random): random, "
+                                   "heuristic, ismcts-fast, ismcts, ismcts-strong")
+    who.add_argument("--policy", default=None, metavar="MODULE:CALLABLE",
+                     help="a trained policy (tensor, mask) -> index, e.g. "
+                          "examples/twisted_reinforce.py:policy (docs/rl.md; needs the rl extra)")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--events", action="store_true", help="print this seat's events")
     parser.add_argument("--json", action="store_true", help="print the result as one JSON line")
@@ -63,6 +67,8 @@ def seat_agent(args: argparse.Namespace, **agent_options: Any) -> tuple[Agent, B
         bridged = HttpBot(args.http_url)
     if bridged is not None:
         return bridged_agent(bridged, **agent_options), bridged
+    if getattr(args, "policy", None):
+        return policy_agent(load_policy(args.policy), **agent_options), None
     return strategy_agent(args.strategy, args.seed, **agent_options), None
 
 
@@ -72,7 +78,8 @@ async def run_seat(agent: Agent, bridged: Bridged | None) -> MatchResult:
 
 def player_name(args: argparse.Namespace) -> str:
     """How the result table names the bot of this seat."""
-    return str(args.exec_command or args.http_url or args.strategy)
+    return str(args.exec_command or args.http_url or getattr(args, "policy", None)
+               or args.strategy)
 
 
 def run(args: argparse.Namespace) -> int:

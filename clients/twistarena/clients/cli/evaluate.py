@@ -35,6 +35,7 @@ from twistarena.league import (
     standings_to_csv,
 )
 
+from ..sdk.policies import POLICY_KIND, load_policy, policy_bot_of
 from ..terminal import make_console
 from ..tournament import play_game, rich_progress
 
@@ -50,7 +51,8 @@ def register(sub: Any) -> None:
                         help="seats per game (default: 4, 3 for twisted)")
     parser.add_argument("--bots", default="ismcts,heuristic,random",
                         help="comma-separated bot kinds (distinct); with fewer kinds than seats"
-                             " the rest are --fill, with more every group of kinds meets")
+                             " the rest are --fill, with more every group of kinds meets; a"
+                             " trained policy is policy:MODULE:CALLABLE (docs/rl.md)")
     parser.add_argument("--fill", default=None,
                         help="kind for the seats left over (default: the last of --bots)")
     parser.add_argument("--deals", type=int, default=4,
@@ -89,6 +91,8 @@ class Factory:
             config = IsmctsConfig(iterations=self.iterations, time_ms=self.time_ms,
                                   rollout=self.rollout)
             return IsmctsBot(game_id, seed, config)
+        if entrant.startswith(POLICY_KIND):
+            return policy_bot_of(entrant.removeprefix(POLICY_KIND))
         return make_bot(entrant, game_id, seed)
 
 
@@ -123,10 +127,19 @@ def run(args: argparse.Namespace) -> int:
         return 2
     kinds = [k.strip() for k in args.bots.split(",") if k.strip()]
     fill = args.fill
-    unknown = [k for k in [*kinds, *([fill] if fill else [])] if k not in STRATEGIES]
+    unknown = [k for k in [*kinds, *([fill] if fill else [])]
+               if k not in STRATEGIES and not k.startswith(POLICY_KIND)]
     if unknown or len(set(kinds)) != len(kinds) or not kinds:
-        console.print(f"[red]--bots must be distinct kinds among {', '.join(STRATEGIES)}")
+        console.print(f"[red]--bots must be distinct kinds among {', '.join(STRATEGIES)}"
+                      f" or {POLICY_KIND}MODULE:CALLABLE")
         return 2
+    for kind in kinds:
+        if kind.startswith(POLICY_KIND):
+            try:
+                load_policy(kind.removeprefix(POLICY_KIND))
+            except ValueError as error:
+                console.print(f"[red]{kind}: {error}")
+                return 2
     if args.deals < 1 or (args.iterations is not None and args.iterations < 1):
         console.print("[red]--deals and --iterations must be at least 1")
         return 2

@@ -1,0 +1,73 @@
+"""From training to the arena: the example training script on a tiny budget, its
+policy in ``twistarena evaluate``, and a policy playing a seat over the network
+with ``twistarena bot --policy``."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+from twistarena import engine
+from twistarena.clients.cli import main
+from twistarena.clients.sdk.policies import load_policy, policy_bot_of
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "examples" / "twisted_reinforce.py"
+
+
+def _json_lines(text: str) -> list[Any]:
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+def test_the_example_trains_on_a_tiny_budget_and_evaluate_plays_its_policy(
+        tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    weights = tmp_path / "policy.npz"
+    done = subprocess.run([sys.executable, str(SCRIPT), "--seconds", "60", "--episodes", "32",
+                           "--out", str(weights)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.splitlines()[-1])["episodes"] == 32 and weights.is_file()
+    monkeypatch.setenv("TWISTED_POLICY_WEIGHTS", str(weights))
+    kind = f"policy:{SCRIPT}:policy"
+    assert main(["evaluate", "--game", "twisted", "--players", "2", "--bots", f"{kind},random",
+                 "--deals", "2", "--jobs", "1", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {s["entrant"] for s in report["standings"]} == {kind, "random"}
+    assert report["meta"]["games"] == 4 and report["comparisons"][0]["n"] == 2
+
+
+def test_a_policy_plays_a_seat_over_the_network(server: Any,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["match", "create", "--server", server.target, "--game", "twisted",
+                 "--players", "2", "--seed", "9", "--option", "rounds=1", "--json"]) == 0
+    created = _json_lines(capsys.readouterr().out)[-1]
+    tokens = {t["seat"]: t["token"] for t in created["seat_tokens"]}
+    seats = [["--policy", "tests.rl.policies:first_legal"], ["--strategy", "random"]]
+    with ThreadPoolExecutor(2) as pool:
+        codes = list(pool.map(lambda seat: main(
+            ["bot", "--server", server.target, "--match", created["match_id"],
+             "--token", tokens[seat], *seats[seat], "--json"]), [0, 1]))
+    assert codes == [0, 0]
+    results = _json_lines(capsys.readouterr().out)
+    assert sorted(r["seat"] for r in results) == [0, 1]
+    assert results[0]["scores"] == results[1]["scores"]
+
+
+def test_a_bad_policy_is_refused_with_the_reason() -> None:
+    for spec, why in [("nocolon", "MODULE:CALLABLE"), ("no.such.module:f", "cannot import"),
+                      ("tests.rl.policies:NOT_CALLABLE", "no callable"),
+                      ("missing.py:f", "does not exist")]:
+        with pytest.raises(ValueError, match=why):
+            load_policy(spec)
+    assert main(["evaluate", "--game", "twisted", "--players", "2",
+                 "--bots", "policy:no.such.module:f,random"]) == 2
+    bot = policy_bot_of("tests.rl.policies:illegal")
+    state = engine.make("twisted", 2, 1)
+    seat = state.to_act()[0]
+    with pytest.raises(ValueError, match="not legal"):
+        bot(state.observation(seat), state.legal_actions(seat))

@@ -1,6 +1,6 @@
 """From training to the arena: the example training script on a tiny budget, its
 policy in ``twistarena evaluate``, and a policy playing a seat over the network
-with ``twistarena bot --policy``."""
+with ``twistarena bot --policy``; and ``twistarena bench rl`` on a tiny budget."""
 
 from __future__ import annotations
 
@@ -71,3 +71,15 @@ def test_a_bad_policy_is_refused_with_the_reason() -> None:
     seat = state.to_act()[0]
     with pytest.raises(ValueError, match="not legal"):
         bot(state.observation(seat), state.legal_actions(seat))
+
+
+def test_bench_rl_reports_every_rate(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "rl", "--game", "twhist", "--games", "1", "--seconds", "0",
+                 "--json"]) == 0
+    cases = _json_lines(capsys.readouterr().out)[-1]["cases"]
+    assert [(c["game"], c["players"]) for c in cases] == [("twhist", 3), ("twhist", 4),
+                                                         ("twhist", 5)]
+    for case in cases:
+        for key in ("raw_steps_per_s", "observe_steps_per_s", "mask_steps_per_s",
+                    "observe_ratio", "mask_ratio"):
+            assert case[key] > 0

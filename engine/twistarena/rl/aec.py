@@ -50,6 +50,7 @@ class TwistArenaAEC(AECEnv):  # type: ignore[misc]
         self.space = action_space(game_id)
         low, high = self.encoder.bounds()
         self.possible_agents = [agent_name(s) for s in range(num_players)]
+        self._current = -1  # the seat to choose next (Turns.current), kept per step
         self._seat = {a: s for s, a in enumerate(self.possible_agents)}
         obs_space = spaces.Dict({
             "observation": spaces.Box(low, high, dtype=np.float32),
@@ -79,7 +80,8 @@ class TwistArenaAEC(AECEnv):  # type: ignore[misc]
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
-        self.agent_selection = agent_name(self.turns.current())
+        self._current = self.turns.current()
+        self.agent_selection = self.possible_agents[self._current]
 
     def observe(self, agent: str) -> ObsDict:
         seat = self._seat[agent]
@@ -90,7 +92,7 @@ class TwistArenaAEC(AECEnv):  # type: ignore[misc]
     def action_mask(self, agent: str) -> np.ndarray[Any, np.dtype[np.int8]]:
         """The agent's legal-action mask alone (all 0 when it is not to choose)."""
         seat = self._seat[agent]
-        if seat != self.turns.current():
+        if seat != self._current:
             return np.zeros(self.space.size, np.int8)
         return self.space.mask(self.turns.state.legal_action_ids(seat))
 
@@ -101,20 +103,16 @@ class TwistArenaAEC(AECEnv):  # type: ignore[misc]
             return
         if action is None:
             raise ValueError(f"{agent} is to act: None is only for agents that are done")
-        seat = self._seat[agent]
-        self._cumulative_rewards[agent] = 0.0
-        self.turns.play(seat, self.space.engine_id(int(action)))
-        state = self.turns.state
-        if state.is_terminal():
-            final = final_rewards(state, self.reward)
-            for a in self.agents:
-                self.rewards[a] = final[self._seat[a]]
-                self.terminations[a] = True
-            self.agent_selection = self.agents[0]
-        else:
-            for a in self.agents:
-                self.rewards[a] = 0.0
-            self.agent_selection = agent_name(self.turns.current())
+        self.turns.play(self._seat[agent], self.space.engine_id(int(action)))
+        self._current = seat = self.turns.current()
+        if seat >= 0:  # rewards stay 0 (and so do the accumulated ones) until the end
+            self.agent_selection = self.possible_agents[seat]
+            return
+        final = final_rewards(self.turns.state, self.reward)
+        for a in self.agents:
+            self.rewards[a] = final[self._seat[a]]
+            self.terminations[a] = True
+        self.agent_selection = self.agents[0]
         self._accumulate_rewards()
 
     def render(self) -> str | None:

@@ -33,16 +33,16 @@ class Turns:
     def play(self, seat: int, action_id: int) -> None:
         """Choose ``action_id`` for ``seat`` (``IllegalAction`` if it may not)."""
         state = self.state
+        acting = state.to_act()
+        if len(acting) == 1:
+            state.apply(seat, action_id)  # it validates first and changes nothing if refused
+            return
         if seat in self.pending:
             raise IllegalAction(IllegalAction.NOT_TO_ACT,
                                 f"seat {seat} has already chosen in this step")
         error = state.check(seat, action_id)
         if error is not None:
             raise error
-        acting = state.to_act()
-        if len(acting) == 1:
-            state.apply(seat, action_id)
-            return
         self.pending[seat] = action_id
         if len(self.pending) == len(acting):
             held, self.pending = self.pending, {}

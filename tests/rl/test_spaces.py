@@ -9,6 +9,7 @@ as long as the rules keep both cards hidden from it.
 
 from __future__ import annotations
 
+import pathlib
 import random
 from collections.abc import Iterator
 from typing import Any
@@ -93,3 +94,14 @@ def test_a_seats_own_hand_changes_its_tensor(game_id: str) -> None:
     leak._swap(b, x, y)
     enc = encoder(game_id, players, options)
     assert not np.array_equal(enc.encode(a.observation(0)), enc.encode(b.observation(0)))
+
+
+def test_docs_state_the_sizes_the_code_has() -> None:
+    doc = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "rl.md").read_text()
+    names = {"tricky_twist": "Tricky Twist", "twisted": "Twisted", "twhist": "Twhist"}
+    for game_id, name in names.items():
+        info = engine.game(game_id)
+        sizes = ", ".join(f"{n}: {encoder(game_id, n).size}"
+                          for n in range(info.min_players, info.max_players + 1))
+        assert f"| {name} | {sizes}" in doc
+        assert f"| {name} | {num_distinct_actions(game_id)} |" in doc

@@ -19,7 +19,9 @@ A complete bot (``python my_bot.py HOST:PORT MATCH_ID TOKEN``)::
 ``act`` may also be ``async``, or a method of an object (then an optional
 ``on_rejected(rejection)`` method hears about refused answers). Inside an event
 loop use ``await play(...)``; for the records (events seen, acknowledged
-decisions, reconnects) keep an ``Agent`` and ``await agent.run()``.
+decisions, reconnects) keep an ``Agent`` and ``await agent.run()``. A trained
+policy ``(tensor, mask) -> index`` (docs/rl.md) plays as
+``policy_agent(load_policy("module:callable"), server=..., match_id=..., token=...)``.
 ``server`` may list several addresses, comma-separated: the agent moves on to
 the next one when a server fails, with exponential backoff and jitter, and
 resumes where it stopped. The rest (TLS, backoff, events, threading, ...) are
@@ -39,6 +41,7 @@ from .matchmaking import (
     register_agent,
     run_queue_and_play,
 )
+from .policies import load_policy, policy_agent
 from .tournaments import TournamentClient
 
 __all__ = [
@@ -56,8 +59,10 @@ __all__ = [
     "TournamentEnded",
     "Tracer",
     "get_agent",
+    "load_policy",
     "parse_servers",
     "play",
+    "policy_agent",
     "practice",
     "queue",
     "queue_and_play",

@@ -5,7 +5,7 @@ observation tensor and legal-action mask in, an index of the game's action
 space out), named ``module:callable`` where the module is an importable name
 (``mybots.policies:greedy``) or a Python file (``examples/twisted_reinforce.py:policy``).
 
-    from twistarena.clients.sdk.policies import load_policy, policy_agent
+    from twistarena.clients.sdk import load_policy, policy_agent
 
     agent = policy_agent(load_policy("examples/twisted_reinforce.py:policy"),
                          server="localhost:50051", match_id=..., token=...)

@@ -53,6 +53,13 @@ def test_a_match_ends_with_every_agents_reward(game_id: str, players: int,
         assert got[f"player_{seat}"] == expected
 
 
+def test_an_unknown_reward_or_option_is_refused_at_once() -> None:
+    with pytest.raises(ValueError, match="unknown reward 'points'"):
+        aec_env("twisted", 2, reward="points")
+    with pytest.raises(engine.InvalidOptions, match="unknown option"):
+        gymnasium.make("twistarena/Twhist-v0", num_players=3, roundz=1)
+
+
 def test_simultaneous_reserve_choices_are_held_back_until_all_are_in() -> None:
     env = aec_env("tricky_twist", 3)
     env.reset(seed=1)

@@ -18,15 +18,24 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from twistarena import engine
 
-from .actions import action_space
-from .tensors import encoder
-from .turns import REWARDS, Turns, final_rewards
+from .actions import ActionSpace, action_space
+from .tensors import Encoder, encoder
+from .turns import Turns, check_reward, final_rewards
 
 ObsDict = dict[str, Any]
 
 
 def agent_name(seat: int) -> str:
     return f"player_{seat}"
+
+
+def observation_space(encoder: Encoder, space: ActionSpace) -> spaces.Dict:
+    """What a seat observes: ``{"observation": tensor, "action_mask": mask}``."""
+    low, high = encoder.bounds()
+    return spaces.Dict({
+        "observation": spaces.Box(low, high, dtype=np.float32),
+        "action_mask": spaces.Box(0, 1, (space.size,), dtype=np.int8),
+    })
 
 
 class TwistArenaAEC(AECEnv):  # type: ignore[misc]
@@ -37,8 +46,7 @@ class TwistArenaAEC(AECEnv):  # type: ignore[misc]
     def __init__(self, game_id: str, num_players: int, reward: str = "place",
                  render_mode: str | None = None, **options: Any) -> None:
         super().__init__()
-        if reward not in REWARDS:
-            raise ValueError(f"unknown reward {reward!r}; use one of {', '.join(REWARDS)}")
+        check_reward(reward)
         engine.make(game_id, num_players, 0, options)  # refuses bad options now, not at reset
         self.game_id = game_id
         self.num_players = num_players
@@ -48,14 +56,10 @@ class TwistArenaAEC(AECEnv):  # type: ignore[misc]
         self.metadata = {**self.metadata, "name": f"twistarena_{game_id}_v0"}
         self.encoder = encoder(game_id, num_players, options)
         self.space = action_space(game_id)
-        low, high = self.encoder.bounds()
         self.possible_agents = [agent_name(s) for s in range(num_players)]
         self._current = -1  # the seat to choose next (Turns.current), kept per step
         self._seat = {a: s for s, a in enumerate(self.possible_agents)}
-        obs_space = spaces.Dict({
-            "observation": spaces.Box(low, high, dtype=np.float32),
-            "action_mask": spaces.Box(0, 1, (self.space.size,), dtype=np.int8),
-        })
+        obs_space = observation_space(self.encoder, self.space)
         self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
         self.action_spaces = {a: spaces.Discrete(self.space.size) for a in self.possible_agents}
         self._seeds = random.Random()

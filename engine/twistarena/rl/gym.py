@@ -26,8 +26,9 @@ from gymnasium import spaces
 from twistarena import bots, engine
 
 from .actions import action_space
+from .aec import observation_space
 from .tensors import encoder
-from .turns import REWARDS, Turns, final_rewards
+from .turns import Turns, check_reward, final_rewards
 
 #: Gymnasium id -> game id
 ENV_IDS = {"twistarena/TrickyTwist-v0": "tricky_twist", "twistarena/Twisted-v0": "twisted",
@@ -47,8 +48,7 @@ class TwistArenaEnv(gymnasium.Env[ObsDict, np.int64]):
                  **options: Any) -> None:
         info = engine.game(game_id)
         num_players = num_players or info.min_players
-        if reward not in REWARDS:
-            raise ValueError(f"unknown reward {reward!r}; use one of {', '.join(REWARDS)}")
+        check_reward(reward)
         rungs = [r.strip() for r in opponents.split(",") if r.strip()]
         unknown = [r for r in rungs if r not in bots.STRATEGIES]
         if unknown or not rungs:
@@ -62,11 +62,7 @@ class TwistArenaEnv(gymnasium.Env[ObsDict, np.int64]):
         self.render_mode = render_mode
         self.encoder = encoder(game_id, num_players, options)
         self.space = action_space(game_id)
-        low, high = self.encoder.bounds()
-        self.observation_space = spaces.Dict({
-            "observation": spaces.Box(low, high, dtype=np.float32),
-            "action_mask": spaces.Box(0, 1, (self.space.size,), dtype=np.int8),
-        })
+        self.observation_space = observation_space(self.encoder, self.space)
         self.action_space = spaces.Discrete(self.space.size)
         self.turns = Turns(engine.make(game_id, num_players, 0, options))
         self.house: dict[int, bots.Bot] = {}

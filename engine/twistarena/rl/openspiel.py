@@ -39,7 +39,7 @@ from twistarena.engine.options import merge_options
 
 from .actions import ActionSpace, action_space
 from .tensors import NUMBER_BOUND, Encoder, encoder
-from .turns import REWARDS, Turns, final_rewards
+from .turns import Turns, check_reward, final_rewards
 
 #: chance nodes before the deal, and the outcomes of each (one byte of the seed)
 SEED_BYTES = 4
@@ -123,8 +123,7 @@ class TwistArenaGame(pyspiel.Game):  # type: ignore[misc]
         n = int(params.get("players", info.min_players))
         reward = str(params.get("reward", "place"))
         options = parse_options(str(params.get("options", "")))
-        if reward not in REWARDS:
-            raise ValueError(f"unknown reward {reward!r}; use one of {', '.join(REWARDS)}")
+        check_reward(reward)
         engine.make(game_id, n, 0, options)  # refuses bad players or options now
         space = action_space(game_id)
         low, high = _UTILITY[reward]

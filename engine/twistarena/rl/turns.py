@@ -80,15 +80,20 @@ def final_rewards(state: State, reward: str) -> list[float]:
       share the value), so ``1 - 2 (place - 1) / (players - 1)``;
     - ``win``: 1 if it is among the winners (first place), else 0.
     """
-    if reward == "score":
+    if check_reward(reward) == "score":
         return [float(s) for s in state.scores()]
     places = state.places()
     if reward == "place":
         n = state.num_players
         return [1.0 - 2.0 * (p - 1) / (n - 1) for p in places]
-    if reward == "win":
-        return [1.0 if p == 1 else 0.0 for p in places]
-    raise ValueError(f"unknown reward {reward!r}; use one of {', '.join(REWARDS)}")
+    return [1.0 if p == 1 else 0.0 for p in places]
 
 
 REWARDS = ("place", "score", "win")
+
+
+def check_reward(reward: str) -> str:
+    """``reward`` if it is one of ``REWARDS``, else ``ValueError`` naming them."""
+    if reward not in REWARDS:
+        raise ValueError(f"unknown reward {reward!r}; use one of {', '.join(REWARDS)}")
+    return reward

@@ -121,7 +121,7 @@ def _set(out: Tensor, start: int, indices: Iterable[int]) -> None:
 
 _TW_DECK = tw_cards.DECK
 _TW_K = len(_TW_DECK)
-#: card number -> its place in the deck (0..77)
+#: card number -> its place in the deck (0 .. deck size - 1; -1: not a card)
 _TW_INDEX: tuple[int, ...] = tuple(_TW_DECK.index(c) if c in _TW_DECK else -1 for c in range(100))
 _TW_PHASES = ("play", "start_row", "over")
 

@@ -4,7 +4,9 @@ Each decision is POSTed as the JSON decision message (docs/bots.md) to
 ``URL/move``; the response body is the action id (``16`` or ``{"id": 16}``).
 At the end, the result goes to ``URL/end`` (its response is ignored). An
 endpoint that fails, times out or answers garbage gets no answer sent: the
-match's fallback settles the decision and a log line says why.
+match's fallback settles the decision and a log line says why. An id that is
+not legal goes to the server, and the endpoint gets the decision again with
+the refusal in ``rejected`` (``seat.py``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ import structlog
 from twistarena.engine import Action
 
 from ..sdk import Decision, MatchResult, NoAnswer, Rejection
-from .messages import parse_answer
 from .seat import BridgedSeat
 
 log = structlog.get_logger("twistarena.bridge")
@@ -53,9 +54,9 @@ class HttpBot(BridgedSeat):
                 asyncio.to_thread(_post, f"{self.url}/move", body, timeout), timeout + 0.01)
         except (TimeoutError, OSError, urllib.error.URLError) as error:
             self._fail(decision, f"POST {self.url}/move failed: {error!r}")
-        action = parse_answer(reply.decode(errors="replace"), [a.id for a in legal_actions])
+        action, why = self.judge(reply.decode(errors="replace"), legal_actions, rejection)
         if action is None:
-            self._fail(decision, f"its answer {reply[:120]!r} is not a legal action id")
+            self._fail(decision, why)
         assert action is not None
         return action
 

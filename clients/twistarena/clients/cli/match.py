@@ -18,6 +18,7 @@ import grpc.aio
 from rich.console import Console
 from rich.table import Table
 from twistarena import engine, wire
+from twistarena.bots import STRATEGIES
 from twistarena.v1 import match_pb2
 
 from ..sdk import AgentError, ArenaClient, MatchEvent, MatchResult
@@ -155,7 +156,8 @@ def register(sub: Any) -> None:
     create.add_argument("--game", required=True, choices=engine.GAME_IDS)
     create.add_argument("--players", type=int, required=True)
     create.add_argument("--bots", default="",
-                        help="comma-separated strategies (random, heuristic), one per seat, "
+                        help="comma-separated sample bots or house ladder rungs ("
+                             f"{', '.join(STRATEGIES)}), one per seat, "
                              "cycled: play every remote seat in this process")
     create.add_argument("--house", type=parse_house, action="append", default=[],
                         metavar="SEAT:STRATEGY",

@@ -38,7 +38,7 @@ def test_watch_names_every_seat_of_a_match_without_names(
     match_id = json.loads(capsys.readouterr().out.strip().splitlines()[-1])["match_id"]
     assert main(["watch", match_id, "--server", server.target]) == 0
     table = capsys.readouterr().out.split("Final result")[-1]
-    assert table.count("random (house)") == 2
+    assert table.count("house random") == 2
 
 
 def test_house_seat_out_of_range_is_refused(server: Any,

@@ -143,6 +143,18 @@ class ProgramBot(BridgedSeat):
                 await asyncio.wait_for(proc.wait(), EXIT_GRACE_S)
         await self._stop()
 
+    async def unusable(self) -> str:
+        """A command that names no executable file cannot be started."""
+        program = self.argv[0]
+        path = (self.env or os.environ).get("PATH")
+        if os.sep in program:
+            found = os.path.join(self.cwd or "", program)
+            if os.path.isfile(found) and os.access(found, os.X_OK):
+                return ""
+        elif shutil.which(program, path=path) is not None:
+            return ""
+        return f"the program could not start: {program!r} is not an executable file"
+
     # -- the program -------------------------------------------------------------------
 
     async def _exchange(self, message: str) -> bytes:

@@ -47,6 +47,15 @@ class BridgedSeat:
     def bind(self, agent: Any) -> None:
         self._agent = agent
 
+    async def unusable(self) -> str:
+        """Why this bot cannot play at all (a program that cannot be started, an endpoint
+        that does not answer), asked before a match: "" when nothing is known wrong."""
+        return ""
+
+    def answered_nothing(self) -> bool:
+        """The bot failed decisions and answered none: it never played (the fallback did)."""
+        return self.failures > 0 and self.answers == 0
+
     def _refresh(self) -> None:
         agent = self._agent
         if agent is not None:

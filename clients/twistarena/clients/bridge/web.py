@@ -12,7 +12,9 @@ the refusal in ``rejected`` (``seat.py``).
 from __future__ import annotations
 
 import asyncio
+import socket
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -27,6 +29,12 @@ log = structlog.get_logger("twistarena.bridge")
 
 #: Longest response body read.
 BODY_LIMIT = 1 << 20
+#: How long the check before a match waits for the endpoint to take a connection.
+CONNECT_TIMEOUT_S = 3.0
+
+
+def _connect(host: str, port: int, timeout: float) -> None:
+    socket.create_connection((host, port), timeout).close()
 
 
 def _post(url: str, body: str, timeout: float) -> bytes:
@@ -59,6 +67,16 @@ class HttpBot(BridgedSeat):
             self._fail(decision, why)
         assert action is not None
         return action
+
+    async def unusable(self) -> str:
+        """An endpoint that takes no connection does not answer."""
+        address = urllib.parse.urlsplit(self.url)
+        port = address.port or (443 if address.scheme == "https" else 80)
+        try:
+            await asyncio.to_thread(_connect, address.hostname or "", port, CONNECT_TIMEOUT_S)
+        except OSError as error:
+            return f"the endpoint {self.url} does not answer: {error}"
+        return ""
 
     async def close(self, result: MatchResult | None) -> None:
         """POST the result to ``URL/end``; failures are logged and ignored."""

@@ -68,13 +68,20 @@ def test_bot_that_never_answers_exits_non_zero_and_its_misses_are_in_the_table(
 
 def test_practice_table_names_the_house_seats_and_counts_misses(
         server: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["practice", "--server", server.target, "--game", "twisted", "--strategy",
-                 "random", "--strength", "random"]) == 0
+    # A long command: the table, printed to a file that is no terminal, is wider than 80
+    # columns and keeps every cell whole.
+    command = f"{sys.executable} {PROBE} {'-' * 40}"
+    assert main(["practice", "--server", server.target, "--game", "twisted", "--exec",
+                 command, "--strength", "random"]) == 0
     out = capsys.readouterr().out
     header = next(line for line in out.splitlines() if line.startswith("┃"))
     assert [c.strip() for c in header.split("┃")[1:-1]] == [
         "seat", "player", "score", "place", MISSED]
-    assert "random (you)" in out and "house random" in out
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in out.splitlines()
+            if line.startswith("│")]
+    assert sorted(r[1] for r in rows) == sorted([f"{command} (you)", "house random"])
+    assert [r[4] for r in rows] == ["0", "0"]
+    assert "…" not in out and len(header) > 80
 
 
 def test_exec_entrants_are_named_and_names_are_unique(server: Any) -> None:

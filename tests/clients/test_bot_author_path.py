@@ -94,7 +94,8 @@ def test_exec_entrants_are_named_and_names_are_unique(server: Any) -> None:
     assert named[-1] == "heuristic" and all(a.startswith("ag_") for a in named[:-1])
 
 
-def test_piped_tournament_standings_name_entrants_in_full(server: Any, tmp_path: Path) -> None:
+def test_piped_tournament_standings_name_entrants_in_full(
+        server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     command = f"{sys.executable} {PROBE}"
     csv_path = tmp_path / "standings.csv"
     done = subprocess.run(
@@ -115,3 +116,11 @@ def test_piped_tournament_standings_name_entrants_in_full(server: Any, tmp_path:
     table = list(csv.reader(io.StringIO(csv_path.read_text())))
     assert table[0][:2] == ["name", "entrant"]
     assert {(r[0], r[1]) for r in table[1:]} == {(r[1], r[2]) for r in rows}
+    # The list of tournaments names the leader too, its id beside.
+    tournament_id = out.split("tournament ", 1)[1].split(":", 1)[0]
+    leader = next(r for r in rows if r[0] == "1")
+    assert main(["tournament", "list", "--server", server.target]) == 0
+    listed = next([c.strip() for c in line.split("│")[1:-1]]
+                  for line in capsys.readouterr().out.splitlines()
+                  if line.startswith(f"│ {tournament_id}"))
+    assert listed[-2:] == [leader[1], leader[2]]

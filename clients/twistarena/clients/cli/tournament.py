@@ -187,20 +187,27 @@ def run_show(args: argparse.Namespace) -> int:
 def run_list(args: argparse.Namespace) -> int:
     client = _client(args)
     console = make_console()
+
+    async def fetch() -> tuple[list[tournaments_pb2.Tournament], dict[str, str]]:
+        records = await client.list()
+        leaders = sorted({r.standings[0].entrant for r in records if r.standings})
+        return records, await client.entrant_names(leaders)
+
     try:
-        records = asyncio.run(client.list())
+        records, names = asyncio.run(fetch())
     except AgentError as error:
         return fail(console, error)
     if args.json:
         print(json.dumps([_summary(r) for r in records]))
         return 0
     table = Table(title="Tournaments")
-    for column in ("id", "game", "format", "status", "games", "leader"):
+    for column in ("id", "game", "format", "status", "games", "leader", "leader id"):
         table.add_column(column)
     for r in records:
         s = _summary(r)
         table.add_row(s["tournament_id"], s["game"], s["format"], s["status"],
-                      f"{s['games_done']}/{s['games_planned']}", s["leader"])
+                      f"{s['games_done']}/{s['games_planned']}",
+                      names.get(s["leader"], s["leader"]), s["leader"])
     console.print(table)
     return 0
 

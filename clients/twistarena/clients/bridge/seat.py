@@ -40,7 +40,7 @@ class BridgedSeat:
         #: Answers the bot gave that were action ids (legal or not).
         self.answers = 0
         self._agent: Any = None
-        #: The deadline (monotonic seconds) of the open decision, by decision id: a
+        #: {decision id: its deadline in monotonic seconds} of the decision asked last: a
         #: decision sent again after a refusal keeps its first deadline.
         self._deadlines: dict[int, float] = {}
 

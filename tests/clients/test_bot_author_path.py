@@ -34,7 +34,7 @@ def _match_count(server: Any) -> int:
     (["--exec", "nosuchcmd --fast"], "the program could not start: 'nosuchcmd'"),
     (["--http", "http://127.0.0.1:{port}"], "the endpoint http://127.0.0.1:{port} does not answer"),
 ])
-def test_practice_with_a_bot_that_cannot_play_stops_before_the_match(
+def test_practice_and_bot_with_a_bot_that_cannot_play_stop_before_the_match(
         server: Any, capsys: pytest.CaptureFixture[str], who: list[str], says: str) -> None:
     port = free_port()
     who = [w.format(port=port) for w in who]
@@ -44,6 +44,10 @@ def test_practice_with_a_bot_that_cannot_play_stops_before_the_match(
     assert says.format(port=port) in " ".join(out.split())
     assert "Practice" not in out
     assert _match_count(server) == before  # no match was created
+    # bot says the same before it joins anything (no such match is needed).
+    assert main(["bot", "--server", server.target, "--match", "nothing", "--token", "none",
+                 *who]) != 0
+    assert says.format(port=port) in " ".join(capsys.readouterr().out.split())
 
 
 def test_bot_that_never_answers_exits_non_zero_and_its_misses_are_in_the_table(

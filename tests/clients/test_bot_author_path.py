@@ -88,6 +88,14 @@ def test_practice_table_names_the_house_seats_and_counts_misses(
     assert "…" not in out and len(header) > 80
 
 
+def test_a_tournament_with_a_program_that_cannot_start_is_refused(
+        server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tournament", "create", "--server", server.target, "--game", "twisted",
+                 "--entrants", "heuristic,exec:nosuchcmd"]) != 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "exec:nosuchcmd: the program could not start" in out and "games" not in out
+
+
 def test_exec_entrants_are_named_and_names_are_unique(server: Any) -> None:
     command = f"{sys.executable} {PROBE}"
     entrants = [f"exec:{command}", f"exec:{command}", f"exec:alice={command}",

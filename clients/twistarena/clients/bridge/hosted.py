@@ -23,7 +23,7 @@ from typing import Any
 
 import structlog
 
-from ..sdk import TournamentEnded, parse_servers, queue, register_agent
+from ..sdk import AgentError, TournamentEnded, parse_servers, queue, register_agent
 from . import play_bridged
 from .messages import JSON_FORM
 from .program import Limits, ProgramBot
@@ -73,7 +73,13 @@ async def register_programs(server: str, entrants: Sequence[str], *,
                             admin_token: str | None = None,
                             **tls: Any) -> tuple[list[str], list[HostedEntrant]]:
     """Register an agent for every ``exec:`` entrant; returns the entrant list with their
-    agent ids in place, and the hosted entrants."""
+    agent ids in place, and the hosted entrants. A program that cannot be started is an
+    ``AgentError`` before anything is registered."""
+    for entrant in entrants:
+        if entrant.startswith(EXEC_PREFIX):
+            problem = await ProgramBot(parse_exec(entrant)[1]).unusable()
+            if problem:
+                raise AgentError(f"{entrant}: {problem}")
     hosted: list[HostedEntrant] = []
     out: list[str] = []
     for entrant in entrants:

@@ -106,8 +106,8 @@ def never_played(console: Console, bridged: Bridged | None) -> bool:
     """Say so when a bridged bot failed every decision it was asked."""
     if bridged is None or not bridged.answered_nothing():
         return False
-    console.print(f"[red]error:[/red] the bot answered none of its decisions: the match's "
-                  f"fallback played all {bridged.failures} (the log says why)", highlight=False)
+    console.print("[red]error:[/red] the bot answered none of its decisions: the match's "
+                  "fallback played them all (the log says why)", highlight=False)
     return True
 
 

@@ -51,7 +51,7 @@ _DIE_WITH_PARENT = (
     f"ctypes.CDLL(None).prctl({_PR_SET_PDEATHSIG}, signal.SIGTERM, 0, 0, 0)\n"
     "if os.getppid() != int(sys.argv[1]):\n"
     "    sys.exit(1)  # the parent died before the request: nobody to outlive\n"
-    "os.execv(sys.argv[2], sys.argv[2:])\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
 )
 
 

@@ -1,6 +1,6 @@
 """The stdin/stdout bridge against a real server: a program that crashes, hangs or prints
 garbage costs it that decision (the match's fallback plays it), is restarted, and
-the match goes on to its end."""
+the match goes on to its end; an illegal id is refused and the program hears why."""
 
 from __future__ import annotations
 
@@ -8,9 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+import structlog
 from structlog.testing import capture_logs
 from twistarena.clients.bridge import ProgramBot, play_bridged
 from twistarena.clients.sdk import ArenaClient
+from twistarena.clients.sdk.hosting import BOT_OUTPUT, configure_logging
 
 from tests.clients.helpers import run
 
@@ -34,21 +37,26 @@ def test_crash_garbage_and_hang_fall_back_and_restart(server: Any, tmp_path: Pat
                                         no_events=True)
         assert result.reason == "COMPLETED"
         whys = [e["why"] for e in logs if e["event"].startswith("bot program failed")]
-        assert len(whys) == 4, whys
+        assert len(whys) == 3, whys
         assert whys[0].startswith("it exited (exit code 3")
         assert "'my move is the best move' is not a legal action id" in whys[1]
         # The bridge gives up just before the deadline; on a loaded machine the
         # server's fallback may settle the decision first.
         assert whys[2].startswith(("no answer within", "the decision was settled"))
-        assert "is not a legal action id" in whys[3]
-        assert bot.failures == 4 and bot.restarts == 4
-        assert any(e["event"] == "bot stderr" and e["line"] == "decision 1" for e in logs)
+        assert bot.failures == 3 and bot.restarts == 3
+        said = [e["line"] for e in logs if e["event"] == BOT_OUTPUT and e["log_level"] == "info"]
+        assert "decision 1" in said
+        # Decision 8's illegal id was refused; the program read why in decision 9.
+        assert [line for line in said if line.startswith("rejected ")] == [
+            said[said.index("decision 9") + 1]]
+        assert said[said.index("decision 9") + 1].startswith("rejected ILLEGAL_ACTION: ")
         match = await client.get_match(created.match.match_id)
-        # The fallback played exactly the four failed decisions; every other was answered.
-        assert match.seats[0].timeouts == 4
+        # The fallback played exactly the three failed decisions; every other was answered.
+        assert match.seats[0].timeouts == 3
         replay = await client.get_replay(created.match.match_id)
         answered = [a for a in replay.actions if a.seat == 0 and not a.timeout]
-        assert int((tmp_path / "count").read_text()) == len(answered) + 4
+        # One decision more than the moves: the refused one, read twice.
+        assert int((tmp_path / "count").read_text()) == len(answered) + 3 + 1
 
     run(scenario(), 120)
 
@@ -70,3 +78,13 @@ def test_a_program_that_cannot_start_never_stops_the_bridge(server: Any) -> None
         assert mine and all(mine)
 
     run(scenario(), 120)
+
+
+def test_bot_output_is_shown_at_info_without_verbose(capsys: pytest.CaptureFixture[str]) -> None:
+    configure_logging(verbose=False)
+    log = structlog.get_logger("twistarena.bridge")
+    log.info("starting the bot program again", bot="b")
+    log.info(BOT_OUTPUT, bot="b", line="thinking about 43")
+    err = capsys.readouterr().err
+    assert "thinking about 43" in err and "[info" in err and BOT_OUTPUT in err
+    assert "starting the bot program again" not in err

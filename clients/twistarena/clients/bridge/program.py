@@ -2,10 +2,12 @@
 
 The program is started at the first decision and kept for the whole match. A
 program that crashes, does not answer before the decision's deadline or
-prints something that is not a legal action id gets no answer sent for it:
-the match's fallback settles the decision (as for any seat that misses its
+prints something that is not an action id gets no answer sent for it: the
+match's fallback settles the decision (as for any seat that misses its
 deadline), a log line says what happened, and the program is started again
-for the next decision. Nothing the program does can stop the bridge.
+for the next decision. An id that is not legal goes to the server, and the
+program reads the refusal in the decision sent again (``seat.py``). Nothing
+the program does can stop the bridge.
 
 Hosts running programs they did not write (``tournament create --entrants
 exec:...``) add ``Limits``: CPU seconds, address space and open files via
@@ -34,7 +36,8 @@ import structlog
 from twistarena.engine import Action
 
 from ..sdk import Decision, MatchResult, NoAnswer, Rejection
-from .messages import JSON_FORM, parse_answer
+from ..sdk.hosting import BOT_OUTPUT
+from .messages import JSON_FORM
 from .seat import BridgedSeat
 
 log = structlog.get_logger("twistarena.bridge")
@@ -120,10 +123,9 @@ class ProgramBot(BridgedSeat):
             await self._fail(decision, f"could not run it: {error}")
         if not line:
             await self._fail(decision, f"it exited ({await self._exit_text()})")
-        action = parse_answer(line.decode(errors="replace"), [a.id for a in legal_actions])
+        action, why = self.judge(line.decode(errors="replace"), legal_actions, rejection)
         if action is None:
-            shown = line[:120].decode(errors="replace").rstrip()
-            await self._fail(decision, f"its answer {shown!r} is not a legal action id")
+            await self._fail(decision, why)
         assert action is not None
         return action
 
@@ -140,6 +142,18 @@ class ProgramBot(BridgedSeat):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), EXIT_GRACE_S)
         await self._stop()
+
+    async def unusable(self) -> str:
+        """A command that names no executable file cannot be started."""
+        program = self.argv[0]
+        path = (self.env or os.environ).get("PATH")
+        if os.sep in program:
+            found = os.path.join(self.cwd or "", program)
+            if os.path.isfile(found) and os.access(found, os.X_OK):
+                return ""
+        elif shutil.which(program, path=path) is not None:
+            return ""
+        return f"the program could not start: {program!r} is not an executable file"
 
     # -- the program -------------------------------------------------------------------
 
@@ -180,8 +194,8 @@ class ProgramBot(BridgedSeat):
         assert proc.stderr is not None
         with contextlib.suppress(ValueError, OSError):
             async for raw in proc.stderr:
-                log.warning("bot stderr", bot=self.name, pid=proc.pid,
-                            line=raw.decode(errors="replace").rstrip())
+                log.info(BOT_OUTPUT, bot=self.name, pid=proc.pid,
+                         line=raw.decode(errors="replace").rstrip())
 
     async def _fail(self, decision: Decision, why: str) -> None:
         """Log the failure, stop the program (it restarts at the next decision), and

@@ -23,6 +23,8 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
 from twistarena.wire.archives import ArchiveRefused, archive_format, extract, pack_directory
 
+from ..builds import BuildFailed, build
+from ..sandbox import SandboxUnavailable, sandbox_mode
 from .agent import add_token_arg, call, client_from, human_size, print_json, version_json
 from .match import add_server_args
 
@@ -53,8 +55,11 @@ def run(args: argparse.Namespace) -> int:
     async def work(console: Console) -> int:
         try:
             archive, log = await _archive(args, console)
-        except (ArchiveRefused, OSError) as error:
+        except (ArchiveRefused, BuildFailed, SandboxUnavailable, OSError) as error:
             console.print(f"[red]error:[/red] {error}", highlight=False)
+            if isinstance(error, BuildFailed) and error.log:
+                console.rule("build log (end)")
+                console.print(error.log[-4000:], highlight=False, markup=False)
             return 2
         with Progress(TextColumn("upload"), BarColumn(), DownloadColumn(),
                       TransferSpeedColumn(), console=console, transient=True) as progress:
@@ -91,7 +96,10 @@ async def _archive(args: argparse.Namespace, console: Console) -> tuple[bytes, s
         data = path.read_bytes()
         archive_format(data)  # refuse anything else before uploading it
         return data, ""
-    raise OSError("--build is not available yet")
+    mode = sandbox_mode(args.sandbox)
+    with _source_dir(path) as source, console.status(f"building: {args.build}"):
+        built = await build(source, args.build, mode)
+    return built.archive, built.log
 
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@ import gzip
 import hashlib
 import io
 import tarfile
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -110,14 +111,17 @@ def test_caps_are_refused_with_resource_exhausted(hosting_server: InProcessServe
         _agent, token = await register_agent(target, "greedy")
         client = VersionClient(target, api_token=token)
         cases = {
-            "packed": bytes.fromhex("1f8b") + bytes(SMALL_CAPS.packed),
-            "files": _tar(**{f"f{i}": b"x" for i in range(SMALL_CAPS.files + 1)}),
-            "unpacked": _tar(zeros=bytes(4 * SMALL_CAPS.unpacked)),
+            "bytes packed": bytes.fromhex("1f8b") + bytes(SMALL_CAPS.packed),
+            "more than 20 files": _tar(**{f"f{i}": b"x" for i in range(SMALL_CAPS.files + 1)}),
+            "unpacks to more than": _tar(zeros=bytes(4 * SMALL_CAPS.unpacked)),
         }
-        for what, archive in cases.items():
+        bomb = _zip_bomb(64 * SMALL_CAPS.unpacked)
+        assert len(bomb) < SMALL_CAPS.packed
+        for why, archive in [*cases.items(), ("unpacks to more than", bomb)]:
             error = await _refusal(client, archive)
             assert (error.code, error.reason) == (
-                grpc.StatusCode.RESOURCE_EXHAUSTED, "ARCHIVE_TOO_LARGE"), what
+                grpc.StatusCode.RESOURCE_EXHAUSTED, "ARCHIVE_TOO_LARGE"), why
+            assert why in str(error)
         for i in range(MAX_VERSIONS):
             await client.submit(_tar(bot=str(i).encode()), "./bot")
         error = await _refusal(client, _tar(bot=b"one more"), "./bot")
@@ -128,6 +132,14 @@ def test_caps_are_refused_with_resource_exhausted(hosting_server: InProcessServe
         assert not (await client.submit(_tar(bot=b"0"), "./bot")).created
 
     run(scenario())
+
+
+def _zip_bomb(size: int) -> bytes:
+    """A zip of one member of ``size`` zeros (about a thousandth of that, packed)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("zeros", bytes(size))
+    return buffer.getvalue()
 
 
 def _symlink_out() -> bytes:

@@ -29,6 +29,7 @@ from twistarena.wire import archives
 from . import auth, logs
 from .agents import Agents
 from .config import ServerConfig
+from .errors import is_undecodable, refuse_undecodable
 from .limits import Quotas
 from .rpc import api_agent, fail, known_agent, shown
 
@@ -62,10 +63,16 @@ class Hosting(hgrpc.HostingServicer):
                             context: aio.ServicerContext[Any, Any],
                             ) -> hpb.SubmitVersionResponse:
         """Receive, check and store a new version of the calling agent."""
+        # The first message is read first, so that an undecodable stream is
+        # INVALID_ARGUMENT like any undecodable request; the archive only after the token.
+        chunks = aiter(request_iterator)
+        first = await anext(chunks, None)
+        if is_undecodable(first):
+            await refuse_undecodable(context)
         agent_id = await api_agent(context, self.agents.by_token, "SubmitVersion")
         await self.quotas.admit_creation(context, makes_match=False)
         try:
-            manifest, data = await self._receive(request_iterator, context)
+            manifest, data = await self._receive(first, chunks, context)
             async with self.checks:
                 summary = await asyncio.to_thread(archives.inspect, data,
                                                   self.config.version_caps)
@@ -101,33 +108,29 @@ class Hosting(hgrpc.HostingServicer):
         return hpb.SubmitVersionResponse(
             version=_info(stored, active, stats[vid], private=True), created=created)
 
-    async def _receive(self, chunks: AsyncIterator[hpb.SubmitVersionChunk],
+    async def _receive(self, first: hpb.SubmitVersionChunk | None,
+                       chunks: AsyncIterator[hpb.SubmitVersionChunk],
                        context: aio.ServicerContext[Any, Any],
                        ) -> tuple[hpb.VersionManifest, bytes]:
         """The manifest and the archive's bytes, refused as soon as they exceed the cap."""
         cap = self.config.version_caps.packed
-        manifest: hpb.VersionManifest | None = None
+        if first is None or first.WhichOneof("part") != "manifest":
+            await _malformed(context, "the first message of SubmitVersion must be the manifest")
+        manifest = first.manifest
+        await _check_manifest(context, manifest)
+        if manifest.size > cap:
+            raise archives.ArchiveTooLarge(
+                f"the archive has {manifest.size} bytes packed; the cap is {cap}")
         data = bytearray()
         async for chunk in chunks:
-            part = chunk.WhichOneof("part")
-            if manifest is None:
-                if part != "manifest":
-                    await _malformed(context, "the first message of SubmitVersion must be "
-                                     "the manifest")
-                manifest = chunk.manifest
-                await _check_manifest(context, manifest)
-                if manifest.size > cap:
-                    raise archives.ArchiveTooLarge(
-                        f"the archive has {manifest.size} bytes packed; the cap is {cap}")
-                continue
-            if part != "data":
+            if is_undecodable(chunk):
+                await refuse_undecodable(context)
+            if chunk.WhichOneof("part") != "data":
                 await _malformed(context, "the manifest comes once, in the first message")
             data += chunk.data
             if len(data) > cap:
                 raise archives.ArchiveTooLarge(
                     f"the archive has more than {cap} bytes packed; the cap is {cap}")
-        if manifest is None:
-            await _malformed(context, "SubmitVersion ended before its manifest")
         return manifest, bytes(data)
 
     async def ListVersions(self, request: hpb.ListVersionsRequest,

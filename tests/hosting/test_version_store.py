@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from twistarena.storage import Holder, MatchReport, Store, VersionRecord, version_id
-from twistarena.storage.versions import FAILURES_KEPT, STDERR_TAIL_BYTES
+from twistarena.storage.versions import FAILURES_KEPT, STDERR_TAIL_BYTES, TooManyVersions
 
 
 def _record(agent: str, archive: bytes, entry: str = "python bot.py",
@@ -80,5 +80,30 @@ def test_match_reports_add_up_once_each_and_keep_the_newest_failures(valkey: Any
             assert untouched.matches == 0 and untouched.failures == []
         finally:
             await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_the_cap_on_versions_holds_under_concurrent_submissions(valkey: Any) -> None:
+    agent = secrets.token_hex(6)
+    archives = [secrets.token_bytes(100) for _ in range(6)]
+
+    async def scenario() -> None:
+        store = Store(valkey.url, Holder("node-v", "", 2000))
+        await store.connect()
+        try:
+            outcomes = await asyncio.gather(
+                *(store.versions.put(_record(agent, a), a, most=2) for a in archives),
+                return_exceptions=True)
+            assert sum(isinstance(o, TooManyVersions) for o in outcomes) == 4
+            assert len(await store.versions.ids(agent)) == 2
+            _kept, new = await store.versions.put(*_again(outcomes), most=2)
+            assert not new  # a version it has is answered whatever the cap
+        finally:
+            await store.close()
+
+    def _again(outcomes: list[Any]) -> tuple[VersionRecord, bytes]:
+        index = next(i for i, o in enumerate(outcomes) if not isinstance(o, Exception))
+        return _record(agent, archives[index]), archives[index]
 
     asyncio.run(scenario())

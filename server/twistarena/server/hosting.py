@@ -21,7 +21,7 @@ import grpc
 from grpc import aio
 from prometheus_client import Counter
 from twistarena.storage import VersionRecord, VersionStats, version_id
-from twistarena.storage.versions import STDERR_TAIL_BYTES
+from twistarena.storage.versions import STDERR_TAIL_BYTES, TooManyVersions
 from twistarena.v1 import hosting_pb2 as hpb
 from twistarena.v1 import hosting_pb2_grpc as hgrpc
 from twistarena.wire import archives
@@ -86,18 +86,20 @@ class Hosting(hgrpc.HostingServicer):
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "ARCHIVE_REFUSED", str(exc))
         content_hash = hashlib.sha256(data).hexdigest()
         vid = version_id(content_hash, manifest.entry, manifest.build)
+        most = self.config.max_versions_per_agent
+        # Asked first so that a refused archive is not stored; put() asks again, atomically.
         if await self.versions.get(agent_id, vid) is None and \
-                len(await self.versions.ids(agent_id)) >= self.config.max_versions_per_agent:
-            VERSIONS.labels("refused").inc()
-            await fail(context, grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_VERSIONS",
-                       f"agent {agent_id} has {self.config.max_versions_per_agent} versions, "
-                       "the most one agent may keep (serve --version-max-per-agent)")
+                len(await self.versions.ids(agent_id)) >= most:
+            await _too_many(context, agent_id, most)
         log_bytes = manifest.build_log.encode()[-BUILD_LOG_BYTES:]
         record = VersionRecord(
             agent_id, vid, content_hash, manifest.entry, manifest.build,
             log_bytes.decode("utf-8", "ignore"), len(data), summary.unpacked, summary.files,
             int(time.time() * 1000))
-        stored, created = await self.versions.put(record, data)
+        try:
+            stored, created = await self.versions.put(record, data, most)
+        except TooManyVersions:
+            await _too_many(context, agent_id, most)
         if manifest.activate or await self.versions.active_id(agent_id) is None:
             await self.versions.activate(agent_id, vid)
         VERSIONS.labels("stored" if created else "existing").inc()
@@ -185,6 +187,14 @@ class Hosting(hgrpc.HostingServicer):
         stats = await self.versions.stats(agent_id, [r.version_id for r in records])
         active = await self.versions.active_id(agent_id)
         return [_info(r, active, stats[r.version_id], private) for r in records]
+
+
+async def _too_many(context: aio.ServicerContext[Any, Any], agent_id: str,
+                    most: int) -> NoReturn:
+    VERSIONS.labels("refused").inc()
+    await fail(context, grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_VERSIONS",
+               f"agent {agent_id} has {most} versions, the most one agent may keep "
+               "(serve --version-max-per-agent)")
 
 
 async def _malformed(context: aio.ServicerContext[Any, Any], why: str) -> NoReturn:

@@ -24,7 +24,7 @@ from typing import Any
 
 from . import keys
 from .connection import Connections
-from .errors import driver_errors
+from .errors import StoreError, driver_errors
 from .replies import integer, text
 from .scripts import Scripts
 
@@ -35,6 +35,10 @@ FAILURES_KEPT = 5
 #: Counters of a version, summed over its match reports.
 COUNTERS = ("matches", "decisions", "cpu_us", "crashes", "timeouts", "illegal_outputs",
             "restarts")
+
+
+class TooManyVersions(StoreError):
+    """The agent keeps as many versions as it may; the new one was not stored."""
 
 
 def version_id(content_hash: str, entry: str, build: str) -> str:
@@ -144,14 +148,16 @@ class VersionStore:
 
     # -- versions ---------------------------------------------------------------------
 
-    async def put(self, record: VersionRecord, archive: bytes) -> tuple[VersionRecord, bool]:
+    async def put(self, record: VersionRecord, archive: bytes,
+                  most: int = 0) -> tuple[VersionRecord, bool]:
         """Store a version and its archive: the archive first (once per content
         hash), so that a stored version never lacks its bytes. Returns the stored
-        version and whether it is new (an existing one is returned unchanged)."""
+        version and whether it is new (an existing one is returned unchanged);
+        ``TooManyVersions`` when the agent already has ``most`` others (0: no cap)."""
         fields = asdict(record)
         vid = fields.pop("version_id")
         agent_id = fields.pop("agent_id")
-        args: list[str | int] = [vid, record.created_ms]
+        args: list[str | int] = [vid, record.created_ms, most]
         for name, value in fields.items():
             args += [name, value]
         with driver_errors():
@@ -159,6 +165,8 @@ class VersionStore:
             created = await self.scripts.run(
                 self._redis, self.scripts.version_put,
                 [keys.agent_version(agent_id, vid), keys.agent_versions(agent_id)], args)
+        if created == -1:
+            raise TooManyVersions(f"agent {agent_id} has {most} versions already")
         if created:
             return record, True
         stored = await self.get(agent_id, vid)

@@ -77,13 +77,12 @@ class Hosting(hgrpc.HostingServicer):
                 summary = await asyncio.to_thread(archives.inspect, data,
                                                   self.config.version_caps)
         except archives.ArchiveTooLarge as exc:
-            VERSIONS.labels("refused").inc()
-            await fail(context, grpc.StatusCode.RESOURCE_EXHAUSTED, "ARCHIVE_TOO_LARGE",
-                       f"{exc} (serve --version-max-packed-mb/--version-max-unpacked-mb/"
-                       "--version-max-files)")
+            await _refuse(context, agent_id, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                          "ARCHIVE_TOO_LARGE", f"{exc} (serve --version-max-packed-mb/"
+                          "--version-max-unpacked-mb/--version-max-files)")
         except archives.ArchiveRefused as exc:
-            VERSIONS.labels("refused").inc()
-            await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "ARCHIVE_REFUSED", str(exc))
+            await _refuse(context, agent_id, grpc.StatusCode.INVALID_ARGUMENT,
+                          "ARCHIVE_REFUSED", str(exc))
         content_hash = hashlib.sha256(data).hexdigest()
         vid = version_id(content_hash, manifest.entry, manifest.build)
         most = self.config.max_versions_per_agent
@@ -189,12 +188,19 @@ class Hosting(hgrpc.HostingServicer):
         return [_info(r, active, stats[r.version_id], private) for r in records]
 
 
+async def _refuse(context: aio.ServicerContext[Any, Any], agent_id: str,
+                  code: grpc.StatusCode, reason: str, why: str) -> NoReturn:
+    """Refuse a submission: counted, logged, and the caller told why."""
+    VERSIONS.labels("refused").inc()
+    log.info("version_refused", agent_id=agent_id, reason=reason, why=why)
+    await fail(context, code, reason, why)
+
+
 async def _too_many(context: aio.ServicerContext[Any, Any], agent_id: str,
                     most: int) -> NoReturn:
-    VERSIONS.labels("refused").inc()
-    await fail(context, grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_VERSIONS",
-               f"agent {agent_id} has {most} versions, the most one agent may keep "
-               "(serve --version-max-per-agent)")
+    await _refuse(context, agent_id, grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_VERSIONS",
+                  f"agent {agent_id} has {most} versions, the most one agent may keep "
+                  "(serve --version-max-per-agent)")
 
 
 async def _malformed(context: aio.ServicerContext[Any, Any], why: str) -> NoReturn:

@@ -43,6 +43,9 @@ MAX_COMMAND = 1000
 BUILD_LOG_BYTES = 64 * 1024
 #: Shortest version id prefix ActivateVersion accepts.
 MIN_PREFIX = 6
+#: Versions whose build log and failures an answer carries (the newest; and the
+#: active one): at most 6 x (64 KiB log + 5 x 64 KiB stderr), about 2.3 MiB.
+PRIVATE_VERSIONS = 5
 #: Archives checked at once on one node (each costs a core while it runs).
 CHECKS_AT_ONCE = 2
 HEX = re.compile(r"[0-9a-f]+")
@@ -181,11 +184,18 @@ class Hosting(hgrpc.HostingServicer):
             versions=await self._infos(record.agent_id, private=owner), owner=owner)
 
     async def _infos(self, agent_id: str, private: bool) -> list[hpb.VersionInfo]:
-        """The agent's versions as messages, newest first."""
-        records = await self.versions.all_of(agent_id)
-        stats = await self.versions.stats(agent_id, [r.version_id for r in records])
+        """The agent's versions as messages, newest first; the private parts (when
+        ``private``) of the newest few and the active one only, so that an answer
+        stays far below the message caps whatever the number of versions."""
         active = await self.versions.active_id(agent_id)
-        return [_info(r, active, stats[r.version_id], private) for r in records]
+        shown: set[str] = set()
+        if private:
+            shown = {*(await self.versions.ids(agent_id))[:PRIVATE_VERSIONS], active or ""}
+        records = await self.versions.all_of(agent_id, logs_of=shown)
+        stats = await self.versions.stats(agent_id, [r.version_id for r in records],
+                                          failures_of=shown)
+        return [_info(r, active, stats[r.version_id], r.version_id in shown)
+                for r in records]
 
 
 async def _refuse(context: aio.ServicerContext[Any, Any], agent_id: str,

@@ -80,6 +80,10 @@ def test_match_reports_add_up_once_each_and_keep_the_newest_failures(valkey: Any
             assert [f.match_id for f in got.failures] == [f"m{i}" for i in range(n, 1, -1)]
             tail = got.failures[0].stderr_tail
             assert len(tail) == STDERR_TAIL_BYTES and tail.endswith(f"end {n}")
+            assert await store.versions.record_match(agent, vid, MatchReport(
+                "garbage:0", "garbage", crashes=1, stderr_tail=b"\xff" * STDERR_TAIL_BYTES))
+            [garbage, *_] = (await store.versions.stats(agent, [vid]))[vid].failures
+            assert len(garbage.stderr_tail.encode()) <= STDERR_TAIL_BYTES
             assert untouched.matches == 0 and untouched.failures == []
             assert (await store.versions.stats(agent, [vid], failures_of=()))[vid].failures == []
         finally:

@@ -50,6 +50,13 @@ def version_id(content_hash: str, entry: str, build: str) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def _tail_text(raw: bytes) -> str:
+    """The newest ``STDERR_TAIL_BYTES`` of a stream as text of at most that many
+    bytes in UTF-8 (a replaced undecodable byte takes three)."""
+    text = raw[-STDERR_TAIL_BYTES:].decode("utf-8", "replace")
+    return text.encode()[-STDERR_TAIL_BYTES:].decode("utf-8", "ignore")
+
+
 @dataclass(frozen=True, slots=True)
 class VersionRecord:
     """One immutable version of a hosted agent, as stored (the archive apart)."""
@@ -248,8 +255,7 @@ class VersionStore:
         if report.failed:
             failure = json.dumps(asdict(FailureRecord(
                 report.match_id, await self._now_ms(), report.crashes, report.timeouts,
-                report.illegal_outputs, report.restarts,
-                report.stderr_tail[-STDERR_TAIL_BYTES:].decode("utf-8", "replace"))))
+                report.illegal_outputs, report.restarts, _tail_text(report.stderr_tail))))
         increments = {
             "matches": 1, "decisions": report.decisions,
             "cpu_us": round(report.cpu_ms_total * 1000), "crashes": report.crashes,

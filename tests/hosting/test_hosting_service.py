@@ -176,6 +176,10 @@ def test_hostile_archives_and_bad_calls_are_refused(hosting_server: InProcessSer
         error = await _refusal(client, _bot(tmp_path), entry="  ")
         assert (error.code, error.reason) == (grpc.StatusCode.INVALID_ARGUMENT,
                                               "MALFORMED_MESSAGE")
+        error = await _refusal(client, _bot(tmp_path), entry="./bot --fast")
+        assert (error.code, error.reason) == (grpc.StatusCode.INVALID_ARGUMENT,
+                                              "ENTRY_NOT_IN_ARCHIVE")
+        assert "'./bot'" in str(error)
         error = await _refusal(VersionClient(target, api_token="ag_wrong"), _bot(tmp_path))
         assert (error.code, error.reason) == (grpc.StatusCode.UNAUTHENTICATED, "BAD_TOKEN")
         for prefix, code in (("abc", grpc.StatusCode.INVALID_ARGUMENT),

@@ -68,7 +68,9 @@ class HostingServicer:
         server's 1 MiB message cap; the archive cap is above it). Stored once the
         stream closes and the archive passed its checks. UNAUTHENTICATED (BAD_TOKEN),
         INVALID_ARGUMENT (MALFORMED_MESSAGE: no manifest first, a bad entry;
-        ARCHIVE_REFUSED), RESOURCE_EXHAUSTED (ARCHIVE_TOO_LARGE, TOO_MANY_VERSIONS).
+        ARCHIVE_REFUSED; ENTRY_NOT_IN_ARCHIVE: the entry starts a path, e.g.
+        ./bot, that the archive lacks), RESOURCE_EXHAUSTED (ARCHIVE_TOO_LARGE,
+        TOO_MANY_VERSIONS).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import posixpath
 import re
 import shlex
 import time
@@ -86,6 +87,12 @@ class Hosting(hgrpc.HostingServicer):
         except archives.ArchiveRefused as exc:
             await _refuse(context, agent_id, grpc.StatusCode.INVALID_ARGUMENT,
                           "ARCHIVE_REFUSED", str(exc))
+        missing = _missing_program(manifest.entry, summary)
+        if missing:
+            await _refuse(context, agent_id, grpc.StatusCode.INVALID_ARGUMENT,
+                          "ENTRY_NOT_IN_ARCHIVE",
+                          f"the entry command starts {shown(missing)}, which the archive "
+                          "does not hold (the entry runs in the archive's top directory)")
         content_hash = hashlib.sha256(data).hexdigest()
         vid = version_id(content_hash, manifest.entry, manifest.build)
         most = self.config.max_versions_per_agent
@@ -231,6 +238,17 @@ async def _check_manifest(context: aio.ServicerContext[Any, Any],
                          f"words: {exc}")
     if len(manifest.build) > MAX_COMMAND:
         await _malformed(context, f"the build command has at most {MAX_COMMAND} characters")
+
+
+def _missing_program(entry: str, summary: archives.Summary) -> str:
+    """The entry's program when it is a path into the archive (``./bot``,
+    ``bin/run``) that the archive lacks; '' otherwise (``python3 bot.py``)."""
+    program = shlex.split(entry)[0]
+    if "/" not in program or program.startswith("/"):
+        return ""
+    name = posixpath.normpath(program)
+    held = {e.name for e in summary.entries if e.kind != "dir"}
+    return "" if name in held else program
 
 
 def _info(record: VersionRecord, active: str | None, stats: VersionStats,

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
@@ -100,7 +101,7 @@ async def start(spec: SandboxSpec, mode: str, *,
             fds.append(filter_fd)
         # The options go through a file descriptor, so that the program, which can read
         # its namespace's init's command line (/proc/1/cmdline), sees no host path.
-        options = bwrap_argv(spec, filter_fd)
+        options = bwrap_argv(spec, filter_fd, _process_rlimit(spec.limits, cgroup))
         command = options.index("--")
         fds.append(_memfd("bwrap-args",
                           b"".join(o.encode() + b"\0" for o in options[1:command])))
@@ -111,7 +112,7 @@ async def start(spec: SandboxSpec, mode: str, *,
         log.warning("starting a program WITHOUT a sandbox (--sandbox none)", argv=spec.argv)
         env["HOME"] = tempfile.gettempdir()
         cwd = spec.code_dir
-        argv += spec.argv
+        argv += [*_process_rlimit(spec.limits, cgroup), *spec.argv]
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
@@ -204,13 +205,22 @@ def _prelude(limits: SandboxLimits, cgroup: cgroups.Cgroup | None) -> list[str]:
         # use (the JVM, Node) need a generous figure here.
         steps.append(f"ulimit -v {limits.memory_mb * 1024}")
     steps.append("unset PWD OLDPWD")  # the shell's own: not the host's to show
-    argv = ["/bin/sh", "-c", " && ".join([*steps, 'exec "$@"']), "sandbox"]
-    if limits.processes and not (cgroup and cgroup.limits_processes):
-        if os.getuid() == 0:
-            _warn_processes_uncapped()
-        else:  # counts every process of this user: a rough cap without a cgroup
-            argv += [_tool("prlimit"), f"--nproc={limits.processes}", "--"]
-    return argv
+    return ["/bin/sh", "-c", " && ".join([*steps, 'exec "$@"']), "sandbox"]
+
+
+def _process_rlimit(limits: SandboxLimits, cgroup: cgroups.Cgroup | None) -> list[str]:
+    """Without a pids cgroup, the process rlimit, as a ``prlimit`` prefix of the program.
+
+    In bubblewrap it is set inside the sandbox, after its user namespace exists: the
+    kernel then counts the processes of the sandbox's uid in that namespace (its own
+    tree) against it, not every process of the host's user. It does not bind a
+    program whose host uid is root, so a host running as root needs the cgroup."""
+    if not limits.processes or (cgroup and cgroup.limits_processes):
+        return []
+    if os.getuid() == 0:
+        _warn_processes_uncapped()
+        return []
+    return [_tool("prlimit"), f"--nproc={limits.processes}", "--"]
 
 
 @cache
@@ -235,8 +245,10 @@ def _memfd(name: str, data: bytes) -> int:
     return fd
 
 
-def bwrap_argv(spec: SandboxSpec, seccomp_fd: int | None) -> list[str]:
-    """The bubblewrap command that runs ``spec`` (see the package docstring)."""
+def bwrap_argv(spec: SandboxSpec, seccomp_fd: int | None,
+               wrapper: Sequence[str] = ()) -> list[str]:
+    """The bubblewrap command that runs ``spec`` (see the package docstring), its
+    program behind ``wrapper`` (a command that execs the rest) if one is given."""
     argv = [_tool(BWRAP),
             "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net",
             "--unshare-uts", "--unshare-cgroup-try", "--disable-userns",
@@ -260,7 +272,7 @@ def bwrap_argv(spec: SandboxSpec, seccomp_fd: int | None) -> list[str]:
         argv += ["--setenv", key, value]
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
-    return [*argv, "--", *spec.argv]
+    return [*argv, "--", *wrapper, *spec.argv]
 
 
 @cache

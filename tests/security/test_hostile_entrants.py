@@ -243,3 +243,6 @@ def test_the_quiet_entrant_played_every_decision_after_its_attempts(outcome: Out
     assert stats.restarts == 0 and stats.answered == outcome.decisions["quiet"]
     assert outcome.seat_timeouts["quiet"] == 0
     assert len(outcome.reports) == 12
+    # The CPU time of every answered decision is measured, for the author's report.
+    assert stats.cpu_measured == stats.answered
+    assert stats.cpu_ms_max >= stats.cpu_ms_mean > 0

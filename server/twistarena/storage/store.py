@@ -2,7 +2,8 @@
 
 ``Store.matches`` (records, logs, leases), ``Store.appender`` (batched
 appends), ``Store.nodes`` (membership, lease index, node inboxes),
-``Store.agents``, ``Store.queues`` and ``Store.tournaments``. Each part's
+``Store.agents``, ``Store.queues``, ``Store.tournaments`` and ``Store.versions``
+(hosted agents' versions, archives and stats). Each part's
 module lists the keys it owns; ``keys`` has them all.
 """
 
@@ -24,6 +25,7 @@ from .nodes import Nodes
 from .queues import QueueStore
 from .scripts import Scripts
 from .tournaments import TournamentStore
+from .versions import VersionStore
 
 
 class Store:
@@ -44,6 +46,7 @@ class Store:
         self.agents = AgentStore(self.conn)
         self.queues = QueueStore(self.conn, self.scripts)
         self.tournaments = TournamentStore(self.conn, self.scripts, holder)
+        self.versions = VersionStore(self.conn, self.scripts)
 
     @property
     def cluster_mode(self) -> bool:

@@ -1,9 +1,10 @@
-"""Submitted programs as tournament entrants, run by the host under resource limits.
+"""Submitted programs as tournament entrants, run by the host in the sandbox.
 
 ``tournament create --entrants exec:PATH,...`` registers one agent per program,
 creates the tournament with those agent ids, and plays each agent's matches
 here: queue on the tournament, run the program for the assigned seat (a fresh
-process per match, under ``Limits``), repeat until the tournament is over.
+sandbox per match, with the program's folder as its code, see
+``sandbox.spec_for_command``), repeat until the tournament is over.
 
 ``exec:NAME=COMMAND`` names the entrant; without a name it is the file name of
 the program: the first argument that is a file (``perl uploads/a/bot.pl`` is
@@ -23,10 +24,11 @@ from typing import Any
 
 import structlog
 
+from ..sandbox import SandboxLimits
 from ..sdk import AgentError, TournamentEnded, parse_servers, queue, register_agent
 from . import play_bridged
 from .messages import JSON_FORM
-from .program import Limits, ProgramBot
+from .program import ProgramBot
 
 log = structlog.get_logger("twistarena.bridge")
 
@@ -101,7 +103,8 @@ async def register_programs(server: str, entrants: Sequence[str], *,
 
 
 async def play_hosted(entrant: HostedEntrant, *, server: str, tournament_id: str, game: str,
-                      players: int, limits: Limits, form: str = JSON_FORM,
+                      players: int, limits: SandboxLimits, sandbox: str,
+                      form: str = JSON_FORM,
                       **tls: Any) -> int:
     """Play every match the tournament assigns to ``entrant``; returns how many."""
     played = 0
@@ -112,7 +115,7 @@ async def play_hosted(entrant: HostedEntrant, *, server: str, tournament_id: str
         except TournamentEnded:
             log.info("hosted entrant done", entrant=entrant.name, matches=played)
             return played
-        bot = ProgramBot(entrant.command, form=form, limits=limits,
+        bot = ProgramBot(entrant.command, form=form, sandbox=sandbox, limits=limits,
                          name=f"{entrant.name}/{assigned.match_id}")
         servers = [assigned.server_address, *(s for s in parse_servers(server)
                                               if s != assigned.server_address)]

@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import shlex
+import shutil
 import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -215,7 +217,10 @@ class ProgramBot(BridgedSeat):
             k: v for k, v in self.stats.to_json().items() if k != "stderr_tail"})
 
     async def unusable(self) -> str:
-        """A command that names no executable file cannot be started."""
+        """A command that names no executable file cannot be started (a sandboxed one
+        was checked against its folder when its spec was made)."""
+        if self.spec is not None:
+            return ""
         program = self.argv[0]
         path = (self.env or os.environ).get("PATH")
         if os.sep in program:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from twistarena.storage import (
     FencedError,
@@ -26,7 +26,7 @@ STORE_RETRY_S = 20.0
 
 
 async def _retrying(write: Callable[[], Awaitable[None]], retry: type[StoreError],
-                    keep: type[StoreError] | None, stopped: Callable[[], bool]) -> None:
+                    keep: tuple[type[StoreError], ...], stopped: Callable[[], bool]) -> None:
     """Run ``write`` until it succeeds; a ``retry`` error (but not a ``keep`` one) is
     tried again with backoff, until ``STORE_RETRY_S`` passes or ``stopped()``
     (within the lease: once it lapses the runner is stopped)."""
@@ -37,7 +37,7 @@ async def _retrying(write: Callable[[], Awaitable[None]], retry: type[StoreError
             await write()
             return
         except retry as exc:
-            if (keep is not None and isinstance(exc, keep)) or time.monotonic() > deadline \
+            if isinstance(exc, keep) or time.monotonic() > deadline \
                     or stopped():
                 raise
             await asyncio.sleep(delay)
@@ -57,13 +57,17 @@ async def append_entry(store: Store, match_id: str, owner: str, expected: int,
                     match_id, expected) != entry:
                 raise
             await store.sync()
-    await _retrying(write, TransientStoreError, None, stopped)
+    await _retrying(write, TransientStoreError, (), stopped)
 
 
 async def store_end(store: Store, match_id: str, owner: str, status: int, result: bytes,
-                    stopped: Callable[[], bool]) -> None:
-    """The end, stored and durable before anyone is told; any store error but a
-    fenced write (another node owns the match) is retried as appends are."""
+                    entries: Sequence[LogEntry], stopped: Callable[[], bool]) -> None:
+    """The end, stored and durable before anyone is told, and only on the log it
+    was computed from (``entries``: a store that lost the log's tail raises
+    ``LogConflict``, for the loss policy); any other store error but a fenced
+    write (another node owns the match) is retried as appends are."""
+    log_len, last = len(entries), (entries[-1] if entries else None)
+
     async def write() -> None:
-        await store.matches.finish(match_id, owner, status, result)
-    await _retrying(write, StoreError, FencedError, stopped)
+        await store.matches.finish(match_id, owner, status, result, log_len, last)
+    await _retrying(write, StoreError, (FencedError, LogConflict), stopped)

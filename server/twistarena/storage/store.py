@@ -98,6 +98,19 @@ class Store:
         with driver_errors():
             await self.conn.redis.ping()
 
+    async def identity(self) -> str:
+        """Which server process answers: its run id (every primary's, on a
+        cluster), new after any restart, failover or reload, however short,
+        which may have lost what this node acknowledged. Raises a StoreError
+        unless the store answers (so it serves as a ping too)."""
+        with driver_errors():
+            info: Any = await self.conn.redis.info("server")
+        if "run_id" in info:
+            return str(info["run_id"])
+        # A cluster client answers for every node: {node name: its INFO}.
+        return ",".join(sorted(str(node.get("run_id", "")) for node in info.values()
+                               if isinstance(node, dict)))
+
     async def close(self) -> None:
         """Flush the pending appends, then close the connections."""
         await self.appender.drain()

@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from twistarena.clients.sdk import Agent
+from twistarena.v1 import match_pb2 as mpb
+from twistarena.wire import MATCH_OVER
 
 from tests.clients.helpers import replay_problems, run
 from tests.support.valkey import ValkeyProcess
@@ -27,8 +31,10 @@ from tests.system.faults import (
     accepted_total,
     acknowledged_lost,
     aof_incr_file,
+    copy_aof,
     finish_all,
     fsynced_aof_size,
+    loss_records,
     metric,
     read_logs,
     records,
@@ -115,3 +121,132 @@ def test_process_crash_loses_nothing_acknowledged() -> None:
     assert out["lost"] and sum(out["lost"].values()) == 0, out["lost"]
     assert all(r.reason == "COMPLETED" for r in out["results"])
     assert not [r for r in out["records"] if r.get("event") == "store_loss"]
+
+
+# -- the same fault, again and again, on one node and one store --------------------
+
+#: Kill-and-cut runs in a row (one node, one store, crashed once per run).
+RUNS = 5
+#: Small matches: Twhist, 3 players, about 65 actions each.
+SMALL = ("twhist", 3)
+
+
+class _Crashes:
+    """One Valkey (AOF ``everysec``) and one node over it, for every run of the module."""
+
+    def __init__(self) -> None:
+        self.valkey = ValkeyProcess().start()
+        self.node = serve("--redis-url", self.valkey.url, "--lease-ms", "2000")
+        self.summary: list[str] = []
+
+    def close(self) -> None:
+        self.node.cleanup()
+        self.valkey.kill()
+        shutil.rmtree(self.valkey.data_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def crashes() -> Iterator[_Crashes]:
+    bench = _Crashes()
+    try:
+        yield bench
+    finally:
+        print("\n" + "\n".join(bench.summary))
+        bench.close()
+
+
+async def _crash_run(bench: _Crashes, run_no: int, ended: bool) -> dict[str, Any]:
+    """Play small matches, cut the AOF back to a size fsynced during play, and
+    restart the store at once; ``ended``: kill once every match has ended (and
+    was announced), else in the middle of play."""
+    valkey, node = bench.valkey, bench.node
+    tasks: list[asyncio.Task[Any]] = []
+    try:
+        client, created, agents, tasks = await start_matches(
+            node.target, 3, seed=200 + run_no * 10, game=SMALL, delay=0.01)
+        ids = [r.match.match_id for r in created]
+        await wait_until(lambda: accepted_total(agents) >= 15, "play started", timeout=30)
+        aof = aof_incr_file(valkey.data_dir)
+        cut = await asyncio.to_thread(fsynced_aof_size, valkey.port, aof)
+        mark = accepted_total(agents)
+        if ended:
+            await wait_until(lambda: all(t.done() for t in tasks), "every match ended",
+                             timeout=60)
+        else:
+            await wait_until(lambda: accepted_total(agents) >= mark + 25, "more play",
+                             timeout=30)
+        valkey.kill()
+        killed = time.monotonic()
+        accepted = {id(a): dict(a.accepted) for a in agents}
+        told = {a.match_id: a.result for a in agents if a.result is not None}
+        full_dir = copy_aof(valkey.data_dir, "full")
+        with aof.open("r+b") as f:
+            f.truncate(cut)
+        kept_dir = copy_aof(valkey.data_dir, "kept")
+        valkey.start()
+        restart_s = time.monotonic() - killed
+        results = await finish_all(tasks, agents, node)
+
+        async def all_over() -> bool:
+            matches = [await client.get_match(mid) for mid in ids]
+            return all(m.status in MATCH_OVER for m in matches)
+
+        await wait_until(all_over, "every match over in the store", timeout=20)
+        replays = {mid: await client.get_replay(mid) for mid in ids}
+        full = await asyncio.to_thread(read_logs, full_dir, ids)
+        kept = await asyncio.to_thread(read_logs, kept_dir, ids)
+        for copy in (full_dir, kept_dir):
+            shutil.rmtree(copy, ignore_errors=True)
+        lost = {mid: sum(acknowledged_lost(accepted[id(a)], a.seat, full[mid], len(kept[mid]))
+                         for a in agents if a.match_id == mid) for mid in ids}
+        return {"agents": agents, "results": results, "replays": replays, "lost": lost,
+                "told": told, "restart_s": restart_s, "losses": loss_records(node),
+                "noscript": [r for r in records(node) if r.get("event") == "append_failed"
+                             and "NOSCRIPT" in str(r.get("error"))]}
+    finally:
+        for task in tasks:
+            task.cancel()
+
+
+def _silent(out: dict[str, Any]) -> list[str]:
+    """Every way the run's losses went unannounced (empty: none)."""
+    problems: list[str] = []
+    for mid, replay in out["replays"].items():
+        stored = replay.match.result
+        logged = out["losses"].get(mid, [])
+        problems += [f"{mid}: {p}" for p in replay_problems(replay)]
+        if out["lost"][mid] and not logged:
+            problems.append(f"{mid}: {out['lost'][mid]} acknowledged action(s) lost silently")
+        voided = stored.reason == mpb.END_REASON_VOIDED
+        if out["lost"][mid] and not voided:
+            for agent in _agents_of(out, mid):
+                if not agent.rewinds:
+                    problems.append(f"{mid}: seat {agent.seat} was not told of the rewind")
+        told = out["told"].get(mid)
+        if told is not None and not voided and list(told.scores) != list(stored.scores):
+            problems.append(f"{mid}: agents were told {told}, the store holds {stored}")
+        if voided and not logged:
+            problems.append(f"{mid}: voided without a store_loss")
+    return problems
+
+
+@pytest.mark.parametrize("run_no", range(RUNS))
+def test_kill_and_cut_again_and_again_is_never_silent(crashes: _Crashes, run_no: int) -> None:
+    """Every acknowledged-then-lost action is in a Rewound to its seat or a VOIDED
+    end; every match whose agents were told it ended is, in the store, FINISHED on
+    a log that replays to that result, or VOIDED with its loss logged. Runs 0, 2
+    and 4 crash the store after every match ended (the ends are lost: only the
+    store's new run id shows it, the restart being too short to be seen)."""
+    ended = run_no % 2 == 0
+    out = run(_crash_run(crashes, run_no, ended), timeout=150)
+    replays = out["replays"]
+    rewound = sum(1 for mid in replays if any(a.rewinds for a in _agents_of(out, mid)))
+    voided = sum(1 for r in replays.values() if r.match.result.reason == mpb.END_REASON_VOIDED)
+    silent = _silent(out)
+    crashes.summary.append(
+        f"run {run_no} ({'after the ends' if ended else 'in play'}): restart "
+        f"{out['restart_s']:.2f} s, acknowledged then lost {sum(out['lost'].values())}, "
+        f"matches rewound {rewound}, voided {voided}, silent {len(silent)}")
+    assert sum(out["lost"].values()) > 0, "the fault lost nothing acknowledged: no test"
+    assert silent == [], silent
+    assert out["noscript"] == [], out["noscript"][:3]

@@ -248,9 +248,9 @@ class Matches:
             with driver_errors():
                 pipe = self.conn.redis.pipeline(transaction=False)
                 pipe.execute_command(*script.command(
-                    [keys.match_meta(mid), keys.match_lease(mid), keys.match_log(mid)],
+                    [keys.match_meta(mid), keys.match_log(mid), keys.match_lease(mid)],
                     [owner, log_len, encode_entry(last) if last is not None else b"",
-                     status, result, self.retain_ms]))
+                     self.retain_ms, "status", status, "result", result]))
                 pipe.srem(keys.LIVE_MATCHES, mid)
                 pipe.zrem(keys.MATCH_LEASES, mid)
                 for command in sync:

@@ -47,6 +47,8 @@ class Claims:
         self.opening: dict[str, asyncio.Future[MatchRunner | None]] = {}
         #: Set to scan for expired leases before the next period.
         self.kick = asyncio.Event()
+        #: Checks of live matches after a store restart, still running.
+        self._rechecks: set[asyncio.Task[None]] = set()
 
     async def leases(self, ids: Sequence[str]) -> list[LeaseState]:
         """The current leases of ``ids``, as the store holds them."""
@@ -106,7 +108,12 @@ class Claims:
                 runner = self.hub.get(mid)
                 if runner is not None:
                     if stored < runner.book.log_len:
-                        await rewinds.recheck(runner, stored)
+                        # Under the runner's lock, which a write retrying through
+                        # the outage may hold: not waited for here.
+                        task = asyncio.get_running_loop().create_task(
+                            rewinds.recheck(runner, stored))
+                        self._rechecks.add(task)
+                        task.add_done_callback(self._rechecks.discard)
                 elif record is None:
                     metrics.STORE_LOSSES.labels("match_gone").inc()
                     metrics.LOST_ACTIONS.inc(known.actions)

@@ -91,10 +91,12 @@ class TcpProxy:
         except (OSError, asyncio.CancelledError):
             pass
         finally:
+            # A silenced connection stays listed until ``heal`` resets it: its peer
+            # must learn then that it is gone, as it would from the late RST.
             if not self.silent:
                 with contextlib.suppress(Exception):
                     writer.close()
-            self._writers.discard(writer)
+                self._writers.discard(writer)
 
     def _call(self, fn: object) -> None:
         assert self._loop is not None

@@ -25,6 +25,7 @@ from twistarena.v1 import match_pb2 as mpb
 from twistarena.wire import MATCH_OVER
 
 from tests.clients.helpers import replay_problems, run
+from tests.support.proxy import TcpProxy
 from tests.support.valkey import ValkeyProcess
 from tests.support.waiting import wait_until
 from tests.system.faults import (
@@ -201,8 +202,9 @@ async def _crash_run(bench: _Crashes, run_no: int, ended: bool) -> dict[str, Any
                          for a in agents if a.match_id == mid) for mid in ids}
         return {"agents": agents, "results": results, "replays": replays, "lost": lost,
                 "told": told, "restart_s": restart_s, "losses": loss_records(node),
+                "failures": [f for a in agents for f in a.stream_failures],
                 "noscript": [r for r in records(node) if r.get("event") == "append_failed"
-                             and "NOSCRIPT" in str(r.get("error"))]}
+                             and r.get("match_id") in ids and "NOSCRIPT" in str(r.get("error"))]}
     finally:
         for task in tasks:
             task.cancel()
@@ -249,4 +251,67 @@ def test_kill_and_cut_again_and_again_is_never_silent(crashes: _Crashes, run_no:
         f"matches rewound {rewound}, voided {voided}, silent {len(silent)}")
     assert sum(out["lost"].values()) > 0, "the fault lost nothing acknowledged: no test"
     assert silent == [], silent
+    # A script cache the restart emptied is reloaded; the batch is retried.
     assert out["noscript"] == [], out["noscript"][:3]
+    assert not [f for f in out["failures"] if f[1] == "STORE_UNAVAILABLE"], out["failures"]
+
+
+# -- the end of a match waits for its fsync when the store dies ----------------------
+
+#: The fenced write of a match's end: its ``result`` field (the only command that
+#: sends it), where the link to the store is cut.
+END_WRITE = b"$6\r\nresult\r\n"
+
+
+async def _end_in_flight() -> dict[str, Any]:
+    """One small match whose end is on its way to the store when the link goes
+    silent; meanwhile the store crashes and comes back without the log's tail.
+    The lease (10 s) outlasts the outage: the node retries the same end."""
+    valkey = ValkeyProcess().start()
+    proxy = TcpProxy(valkey.port).start()
+    node = serve("--redis-url", f"redis://{proxy.address}/0", "--lease-ms", "10000")
+    tasks: list[asyncio.Task[Any]] = []
+    try:
+        client, created, agents, tasks = await start_matches(node.target, 1, seed=300,
+                                                            game=SMALL, delay=0.01)
+        [mid] = [r.match.match_id for r in created]
+        await wait_until(lambda: accepted_total(agents) >= 15, "play started", timeout=30)
+        aof = aof_incr_file(valkey.data_dir)
+        cut = await asyncio.to_thread(fsynced_aof_size, valkey.port, aof)
+        proxy.trip = (END_WRITE,)
+        await wait_until(proxy.tripped.is_set, "the end sent to the store", timeout=60)
+        acknowledged = accepted_total(agents)
+        valkey.kill()
+        with aof.open("r+b") as f:
+            f.truncate(cut)
+        valkey.start()
+        proxy.heal()
+        results = await finish_all(tasks, agents, node)
+        return {"agents": agents, "results": results, "acknowledged": acknowledged,
+                "replay": await client.get_replay(mid), "losses": loss_records(node).get(mid, []),
+                "metric_losses": metric(node, "twistarena_store_losses_total")}
+    finally:
+        for task in tasks:
+            task.cancel()
+        node.cleanup()
+        proxy.stop()
+        valkey.kill()
+        shutil.rmtree(valkey.data_dir, ignore_errors=True)
+
+
+def test_an_end_is_stored_only_on_the_log_it_was_computed_from() -> None:
+    """The store comes back with fewer actions than the end was computed on: the
+    end is refused by the store's own check, the loss is logged and counted,
+    every seat is told of the rewind, and the match ends on its stored log."""
+    out = run(_end_in_flight(), timeout=150)
+    replay = out["replay"]
+    print(f"end in flight: {out['acknowledged']} answers acknowledged, the store kept "
+          f"{len(replay.actions)} actions at the end; store_loss: "
+          f"{[r['why'] for r in out['losses']]}")
+    assert out["losses"], "the end was stored on a log that lost its tail, silently"
+    assert out["losses"][0]["why"].startswith("the end was computed on"), out["losses"]
+    assert out["metric_losses"] >= 1
+    assert replay_problems(replay) == []
+    for agent in out["agents"]:
+        assert agent.rewinds, f"seat {agent.seat} was not told of the rewind"
+    assert all(r.reason == "COMPLETED" for r in out["results"])

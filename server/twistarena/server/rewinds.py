@@ -12,6 +12,7 @@ The functions take the runner they act on and run with its lock held.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 import grpc
@@ -20,7 +21,7 @@ from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import play_pb2 as ppb
 
 from . import logs, metrics
-from .durable import store_end
+from .durable import store_end, through_outage
 from .losses import Acknowledged, LossPolicy, Rewind
 from .outbox import Outbox
 
@@ -93,7 +94,8 @@ async def recheck(runner: MatchRunner, stored: int) -> None:
         if runner.over or runner.stopped or stored >= runner.book.log_len:
             return
         try:
-            stored = len(await runner.store.matches.load_log(runner.match_id))
+            stored = len(await through_outage(
+                partial(runner.store.matches.load_log, runner.match_id), lambda: runner.stopped))
         except StoreError:
             return  # the next write of the runner finds out
         if stored < runner.book.log_len:
@@ -107,7 +109,8 @@ async def store_lost(runner: MatchRunner, why: str, acknowledged: int,
     """The store has fewer actions than this node acknowledged: the policy
     applied. A log that is not a prefix of what was acknowledged is always void."""
     try:
-        entries = await runner.store.matches.load_log(runner.match_id)
+        entries = await through_outage(partial(runner.store.matches.load_log, runner.match_id),
+                                     lambda: runner.stopped)
     except StoreError as exc:
         log.error("store_loss_unreadable", match_id=runner.match_id, error=repr(exc))
         runner.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
@@ -143,7 +146,8 @@ async def store_lost(runner: MatchRunner, why: str, acknowledged: int,
 async def _restore_meta(runner: MatchRunner) -> None:
     """What the store may have lost with the log's tail: the status, who joined."""
     try:
-        record = await runner.store.matches.load(runner.match_id)
+        record = await through_outage(partial(runner.store.matches.load, runner.match_id),
+                                    lambda: runner.stopped)
         if record is None:
             raise StoreError(f"match {runner.match_id} is gone from the store")
         fields: dict[str, bytes | str | int] = {
@@ -152,7 +156,8 @@ async def _restore_meta(runner: MatchRunner) -> None:
         if record.status != runner.status:
             fields["status"] = runner.status
         if fields:
-            await runner.store.matches.update_meta(runner.match_id, runner.owner, fields)
+            await through_outage(partial(runner.store.matches.update_meta, runner.match_id,
+                                         runner.owner, fields), lambda: runner.stopped)
     except StoreError as exc:
         log.error("store_loss_unrecoverable", match_id=runner.match_id, error=repr(exc))
         runner.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",

@@ -32,7 +32,7 @@ from twistarena.v1 import play_pb2 as ppb
 
 from . import logs, metrics, rewinds
 from .decisions import ACCEPTED, DecisionBook, Reply, late, seat_of
-from .durable import append_entry, store_end
+from .durable import append_entry, store_end, through_outage
 from .events import EventFeed
 from .housebots import house_action
 from .hub import Hub
@@ -233,7 +233,8 @@ class MatchRunner:
         self.hub.forget(self)
 
     async def _set_status(self, status: int) -> None:
-        await self.store.matches.update_meta(self.match_id, self.owner, {"status": status})
+        await through_outage(partial(self.store.matches.update_meta, self.match_id, self.owner,
+                                     {"status": status}), lambda: self.stopped)
         self.status = status
         if status != mpb.MATCH_STATUS_WAITING:
             self.timers.cancel_waiting()
@@ -273,11 +274,13 @@ class MatchRunner:
                 outbox.finish()
                 return
             if not seat.joined:
+                # Noted only once stored: a seat whose write failed joins again.
+                await through_outage(partial(self.store.matches.update_meta, self.match_id,
+                                             self.owner, {f"joined:{seat_no}": 1}),
+                                     lambda: self.stopped)
                 seat.joined = True
-                await self.store.matches.update_meta(self.match_id, self.owner,
-                                                     {f"joined:{seat_no}": 1})
-                if await self._start_when_seated():
-                    return
+            if await self._start_when_seated():  # again if a start failed before
+                return
             if seat.decision_id and seat.decision_id == self.book.open_id(seat_no):
                 # A still-open decision: send it again, same id, with the time left.
                 if seat.abandoned or seat.timer is None:

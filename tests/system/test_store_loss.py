@@ -194,6 +194,8 @@ async def _crash_run(bench: _Crashes, run_no: int, ended: bool) -> dict[str, Any
 
         await wait_until(all_over, "every match over in the store", timeout=20)
         replays = {mid: await client.get_replay(mid) for mid in ids}
+        # What a seat that heard the end finds out afterwards (the SDK's stored outcome).
+        outcomes = {a.match_id: await a.stored_result() for a in agents}
         full = await asyncio.to_thread(read_logs, full_dir, ids)
         kept = await asyncio.to_thread(read_logs, kept_dir, ids)
         for copy in (full_dir, kept_dir):
@@ -201,7 +203,8 @@ async def _crash_run(bench: _Crashes, run_no: int, ended: bool) -> dict[str, Any
         lost = {mid: sum(acknowledged_lost(accepted[id(a)], a.seat, full[mid], len(kept[mid]))
                          for a in agents if a.match_id == mid) for mid in ids}
         return {"agents": agents, "results": results, "replays": replays, "lost": lost,
-                "told": told, "restart_s": restart_s, "losses": loss_records(node),
+                "told": told, "outcomes": outcomes, "restart_s": restart_s,
+                "losses": loss_records(node),
                 "failures": [f for a in agents for f in a.stream_failures],
                 "noscript": [r for r in records(node) if r.get("event") == "append_failed"
                              and r.get("match_id") in ids and "NOSCRIPT" in str(r.get("error"))]}
@@ -229,6 +232,10 @@ def _silent(out: dict[str, Any]) -> list[str]:
             problems.append(f"{mid}: agents were told {told}, the store holds {stored}")
         if voided and not logged:
             problems.append(f"{mid}: voided without a store_loss")
+        outcome = out["outcomes"][mid]
+        if outcome is None or outcome.reason != mpb.EndReason.Name(stored.reason).removeprefix(
+                "END_REASON_"):
+            problems.append(f"{mid}: the SDK's stored outcome {outcome} is not {stored}")
     return problems
 
 

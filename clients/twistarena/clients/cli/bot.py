@@ -67,7 +67,10 @@ def seat_agent(args: argparse.Namespace, **agent_options: Any) -> tuple[Agent, B
 
 
 async def run_seat(agent: Agent, bridged: Bridged | None) -> MatchResult:
-    return await (agent.run() if bridged is None else run_bridged(agent, bridged))
+    """Play the seat to the end; the outcome the store keeps (a result heard in
+    MatchOver may be voided later, see ``Agent.stored_result``), else the heard one."""
+    heard = await (agent.run() if bridged is None else run_bridged(agent, bridged))
+    return await agent.stored_result() or heard
 
 
 def player_name(args: argparse.Namespace) -> str:

@@ -38,6 +38,7 @@ from .connection import (
     read_root_cert,
     redirect_target,
     stub,
+    unary,
 )
 from .convert import JSON, Decision, MatchEvent, MatchResult, Rejection, struct_to_dict
 
@@ -199,6 +200,26 @@ class Agent:
             for task in self._thinking.values():
                 task.cancel()
             self._thinking.clear()
+
+    async def stored_result(self) -> MatchResult | None:
+        """The match's outcome as the store keeps it (``GetMatch``), None while it
+        is not over there or no server answers.
+
+        The result a seat heard in ``MatchOver`` was stored first, but a store
+        that later loses it (see docs/protocol.md, section 9) has the match
+        VOIDED: a caller that reports or rates outcomes asks here, not the
+        stream. Any server of the list answers (redirects are followed)."""
+        try:
+            match = await unary(match_pb2_grpc.MatchesStub, "GetMatch",
+                                match_pb2.GetMatchRequest(match_id=self.match_id),
+                                [self.address, *self.servers] if self.address else self.servers,
+                                self._root_cert, tls=self.options.tls,
+                                backoff=Backoff(give_up_after=10.0))
+        except AgentError:
+            return None
+        if match.status in wire.MATCH_OVER:
+            return MatchResult.from_proto(match.result)
+        return None
 
     def disconnect(self) -> None:
         """Drop the current stream as a network failure would (the agent reconnects)."""

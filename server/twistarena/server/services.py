@@ -74,7 +74,9 @@ async def pump(cluster: Cluster, match_id: str, outbox: Outbox,
                 if item.reason == "NOT_OWNER" and item.redirect:
                     await routing.redirect(cluster, match_id, context, item.details)
                 if item.code is grpc.StatusCode.UNAVAILABLE:
-                    await routing.unless_store_down(cluster, match_id, context)
+                    # Cut from the store: the hints of a refusal (retry after, owner).
+                    await routing.unless_store_down(cluster, match_id, context, item.reason,
+                                                    item.details)
                 await _end(context, item)
             outbox.writing_since = loop.time()
             await context.write(item)

@@ -50,31 +50,33 @@ async def abort_not_owner(context: aio.ServicerContext[Any, Any], details: str,
 
 
 async def refuse_store_down(cluster: Cluster, match_id: str,
-                            context: aio.ServicerContext[Any, Any]) -> NoReturn:
+                            context: aio.ServicerContext[Any, Any],
+                            reason: str = "STORE_UNAVAILABLE", details: str = "") -> NoReturn:
     """While the node cannot reach its store (health NOT_SERVING), a call that
     needs it is refused at once, never left waiting on a dead link: UNAVAILABLE,
-    STORE_UNAVAILABLE, a retry hint for this node, and where the match goes
-    when this node drops out, if it knows (the next node placement ranks)."""
+    ``reason`` (STORE_UNAVAILABLE; a stream closed when its lease lapsed keeps
+    its NOT_OWNER), a retry hint for this node, and where the match goes when
+    this node drops out, if it knows (the next node placement ranks)."""
     metrics.ERRORS.labels("store_unavailable").inc()
     wait = cluster.retry_after_ms
-    trailers: tuple[tuple[str, str], ...] = (
-        (REASON_KEY, "STORE_UNAVAILABLE"), (RETRY_AFTER_KEY, str(wait)))
+    trailers: tuple[tuple[str, str], ...] = ((REASON_KEY, reason), (RETRY_AFTER_KEY, str(wait)))
     successor = cluster.successor(match_id) if match_id else ""
     if successor:
         trailers += ((OWNER_KEY, successor),)
+    details = details or "this server cannot reach its store"
     await context.abort(
         grpc.StatusCode.UNAVAILABLE,
-        "this server cannot reach its store; "
-        + (f"try {successor}" if successor else "try another server")
+        f"{details}; " + (f"try {successor}" if successor else "try another server")
         + f", or this one after {wait} ms", trailing_metadata=trailers)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
 async def unless_store_down(cluster: Cluster, match_id: str,
-                            context: aio.ServicerContext[Any, Any]) -> None:
+                            context: aio.ServicerContext[Any, Any],
+                            reason: str = "STORE_UNAVAILABLE", details: str = "") -> None:
     """Go on only while the store is up; else ``refuse_store_down``."""
     if not cluster.store_up:
-        await refuse_store_down(cluster, match_id, context)
+        await refuse_store_down(cluster, match_id, context, reason, details)
 
 
 async def runner_or_redirect(cluster: Cluster, match_id: str,
@@ -91,7 +93,7 @@ async def runner_or_redirect(cluster: Cluster, match_id: str,
 async def redirect(cluster: Cluster, match_id: str, context: aio.ServicerContext[Any, Any],
                    details: str) -> NoReturn:
     """End a stream whose match left this node, pointing at its new owner."""
-    await unless_store_down(cluster, match_id, context)
+    await unless_store_down(cluster, match_id, context, "NOT_OWNER", details)
     found = Location(None)
     # Bounded: a redirect must not hold a stream open on a slow store.
     with contextlib.suppress(StoreError, TimeoutError):

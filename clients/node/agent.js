@@ -524,4 +524,4 @@ if (require.main === module) {
   );
 }
 
-module.exports = { Agent, main };
+module.exports = { Agent, main, nextServer };

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
 from . import keys
@@ -104,7 +105,12 @@ class Store:
         which may have lost what this node acknowledged. Raises a StoreError
         unless the store answers (so it serves as a ping too)."""
         with driver_errors():
-            info: Any = await self.conn.redis.info("server")
+            if self.conn.cluster_mode:
+                cluster: Any = self.conn.redis  # a RedisCluster, typed as Redis
+                info: Any = await cluster.execute_command(
+                    "INFO", "server", target_nodes=RedisCluster.PRIMARIES)
+            else:
+                info = await self.conn.redis.info("server")
         if "run_id" in info:
             return str(info["run_id"])
         # A cluster client answers for every node: {node name: its INFO}.

@@ -214,6 +214,7 @@ class Matches(mgrpc.MatchesServicer):
                           context: aio.ServicerContext[Any, Any]) -> mpb.Match:
         """End a match that is not over (admin call)."""
         await require_admin(context, self.config)
+        await routing.unless_store_down(self.cluster, request.match_id, context)
         runner = self.hub.get(request.match_id)
         if runner is None:
             record = await self._record(request.match_id, context)

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 import grpc
+import pytest
 import redis
 from twistarena.clients.sdk import Agent, ArenaClient
 
@@ -121,6 +122,7 @@ async def _partition() -> dict[str, Any]:
         valkey.stop()
 
 
+@pytest.mark.clock
 def test_a_cut_node_turns_agents_away_and_its_matches_acknowledge_within_a_lease() -> None:
     out = run(_partition(), timeout=180)
     refusal, first_ack = out["refusal"], out["first_ack"]

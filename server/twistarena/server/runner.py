@@ -32,7 +32,7 @@ from twistarena.v1 import play_pb2 as ppb
 
 from . import logs, metrics, rewinds
 from .decisions import ACCEPTED, DecisionBook, Reply, late, seat_of
-from .durable import append_entry, store_end
+from .durable import append_entry, store_end, through_outage
 from .events import EventFeed
 from .housebots import house_action
 from .hub import Hub
@@ -233,7 +233,8 @@ class MatchRunner:
         self.hub.forget(self)
 
     async def _set_status(self, status: int) -> None:
-        await self.store.matches.update_meta(self.match_id, self.owner, {"status": status})
+        await through_outage(partial(self.store.matches.update_meta, self.match_id, self.owner,
+                                     {"status": status}), lambda: self.stopped)
         self.status = status
         if status != mpb.MATCH_STATUS_WAITING:
             self.timers.cancel_waiting()
@@ -264,9 +265,7 @@ class MatchRunner:
             seat.abandoned = False
             seat.cancel_grace()
             outbox.send(wire.joined_message(self._joined(), seat_no))
-            resume_from = await rewinds.resume_seat_from(self, seat_no, outbox, resume_from)
-            if self._refused(outbox):
-                return
+            resume_from = rewinds.resume_seat_from(self, seat_no, outbox, resume_from)
             if not outbox.no_events:
                 for seq in range(max(0, resume_from), len(self.state.events)):
                     outbox.send(wire.event_server_message(self.feed.for_seat(seq, seat_no)))
@@ -275,11 +274,13 @@ class MatchRunner:
                 outbox.finish()
                 return
             if not seat.joined:
+                # Noted only once stored: a seat whose write failed joins again.
+                await through_outage(partial(self.store.matches.update_meta, self.match_id,
+                                             self.owner, {f"joined:{seat_no}": 1}),
+                                     lambda: self.stopped)
                 seat.joined = True
-                await self.store.matches.update_meta(self.match_id, self.owner,
-                                                     {f"joined:{seat_no}": 1})
-                if await self._start_when_seated():
-                    return
+            if await self._start_when_seated():  # again if a start failed before
+                return
             if seat.decision_id and seat.decision_id == self.book.open_id(seat_no):
                 # A still-open decision: send it again, same id, with the time left.
                 if seat.abandoned or seat.timer is None:
@@ -323,9 +324,7 @@ class MatchRunner:
         async with self.lock:
             if self._refused(outbox):
                 return
-            from_seq = await rewinds.resume_spectator_from(self, outbox, from_seq)
-            if self._refused(outbox):
-                return
+            from_seq = rewinds.resume_spectator_from(self, outbox, from_seq)
             self.feed.backlog(outbox, from_seq, batched)
             if self.over:
                 outbox.send(ppb.WatchMessage(match_over=ppb.MatchOver(result=self.result)))
@@ -557,11 +556,16 @@ class MatchRunner:
         status = end_status(reason)
         present = [s.joined or bool(s.house_bot) for s in self.seats]
         result = match_result(self.state, present, reason, detail, forfeit)
-        self.timers.cancel()
         stored = result.SerializeToString()
         try:
             await store_end(self.store, self.match_id, self.owner, status, stored,
-                            lambda: self.stopped)
+                            self.book.entries, lambda: self.stopped)
+        except LogConflict as conflict:
+            # The store came back without the log this end was computed from.
+            await rewinds.store_lost(
+                self, f"the end was computed on {self.book.log_len} action(s); the store "
+                f"kept {conflict.actual}", self.book.log_len)
+            return
         except FencedError as exc:
             log.error("finish_failed", match_id=self.match_id, error=repr(exc))
             self.hub.leases.fenced(self)
@@ -572,6 +576,7 @@ class MatchRunner:
                       "this server can no longer record the match; reconnect", redirect=False)
             return
         self.hub.acknowledged.note_end(self.match_id, self.book.log_len, stored, status)
+        self.timers.cancel()
         self.over = True
         self.status = status
         self.result = result

@@ -54,6 +54,7 @@ class Scripts:
         self.lease_renew = Script.read("lease_renew")
         self.lease_release = Script.read("lease_release")
         self.fenced_hset = Script.read("fenced_hset")
+        self.finish = Script.read("finish")
         self.heartbeat = Script.read("heartbeat")
         self.queue_enqueue = Script.read("queue_enqueue")
         self.queue_pop = Script.read("queue_pop")

@@ -117,7 +117,10 @@ def seat_agent(args: argparse.Namespace, bridged: Bridged | None,
 
 
 async def run_seat(agent: Agent, bridged: Bridged | None) -> MatchResult:
-    return await (agent.run() if bridged is None else run_bridged(agent, bridged))
+    """Play the seat to the end; the outcome the store keeps (a result heard in
+    MatchOver may be voided later, see ``Agent.stored_result``), else the heard one."""
+    heard = await (agent.run() if bridged is None else run_bridged(agent, bridged))
+    return await agent.stored_result() or heard
 
 
 def seat_report(console: Console, result: MatchResult, record: match_pb2.Match | None,

@@ -28,6 +28,7 @@ from .botcall import BotCall, NoAnswer, action_id
 from .connection import (
     AgentError,
     Backoff,
+    ServerList,
     bearer,
     describe,
     error_reason,
@@ -37,6 +38,7 @@ from .connection import (
     read_root_cert,
     redirect_target,
     stub,
+    unary,
 )
 from .convert import JSON, Decision, MatchEvent, MatchResult, Rejection, struct_to_dict
 
@@ -150,16 +152,17 @@ class Agent:
     async def run(self) -> MatchResult:
         """Play until MatchOver, reconnecting as needed; raise AgentError if hopeless."""
         attempt = 0
-        index = 0
+        turns = ServerList(self.servers)
         last_ok = time.monotonic()
-        #: Where a NOT_OWNER refusal said the match lives: the next attempt goes
-        #: there at once; the server list stays the fallback.
+        #: Where a refusal said the match lives: the next attempt goes there at
+        #: once; the server list stays the fallback.
         redirect = ""
         try:
             while True:
-                self.address = redirect or self.servers[index % len(self.servers)]
+                self.address = redirect or turns.current
                 followed, redirect = bool(redirect), ""
                 connects_before = self.connects + self.reconnects
+                hinted = False
                 try:
                     result = await self._session(self.address)
                     if result is not None:
@@ -170,6 +173,9 @@ class Agent:
                     if result is not None:
                         self.result = result
                         return result
+                    # A retry hint keeps this address aside for that long:
+                    # another server of the list is tried first.
+                    hinted = turns.refused(self.address, error)
                     target = redirect_target(error)
                     progressed = self.connects + self.reconnects > connects_before
                     if target and target != self.address and (progressed or not followed):
@@ -186,13 +192,34 @@ class Agent:
                 if redirect:
                     log.info("redirected", agent=self.name, to=redirect)
                     continue
-                await asyncio.sleep(self.options.backoff.delay(attempt, self._rng))
+                wait = turns.advance()
+                await asyncio.sleep(max(wait, 0.0 if hinted else
+                                        self.options.backoff.delay(attempt, self._rng)))
                 attempt += 1
-                index += 1
         finally:
             for task in self._thinking.values():
                 task.cancel()
             self._thinking.clear()
+
+    async def stored_result(self) -> MatchResult | None:
+        """The match's outcome as the store keeps it (``GetMatch``), None while it
+        is not over there or no server answers.
+
+        The result a seat heard in ``MatchOver`` was stored first, but a store
+        that later loses it (see docs/protocol.md, section 9) has the match
+        VOIDED: a caller that reports or rates outcomes asks here, not the
+        stream. Any server of the list answers (redirects are followed)."""
+        try:
+            match = await unary(match_pb2_grpc.MatchesStub, "GetMatch",
+                                match_pb2.GetMatchRequest(match_id=self.match_id),
+                                [self.address, *self.servers] if self.address else self.servers,
+                                self._root_cert, tls=self.options.tls,
+                                backoff=Backoff(give_up_after=10.0))
+        except AgentError:
+            return None
+        if match.status in wire.MATCH_OVER:
+            return MatchResult.from_proto(match.result)
+        return None
 
     def disconnect(self) -> None:
         """Drop the current stream as a network failure would (the agent reconnects)."""

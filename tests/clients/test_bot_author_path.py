@@ -112,7 +112,7 @@ def test_piped_tournament_standings_name_entrants_in_full(
     csv_path = tmp_path / "standings.csv"
     done = subprocess.run(
         [sys.executable, "-c", ENTRY, "tournament", "create", "--server", server.target,
-         "--game", "twisted", "--players", "2", "--seed", "5", "--allow-network",
+         "--game", "twisted", "--players", "2", "--seed", "5", "--sandbox", "none",
          "--entrants", f"exec:alice-the-very-thorough-twisted-player={command},exec:{command}",
          "--csv", str(csv_path)],
         capture_output=True, text=True, timeout=120, check=False)

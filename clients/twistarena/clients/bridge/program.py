@@ -138,9 +138,12 @@ class ProgramBot(BridgedSeat):
         self.spec: SandboxSpec | None = None
         if sandbox is not None:
             limits = limits or SandboxLimits()
-            self.spec = (SandboxSpec(Path(code_dir), self.argv, dict(env or {}), limits)
-                         if code_dir is not None
-                         else spec_for_command(self.argv, env=env, limits=limits))
+            if code_dir is not None:
+                self.spec = SandboxSpec(Path(code_dir), self.argv, dict(env or {}), limits)
+            elif sandbox == "none":  # the host's command as it is, only with the limits
+                self.spec = SandboxSpec(Path(cwd or "."), self.argv, dict(env or {}), limits)
+            else:
+                self.spec = spec_for_command(self.argv, env=env, limits=limits)
         self.name = name or self.argv[0]
         self.cwd = cwd
         self.env = dict(env) if env is not None else None
@@ -219,7 +222,7 @@ class ProgramBot(BridgedSeat):
     async def unusable(self) -> str:
         """A command that names no executable file cannot be started (a sandboxed one
         was checked against its folder when its spec was made)."""
-        if self.spec is not None:
+        if self.sandbox not in (None, "none"):
             return ""
         program = self.argv[0]
         path = (self.env or os.environ).get("PATH")

@@ -179,10 +179,13 @@ def _sandbox_for(entrants: list[str], requested: str) -> str:
         return requested
     try:
         mode = sandbox_mode(requested)
-        for command in commands:
-            spec_for_command(command)
-    except (SandboxUnavailable, ValueError) as error:
+    except SandboxUnavailable as error:
         raise AgentError(str(error)) from error
+    for command in commands if mode != "none" else ():
+        try:
+            spec_for_command(command)
+        except ValueError as error:
+            raise AgentError(f"exec:{command}: the program could not start: {error}") from error
     return mode
 
 

@@ -39,8 +39,15 @@ SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 #: users, hosts, certificates or anything else the host keeps there.
 ETC_ENTRIES = ("ld.so.cache", "alternatives", "localtime", "java-*")
 
+#: How often ``wait_ready`` looks at the program's processes.
+READY_POLL_S = 0.01
+#: Processes of a tree in bubblewrap before the program itself runs: bwrap, its init.
+BWRAP_PROCESSES = 2
+
 #: pid of a started program -> its cgroup, until ``kill_tree``.
 _cgroups: dict[int, cgroups.Cgroup] = {}
+#: pids of the programs started in bubblewrap, until ``kill_tree``.
+_bwrapped: set[int] = set()
 
 
 def sandbox_mode(requested: str = "bwrap") -> str:
@@ -127,7 +134,49 @@ async def start(spec: SandboxSpec, mode: str, *,
             os.close(fd)
     if cgroup is not None:
         _cgroups[proc.pid] = cgroup
+    if mode == "bwrap":
+        _bwrapped.add(proc.pid)
     return proc
+
+
+async def wait_ready(proc: asyncio.subprocess.Process, timeout: float) -> bool:
+    """Wait until the program has started and waits for its input: True once every
+    thread of its tree is asleep (none running or in disk wait) twice in a row,
+    ``READY_POLL_S`` apart; False when it exited or ``timeout`` passed first.
+
+    A runtime that starts slowly (a JVM loads and compiles for a few hundred
+    milliseconds) runs until it blocks on stdin; asleep is the first moment it can
+    answer. Works for any process (``proc`` need not come from ``start``)."""
+    least = BWRAP_PROCESSES + 1 if proc.pid in _bwrapped else 1
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    asleep_before = False
+    while proc.returncode is None and loop.time() < deadline:
+        pids = _tree(proc.pid)
+        asleep = len(pids) >= least and all(_asleep(pid) for pid in pids)
+        if asleep and asleep_before:
+            return True
+        asleep_before = asleep
+        await asyncio.sleep(READY_POLL_S)
+    return False
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and every process it started, children first found first."""
+    found = [pid]
+    for parent in found:
+        found += _children(parent)
+    return found
+
+
+def _asleep(pid: int) -> bool:
+    """Whether every thread of ``pid`` sleeps (state S: waiting for an event)."""
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+        states = [(task / "stat").read_text().rpartition(")")[2].split()[0] for task in tasks]
+    except (OSError, IndexError):
+        return False
+    return bool(states) and all(state == "S" for state in states)
 
 
 async def kill_tree(proc: asyncio.subprocess.Process) -> None:
@@ -146,6 +195,7 @@ async def kill_tree(proc: asyncio.subprocess.Process) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     cgroup = _cgroups.pop(proc.pid, None)
+    _bwrapped.discard(proc.pid)
     if cgroup is not None:
         await asyncio.to_thread(_empty_and_remove, cgroup)
     try:

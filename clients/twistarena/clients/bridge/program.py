@@ -185,16 +185,24 @@ class ProgramBot(BridgedSeat):
         message, timeout = self.decision_text(decision, observation, legal_actions, rejection)
         cpu_before: int | None = None
         deadline = asyncio.get_running_loop().time() + timeout
+        sent = False
         try:
             proc = await asyncio.wait_for(self._ensure_started(), timeout)
             await self._until_ready(decision, deadline)
             cpu_before = cpu_ns(proc)
+            sent = True
             line = await asyncio.wait_for(self._exchange(proc, message), self._left(deadline))
         except TimeoutError:
+            if not sent:  # still starting: the program has not seen this decision
+                self._missed_while_starting(decision)
             await self._fail(decision, "timeout", f"no answer within {decision.time_left_ms} ms")
         except asyncio.CancelledError:
             # The decision was settled (the fallback at the deadline) while the program
             # thought: its late answer would be read as the next one, so it starts afresh.
+            if not sent:
+                self.failures += 1
+                self.stats.missed_while_starting += 1
+                raise
             self._note_failure(decision, "timeout", "the decision was settled before it answered")
             await self._stop()
             self._after_failure()
@@ -296,9 +304,9 @@ class ProgramBot(BridgedSeat):
         try:
             await asyncio.wait_for(asyncio.shield(ready), self._left(deadline))
         except TimeoutError:
-            pass
-        else:
-            return
+            self._missed_while_starting(decision)
+
+    def _missed_while_starting(self, decision: Decision) -> None:
         self.failures += 1
         self.stats.missed_while_starting += 1
         log.info("bot program still starting; the match's fallback decides", bot=self.name,

@@ -164,14 +164,23 @@ class ProgramBot(BridgedSeat):
         """Times the program was started again (after a crash, hang or garbage)."""
         return self.stats.restarts
 
+    @property
+    def process(self) -> asyncio.subprocess.Process | None:
+        """The running program (None before its start and while it is started again)."""
+        return self._proc
+
     # -- the bot API ---------------------------------------------------------------
+
+    async def seated(self) -> None:
+        """Start the program now (its seat is assigned), without waiting for it."""
+        with contextlib.suppress(OSError, NoAnswer):
+            await self._ensure_started()
 
     async def prepare(self) -> None:
         """Start the program and wait until it waits for its input (at most
         ``START_WAIT_S``): call it before the agent joins, so that no decision is
         charged for the program's start-up."""
-        with contextlib.suppress(OSError, NoAnswer):
-            await self._ensure_started()
+        await self.seated()
         ready = self._ready
         if ready is not None:
             await asyncio.shield(ready)

@@ -126,6 +126,11 @@ class Cgroup:
         return done
 
 
+def controllers() -> set[str]:
+    """The controllers this process can give a sandbox ("pids", "memory", "cpuacct")."""
+    return set(_parents())
+
+
 def create(memory_mb: int, processes: int) -> Cgroup | None:
     """A new group for one program with these limits (0: none), or None when the host
     does not let this process make one."""

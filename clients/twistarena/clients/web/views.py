@@ -2,7 +2,10 @@
 
 Only what a spectator may see goes out: a match's seed and action log appear
 once the match is over (the server's replay of a finished match is public),
-never while it runs.
+never while it runs. A replay also carries every seat's hidden cards at each
+step (hands, Tricky Twist reserves, Twisted's face-down expert cards): they
+follow from the seed, so they are shown exactly when the server opens the
+replay (after the end; a duplicate-block game once its block ended).
 """
 
 from __future__ import annotations
@@ -60,9 +63,25 @@ def match_json(match: match_pb2.Match, node: str = "") -> JSON:
     return out
 
 
+def hands_of(state: engine.State) -> list[JSON]:
+    """Every seat's hidden cards now, as that seat sees them: its hand, its Tricky
+    Twist reserve, its Twhist cards and its Twisted face-down expert cards
+    (which not even their owner sees during play, so they come from the deal)."""
+    zones = state.card_zones()
+    hands: list[JSON] = []
+    for seat in range(state.num_players):
+        seen = state.observation(seat)
+        hands.append({"seat": seat, "hand": seen.get("hand", []),
+                      "reserve": seen.get("reserve", []),
+                      "twhist": seen.get("twhist_hand", []),
+                      "face_down": zones.get(f"face_down_{seat}", [])})
+    return hands
+
+
 def replay_json(replay: match_pb2.Replay) -> JSON:
     """A finished match step by step: the public view after each recorded action,
-    rebuilt on the engine from the public replay, with the events in words."""
+    rebuilt on the engine from the public replay, with the events in words and
+    every seat's hidden cards (``hands``: the replay is public, so is the deal)."""
     match = replay.match
     options = match.options
     info = engine.game(options.game_id)
@@ -76,11 +95,13 @@ def replay_json(replay: match_pb2.Replay) -> JSON:
         seen = len(state.events)
         return lines
 
-    steps: list[JSON] = [{"view": state.public_view(), "lines": new_lines(), "action": None}]
+    steps: list[JSON] = [{"view": state.public_view(), "hands": hands_of(state),
+                          "lines": new_lines(), "action": None}]
     for recorded in replay.actions:
         action = state.describe(recorded.seat, recorded.action_id)
         state.apply(recorded.seat, recorded.action_id)
-        steps.append({"view": state.public_view(), "lines": new_lines(),
+        steps.append({"view": state.public_view(), "hands": hands_of(state),
+                      "lines": new_lines(),
                       "action": {"seat": recorded.seat, "label": action.label,
                                  "timeout": recorded.timeout}})
     return {"match": match_json(match), "steps": steps}

@@ -1,16 +1,19 @@
-"""Matchmaking and tournaments, as one unit the app adds to its gRPC server."""
+"""Matchmaking, tournaments and arenas, as one unit the app adds to its gRPC server."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from grpc import aio
+from twistarena.v1 import arenas_pb2 as apb
+from twistarena.v1 import arenas_pb2_grpc as agrpc
 from twistarena.v1 import matchmaking_pb2 as kpb
 from twistarena.v1 import matchmaking_pb2_grpc as kgrpc
 from twistarena.v1 import tournaments_pb2 as tpb
 from twistarena.v1 import tournaments_pb2_grpc as tgrpc
 
 from .agents import Agents
+from .arenas import Arenas, Ladder
 from .cluster import Cluster
 from .config import ServerConfig
 from .limits import Quotas
@@ -21,6 +24,7 @@ from .tournaments import Director, Tournaments
 SERVICE_NAMES: tuple[str, ...] = (
     kpb.DESCRIPTOR.services_by_name["Matchmaking"].full_name,
     tpb.DESCRIPTOR.services_by_name["Tournaments"].full_name,
+    apb.DESCRIPTOR.services_by_name["Arenas"].full_name,
 )
 
 
@@ -38,9 +42,14 @@ class Extras:
         self.address = address
         self.matchmaking = Matchmaking(cluster, config, self.agents, self.matchmaker, quotas)
         self.tournaments = Tournaments(cluster, config, self.agents, self.director, quotas)
+        self.arenas = Arenas(cluster.store, config)
+        #: Applies arena results to ratings.
+        self.ladder = Ladder(cluster.store)
+        self.matchmaking.arenas = self.arenas
 
     def add_to_server(self, server: aio.Server) -> None:
-        """Register the Matchmaking and Tournaments services."""
+        """Register the Matchmaking, Tournaments and Arenas services."""
+        agrpc.add_ArenasServicer_to_server(self.arenas, server)  # type: ignore[no-untyped-call]
         kgrpc.add_MatchmakingServicer_to_server(self.matchmaking, server)  # type: ignore[no-untyped-call]
         tgrpc.add_TournamentsServicer_to_server(self.tournaments, server)  # type: ignore[no-untyped-call]
 

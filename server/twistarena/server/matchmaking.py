@@ -26,6 +26,7 @@ from twistarena.v1 import tournaments_pb2 as tpb
 
 from . import auth, logs
 from .agents import Agents
+from .arenas import Arenas
 from .cluster import Cluster
 from .config import ServerConfig, is_loopback
 from .creation import new_match
@@ -53,6 +54,8 @@ class Matchmaking(kgrpc.MatchmakingServicer):
         self.agents = agents
         self.matchmaker = matchmaker
         self.limiter = RateLimiter(config.practice_per_minute)
+        #: The arenas whose ratings and matches GetAgent adds (set by ``Extras``).
+        self.arenas: Arenas | None = None
 
     async def RegisterAgent(self, request: kpb.RegisterAgentRequest,
                             context: aio.ServicerContext[Any, Any]) -> kpb.RegisterAgentResponse:
@@ -69,14 +72,19 @@ class Matchmaking(kgrpc.MatchmakingServicer):
 
     async def GetAgent(self, request: kpb.GetAgentRequest,
                        context: aio.ServicerContext[Any, Any]) -> kpb.AgentInfo:
-        """An agent's name, rating and number of rated matches."""
+        """An agent's name, rating and number of rated matches, with its arena
+        ratings (every version, with history) and recent arena matches."""
         record = await self.agents.get(request.agent_id) if request.agent_id else None
         if record is None:
             await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_AGENT",
                        f"no agent with id {shown(request.agent_id)}")
         rating = self.agents.rating(record)
-        return kpb.AgentInfo(agent_id=record.agent_id, name=record.name, mu=rating.mu,
+        info = kpb.AgentInfo(agent_id=record.agent_id, name=record.name, mu=rating.mu,
                              sigma=rating.sigma, matches=record.matches)
+        if self.arenas is not None:
+            info.arena_ratings.extend(await self.arenas.arena_ratings(record.agent_id))
+            info.recent_match_ids.extend(await self.arenas.recent_matches(record.agent_id))
+        return info
 
     async def _agent(self, context: aio.ServicerContext[Any, Any]) -> str:
         token = auth.bearer(context.invocation_metadata())

@@ -69,7 +69,15 @@ class AgentStore:
                 "name": name, "mu": repr(mu), "sigma": repr(sigma), "matches": 0,
                 "created_ms": int(time.time() * 1000)})
             pipe.hset(keys.AGENT_TOKENS, token_hash, agent_id)
+            pipe.zadd(keys.AGENT_INDEX, {agent_id: int(time.time() * 1000)})
             await pipe.execute()
+
+    async def page(self, offset: int, count: int) -> list[str]:
+        """Agent ids, newest first (``count`` from ``offset``)."""
+        with driver_errors():
+            raw: Any = await self._redis.zrevrange(keys.AGENT_INDEX, offset,
+                                                   offset + count - 1)
+        return [text(a) for a in raw]
 
     async def by_token_hash(self, token_hash: str) -> str | None:
         """The agent an api token (by its hash) belongs to."""

@@ -11,6 +11,8 @@ A Lua script may only touch keys of one cluster slot, so keys that one script
 ``{agents}``           agent accounts, their inboxes, the rating queue
                        (a rating update WATCHes several agents at once)
 ``{mmq:<game>:<n>}``   one matchmaking queue (enqueue and pop are one script each)
+``{a:<arena>}``        one arena's ratings, board, histories and match indexes
+                       (a result is rated in one WATCH/MULTI)
 
 The untagged indexes (``twistarena:matches``, ``twistarena:live``,
 ``twistarena:tournaments``, ``twistarena:tournaments:live``) are only ever
@@ -82,6 +84,8 @@ AGENT_TOKENS = f"{AGENTS_TAG}:tokens"
 AGENT_QUEUED = f"{AGENTS_TAG}:queued"
 #: Sorted set: match ids whose result updates agents' ratings.
 RATING_QUEUE = f"{AGENTS_TAG}:rate"
+#: Sorted set: agent id -> creation ms, for ListAgents.
+AGENT_INDEX = f"{AGENTS_TAG}:index"
 
 
 def agent(agent_id: str) -> str:
@@ -140,3 +144,48 @@ def tournament_lease(tid: str) -> str:
 TOURNAMENT_INDEX = "twistarena:tournaments"
 #: Set: unfinished tournament ids.
 LIVE_TOURNAMENTS = "twistarena:tournaments:live"
+
+
+# -- arenas: tag {a:<arena>} ------------------------------------------------------
+
+#: Hash: arena id -> its ``Arena`` message (spec and status).
+ARENAS = "twistarena:arenas"
+
+
+def _arena(arena_id: str, part: str) -> str:
+    return f"{{a:{arena_id}}}:{part}"
+
+
+def arena_ratings(arena_id: str) -> str:
+    """Hash: player key (``AGENT@VERSION``) -> its rating row (JSON)."""
+    return _arena(arena_id, "ratings")
+
+
+def arena_board(arena_id: str) -> str:
+    """Sorted set: the player shown for each agent -> mu - 3 sigma."""
+    return _arena(arena_id, "board")
+
+
+def arena_current(arena_id: str) -> str:
+    """Hash: agent id -> the version it last played in the arena."""
+    return _arena(arena_id, "current")
+
+
+def arena_history(arena_id: str, player: str) -> str:
+    """List: ``[mu, sigma, match id]`` after each rated match of the player."""
+    return _arena(arena_id, f"history:{player}")
+
+
+def arena_rated(arena_id: str) -> str:
+    """Set: match ids whose result the arena has applied."""
+    return _arena(arena_id, "rated")
+
+
+def arena_matches(arena_id: str) -> str:
+    """Sorted set: the arena's rated match ids -> end ms."""
+    return _arena(arena_id, "matches")
+
+
+def arena_agent_matches(arena_id: str, agent_id: str) -> str:
+    """Sorted set: one agent's rated match ids in the arena -> end ms."""
+    return _arena(arena_id, f"agent:{agent_id}")

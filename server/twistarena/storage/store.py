@@ -2,7 +2,7 @@
 
 ``Store.matches`` (records, logs, leases), ``Store.appender`` (batched
 appends), ``Store.nodes`` (membership, lease index, node inboxes),
-``Store.agents``, ``Store.queues`` and ``Store.tournaments``. Each part's
+``Store.agents``, ``Store.queues``, ``Store.tournaments`` and ``Store.arenas``. Each part's
 module lists the keys it owns; ``keys`` has them all.
 """
 
@@ -15,6 +15,7 @@ from redis.exceptions import RedisError
 from . import keys
 from .agents import AgentStore
 from .appender import Appender
+from .arenas import ArenaStore
 from .connection import Connections
 from .durability import Durability
 from .errors import driver_errors
@@ -44,6 +45,7 @@ class Store:
         self.agents = AgentStore(self.conn)
         self.queues = QueueStore(self.conn, self.scripts)
         self.tournaments = TournamentStore(self.conn, self.scripts, holder)
+        self.arenas = ArenaStore(self.conn)
 
     @property
     def cluster_mode(self) -> bool:

@@ -1,0 +1,140 @@
+"""Arenas over real gRPC and a real Valkey: specs, the rating of results (once,
+per version, voided ones not at all) and the open read calls of the ladder."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import grpc
+import pytest
+from twistarena.clients.sdk import ArenaClient
+from twistarena.league import PlackettLuce
+from twistarena.league.ladder import NEW_VERSION_SIGMA_SHARE
+from twistarena.v1 import arenas_pb2 as apb
+from twistarena.v1 import arenas_pb2_grpc as agrpc
+from twistarena.v1 import match_pb2 as mpb
+from twistarena.v1 import match_pb2_grpc as mgrpc
+from twistarena.v1 import matchmaking_pb2 as kpb
+from twistarena.v1 import matchmaking_pb2_grpc as kgrpc
+
+from tests.support.server import InProcessServer
+
+MODEL = PlackettLuce()
+
+
+def test_arena_rates_results_per_version_and_shows_them_to_anyone(
+        server: InProcessServer) -> None:
+    ladder = server.app.extras.ladder
+
+    async def scenario() -> None:
+        async with grpc.aio.insecure_channel(server.target) as channel:
+            arenas = agrpc.ArenasStub(channel)
+            mm = kgrpc.MatchmakingStub(channel)
+            arena = await arenas.CreateArena(apb.CreateArenaRequest(
+                game_id="twhist", num_players=3, house_bots=["random"]))
+            assert arena.arena_id == "twhist-3" and arena.max_concurrent_per_agent == 2
+            with pytest.raises(grpc.aio.AioRpcError) as again:
+                await arenas.CreateArena(apb.CreateArenaRequest(game_id="twhist", num_players=3))
+            assert again.value.code() == grpc.StatusCode.ALREADY_EXISTS
+            with pytest.raises(grpc.aio.AioRpcError) as bad:
+                await arenas.CreateArena(apb.CreateArenaRequest(game_id="twhist", num_players=9))
+            assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+            ids = [(await mm.RegisterAgent(kpb.RegisterAgentRequest(name=f"arena-bot-{n}")))
+                   .agent_id for n in ("strong", "weak")]
+            strong, weak = ids
+            table = [f"{strong}@1", f"{weak}@1", "house:random@0"]
+            for n in range(6):
+                assert await run_on(server, ladder.record("twhist-3", f"m{n}", table,
+                                                          [1, 3, 2], True))
+            # Rated once; a voided match moves nothing.
+            assert not await run_on(server, ladder.record("twhist-3", "m0", table, [3, 1, 2],
+                                                          True))
+            assert not await run_on(server, ladder.record("twhist-3", "void", table,
+                                                          [3, 1, 2], False))
+            board = await arenas.GetLeaderboard(apb.GetLeaderboardRequest(arena_id="twhist-3"))
+            assert [r.agent_id for r in board.rows] == [strong, "house:random", weak]
+            top = board.rows[0]
+            assert (top.rank, top.version, top.games, top.wins, top.name) == \
+                (1, 1, 6, 6, "arena-bot-strong")
+            assert top.conservative == pytest.approx(top.mu - 3 * top.sigma)
+            assert board.rows[1].house and not top.house
+            assert len(board.history) == 3 and len(board.history[0].points) == 6
+            first = await arenas.GetLeaderboard(apb.GetLeaderboardRequest(
+                arena_id="twhist-3", page_size=1))
+            assert len(first.rows) == 1 and first.next_page_token == "1"
+            second = await arenas.GetLeaderboard(apb.GetLeaderboardRequest(
+                arena_id="twhist-3", page_size=2, page_token=first.next_page_token))
+            assert [r.rank for r in second.rows] == [2, 3] and not second.next_page_token
+
+            # A new version of the weak agent starts from its mu with sigma raised.
+            old = board.rows[2]
+            await run_on(server, ladder.record("twhist-3", "m-new", [f"{weak}@2", f"{strong}@1"],
+                                               [1, 2], True))
+            board = await arenas.GetLeaderboard(apb.GetLeaderboardRequest(arena_id="twhist-3"))
+            versions = {r.agent_id: r.version for r in board.rows}
+            assert versions[weak] == 2 and len(board.rows) == 3  # the old version left it
+            start = MODEL.rate([_r(old.mu, max(old.sigma, MODEL.sigma * NEW_VERSION_SIGMA_SHARE)),
+                                _r(top.mu, top.sigma)], [1, 2])[0]
+            new = next(r for r in board.rows if r.agent_id == weak)
+            assert (new.mu, new.sigma) == pytest.approx((start.mu, start.sigma))
+
+            info = await mm.GetAgent(kpb.GetAgentRequest(agent_id=weak))
+            rated = {(r.arena_id, r.version): r for r in info.arena_ratings}
+            assert set(rated) == {("twhist-3", 1), ("twhist-3", 2)}
+            assert len(rated[("twhist-3", 1)].history) == 6
+            assert info.recent_match_ids[0] == "m-new" and "void" not in info.recent_match_ids
+
+            listed = await arenas.ListAgents(apb.ListAgentsRequest(name_contains="ARENA-BOT",
+                                                                   arena_id="twhist-3"))
+            assert {a.agent_id for a in listed.agents} == {strong, weak}
+            paused = await arenas.SetArenaPaused(apb.SetArenaPausedRequest(
+                arena_id="twhist-3", paused=True))
+            assert paused.status == apb.ARENA_STATUS_PAUSED and paused.matches_played == 7
+            shown = (await arenas.ListArenas(apb.ListArenasRequest())).arenas
+            assert [(a.arena_id, a.status) for a in shown] == \
+                [("twhist-3", apb.ARENA_STATUS_PAUSED)]
+            with pytest.raises(grpc.aio.AioRpcError) as unknown:
+                await arenas.GetLeaderboard(apb.GetLeaderboardRequest(arena_id="nope-2"))
+            assert unknown.value.code() == grpc.StatusCode.NOT_FOUND
+
+            # ListMatches by agent and arena lists the rated matches that exist.
+            played = await finished_match(server)
+            await run_on(server, ladder.record("twhist-3", played, [f"{weak}@2", f"{strong}@1",
+                                                                    "house:random@0"],
+                                               [2, 1, 3], True))
+            matches = mgrpc.MatchesStub(channel)
+            mine = await matches.ListMatches(mpb.ListMatchesRequest(agent_id=weak))
+            assert [m.match_id for m in mine.matches] == [played]
+            assert mine.matches[0].seed  # over: as public as any finished match
+            in_arena = await matches.ListMatches(mpb.ListMatchesRequest(
+                arena_id="twhist-3", agent_id=strong, page_size=1))
+            assert [m.match_id for m in in_arena.matches] == [played]
+            assert in_arena.next_page_token == "1"  # the other rated ids are not matches
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))
+
+
+async def finished_match(server: InProcessServer) -> str:
+    """A real match of three house bots, played to its end."""
+    client = ArenaClient(server.target)
+    created = await client.create_match("twhist", 3, seed=3, house_bots=["random"] * 3)
+    match_id = created.match.match_id
+    deadline = time.monotonic() + 30
+    while (await client.get_match(match_id)).status != mpb.MATCH_STATUS_FINISHED:
+        assert time.monotonic() < deadline, "the house bots did not finish"
+        await asyncio.sleep(0.05)
+    return match_id
+
+
+def _r(mu: float, sigma: float) -> object:
+    from twistarena.league import Rating
+
+    return Rating(mu, sigma)
+
+
+async def run_on(server: InProcessServer, coro: object) -> bool:
+    """Run ``coro`` on the server's own loop (where its store lives)."""
+    return bool(await asyncio.wrap_future(
+        asyncio.run_coroutine_threadsafe(coro, server.loop)))  # type: ignore[arg-type]

@@ -1,4 +1,5 @@
-"""Matchmaking, tournaments and arenas, as one unit the app adds to its gRPC server."""
+"""Matchmaking, tournaments, hosted agents' versions and arenas, as one unit the
+app adds to its gRPC server."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from collections.abc import Callable
 from grpc import aio
 from twistarena.v1 import arenas_pb2 as apb
 from twistarena.v1 import arenas_pb2_grpc as agrpc
+from twistarena.v1 import hosting_pb2 as hpb
+from twistarena.v1 import hosting_pb2_grpc as hgrpc
 from twistarena.v1 import matchmaking_pb2 as kpb
 from twistarena.v1 import matchmaking_pb2_grpc as kgrpc
 from twistarena.v1 import tournaments_pb2 as tpb
@@ -16,6 +19,7 @@ from .agents import Agents
 from .arenas import Arenas, Ladder
 from .cluster import Cluster
 from .config import ServerConfig
+from .hosting import Hosting
 from .limits import Quotas
 from .matchmaker import Matchmaker
 from .matchmaking import Matchmaking
@@ -25,6 +29,7 @@ SERVICE_NAMES: tuple[str, ...] = (
     kpb.DESCRIPTOR.services_by_name["Matchmaking"].full_name,
     tpb.DESCRIPTOR.services_by_name["Tournaments"].full_name,
     apb.DESCRIPTOR.services_by_name["Arenas"].full_name,
+    hpb.DESCRIPTOR.services_by_name["Hosting"].full_name,
 )
 
 
@@ -46,12 +51,14 @@ class Extras:
         #: Applies arena results to ratings.
         self.ladder = Ladder(cluster.store)
         self.matchmaking.arenas = self.arenas
+        self.hosting = Hosting(config, self.agents, quotas)
 
     def add_to_server(self, server: aio.Server) -> None:
-        """Register the Matchmaking, Tournaments and Arenas services."""
+        """Register the Matchmaking, Tournaments, Hosting and Arenas services."""
         agrpc.add_ArenasServicer_to_server(self.arenas, server)  # type: ignore[no-untyped-call]
         kgrpc.add_MatchmakingServicer_to_server(self.matchmaking, server)  # type: ignore[no-untyped-call]
         tgrpc.add_TournamentsServicer_to_server(self.tournaments, server)  # type: ignore[no-untyped-call]
+        hgrpc.add_HostingServicer_to_server(self.hosting, server)  # type: ignore[no-untyped-call]
 
     async def start(self) -> None:
         """Start the matchmaker and the tournament director."""

@@ -57,6 +57,8 @@ class Scripts:
         self.heartbeat = Script.read("heartbeat")
         self.queue_enqueue = Script.read("queue_enqueue")
         self.queue_pop = Script.read("queue_pop")
+        self.version_put = Script.read("version_put")
+        self.version_stats = Script.read("version_stats")
 
     def all(self) -> list[Script]:
         """Every script, to load them all at once."""

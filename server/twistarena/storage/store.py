@@ -2,7 +2,8 @@
 
 ``Store.matches`` (records, logs, leases), ``Store.appender`` (batched
 appends), ``Store.nodes`` (membership, lease index, node inboxes),
-``Store.agents``, ``Store.queues``, ``Store.tournaments`` and ``Store.arenas``. Each part's
+``Store.agents``, ``Store.queues``, ``Store.tournaments``, ``Store.versions``
+(hosted agents' versions, archives and stats) and ``Store.arenas``. Each part's
 module lists the keys it owns; ``keys`` has them all.
 """
 
@@ -25,6 +26,7 @@ from .nodes import Nodes
 from .queues import QueueStore
 from .scripts import Scripts
 from .tournaments import TournamentStore
+from .versions import VersionStore
 
 
 class Store:
@@ -46,6 +48,7 @@ class Store:
         self.queues = QueueStore(self.conn, self.scripts)
         self.tournaments = TournamentStore(self.conn, self.scripts, holder)
         self.arenas = ArenaStore(self.conn)
+        self.versions = VersionStore(self.conn, self.scripts)
 
     @property
     def cluster_mode(self) -> bool:

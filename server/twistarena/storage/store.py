@@ -2,7 +2,7 @@
 
 ``Store.matches`` (records, logs, leases), ``Store.appender`` (batched
 appends), ``Store.nodes`` (membership, lease index, node inboxes),
-``Store.agents``, ``Store.queues`` and ``Store.tournaments``. Each part's
+``Store.agents``, ``Store.queues``, ``Store.tournaments`` and ``Store.runners``. Each part's
 module lists the keys it owns; ``keys`` has them all.
 """
 
@@ -22,6 +22,7 @@ from .leases import Holder
 from .matches import Matches
 from .nodes import Nodes
 from .queues import QueueStore
+from .runners import RunnerStore
 from .scripts import Scripts
 from .tournaments import TournamentStore
 
@@ -44,6 +45,7 @@ class Store:
         self.agents = AgentStore(self.conn)
         self.queues = QueueStore(self.conn, self.scripts)
         self.tournaments = TournamentStore(self.conn, self.scripts, holder)
+        self.runners = RunnerStore(self.conn, self.scripts)
 
     @property
     def cluster_mode(self) -> bool:

@@ -62,6 +62,8 @@ class Scripts:
         self.runner_requeue = Script.read("runner_requeue")
         self.runner_expire = Script.read("runner_expire")
         self.runner_done = Script.read("runner_done")
+        self.version_put = Script.read("version_put")
+        self.version_stats = Script.read("version_stats")
 
     def all(self) -> list[Script]:
         """Every script, to load them all at once."""

@@ -2,7 +2,9 @@
 
 ``Store.matches`` (records, logs, leases), ``Store.appender`` (batched
 appends), ``Store.nodes`` (membership, lease index, node inboxes),
-``Store.agents``, ``Store.queues``, ``Store.tournaments`` and ``Store.runners``. Each part's
+``Store.agents``, ``Store.queues``, ``Store.tournaments``, ``Store.versions``
+(hosted agents' versions, archives and stats) and ``Store.runners`` (hosted
+seats waiting for or held by runners). Each part's
 module lists the keys it owns; ``keys`` has them all.
 """
 
@@ -25,6 +27,7 @@ from .queues import QueueStore
 from .runners import RunnerStore
 from .scripts import Scripts
 from .tournaments import TournamentStore
+from .versions import VersionStore
 
 
 class Store:
@@ -46,6 +49,7 @@ class Store:
         self.queues = QueueStore(self.conn, self.scripts)
         self.tournaments = TournamentStore(self.conn, self.scripts, holder)
         self.runners = RunnerStore(self.conn, self.scripts)
+        self.versions = VersionStore(self.conn, self.scripts)
 
     @property
     def cluster_mode(self) -> bool:

@@ -1,4 +1,5 @@
-"""Matchmaking and tournaments, as one unit the app adds to its gRPC server."""
+"""Matchmaking, tournaments and the runners of hosted agents, as one unit the app adds
+to its gRPC server."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from collections.abc import Callable
 from grpc import aio
 from twistarena.v1 import matchmaking_pb2 as kpb
 from twistarena.v1 import matchmaking_pb2_grpc as kgrpc
+from twistarena.v1 import runners_pb2 as rpb
+from twistarena.v1 import runners_pb2_grpc as rgrpc
 from twistarena.v1 import tournaments_pb2 as tpb
 from twistarena.v1 import tournaments_pb2_grpc as tgrpc
 
@@ -16,16 +19,18 @@ from .config import ServerConfig
 from .limits import Quotas
 from .matchmaker import Matchmaker
 from .matchmaking import Matchmaking
+from .runnerhub import RunnerHub
 from .tournaments import Director, Tournaments
 
 SERVICE_NAMES: tuple[str, ...] = (
     kpb.DESCRIPTOR.services_by_name["Matchmaking"].full_name,
     tpb.DESCRIPTOR.services_by_name["Tournaments"].full_name,
+    rpb.DESCRIPTOR.services_by_name["Runners"].full_name,
 )
 
 
 class Extras:
-    """Agents, the matchmaker and the tournament director of one node."""
+    """Agents, the matchmaker, the tournament director and the runner hub of one node."""
 
     def __init__(self, cluster: Cluster, config: ServerConfig,
                  address: Callable[[], str], quotas: Quotas) -> None:
@@ -33,8 +38,9 @@ class Extras:
         #: empty ("the server you are connected to").
         advertised: Callable[[], str] = lambda: config.advertise  # noqa: E731
         self.agents = Agents(cluster.store)
+        self.runners = RunnerHub(cluster.store.runners, cluster.store.versions, config)
         self.matchmaker = Matchmaker(cluster, self.agents, config, advertised)
-        self.director = Director(cluster, self.agents, advertised)
+        self.director = Director(cluster, self.agents, advertised, self.runners)
         self.address = address
         self.matchmaking = Matchmaking(cluster, config, self.agents, self.matchmaker, quotas)
         self.tournaments = Tournaments(cluster, config, self.agents, self.director, quotas)
@@ -43,13 +49,16 @@ class Extras:
         """Register the Matchmaking and Tournaments services."""
         kgrpc.add_MatchmakingServicer_to_server(self.matchmaking, server)  # type: ignore[no-untyped-call]
         tgrpc.add_TournamentsServicer_to_server(self.tournaments, server)  # type: ignore[no-untyped-call]
+        rgrpc.add_RunnersServicer_to_server(self.runners, server)  # type: ignore[no-untyped-call]
 
     async def start(self) -> None:
-        """Start the matchmaker and the tournament director."""
+        """Start the matchmaker, the tournament director and the runner hub."""
         await self.matchmaker.start()
         await self.director.start()
+        await self.runners.start()
 
     async def close(self) -> None:
         """Stop them (on drain or shutdown)."""
+        await self.runners.close()
         await self.director.close()
         await self.matchmaker.close()

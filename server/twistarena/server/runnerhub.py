@@ -27,7 +27,7 @@ import contextlib
 import hashlib
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +36,8 @@ from grpc import aio
 from prometheus_client import Counter, Gauge
 from twistarena.storage import StoreError
 from twistarena.storage.runners import RunnerStore, parse_seat_key, seat_key
+from twistarena.storage.versions import MatchReport, VersionStore
+from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import runners_pb2 as rpb
 from twistarena.v1 import runners_pb2_grpc as rgrpc
 
@@ -66,12 +68,6 @@ RUNNERS = Gauge("twistarena_runners", "Runners connected to this node")
 SEATS_HANDED = Counter("twistarena_runner_seats_total",
                        "Hosted seats handed to runners", ["kind"])
 
-#: The archive of a version by its content hash (None: no such version).
-ArchiveSource = Callable[[str], Awaitable[bytes | None]]
-#: Record what a seat's program did: (agent id, version hash, match id, seat, stats).
-StatsSink = Callable[[str, str, str, int, rpb.SeatStats], Awaitable[None]]
-
-
 def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
@@ -98,12 +94,11 @@ class Session:
 class RunnerHub(rgrpc.RunnersServicer):
     """The runners connected to this node, and the loop that hands them seats."""
 
-    def __init__(self, store: RunnerStore, config: ServerConfig, archives: ArchiveSource,
-                 stats: StatsSink) -> None:
+    def __init__(self, store: RunnerStore, versions: VersionStore,
+                 config: ServerConfig) -> None:
         self.store = store
+        self.versions = versions
         self.config = config
-        self.archives = archives
-        self.stats = stats
         self.sessions: dict[str, Session] = {}
         self._wake = asyncio.Event()
         self._loop: asyncio.Task[None] | None = None
@@ -129,13 +124,39 @@ class RunnerHub(rgrpc.RunnersServicer):
 
     # -- seats --------------------------------------------------------------------
 
-    async def add_seat(self, assignment: rpb.SeatAssignment, kind: str) -> None:
-        """Put a hosted seat in the line; a runner on any node will take it."""
-        await self.store.add_seat(seat_key(assignment.match_id, assignment.seat),
-                                  assignment.SerializeToString())
+    async def unplayable(self, agent_ids: Sequence[str]) -> str:
+        """A sentence naming the hosted agents that have no active version, or ''."""
+        missing = [a for a in agent_ids if await self.versions.active_id(a) is None]
+        if not missing:
+            return ""
+        return (f"hosted agents {missing} have no active version: upload one with "
+                "twistarena submit")
+
+    async def seat_hosted(self, options: mpb.MatchOptions, match_id: str, seat: int,
+                          seat_token: str, address: str, agent_id: str, kind: str,
+                          tournament_id: str = "") -> None:
+        """Hand a seat of a new match to the runners: they play the agent's active
+        version (the one active now, for the whole match). ``kind`` names where the
+        match came from, for the logs and metrics (tournament, practice)."""
+        version = await self.versions.active(agent_id)
+        if version is None:
+            # Checked when the match was asked for; nothing to run now: the seat
+            # misses its decisions and the match's join timeout ends it.
+            log.error("hosted_seat_without_version", match_id=match_id, seat=seat,
+                      agent=agent_id)
+            return
+        tc = options.time_control
+        assignment = rpb.SeatAssignment(
+            match_id=match_id, seat=seat, seat_token=seat_token, server_address=address,
+            agent_id=agent_id, version_id=version.version_id,
+            content_hash=version.content_hash, entry=version.entry,
+            game_id=options.game_id, num_players=options.num_players,
+            decision_ms=tc.decision_ms, reconnect_grace_ms=tc.reconnect_grace_ms,
+            tournament_id=tournament_id)
+        await self.store.add_seat(seat_key(match_id, seat), assignment.SerializeToString())
         SEATS_HANDED.labels(kind).inc()
-        log.info("hosted_seat_waiting", match_id=assignment.match_id, seat=assignment.seat,
-                 agent=assignment.agent_id, version=assignment.version_id[:12], kind=kind)
+        log.info("hosted_seat_waiting", match_id=match_id, seat=seat, agent=agent_id,
+                 version=version.version_id[:12], kind=kind)
         self.wake()
 
     def _freest(self) -> Session | None:
@@ -296,7 +317,7 @@ class RunnerHub(rgrpc.RunnersServicer):
             await fail(context, grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED_RUNNER",
                        f"archive {shown(request.content_hash)} is not played by a seat of "
                        "this runner")
-        archive = await self.archives(wanted)
+        archive = await self.versions.archive(wanted)
         if archive is None:
             await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_VERSION",
                        f"archive {shown(wanted)} is not stored")
@@ -318,8 +339,13 @@ class RunnerHub(rgrpc.RunnersServicer):
             await fail(context, grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED_RUNNER",
                        "this runner was not given that seat, or already reported it")
         agent_id, version = played
-        await self.stats(agent_id, version, request.seat.match_id, request.seat.seat,
-                         request.stats)
+        stats = request.stats
+        await self.versions.record_match(agent_id, version, MatchReport(
+            report_id=key, match_id=request.seat.match_id, decisions=stats.decisions,
+            cpu_ms_total=stats.cpu_ms_total, cpu_ms_max=stats.cpu_ms_max,
+            crashes=stats.crashes, timeouts=stats.timeouts,
+            illegal_outputs=stats.illegal_outputs, restarts=stats.restarts,
+            stderr_tail=stats.stderr_tail))
         log.info("runner_seat_reported", runner=runner_id, match_id=request.seat.match_id,
                  seat=request.seat.seat, decisions=request.stats.decisions,
                  crashes=request.stats.crashes, timeouts=request.stats.timeouts)

@@ -1,0 +1,59 @@
+"""Hosted agents for tests: a program packed as a version, stored and activated.
+
+The programs here use the standard library only (the sandbox shows a program
+the system's Python, not this repository's environment).
+"""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import time
+from collections.abc import Mapping
+
+from twistarena.storage import Holder, Store
+from twistarena.storage.versions import VersionRecord, version_id
+
+#: Answers every decision with its first legal action; exits after ``over``.
+FIRST_LEGAL = """\
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] == "decision":
+        print(message["legal_actions"][0]["id"], flush=True)
+    elif message["type"] == "over":
+        break
+"""
+
+
+def pack(files: Mapping[str, str | bytes]) -> bytes:
+    """A .tar.gz of ``files`` (name -> text or bytes)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for name, content in files.items():
+            data = content.encode() if isinstance(content, str) else content
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            info.mode = 0o755
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+async def store_version(redis_url: str, agent_id: str, files: Mapping[str, str | bytes],
+                        entry: str) -> VersionRecord:
+    """Store ``files`` as a version of the agent and make it the active one."""
+    import hashlib
+
+    archive = pack(files)
+    digest = hashlib.sha256(archive).hexdigest()
+    record = VersionRecord(agent_id, version_id(digest, entry, ""), digest, entry, "", "",
+                           len(archive), sum(len(c) for c in files.values()), len(files),
+                           int(time.time() * 1000))
+    store = Store(redis_url, Holder("tests", "", 2000))
+    await store.connect()
+    try:
+        stored, _new = await store.versions.put(record, archive)
+        assert await store.versions.activate(agent_id, stored.version_id)
+    finally:
+        await store.close()
+    return stored

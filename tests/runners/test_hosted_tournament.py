@@ -9,15 +9,19 @@ hosted entrants) and followed over gRPC until it is over.
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from twistarena.clients.cli import main as cli
-from twistarena.clients.sdk import register_agent
+from twistarena.clients.sdk import ArenaClient, register_agent
 from twistarena.clients.sdk.tournaments import TournamentClient
+from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import tournaments_pb2 as tpb
 
-from tests.support.hosting import FIRST_LEGAL, store_version
+from tests.support.hosting import FIRST_LEGAL, SLOW_FIRST_LEGAL, store_version
 from tests.support.process import ServeProcess, json_records
 from tests.support.valkey import ValkeyProcess
 from tests.support.waiting import wait_until
@@ -85,3 +89,45 @@ def test_a_tournament_of_hosted_agents_plays_to_the_end_with_no_command_kept_up(
     reported = {(r["match_id"], r["seat"]) for r in logged
                 if r.get("event") == "runner_seat_reported"}
     assert len(reported) == 6
+
+
+def logged(arena: Arena, event: str, **fields: object) -> list[dict[str, object]]:
+    """The serve process's (and its runners') log records of ``event`` with ``fields``."""
+    return [r for r in json_records(arena.serve.output())
+            if r.get("event") == event and all(r.get(k) == v for k, v in fields.items())]
+
+
+def test_a_killed_runner_s_seat_goes_to_another_runner_and_the_match_completes(
+        arena: Arena) -> None:
+    async def go() -> None:
+        agent = await hosted(arena, "slow")
+        await store_version(arena.url, agent, {"bot.py": SLOW_FIRST_LEGAL}, "python3 bot.py")
+        client = TournamentClient(arena.serve.target)
+        created = await client.create("tricky_twist", [f"agent:{agent}", "heuristic", "random"],
+                                      players=3, parallel=1, decision_ms=2000)
+        mid = f"t{created.tournament_id}-0-0"
+        first = await wait_until(lambda: logged(arena, "runner_seat_assigned", match_id=mid),
+                                 "a runner took the hosted seat")
+        victim = first[0]["runner"]
+        [connected] = [r for r in logged(arena, "runner_connected", runner=victim) if "pid" in r]
+        matches = ArenaClient(arena.serve.target)
+
+        async def under_way() -> bool:
+            return (await matches.get_match(mid)).actions >= 10
+
+        await wait_until(under_way, "the match is under way")
+        os.kill(int(str(connected["pid"])), signal.SIGKILL)
+        again = await wait_until(
+            lambda: [r for r in logged(arena, "runner_seat_assigned", match_id=mid)
+                     if r["runner"] != victim], "another runner took the seat over")
+        assert again[0]["handoffs"] == 1
+
+        async def finished() -> Any:
+            match = await matches.get_match(mid)
+            return match if match.status == mpb.MATCH_STATUS_FINISHED else None
+
+        match = await wait_until(finished, "the match is over", timeout=40)
+        assert match.result.reason == mpb.END_REASON_COMPLETED
+        await client.cancel(created.tournament_id, "enough")
+
+    asyncio.run(go())

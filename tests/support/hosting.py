@@ -57,3 +57,8 @@ async def store_version(redis_url: str, agent_id: str, files: Mapping[str, str |
     finally:
         await store.close()
     return stored
+
+#: Like ``FIRST_LEGAL``, thinking 30 ms over each decision (a match lasts a while).
+SLOW_FIRST_LEGAL = FIRST_LEGAL.replace(
+    'print(message["legal_actions"]',
+    '__import__("time").sleep(0.03); print(message["legal_actions"]')

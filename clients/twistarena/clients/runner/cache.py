@@ -5,25 +5,26 @@ A version never changes (its hash is its content), so a directory that is
 complete is good for every seat that plays it, on any match, for good. The
 directory is made complete atomically (unpacked beside it, then renamed), so
 a runner killed while unpacking leaves no half version behind. Unpacking
-refuses what an archive could use to escape its directory (absolute paths,
-``..``, links out of it, device files): ``tarfile``'s ``data`` filter, and the
-same checks for zip files.
+checks the archive as the server did (``twistarena.wire.archives``: nothing
+may leave the directory); the caps are the server's business, so the runner's
+are wide.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-import io
 import os
 import shutil
-import tarfile
-import zipfile
 from collections.abc import Awaitable, Callable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
+
+from twistarena.wire.archives import MIB, ArchiveRefused, Caps, extract
 
 #: Archives are read fully into memory: the server caps them (10 MiB packed).
 Fetch = Callable[[], Awaitable[bytes]]
+#: What a runner unpacks at most (a server may set caps above the defaults).
+RUNNER_CAPS = Caps(packed=256 * MIB, unpacked=2048 * MIB, files=100_000)
 
 
 class CacheError(Exception):
@@ -37,26 +38,6 @@ def content_hash(data: bytes) -> str:
 
 def _is_hash(text: str) -> bool:
     return len(text) == 64 and all(c in "0123456789abcdef" for c in text)
-
-
-def unpack(data: bytes, into: Path) -> None:
-    """Unpack a .tar(.gz) or .zip archive into ``into`` (which must not exist)."""
-    into.mkdir(parents=True)
-    if data[:4] == b"PK\x03\x04":
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            for info in archive.infolist():
-                name = PurePosixPath(info.filename)
-                if name.is_absolute() or ".." in name.parts:
-                    raise CacheError(f"the archive names a path outside it: {info.filename!r}")
-                if (info.external_attr >> 16) & 0o170000 == 0o120000:
-                    raise CacheError(f"the archive holds a symbolic link: {info.filename!r}")
-            archive.extractall(into)
-        return
-    try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
-            archive.extractall(into, filter="data")
-    except (tarfile.TarError, OSError) as error:
-        raise CacheError(f"cannot unpack the archive: {error}") from None
 
 
 class VersionCache:
@@ -93,7 +74,10 @@ class VersionCache:
             staging = self.root / f".{digest}.{os.getpid()}.partial"
             shutil.rmtree(staging, ignore_errors=True)
             try:
-                await asyncio.to_thread(unpack, data, staging)
+                try:
+                    await asyncio.to_thread(extract, data, staging, RUNNER_CAPS)
+                except ArchiveRefused as error:
+                    raise CacheError(f"version {digest[:12]}: {error}") from None
                 try:
                     os.replace(staging, target)
                 except OSError:

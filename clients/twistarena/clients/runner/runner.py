@@ -128,7 +128,8 @@ class Runner:
             self.runner_id, self._session_key = welcome.runner_id, welcome.session_key
             self.sessions += 1
             log.info("runner_connected", server=address, runner=self.runner_id,
-                     slots=self.options.slots, sandbox=self.options.sandbox)
+                     name=self.name, pid=os.getpid(), slots=self.options.slots,
+                     sandbox=self.options.sandbox)
             heartbeat = asyncio.get_running_loop().create_task(
                 self._beat(call, welcome.heartbeat_ms / 1000))
             while True:

@@ -8,20 +8,35 @@ not its cache), under the bridge's limits.
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
 from twistarena.v1 import runners_pb2 as rpb
 
-from ..bridge import Limits, ProgramBot
+from ..bridge import JSON_FORM, TEXT_FORM, Limits, ProgramBot
 
 #: The only environment a hosted program gets.
 PROGRAM_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp"}
 
 
+#: An entry that starts with this word runs a program of the plain-text form
+#: (``--text ./bot``), like ``twistarena bot --exec ./bot --text``.
+TEXT_MARK = "--text"
+
+
+def entry_command(entry: str) -> tuple[list[str], str]:
+    """(argv, message form) of a version's entry command."""
+    argv = shlex.split(entry)
+    if argv and argv[0] == TEXT_MARK:
+        return argv[1:], TEXT_FORM
+    return argv, JSON_FORM
+
+
 def seat_program(assignment: rpb.SeatAssignment, code_dir: Path, sandbox: str) -> ProgramBot:
     """The program of a hosted seat, ready to start."""
-    return ProgramBot(assignment.entry, limits=Limits(), cwd=str(code_dir), env=PROGRAM_ENV,
+    argv, form = entry_command(assignment.entry)
+    return ProgramBot(argv, form=form, limits=Limits(), cwd=str(code_dir), env=PROGRAM_ENV,
                       name=f"{assignment.agent_id}/{assignment.match_id}/{assignment.seat}")
 
 

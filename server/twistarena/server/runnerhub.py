@@ -242,8 +242,10 @@ class RunnerHub(rgrpc.RunnersServicer):
     async def Connect(self, request_iterator: AsyncIterator[rpb.RunnerReport],
                       context: aio.ServicerContext[Any, Any]) -> None:
         """A runner's session: hello, then seats down and heartbeats up until it ends."""
-        await self._check_token(context)
+        # The hello is read before a refusal: ending a call whose first message is
+        # still on its way can reach the client as INTERNAL instead of the status.
         first = await anext(aiter(request_iterator), None)
+        await self._check_token(context)
         if first is None or not first.HasField("hello") or first.hello.slots < 1:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                        "the first message of Connect is RunnerHello with slots >= 1")

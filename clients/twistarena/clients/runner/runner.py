@@ -118,8 +118,11 @@ class Runner:
         call: Any = stub(rgrpc.RunnersStub, channel).Connect(metadata=self._metadata())
         heartbeat: asyncio.Task[None] | None = None
         try:
-            await call.write(rpb.RunnerReport(hello=rpb.RunnerHello(
-                slots=self.options.slots, name=self.name)))
+            # A write to a call the server already refused fails on its own (INTERNAL);
+            # the read after it gives the real status.
+            with contextlib.suppress(grpc.aio.AioRpcError):
+                await call.write(rpb.RunnerReport(hello=rpb.RunnerHello(
+                    slots=self.options.slots, name=self.name)))
             first = await call.read()
             if first is grpc.aio.EOF:
                 await self._raise_status(call)

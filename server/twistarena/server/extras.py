@@ -1,11 +1,13 @@
-"""Matchmaking, tournaments and the runners of hosted agents, as one unit the app adds
-to its gRPC server."""
+"""Matchmaking, tournaments, hosted agents' versions and the runners that play them,
+as one unit the app adds to its gRPC server."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from grpc import aio
+from twistarena.v1 import hosting_pb2 as hpb
+from twistarena.v1 import hosting_pb2_grpc as hgrpc
 from twistarena.v1 import matchmaking_pb2 as kpb
 from twistarena.v1 import matchmaking_pb2_grpc as kgrpc
 from twistarena.v1 import runners_pb2 as rpb
@@ -16,6 +18,7 @@ from twistarena.v1 import tournaments_pb2_grpc as tgrpc
 from .agents import Agents
 from .cluster import Cluster
 from .config import ServerConfig
+from .hosting import Hosting
 from .limits import Quotas
 from .matchmaker import Matchmaker
 from .matchmaking import Matchmaking
@@ -26,6 +29,7 @@ SERVICE_NAMES: tuple[str, ...] = (
     kpb.DESCRIPTOR.services_by_name["Matchmaking"].full_name,
     tpb.DESCRIPTOR.services_by_name["Tournaments"].full_name,
     rpb.DESCRIPTOR.services_by_name["Runners"].full_name,
+    hpb.DESCRIPTOR.services_by_name["Hosting"].full_name,
 )
 
 
@@ -44,12 +48,14 @@ class Extras:
         self.address = address
         self.matchmaking = Matchmaking(cluster, config, self.agents, self.matchmaker, quotas)
         self.tournaments = Tournaments(cluster, config, self.agents, self.director, quotas)
+        self.hosting = Hosting(config, self.agents, quotas)
 
     def add_to_server(self, server: aio.Server) -> None:
-        """Register the Matchmaking and Tournaments services."""
+        """Register the Matchmaking, Tournaments, Hosting and Runners services."""
         kgrpc.add_MatchmakingServicer_to_server(self.matchmaking, server)  # type: ignore[no-untyped-call]
         tgrpc.add_TournamentsServicer_to_server(self.tournaments, server)  # type: ignore[no-untyped-call]
         rgrpc.add_RunnersServicer_to_server(self.runners, server)  # type: ignore[no-untyped-call]
+        hgrpc.add_HostingServicer_to_server(self.hosting, server)  # type: ignore[no-untyped-call]
 
     async def start(self) -> None:
         """Start the matchmaker, the tournament director and the runner hub."""

@@ -88,6 +88,7 @@ class Session:
 
     @property
     def free(self) -> int:
+        """Slots without a seat."""
         return self.slots - len(self.seats)
 
 

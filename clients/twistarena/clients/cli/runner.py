@@ -70,8 +70,14 @@ def configure_logging(json_lines: bool) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..runner import Runner, RunnerOptions
+    from ..sandbox import SandboxUnavailable, sandbox_mode
 
     configure_logging(args.log_format == "json")
+    try:
+        mode = sandbox_mode(args.sandbox)
+    except SandboxUnavailable as error:
+        print(f"twistarena runner: {error}", file=sys.stderr)
+        return 2
     token = args.runner_token or os.environ.get(TOKEN_ENV, "")
     if not token:
         print(f"twistarena runner: give --runner-token or ${TOKEN_ENV}", file=sys.stderr)
@@ -80,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         print("twistarena runner: --slots must be at least 1", file=sys.stderr)
         return 2
     options = RunnerOptions(servers=parse_servers(args.server), runner_token=token,
-                            slots=args.slots, cache_dir=args.cache_dir, sandbox=args.sandbox,
+                            slots=args.slots, cache_dir=args.cache_dir, sandbox=mode,
                             name=args.name, root_cert=read_root_cert(args.root_cert),
                             tls=args.tls)
     try:

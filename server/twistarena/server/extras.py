@@ -46,7 +46,8 @@ class Extras:
         self.matchmaker = Matchmaker(cluster, self.agents, config, advertised)
         self.director = Director(cluster, self.agents, advertised, self.runners)
         self.address = address
-        self.matchmaking = Matchmaking(cluster, config, self.agents, self.matchmaker, quotas)
+        self.matchmaking = Matchmaking(cluster, config, self.agents, self.matchmaker, quotas,
+                                       self.runners)
         self.tournaments = Tournaments(cluster, config, self.agents, self.director, quotas)
         self.hosting = Hosting(config, self.agents, quotas)
 

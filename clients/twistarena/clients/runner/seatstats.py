@@ -20,17 +20,18 @@ from ..bridge import JSON_FORM, TEXT_FORM, Limits, ProgramBot
 PROGRAM_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp"}
 
 
-#: An entry that starts with this word runs a program of the plain-text form
-#: (``--text ./bot``), like ``twistarena bot --exec ./bot --text``.
-TEXT_MARK = "--text"
+#: An entry may name the form of the messages its program reads first:
+#: ``text: ./bot`` for the plain-text form (as ``twistarena bot --exec ./bot
+#: --text``); ``json:`` or nothing for JSON lines.
+FORM_PREFIXES = {"text:": TEXT_FORM, "json:": JSON_FORM}
 
 
 def entry_command(entry: str) -> tuple[list[str], str]:
     """(argv, message form) of a version's entry command."""
-    argv = shlex.split(entry)
-    if argv and argv[0] == TEXT_MARK:
-        return argv[1:], TEXT_FORM
-    return argv, JSON_FORM
+    for prefix, form in FORM_PREFIXES.items():
+        if entry.startswith(prefix):
+            return shlex.split(entry[len(prefix):]), form
+    return shlex.split(entry), JSON_FORM
 
 
 def seat_program(assignment: rpb.SeatAssignment, code_dir: Path, sandbox: str) -> ProgramBot:

@@ -16,7 +16,7 @@ SMALL_CAPS = Caps(packed=64 * 1024, unpacked=256 * 1024, files=20)
 MAX_VERSIONS = 4
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def hosting_server(valkey: Any) -> Iterator[InProcessServer]:
     srv = InProcessServer(ServerConfig(port=0, redis_url=valkey.url, version_caps=SMALL_CAPS,
                                        max_versions_per_agent=MAX_VERSIONS)).start()

@@ -4,6 +4,7 @@ private parts only for the agent's own api token."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import tarfile
@@ -31,8 +32,10 @@ def _bot(tmp_path: Path, text: str = "print(1)\n") -> bytes:
 
 
 def _tar(**files: bytes) -> bytes:
+    """A .tar.gz of these files, the same bytes every time (gzip's time fixed)."""
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as gz, \
+            tarfile.open(fileobj=gz, mode="w") as tar:
         for name, data in files.items():
             info = tarfile.TarInfo(name)
             info.size = len(data)

@@ -1,4 +1,5 @@
-"""Hosted agents for tests: a program packed as a version, stored and activated.
+"""Hosted agents for tests: a program packed as a version, stored and activated,
+either straight into the store or through ``agent register`` and ``submit``.
 
 The programs here use the standard library only (the sandbox shows a program
 the system's Python, not this repository's environment).
@@ -7,9 +8,12 @@ the system's Python, not this repository's environment).
 from __future__ import annotations
 
 import io
+import json
 import tarfile
 import time
 from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
 from twistarena.storage import Holder, Store
 from twistarena.storage.versions import VersionRecord, version_id
@@ -62,3 +66,31 @@ async def store_version(redis_url: str, agent_id: str, files: Mapping[str, str |
 SLOW_FIRST_LEGAL = FIRST_LEGAL.replace(
     'print(message["legal_actions"]',
     '__import__("time").sleep(0.03); print(message["legal_actions"]')
+
+
+def submit_agent(server: str, name: str, files: Mapping[str, str | bytes], entry: str,
+                 capsys: Any, workdir: Path) -> tuple[str, str]:
+    """``agent register`` and ``submit`` (in this process, as a user types them):
+    (agent id, api token) of a new agent whose active version is ``files``."""
+    from twistarena.clients.cli import main as cli
+
+    assert cli(["agent", "register", "--server", server, "--name", name, "--json"]) == 0
+    registered = json.loads(capsys.readouterr().out)
+    folder = workdir / name
+    folder.mkdir()
+    for path, content in files.items():
+        (folder / path).write_bytes(content.encode() if isinstance(content, str) else content)
+    assert cli(["submit", "--server", server, "--api-token", registered["api_token"],
+                str(folder), "--entry", entry, "--json"]) == 0
+    capsys.readouterr()
+    return registered["agent_id"], registered["api_token"]
+
+
+def agent_show(server: str, agent_id: str, api_token: str, capsys: Any) -> dict[str, Any]:
+    """``agent show ID --json`` with the agent's own api token."""
+    from twistarena.clients.cli import main as cli
+
+    assert cli(["agent", "show", "--server", server, "--api-token", api_token, agent_id,
+                "--json"]) == 0
+    shown: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return shown

@@ -26,40 +26,20 @@ from twistarena.v1 import tournaments_pb2 as tpb
 from tests.support.hosting import (
     FIRST_LEGAL,
     SLOW_FIRST_LEGAL,
+    Arena,
     agent_show,
+    running_arena,
     store_version,
     submit_agent,
 )
-from tests.support.process import ServeProcess, json_records
-from tests.support.valkey import ValkeyProcess
+from tests.support.process import json_records
 from tests.support.waiting import wait_until
-
-
-class Arena:
-    """A serve subprocess with its runners, on a Valkey of its own."""
-
-    def __init__(self, valkey: ValkeyProcess, serve: ServeProcess) -> None:
-        self.valkey = valkey
-        self.serve = serve
-
-    @property
-    def url(self) -> str:
-        return str(self.valkey.url)
 
 
 @pytest.fixture(scope="module")
 def arena() -> Iterator[Arena]:
-    valkey = ValkeyProcess().start()
-    serve = ServeProcess(["--port", "0", "--redis-url", valkey.url, "--runners", "2",
-                          "--runner-slots", "4", "--sandbox", "none", "--log-format", "json",
-                          "--no-web"])
-    try:
-        serve.start()
-        yield Arena(valkey, serve)
-    finally:
-        serve.terminate()
-        serve.cleanup()
-        valkey.stop()
+    with running_arena(runners=2) as started:
+        yield started
 
 
 async def hosted(arena: Arena, name: str, program: str) -> str:

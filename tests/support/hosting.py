@@ -7,16 +7,21 @@ the system's Python, not this repository's environment).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import secrets
 import tarfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from twistarena.storage import Holder, Store
 from twistarena.storage.versions import VersionRecord, version_id
+
+from tests.support.process import ServeProcess
+from tests.support.valkey import ValkeyProcess
 
 #: Answers every decision with its first legal action; exits after ``over``.
 FIRST_LEGAL = """\
@@ -94,3 +99,35 @@ def agent_show(server: str, agent_id: str, api_token: str, capsys: Any) -> dict[
                 "--json"]) == 0
     shown: dict[str, Any] = json.loads(capsys.readouterr().out)
     return shown
+
+
+class Arena:
+    """A serve subprocess with its runners, on a Valkey of its own (so that no other
+    server's runners take its seats)."""
+
+    def __init__(self, valkey: ValkeyProcess, serve: ServeProcess, runner_token: str) -> None:
+        self.valkey = valkey
+        self.serve = serve
+        self.runner_token = runner_token
+
+    @property
+    def url(self) -> str:
+        return str(self.valkey.url)
+
+
+@contextlib.contextmanager
+def running_arena(runners: int, sandbox: str = "bwrap") -> Iterator[Arena]:
+    """``twistarena serve`` starting ``runners`` runners (4 seats each), until the block
+    ends; the runner token is the arena's ``runner_token``."""
+    token = "rt_" + secrets.token_urlsafe(24)
+    valkey = ValkeyProcess().start()
+    serve = ServeProcess(["--port", "0", "--redis-url", valkey.url, "--runners", str(runners),
+                          "--runner-slots", "4", "--sandbox", sandbox, "--runner-token", token,
+                          "--drain-grace", "1", "--log-format", "json", "--no-web"])
+    try:
+        serve.start()
+        yield Arena(valkey, serve, token)
+    finally:
+        serve.terminate()
+        serve.cleanup()
+        valkey.stop()

@@ -267,19 +267,19 @@ class RunnerHub(rgrpc.RunnersServicer):
         why = "stream ended"
         try:
             while not reader.done():
-                try:
+                if time.monotonic() - session.last_heard > SILENT_MS / 1000:
+                    why = f"silent for {SILENT_MS} ms"
+                    break
+                with contextlib.suppress(TimeoutError):
                     command = await asyncio.wait_for(session.outbox.get(), HEARTBEAT_MS / 1000)
-                except TimeoutError:
-                    if time.monotonic() - session.last_heard > SILENT_MS / 1000:
-                        why = f"silent for {SILENT_MS} ms"
-                        break
-                    continue
-                await context.write(command)
+                    await context.write(command)
         finally:
             session.closed = True
             reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await reader
+            with contextlib.suppress(asyncio.CancelledError):
+                failure = await asyncio.gather(reader, return_exceptions=True)
+                if failure and isinstance(failure[0], Exception):
+                    why = f"its reports failed: {failure[0]!r}"
             self.sessions.pop(session.runner_id, None)
             RUNNERS.set(len(self.sessions))
             log.info("runner_disconnected", runner=session.runner_id, why=why,

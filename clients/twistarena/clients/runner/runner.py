@@ -199,6 +199,10 @@ class Runner:
         if self.seats.get(key) is task:
             del self.seats[key]
             if not task.cancelled():
+                error = task.exception()
+                if error is not None:
+                    log.error("runner_seat_crashed", match_id=key[0], seat=key[1],
+                              error=repr(error))
                 self._done.put_nowait(rpb.SeatRef(match_id=key[0], seat=key[1]))
 
     async def _seat(self, assignment: rpb.SeatAssignment, address: str) -> None:

@@ -86,18 +86,20 @@ class MatchAssigned(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., seat_token: _Optional[str] = ..., server_address: _Optional[str] = ..., game_id: _Optional[str] = ..., num_players: _Optional[int] = ..., tournament_id: _Optional[str] = ...) -> None: ...
 
 class PracticeRequest(_message.Message):
-    __slots__ = ("game_id", "num_players", "strength", "seed", "time_control")
+    __slots__ = ("game_id", "num_players", "strength", "seed", "time_control", "hosted")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     NUM_PLAYERS_FIELD_NUMBER: _ClassVar[int]
     STRENGTH_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     TIME_CONTROL_FIELD_NUMBER: _ClassVar[int]
+    HOSTED_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     num_players: int
     strength: str
     seed: int
     time_control: _match_pb2.TimeControl
-    def __init__(self, game_id: _Optional[str] = ..., num_players: _Optional[int] = ..., strength: _Optional[str] = ..., seed: _Optional[int] = ..., time_control: _Optional[_Union[_match_pb2.TimeControl, _Mapping]] = ...) -> None: ...
+    hosted: bool
+    def __init__(self, game_id: _Optional[str] = ..., num_players: _Optional[int] = ..., strength: _Optional[str] = ..., seed: _Optional[int] = ..., time_control: _Optional[_Union[_match_pb2.TimeControl, _Mapping]] = ..., hosted: _Optional[bool] = ...) -> None: ...
 
 class PracticeResponse(_message.Message):
     __slots__ = ("match", "seat", "seat_token", "server_address")

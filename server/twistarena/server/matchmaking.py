@@ -34,6 +34,7 @@ from .disclosure import redact
 from .limits import Quotas, RateLimiter
 from .matchmaker import ALIVE_MS, TICK_S, Matchmaker
 from .rpc import api_agent, fail, is_admin, known_agent, peer_host, require_admin, shown
+from .runnerhub import RunnerHub
 
 log = logs.get("twistarena.matchmaking")
 
@@ -46,8 +47,9 @@ class Matchmaking(kgrpc.MatchmakingServicer):
     """The Matchmaking service: agent accounts, Queue streams and Practice."""
 
     def __init__(self, cluster: Cluster, config: ServerConfig, agents: Agents,
-                 matchmaker: Matchmaker, quotas: Quotas) -> None:
+                 matchmaker: Matchmaker, quotas: Quotas, runners: RunnerHub) -> None:
         self.cluster = cluster
+        self.runners = runners
         self.hub = cluster.hub
         self.config = config
         self.quotas = quotas
@@ -186,6 +188,7 @@ class Matchmaking(kgrpc.MatchmakingServicer):
         host = peer_host(context)
         who = host
         admin = is_admin(context, self.config)
+        agent_id: str | None = None
         if token:
             agent_id = await self.agents.by_token(token)
             if agent_id is None and not admin:
@@ -216,6 +219,14 @@ class Matchmaking(kgrpc.MatchmakingServicer):
         if request.HasField("seed") and self.config.admin_token and not admin:
             await fail(context, grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED_ADMIN",
                        "seed needs the admin token: whoever picks the seed knows every hand")
+        if request.hosted:
+            if agent_id is None:
+                await fail(context, grpc.StatusCode.UNAUTHENTICATED, "BAD_TOKEN",
+                           "a hosted practice match needs the agent's api token")
+            problem = await self.runners.unplayable([agent_id])
+            if problem:
+                await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "NO_ACTIVE_VERSION",
+                           problem)
         seed = request.seed if request.HasField("seed") else secrets.randbits(63)
         seat = seed % players
         opts = mpb.MatchOptions(game_id=game_id, num_players=players, seed=seed,
@@ -233,6 +244,11 @@ class Matchmaking(kgrpc.MatchmakingServicer):
             redact(match)
         address = await self.cluster.serving_address(match.match_id,
                                                      self.matchmaker.address())
+        if request.hosted:
+            assert agent_id is not None
+            await self.runners.seat_hosted(match.options, match.match_id, seat, tokens[seat],
+                                           address, agent_id, "practice")
+            return kpb.PracticeResponse(match=match, seat=seat, server_address=address)
         return kpb.PracticeResponse(match=match, seat=seat, seat_token=tokens[seat],
                                     server_address=address)
 

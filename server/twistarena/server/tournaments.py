@@ -54,6 +54,7 @@ from .creation import CreationError, new_match
 from .limits import Quotas
 from .loops import stop_loops
 from .rpc import fail, is_admin, require_admin, shown
+from .runnerhub import RunnerHub
 
 log = logs.get("twistarena.tournaments")
 
@@ -85,6 +86,20 @@ def strategy_of(entrant: str) -> str | None:
     """The house bot strategy an entrant names ('heuristic#2' -> 'heuristic'), or None."""
     base = entrant.split("#", 1)[0]
     return base if base in STRATEGIES else None
+
+
+#: An entrant ``agent:ID`` is a hosted agent: runners play its active version.
+HOSTED_PREFIX = "agent:"
+
+
+def hosted_agent(entrant: str) -> str | None:
+    """The agent id of a hosted entrant ('agent:ag_12' -> 'ag_12'), or None."""
+    return entrant.removeprefix(HOSTED_PREFIX) if entrant.startswith(HOSTED_PREFIX) else None
+
+
+def agent_of(entrant: str) -> str:
+    """The agent account an entrant that is not a house bot plays for."""
+    return hosted_agent(entrant) or entrant
 
 
 # -- the schedule, as pure functions of the spec and the results -----------------------
@@ -261,8 +276,10 @@ def to_proto(snap: Snapshot, with_games: bool = True, admin: bool = False) -> tp
 class Director:
     """Drives the tournaments this node holds the lease of; takes over orphaned ones."""
 
-    def __init__(self, cluster: Cluster, agents: Agents, address: Any) -> None:
+    def __init__(self, cluster: Cluster, agents: Agents, address: Any,
+                 runners: RunnerHub) -> None:
         self.cluster = cluster
+        self.runners = runners
         self.hub = cluster.hub
         self.store = cluster.store.tournaments
         self.agents = agents
@@ -414,20 +431,26 @@ class Director:
             if strategy is not None:
                 opts.seats.append(mpb.SeatSpec(name=entrant, house_bot=strategy))
             else:
-                record = await self.agents.get(entrant)
+                record = await self.agents.get(agent_of(entrant))
                 opts.seats.append(mpb.SeatSpec(name=record.name if record else entrant))
                 agents[seat] = entrant
         try:
-            _match, tokens = await new_match(self.cluster, opts, match_id=mid)
+            match, tokens = await new_match(self.cluster, opts, match_id=mid)
         except CreationError as exc:
             await self._finish(snap, tpb.TOURNAMENT_CANCELLED, f"cannot create a match: {exc}")
             return
         if agents:
-            await self.agents.track(mid, {s: agents.get(s, f"house:{e}")
-                                          for s, e in enumerate(game.seats)})
+            await self.agents.track(mid, {s: agent_of(agents[s]) if s in agents else
+                                          f"house:{e}" for s, e in enumerate(game.seats)})
             address = await self.cluster.serving_address(mid, self.address())
-            for seat, agent_id in agents.items():
-                await self.agents.assign(agent_id, kpb.MatchAssigned(
+            for seat, entrant in agents.items():
+                hosted = hosted_agent(entrant)
+                if hosted is not None:
+                    await self.runners.seat_hosted(
+                        match.options, mid, seat, tokens[seat], address, hosted, "tournament",
+                        tournament_id=snap.tid)
+                    continue
+                await self.agents.assign(entrant, kpb.MatchAssigned(
                     match_id=mid, seat=seat, seat_token=tokens[seat],
                     server_address=address, game_id=spec.game_id,
                     num_players=spec.num_players, tournament_id=snap.tid))
@@ -508,11 +531,15 @@ class Tournaments(tgrpc.TournamentsServicer):
         problem = normalize(spec)
         if not problem:
             agents = [e for e in spec.entrants if strategy_of(e) is None]
-            known = await self.agents.exists(agents) if agents else []
+            known = await self.agents.exists([agent_of(e) for e in agents]) if agents else []
             missing = [a for a, ok in zip(agents, known, strict=True) if not ok]
             if missing:
                 problem = (f"unknown entrants {missing}: name a house bot strategy "
-                           "(random, heuristic, ismcts) or a registered agent id")
+                           "(random, heuristic, ismcts), a registered agent id, or "
+                           "agent:ID for a hosted agent")
+            else:
+                problem = await self.director.runners.unplayable(
+                    [a for e in agents if (a := hosted_agent(e)) is not None])
         if problem:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", problem)
         creator = await self.quotas.admit_creation(context, makes_match=False)

@@ -13,6 +13,8 @@ A Lua script may only touch keys of one cluster slot, so keys that one script
 ``{mmq:<game>:<n>}``   one matchmaking queue (enqueue and pop are one script each)
 ``{a:<arena>}``        one arena's ratings, board, histories and match indexes
                        (a result is rated in one WATCH/MULTI)
+``{runners}``          hosted seats waiting for a runner or held by one, runner
+                       tokens and sessions (taking a seat is one script)
 ``{av:<agent>}``       one agent's hosted versions, the active one and their stats
                        (a stats report is one script over them)
 
@@ -118,6 +120,31 @@ def queue(game_id: str, players: int) -> list[str]:
     ``bot`` (agent -> house bot strategy)."""
     tag = f"{{mmq:{game_id}:{players}}}"
     return [f"{tag}:{part}" for part in QUEUE_PARTS]
+
+
+# -- runners: tag {runners} ------------------------------------------------------
+
+RUNNERS_TAG = "{runners}"
+#: List: seat keys (``<match>:<seat>``) of hosted seats waiting for a runner.
+RUNNER_PENDING = f"{RUNNERS_TAG}:pending"
+#: Hash: seat key -> SeatAssignment bytes (and ``<seat key>#handoffs`` -> count).
+RUNNER_SEATS = f"{RUNNERS_TAG}:seats"
+#: Sorted set: seat key -> until when (ms) its runner holds it without a heartbeat.
+RUNNER_HELD = f"{RUNNERS_TAG}:held"
+#: Hash: seat key -> the runner id that holds it.
+RUNNER_HOLDER = f"{RUNNERS_TAG}:holder"
+#: Hash: minted runner token hash -> its name.
+RUNNER_TOKENS = f"{RUNNERS_TAG}:tokens"
+
+
+def runner_session(key_hash: str) -> str:
+    """String with a TTL: a runner session key's hash -> the runner id."""
+    return f"{RUNNERS_TAG}:session:{key_hash}"
+
+
+def runner_played(seat_key: str, runner_id: str) -> str:
+    """String with a TTL: the version a runner played a seat with, until it reports."""
+    return f"{RUNNERS_TAG}:played:{seat_key}:{runner_id}"
 
 
 # -- tournaments: tag {t:<id>} ---------------------------------------------------

@@ -4,6 +4,8 @@
 appends), ``Store.nodes`` (membership, lease index, node inboxes),
 ``Store.agents``, ``Store.queues``, ``Store.tournaments``, ``Store.versions``
 (hosted agents' versions, archives and stats) and ``Store.arenas``. Each part's
+(hosted agents' versions, archives and stats) and ``Store.runners`` (hosted
+seats waiting for or held by runners). Each part's
 module lists the keys it owns; ``keys`` has them all.
 """
 
@@ -24,6 +26,7 @@ from .leases import Holder
 from .matches import Matches
 from .nodes import Nodes
 from .queues import QueueStore
+from .runners import RunnerStore
 from .scripts import Scripts
 from .tournaments import TournamentStore
 from .versions import VersionStore
@@ -48,6 +51,7 @@ class Store:
         self.queues = QueueStore(self.conn, self.scripts)
         self.tournaments = TournamentStore(self.conn, self.scripts, holder)
         self.arenas = ArenaStore(self.conn)
+        self.runners = RunnerStore(self.conn, self.scripts)
         self.versions = VersionStore(self.conn, self.scripts)
 
     @property

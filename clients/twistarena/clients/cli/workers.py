@@ -30,7 +30,7 @@ from ..sdk.connection import Backoff
 
 #: Flags the supervisor sets per worker itself (the rest are passed through).
 OWN_FLAGS = frozenset({"workers", "port", "redis_url", "data_dir", "node_id", "metrics_port",
-                       "web_port", "no_web", "shared_port"})
+                       "web_port", "no_web", "shared_port", "runners", "runner_token"})
 LISTENING = "listening on "
 #: A worker that exits within this many seconds of its start is crashing: each such
 #: exit doubles the wait before its next start (0.5 s up to 30 s); a longer life
@@ -88,11 +88,15 @@ def _die_with_parent() -> None:
 
 
 class Worker:
-    """One ``twistarena serve`` child; its output is passed on, but for its address line."""
+    """One ``twistarena serve`` child (or another child of ``serve``: a runner); its
+    output is passed on, but for its address line."""
 
-    def __init__(self, argv: list[str], ready: threading.Semaphore) -> None:
+    def __init__(self, argv: list[str], ready: threading.Semaphore, label: str = "worker",
+                 env: dict[str, str] | None = None) -> None:
         self.argv = argv
         self.ready = ready
+        self.label = label
+        self.env = env
         self.process: subprocess.Popen[str] | None = None
         self.started_at = 0.0
         #: Exits in a row, each within ``STABLE_S`` of its start.
@@ -102,7 +106,7 @@ class Worker:
 
     def start(self) -> None:
         self.process = subprocess.Popen(self.argv, stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, text=True,
+                                        stderr=subprocess.STDOUT, text=True, env=self.env,
                                         preexec_fn=_die_with_parent)
         self.started_at = time.monotonic()
         self.restart_at = None
@@ -143,8 +147,11 @@ class Worker:
 
 
 def run_workers(parser: argparse.ArgumentParser, args: argparse.Namespace,
-                redis_url: str | None, node_id: str) -> int:
-    """Supervise ``args.workers`` nodes until SIGTERM/SIGINT."""
+                redis_url: str | None, node_id: str, runners: int = 0,
+                runner_token: str | None = None) -> int:
+    """Supervise ``args.workers`` nodes (and ``runners`` runner processes, which
+    authenticate with ``runner_token``) until SIGTERM/SIGINT."""
+    from .runners import TOKEN_ENV, RunnerSet, local_address
     from .servers import EmbeddedValkey
 
     count: int = args.workers
@@ -160,6 +167,7 @@ def run_workers(parser: argparse.ArgumentParser, args: argparse.Namespace,
               *passed_flags(parser, args), "--port", str(port), "--redis-url", redis_url,
               "--shared-port"]
     ready = threading.Semaphore(0)
+    env = {**os.environ, TOKEN_ENV: runner_token} if runner_token else None
     workers = []
     for i in range(count):
         argv = [*common, "--node-id", f"{base}-{i}"]
@@ -167,7 +175,7 @@ def run_workers(parser: argparse.ArgumentParser, args: argparse.Namespace,
             argv += ["--metrics-port", str(args.metrics_port + i if args.metrics_port else 0)]
         argv += ["--web-port", str(args.web_port)] if i == 0 and args.web_port is not None \
             else ["--no-web"]
-        workers.append(Worker(argv, ready))
+        workers.append(Worker(argv, ready, env=env))
     stopping = threading.Event()
 
     def stop(signum: int, frame: object) -> None:
@@ -175,6 +183,8 @@ def run_workers(parser: argparse.ArgumentParser, args: argparse.Namespace,
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    runner_set = RunnerSet(runners, local_address(host, port), runner_token or "", args) \
+        if runners else None
     try:
         for worker in workers:
             worker.start()
@@ -184,10 +194,14 @@ def run_workers(parser: argparse.ArgumentParser, args: argparse.Namespace,
         if held is not None:
             held.close()
         print(f"{LISTENING}{host}:{port}", flush=True)
+        if runner_set is not None:
+            runner_set.start()
         while not stopping.wait(0.1):
-            _restart_exited(workers, time.monotonic())
+            restart_exited(workers, time.monotonic())
         return 0
     finally:
+        if runner_set is not None:
+            runner_set.stop()
         for worker in workers:
             worker.terminate()
         for worker in workers:
@@ -196,7 +210,7 @@ def run_workers(parser: argparse.ArgumentParser, args: argparse.Namespace,
             embedded.stop()
 
 
-def _restart_exited(workers: Sequence[Worker], now: float) -> None:
+def restart_exited(workers: Sequence[Worker], now: float) -> None:
     """Start again, under its node id (it resumes the matches it held), each worker
     that exited and whose wait is over; plan the wait of one that just exited."""
     for i, worker in enumerate(workers):
@@ -205,7 +219,7 @@ def _restart_exited(workers: Sequence[Worker], now: float) -> None:
         if worker.restart_at is None:
             code = worker.process.returncode if worker.process is not None else None
             delay = worker.plan_restart(now)
-            print(f"twistarena serve: worker {i} exited with code {code}; "
+            print(f"twistarena serve: {worker.label} {i} exited with code {code}; "
                   f"starting it again in {delay:.1f} s", file=sys.stderr, flush=True)
         elif now >= worker.restart_at:
             worker.start()

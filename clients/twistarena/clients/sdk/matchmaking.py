@@ -83,10 +83,11 @@ async def get_agent(server: str | Sequence[str], agent_id: str,
 async def practice(server: str | Sequence[str], game: str, players: int = 0, *,
                    strength: str = "heuristic", seed: int | None = None,
                    api_token: str | None = None, decision_ms: int = 0,
-                   **tls: Any) -> matchmaking_pb2.PracticeResponse:
-    """A match against house bots of ``strength``, created at once; play the returned seat."""
+                   hosted: bool = False, **tls: Any) -> matchmaking_pb2.PracticeResponse:
+    """A match against house bots of ``strength``, created at once; play the returned seat
+    (``hosted``: a runner plays it with the api token's agent's active version)."""
     request = matchmaking_pb2.PracticeRequest(game_id=game, num_players=players,
-                                              strength=strength)
+                                              strength=strength, hosted=hosted)
     request.time_control.decision_ms = decision_ms
     if seed is not None:
         request.seed = seed

@@ -21,7 +21,7 @@ ARENA_STATUS_RUNNING: ArenaStatus
 ARENA_STATUS_PAUSED: ArenaStatus
 
 class Arena(_message.Message):
-    __slots__ = ("arena_id", "game_id", "num_players", "house_bots", "matches_per_minute", "max_concurrent_per_agent", "status", "matches_played", "players", "created_at")
+    __slots__ = ("arena_id", "game_id", "num_players", "house_bots", "matches_per_minute", "max_concurrent_per_agent", "status", "matches_played", "players", "enrolled", "created_at")
     ARENA_ID_FIELD_NUMBER: _ClassVar[int]
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     NUM_PLAYERS_FIELD_NUMBER: _ClassVar[int]
@@ -31,6 +31,7 @@ class Arena(_message.Message):
     STATUS_FIELD_NUMBER: _ClassVar[int]
     MATCHES_PLAYED_FIELD_NUMBER: _ClassVar[int]
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    ENROLLED_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     arena_id: str
     game_id: str
@@ -41,8 +42,9 @@ class Arena(_message.Message):
     status: ArenaStatus
     matches_played: int
     players: int
+    enrolled: int
     created_at: _timestamp_pb2.Timestamp
-    def __init__(self, arena_id: _Optional[str] = ..., game_id: _Optional[str] = ..., num_players: _Optional[int] = ..., house_bots: _Optional[_Iterable[str]] = ..., matches_per_minute: _Optional[int] = ..., max_concurrent_per_agent: _Optional[int] = ..., status: _Optional[_Union[ArenaStatus, str]] = ..., matches_played: _Optional[int] = ..., players: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    def __init__(self, arena_id: _Optional[str] = ..., game_id: _Optional[str] = ..., num_players: _Optional[int] = ..., house_bots: _Optional[_Iterable[str]] = ..., matches_per_minute: _Optional[int] = ..., max_concurrent_per_agent: _Optional[int] = ..., status: _Optional[_Union[ArenaStatus, str]] = ..., matches_played: _Optional[int] = ..., players: _Optional[int] = ..., enrolled: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class CreateArenaRequest(_message.Message):
     __slots__ = ("game_id", "num_players", "house_bots", "matches_per_minute", "max_concurrent_per_agent")
@@ -73,6 +75,26 @@ class GetArenaRequest(_message.Message):
     ARENA_ID_FIELD_NUMBER: _ClassVar[int]
     arena_id: str
     def __init__(self, arena_id: _Optional[str] = ...) -> None: ...
+
+class EnrollAgentRequest(_message.Message):
+    __slots__ = ("arena_id", "agent_id", "withdraw")
+    ARENA_ID_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    WITHDRAW_FIELD_NUMBER: _ClassVar[int]
+    arena_id: str
+    agent_id: str
+    withdraw: bool
+    def __init__(self, arena_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., withdraw: _Optional[bool] = ...) -> None: ...
+
+class EnrollAgentResponse(_message.Message):
+    __slots__ = ("arena", "enrolled", "agents")
+    ARENA_FIELD_NUMBER: _ClassVar[int]
+    ENROLLED_FIELD_NUMBER: _ClassVar[int]
+    AGENTS_FIELD_NUMBER: _ClassVar[int]
+    arena: Arena
+    enrolled: bool
+    agents: int
+    def __init__(self, arena: _Optional[_Union[Arena, _Mapping]] = ..., enrolled: _Optional[bool] = ..., agents: _Optional[int] = ...) -> None: ...
 
 class SetArenaPausedRequest(_message.Message):
     __slots__ = ("arena_id", "paused")

@@ -66,6 +66,11 @@ class ArenasStub:
                 request_serializer=twistarena_dot_v1_dot_arenas__pb2.ListAgentsRequest.SerializeToString,
                 response_deserializer=twistarena_dot_v1_dot_arenas__pb2.ListAgentsResponse.FromString,
                 _registered_method=True)
+        self.EnrollAgent = channel.unary_unary(
+                '/twistarena.v1.Arenas/EnrollAgent',
+                request_serializer=twistarena_dot_v1_dot_arenas__pb2.EnrollAgentRequest.SerializeToString,
+                response_deserializer=twistarena_dot_v1_dot_arenas__pb2.EnrollAgentResponse.FromString,
+                _registered_method=True)
 
 
 class ArenasServicer:
@@ -118,6 +123,17 @@ class ArenasServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def EnrollAgent(self, request, context):
+        """Enroll an agent in an arena, or withdraw it: from then on the arena seats
+        its active hosted version (runners play it). The agent's own api token as
+        metadata `authorization: Bearer <token>`, or the admin token for any agent.
+        NOT_FOUND (UNKNOWN_ARENA, UNKNOWN_AGENT), UNAUTHENTICATED (BAD_TOKEN),
+        PERMISSION_DENIED (NOT_YOUR_AGENT).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenasServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -150,6 +166,11 @@ def add_ArenasServicer_to_server(servicer, server):
                     servicer.ListAgents,
                     request_deserializer=twistarena_dot_v1_dot_arenas__pb2.ListAgentsRequest.FromString,
                     response_serializer=twistarena_dot_v1_dot_arenas__pb2.ListAgentsResponse.SerializeToString,
+            ),
+            'EnrollAgent': grpc.unary_unary_rpc_method_handler(
+                    servicer.EnrollAgent,
+                    request_deserializer=twistarena_dot_v1_dot_arenas__pb2.EnrollAgentRequest.FromString,
+                    response_serializer=twistarena_dot_v1_dot_arenas__pb2.EnrollAgentResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -316,6 +337,33 @@ class Arenas:
             '/twistarena.v1.Arenas/ListAgents',
             twistarena_dot_v1_dot_arenas__pb2.ListAgentsRequest.SerializeToString,
             twistarena_dot_v1_dot_arenas__pb2.ListAgentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EnrollAgent(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/twistarena.v1.Arenas/EnrollAgent',
+            twistarena_dot_v1_dot_arenas__pb2.EnrollAgentRequest.SerializeToString,
+            twistarena_dot_v1_dot_arenas__pb2.EnrollAgentResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -24,9 +24,10 @@ from twistarena.v1 import arenas_pb2 as apb
 from twistarena.v1 import arenas_pb2_grpc as agrpc
 from twistarena.v1 import matchmaking_pb2 as kpb
 
-from . import logs
+from . import auth, logs
+from .agents import Agents
 from .config import ServerConfig
-from .rpc import fail, require_admin, shown
+from .rpc import api_agent, fail, is_admin, known_agent, require_admin, shown
 
 log = logs.get("twistarena.arenas")
 
@@ -141,18 +142,22 @@ def row_message(rank: int, key: str, row: RatingRow, names: dict[str, str]) -> a
 class Arenas(agrpc.ArenasServicer):
     """The Arenas service: specs (admin), leaderboards and agents (anyone)."""
 
-    def __init__(self, store: Store, config: ServerConfig) -> None:
+    def __init__(self, store: Store, config: ServerConfig, agents: Agents) -> None:
         self.store = store
         self.config = config
+        self.agents = agents
 
     async def _arena(self, arena_id: str, context: aio.ServicerContext[Any, Any]) -> apb.Arena:
         arena = await self.store.arenas.get(arena_id)
         if arena is None:
             await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_ARENA",
                        f"no arena {shown(arena_id)}; ListArenas shows them")
-        played, players = await self.store.arenas.counts(arena_id)
-        arena.matches_played, arena.players = played, players
+        await self._count(arena)
         return arena
+
+    async def _count(self, arena: apb.Arena) -> None:
+        counts = await self.store.arenas.counts(arena.arena_id)
+        arena.matches_played, arena.players, arena.enrolled = counts
 
     async def _page(self, page_size: int, page_token: str,
                     context: aio.ServicerContext[Any, Any]) -> tuple[int, int]:
@@ -169,6 +174,26 @@ class Arenas(agrpc.ArenasServicer):
         problem = spec_problem(request)
         if problem:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", problem)
+        arena = await self.open(request)
+        if arena is None:
+            await fail(context, grpc.StatusCode.ALREADY_EXISTS, "ARENA_EXISTS",
+                       f"arena {arena_id_of(request.game_id, request.num_players)} exists; "
+                       "pause or resume it instead")
+        return arena
+
+    async def open_configured(self, specs: Sequence[str]) -> None:
+        """Open the arenas ``serve --arena GAME:PLAYERS`` names, unless open."""
+        for spec in specs:
+            game_id, _, players = spec.partition(":")
+            request = apb.CreateArenaRequest(game_id=game_id,
+                                             num_players=int(players) if players.isdigit() else 0)
+            problem = spec_problem(request)
+            if problem:
+                raise ValueError(f"--arena {spec}: {problem}")
+            await self.open(request)
+
+    async def open(self, request: apb.CreateArenaRequest) -> apb.Arena | None:
+        """Store a new arena from a checked spec; None if it is open already."""
         arena = apb.Arena(
             arena_id=arena_id_of(request.game_id, request.num_players),
             game_id=request.game_id, num_players=request.num_players,
@@ -179,8 +204,7 @@ class Arenas(agrpc.ArenasServicer):
             status=apb.ARENA_STATUS_RUNNING)
         arena.created_at.GetCurrentTime()
         if not await self.store.arenas.create(arena):
-            await fail(context, grpc.StatusCode.ALREADY_EXISTS, "ARENA_EXISTS",
-                       f"arena {arena.arena_id} exists; pause or resume it instead")
+            return None
         log.info("arena_created", arena=arena.arena_id, house=list(arena.house_bots))
         return arena
 
@@ -189,7 +213,7 @@ class Arenas(agrpc.ArenasServicer):
         """Every arena with its counts."""
         arenas = await self.store.arenas.all()
         for arena in arenas:
-            arena.matches_played, arena.players = await self.store.arenas.counts(arena.arena_id)
+            await self._count(arena)
         return apb.ListArenasResponse(arenas=arenas)
 
     async def GetArena(self, request: apb.GetArenaRequest,
@@ -206,6 +230,25 @@ class Arenas(agrpc.ArenasServicer):
         await self.store.arenas.put(arena)
         log.info("arena_paused" if request.paused else "arena_resumed", arena=arena.arena_id)
         return arena
+
+    async def EnrollAgent(self, request: apb.EnrollAgentRequest,
+                          context: aio.ServicerContext[Any, Any]) -> apb.EnrollAgentResponse:
+        """The agent itself (its api token) or the admin enrolls or withdraws it."""
+        if auth.bearer(context.invocation_metadata()) and not is_admin(context, self.config):
+            caller = await api_agent(context, self.agents.by_token, "EnrollAgent")
+            if caller != request.agent_id:
+                await fail(context, grpc.StatusCode.PERMISSION_DENIED, "NOT_YOUR_AGENT",
+                           "an api token enrolls its own agent only")
+        else:
+            await require_admin(context, self.config)
+        arena = await self._arena(request.arena_id, context)
+        await known_agent(context, self.agents, request.agent_id)
+        await self.store.arenas.enroll(arena.arena_id, request.agent_id, not request.withdraw)
+        await self._count(arena)
+        log.info("arena_withdrawn" if request.withdraw else "arena_enrolled",
+                 arena=arena.arena_id, agent=request.agent_id)
+        return apb.EnrollAgentResponse(arena=arena, enrolled=not request.withdraw,
+                                       agents=arena.enrolled)
 
     async def GetLeaderboard(self, request: apb.GetLeaderboardRequest,
                              context: aio.ServicerContext[Any, Any]) -> apb.Leaderboard:

@@ -134,6 +134,8 @@ class ServerConfig:
     match_by_rating: bool = False
     #: Practice matches per minute per client without an api token.
     practice_per_minute: int = 30
+    #: Arenas to open at start, ``GAME:PLAYERS`` each (kept as they are if open).
+    arenas: tuple[str, ...] = ()
     #: Runners (``twistarena runner``) authenticate with this token, or with one
     #: an admin minted (Runners.MintRunnerToken). None: only minted ones.
     runner_token: str | None = None

@@ -18,6 +18,7 @@ from twistarena.v1 import tournaments_pb2 as tpb
 from twistarena.v1 import tournaments_pb2_grpc as tgrpc
 
 from .agents import Agents
+from .arenaplay import ArenaScheduler
 from .arenas import Arenas, Ladder
 from .cluster import Cluster
 from .config import ServerConfig
@@ -38,7 +39,8 @@ SERVICE_NAMES: tuple[str, ...] = (
 
 
 class Extras:
-    """Agents, the matchmaker, the tournament director and the runner hub of one node."""
+    """Agents, the matchmaker, the tournament director, the runner hub and the arena
+    scheduler of one node."""
 
     def __init__(self, cluster: Cluster, config: ServerConfig,
                  address: Callable[[], str], quotas: Quotas) -> None:
@@ -53,10 +55,12 @@ class Extras:
         self.matchmaking = Matchmaking(cluster, config, self.agents, self.matchmaker, quotas,
                                        self.runners)
         self.tournaments = Tournaments(cluster, config, self.agents, self.director, quotas)
-        self.arenas = Arenas(cluster.store, config)
+        self.arenas = Arenas(cluster.store, config, self.agents)
         #: Applies arena results to ratings.
         self.ladder = Ladder(cluster.store)
         self.matchmaking.arenas = self.arenas
+        self.scheduler = ArenaScheduler(cluster, self.ladder, self.runners, advertised)
+        self.config = config
         self.hosting = Hosting(config, self.agents, quotas)
 
     def add_to_server(self, server: aio.Server) -> None:
@@ -68,13 +72,17 @@ class Extras:
         hgrpc.add_HostingServicer_to_server(self.hosting, server)  # type: ignore[no-untyped-call]
 
     async def start(self) -> None:
-        """Start the matchmaker, the tournament director and the runner hub."""
+        """Start the matchmaker, the tournament director, the runner hub and the
+        arena scheduler (opening the arenas ``serve --arena`` names)."""
         await self.matchmaker.start()
         await self.director.start()
         await self.runners.start()
+        await self.arenas.open_configured(self.config.arenas)
+        await self.scheduler.start()
 
     async def close(self) -> None:
         """Stop them (on drain or shutdown)."""
+        await self.scheduler.close()
         await self.runners.close()
         await self.director.close()
         await self.matchmaker.close()

@@ -6,8 +6,11 @@ and, under the tag ``{a:<arena>}``, ``ratings`` (player key -> its row),
 ``board`` (player shown on the leaderboard -> conservative rating),
 ``current`` (agent -> the version it plays), ``history:<player key>``,
 ``rated`` (match ids already rated: a result is applied once), ``matches``
-(match id -> end ms) and ``agent:<agent>`` (that agent's matches). One arena's
-keys share a slot, so a result is rated in one WATCH/MULTI.
+(match id -> end ms), ``agent:<agent>`` (that agent's matches), ``enrolled``
+(agents that play in it), ``live`` (its unrated matches and their players)
+and ``owner`` (the lease of the node scheduling it, the same lease as a
+tournament's). One arena's keys share a slot, so a result is rated in one
+WATCH/MULTI.
 
 A player key is ``AGENT@VERSION`` (``house:BOT@0`` for a house rung). What the
 ratings mean (where a new version starts, which results count) is decided by
@@ -20,7 +23,7 @@ import asyncio
 import json
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from redis.exceptions import WatchError
@@ -29,7 +32,9 @@ from twistarena.v1 import arenas_pb2 as apb
 from . import keys
 from .connection import Connections
 from .errors import driver_errors
+from .leases import Holder, Leases
 from .replies import text
+from .scripts import Scripts
 
 #: Rating points kept per player (older ones are trimmed).
 HISTORY_KEPT = 200
@@ -37,6 +42,8 @@ HISTORY_KEPT = 200
 AGENT_MATCHES_KEPT = 1000
 #: Optimistic rating updates give up after this many conflicting writers.
 RATE_ATTEMPTS = 20
+#: A scheduler's lease; it renews every second, so a dead node is replaced within this.
+LEASE_MS = 3000
 
 
 @dataclass(slots=True)
@@ -74,8 +81,11 @@ def _row(raw: Any) -> RatingRow | None:
 class ArenaStore:
     """Arena specs, ratings, histories, leaderboards and match indexes."""
 
-    def __init__(self, conn: Connections) -> None:
+    def __init__(self, conn: Connections, scripts: Scripts, holder: Holder) -> None:
         self.conn = conn
+        #: The lease of the node that schedules an arena (one node at a time).
+        self.leases = Leases(conn, scripts, replace(holder, lease_ms=LEASE_MS),
+                             keys.arena_lease)
 
     @property
     def _redis(self) -> Any:
@@ -106,14 +116,46 @@ class ArenaStore:
         return sorted((apb.Arena.FromString(v) for v in raw.values()),
                       key=lambda a: a.arena_id)
 
-    async def counts(self, arena_id: str) -> tuple[int, int]:
-        """(rated matches, rated players) of an arena."""
+    async def counts(self, arena_id: str) -> tuple[int, int, int]:
+        """(rated matches, rated players, enrolled agents) of an arena."""
         with driver_errors():
             pipe = self._redis.pipeline(transaction=False)
             pipe.scard(keys.arena_rated(arena_id))
             pipe.hlen(keys.arena_ratings(arena_id))
-            matches, players = await pipe.execute()
-        return int(matches), int(players)
+            pipe.scard(keys.arena_enrolled(arena_id))
+            matches, players, enrolled = await pipe.execute()
+        return int(matches), int(players), int(enrolled)
+
+    # -- enrolment and live matches -----------------------------------------
+    async def enroll(self, arena_id: str, agent_id: str, enrolled: bool = True) -> None:
+        """Enroll an agent in the arena (or withdraw it)."""
+        with driver_errors():
+            if enrolled:
+                await self._redis.sadd(keys.arena_enrolled(arena_id), agent_id)
+            else:
+                await self._redis.srem(keys.arena_enrolled(arena_id), agent_id)
+
+    async def enrolled(self, arena_id: str) -> list[str]:
+        """The agents enrolled in the arena, sorted."""
+        with driver_errors():
+            raw: Any = await self._redis.smembers(keys.arena_enrolled(arena_id))
+        return sorted(text(a) for a in raw)
+
+    async def add_live(self, arena_id: str, match_id: str, players: Sequence[str]) -> None:
+        """Note a match of the arena before it is created (its players per seat)."""
+        with driver_errors():
+            await self._redis.hset(keys.arena_live(arena_id), match_id, json.dumps(players))
+
+    async def live(self, arena_id: str) -> dict[str, list[str]]:
+        """The arena's matches not rated yet -> their players per seat."""
+        with driver_errors():
+            raw: Any = await self._redis.hgetall(keys.arena_live(arena_id))
+        return {text(k): json.loads(v) for k, v in raw.items()}
+
+    async def drop_live(self, arena_id: str, match_id: str) -> None:
+        """Forget a live match (rated, or never created)."""
+        with driver_errors():
+            await self._redis.hdel(keys.arena_live(arena_id), match_id)
 
     # -- ratings -------------------------------------------------------------
     async def rows(self, arena_id: str, players: Sequence[str]) -> list[RatingRow | None]:

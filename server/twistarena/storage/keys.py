@@ -216,6 +216,21 @@ def arena_matches(arena_id: str) -> str:
     return _arena(arena_id, "matches")
 
 
+def arena_lease(arena_id: str) -> str:
+    """Hash: the lease of the node scheduling the arena (see ``leases``)."""
+    return _arena(arena_id, "owner")
+
+
+def arena_enrolled(arena_id: str) -> str:
+    """Set: agent ids enrolled in the arena."""
+    return _arena(arena_id, "enrolled")
+
+
+def arena_live(arena_id: str) -> str:
+    """Hash: the arena's unrated matches -> their player keys per seat (JSON)."""
+    return _arena(arena_id, "live")
+
+
 def arena_agent_matches(arena_id: str, agent_id: str) -> str:
     """Sorted set: one agent's rated match ids in the arena -> end ms."""
     return _arena(arena_id, f"agent:{agent_id}")

@@ -50,7 +50,7 @@ class Store:
         self.agents = AgentStore(self.conn)
         self.queues = QueueStore(self.conn, self.scripts)
         self.tournaments = TournamentStore(self.conn, self.scripts, holder)
-        self.arenas = ArenaStore(self.conn)
+        self.arenas = ArenaStore(self.conn, self.scripts, holder)
         self.runners = RunnerStore(self.conn, self.scripts)
         self.versions = VersionStore(self.conn, self.scripts)
 

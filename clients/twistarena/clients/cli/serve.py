@@ -123,6 +123,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--spectator-delay-ms", type=int, default=0, metavar="MS",
                    help="hold every message of a live Watch stream this long before "
                         "sending it (default 0: at once)")
+    p.add_argument("--arena", action="append", default=[], metavar="GAME:PLAYERS",
+                   help="open this arena (continuous rated play) at start unless it is "
+                        "open; repeat for more (`twistarena arena create` sets house rungs "
+                        "and rates)")
     p.add_argument("--house-fill-after", type=float, default=None, metavar="SECONDS",
                    help="matchmaking: fill a queued agent's empty seats with house bots "
                         "after this wait (default: only when its Queue request asks)")
@@ -268,6 +272,7 @@ def run(args: argparse.Namespace) -> int:
                           unpacked=int(args.version_max_unpacked_mb * MIB),
                           files=args.version_max_files),
         max_versions_per_agent=args.version_max_per_agent,
+        arenas=tuple(args.arena),
     )
     json_logs = {"auto": None, "json": True, "console": False}[args.log_format]
     web = web_beside(args, redis_url, tls is not None)

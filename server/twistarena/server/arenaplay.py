@@ -1,0 +1,238 @@
+"""The arena scheduler: continuous rated play, one node at a time per arena.
+
+Every node supervises the arenas; the one that holds an arena's lease (the
+same lease as a tournament driver's, ``storage.arenas.LEASE_MS``) schedules
+it: it rates the arena's matches that ended (``arenas.Ladder``), then, unless
+the arena is paused, seats new tables as ``twistarena.league.ladder.pick_tables``
+forms them, within the arena's matches per minute. Hosted agents' seats go to
+the runners (``RunnerHub.seat_hosted``), house rungs are the server's bots.
+
+What it needs to go on lives in the store: the arena's live matches (noted
+before each match is created, with its players) and the ratings. A node that
+dies loses nothing: the next node to claim the lease rates what ended
+meanwhile (each match once) and carries on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import random
+import secrets
+import time
+from collections import Counter
+from typing import Any
+
+from twistarena import wire
+from twistarena.league import Rating, Rung, next_version_rating, pick_tables
+from twistarena.storage import StoreError
+from twistarena.storage.arenas import player_key, split_player
+from twistarena.storage.errors import FencedError
+from twistarena.v1 import arenas_pb2 as apb
+from twistarena.v1 import match_pb2 as mpb
+
+from . import logs, metrics
+from .arenas import Ladder
+from .cluster import Cluster
+from .creation import CreationError, new_match
+from .loops import stop_loops
+from .runnerhub import RunnerHub
+
+log = logs.get("twistarena.arenas")
+
+#: How often a scheduler looks at its arena's matches and forms tables.
+TICK_S = 0.25
+#: How often every node looks for arenas nobody schedules.
+SUPERVISE_S = 1.0
+#: The scheduler renews its lease this often (the lease lasts three times longer).
+RENEW_S = 1.0
+#: Decision time of arena matches (ms): the server's default clock, bounded.
+ARENA_DECISION_MS = 5000
+#: The agent id prefix of a house rung (rated as version 0: it has no versions).
+HOUSE = "house:"
+
+
+class ArenaScheduler:
+    """Schedules the arenas whose lease this node holds; takes over orphaned ones."""
+
+    def __init__(self, cluster: Cluster, ladder: Ladder, runners: RunnerHub,
+                 address: Any) -> None:
+        self.cluster = cluster
+        self.store = cluster.store
+        self.hub = cluster.hub
+        self.ladder = ladder
+        self.runners = runners
+        self.address = address
+        self.running: dict[str, asyncio.Task[None]] = {}
+        #: arena id -> the token of this node's lease on it
+        self.tokens: dict[str, str] = {}
+        self._supervisor: asyncio.Task[None] | None = None
+        self.rng = random.Random()
+
+    async def start(self) -> None:
+        """Start supervising: schedule arenas that no live node holds."""
+        self._supervisor = asyncio.get_running_loop().create_task(
+            self._supervise(), name="arenas.supervise")
+
+    async def close(self) -> None:
+        """Stop scheduling and release the leases, so another node takes over at once."""
+        tasks = [t for t in (self._supervisor, *self.running.values()) if t is not None]
+        await stop_loops(tasks, "arenas")
+        for arena_id in list(self.running):
+            token = self.tokens.get(arena_id)
+            if token:
+                with contextlib.suppress(StoreError):
+                    await self.store.arenas.leases.release(arena_id, token)
+        self.running.clear()
+        self.tokens.clear()
+
+    async def _supervise(self) -> None:
+        while True:
+            try:
+                for arena in await self.store.arenas.all():
+                    if arena.arena_id not in self.running and not self.hub.draining:
+                        await self.try_schedule(arena.arena_id)
+            except StoreError as exc:
+                log.warning("arena_supervise_failed", error=repr(exc))
+            await asyncio.sleep(SUPERVISE_S)
+
+    async def try_schedule(self, arena_id: str) -> bool:
+        """Schedule the arena if no other node holds its lease."""
+        try:
+            grant = await self.store.arenas.leases.claim(arena_id)
+        except FencedError:
+            return False
+        self.tokens[arena_id] = grant.token
+        task = asyncio.get_running_loop().create_task(self._run(arena_id),
+                                                      name=f"arena.{arena_id}")
+        self.running[arena_id] = task
+        task.add_done_callback(functools.partial(self._done, arena_id))
+        return True
+
+    def _done(self, arena_id: str, task: asyncio.Task[None]) -> None:
+        if self.running.get(arena_id) is task:
+            del self.running[arena_id]
+        if not task.cancelled() and task.exception() is not None:
+            metrics.ERRORS.labels("arena").inc()
+            log.error("arena_scheduler_failed", arena=arena_id, error=repr(task.exception()))
+
+    async def _run(self, arena_id: str) -> None:
+        log.info("arena_scheduling", arena=arena_id, node=self.cluster.node_id)
+        last_renew = time.monotonic()
+        budget, last_tick = 1.0, time.monotonic()
+        while True:
+            now = time.monotonic()
+            if now - last_renew > RENEW_S:
+                token = self.tokens.get(arena_id, "")
+                if await self.store.arenas.leases.renew(arena_id, token) <= 0:
+                    log.warning("arena_lease_lost", arena=arena_id)
+                    return
+                last_renew = now
+            arena = await self.store.arenas.get(arena_id)
+            if arena is None:
+                return
+            playing = await self.rate_ended(arena_id)
+            per_second = arena.matches_per_minute / 60.0
+            budget = min(budget + (now - last_tick) * per_second, max(1.0, per_second))
+            last_tick = now
+            if arena.status == apb.ARENA_STATUS_RUNNING and budget >= 1.0:
+                budget -= await self.seat_tables(arena, playing, int(budget))
+            await asyncio.sleep(TICK_S)
+
+    async def rate_ended(self, arena_id: str) -> Counter[str]:
+        """Rate the arena's matches that ended; how many live matches each agent is in."""
+        live = await self.store.arenas.live(arena_id)
+        ids = list(live)
+        records = await self.store.matches.load_many(ids) if ids else []
+        playing: Counter[str] = Counter()
+        for mid, record in zip(ids, records, strict=True):
+            players = live[mid]
+            if record is None:
+                await self.store.arenas.drop_live(arena_id, mid)  # never created
+                continue
+            if record.status not in wire.MATCH_OVER:
+                playing.update(split_player(p)[0] for p in players)
+                continue
+            finished = record.status == mpb.MATCH_STATUS_FINISHED and record.result is not None
+            places = list(record.result.places) if record.result is not None else []
+            await self.ladder.record(arena_id, mid, players, places or [1] * len(players),
+                                     finished)
+            await self.store.arenas.drop_live(arena_id, mid)
+        return playing
+
+    async def rungs(self, arena: apb.Arena, playing: Counter[str]) -> list[Rung]:
+        """Everyone the arena may seat now: enrolled agents with an active hosted
+        version, at their rating (a new version: its head start), and the house rungs."""
+        arena_id = arena.arena_id
+        keys: list[str] = []
+        for agent_id in await self.store.arenas.enrolled(arena_id):
+            version = await self.version_number(agent_id)
+            if version:
+                keys.append(player_key(agent_id, version))
+        keys += [player_key(HOUSE + bot, 0) for bot in arena.house_bots]
+        agents = [split_player(k)[0] for k in keys]
+        rows = await self.store.arenas.rows(arena_id, keys)
+        # The version each agent played last: a new version starts from its rating.
+        last = await self.store.arenas.current_versions(arena_id, agents)
+        last_keys = [player_key(a, v) if v is not None else "-"
+                     for a, v in zip(agents, last, strict=True)]
+        last_rows = await self.store.arenas.rows(arena_id, last_keys)
+        out: list[Rung] = []
+        for key, agent_id, row, before in zip(keys, agents, rows, last_rows, strict=True):
+            if row is not None:
+                rating, games = Rating(row.mu, row.sigma), row.games
+            else:
+                rating = next_version_rating(
+                    None if before is None else Rating(before.mu, before.sigma),
+                    self.ladder.model)
+                games = 0
+            out.append(Rung(key, rating, games, playing.get(agent_id, 0),
+                            house=agent_id.startswith(HOUSE)))
+        return out
+
+    async def version_number(self, agent_id: str) -> int:
+        """The agent's active hosted version as a number (1 = its first); 0: none."""
+        active = await self.store.versions.active_id(agent_id)
+        if active is None:
+            return 0
+        ids = await self.store.versions.ids(agent_id)  # newest first
+        return len(ids) - ids.index(active) if active in ids else 0
+
+    async def seat_tables(self, arena: apb.Arena, playing: Counter[str], most: int) -> int:
+        """Form and create up to ``most`` tables; returns how many were created."""
+        rungs = await self.rungs(arena, playing)
+        tables = pick_tables(rungs, arena.num_players, arena.max_concurrent_per_agent, most,
+                             self.rng)
+        for table in tables:
+            await self.create(arena, table)
+        return len(tables)
+
+    async def create(self, arena: apb.Arena, players: list[str]) -> None:
+        """Note the match as live, then create it and hand its hosted seats to runners."""
+        mid = f"a-{arena.arena_id}-{secrets.token_hex(6)}"
+        await self.store.arenas.add_live(arena.arena_id, mid, players)
+        opts = mpb.MatchOptions(game_id=arena.game_id, num_players=arena.num_players)
+        opts.time_control.decision_ms = ARENA_DECISION_MS
+        names = await self.store.agents.names(
+            [split_player(p)[0] for p in players if not p.startswith(HOUSE)])
+        for key in players:
+            agent_id, version = split_player(key)
+            if agent_id.startswith(HOUSE):
+                opts.seats.append(mpb.SeatSpec(name=agent_id.removeprefix(HOUSE),
+                                               house_bot=agent_id.removeprefix(HOUSE)))
+            else:
+                opts.seats.append(mpb.SeatSpec(name=f"{names[agent_id]} v{version}"))
+        try:
+            match, tokens = await new_match(self.cluster, opts, match_id=mid)
+        except CreationError as exc:
+            log.warning("arena_match_not_created", arena=arena.arena_id, error=str(exc))
+            await self.store.arenas.drop_live(arena.arena_id, mid)
+            return
+        address = await self.cluster.serving_address(mid, self.address())
+        for seat, key in enumerate(players):
+            agent_id = split_player(key)[0]
+            if not agent_id.startswith(HOUSE):
+                await self.runners.seat_hosted(match.options, mid, seat, tokens[seat], address,
+                                               agent_id, "arena")
+        log.info("arena_match_created", arena=arena.arena_id, match_id=mid, players=players)

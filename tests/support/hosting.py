@@ -13,7 +13,7 @@ import json
 import secrets
 import tarfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -116,14 +116,15 @@ class Arena:
 
 
 @contextlib.contextmanager
-def running_arena(runners: int, sandbox: str = "bwrap") -> Iterator[Arena]:
+def running_arena(runners: int, sandbox: str = "bwrap",
+                  extra: Sequence[str] = ()) -> Iterator[Arena]:
     """``twistarena serve`` starting ``runners`` runners (4 seats each), until the block
-    ends; the runner token is the arena's ``runner_token``."""
+    ends; the runner token is the arena's ``runner_token``; ``extra``: more flags."""
     token = "rt_" + secrets.token_urlsafe(24)
     valkey = ValkeyProcess().start()
     serve = ServeProcess(["--port", "0", "--redis-url", valkey.url, "--runners", str(runners),
                           "--runner-slots", "4", "--sandbox", sandbox, "--runner-token", token,
-                          "--drain-grace", "1", "--log-format", "json", "--no-web"])
+                          "--drain-grace", "1", "--log-format", "json", "--no-web", *extra])
     try:
         serve.start()
         yield Arena(valkey, serve, token)

@@ -92,9 +92,9 @@ def test_arena_rates_results_per_version_and_shows_them_to_anyone(
             paused = await arenas.SetArenaPaused(apb.SetArenaPausedRequest(
                 arena_id="twhist-3", paused=True))
             assert paused.status == apb.ARENA_STATUS_PAUSED and paused.matches_played == 7
-            shown = (await arenas.ListArenas(apb.ListArenasRequest())).arenas
-            assert [(a.arena_id, a.status) for a in shown] == \
-                [("twhist-3", apb.ARENA_STATUS_PAUSED)]
+            shown = {a.arena_id: a for a in
+                     (await arenas.ListArenas(apb.ListArenasRequest())).arenas}
+            assert shown["twhist-3"].status == apb.ARENA_STATUS_PAUSED
             with pytest.raises(grpc.aio.AioRpcError) as unknown:
                 await arenas.GetLeaderboard(apb.GetLeaderboardRequest(arena_id="nope-2"))
             assert unknown.value.code() == grpc.StatusCode.NOT_FOUND

@@ -317,3 +317,65 @@ def test_tournament_page_shows_standings_and_other_pages_load(
             assert_no_console_errors(page)
 
     run(scenario(), timeout=150)
+
+
+def test_arena_leaderboard_agent_page_and_lobby_show_the_ladder(
+        server: InProcessServer, web: str, chromium: str) -> None:
+    from twistarena.clients.sdk import register_agent
+    from twistarena.clients.sdk.arenas import ArenaLadderClient
+
+    ladder = server.app.extras.ladder
+
+    async def rate(*args: Any) -> bool:
+        return bool(await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(
+            ladder.record(*args), server.loop)))  # type: ignore[arg-type]
+
+    async def scenario() -> None:
+        arenas = ArenaLadderClient(server.target)
+        await arenas.create("tricky_twist", 4, house=["random"])
+        strong, mid, weak = [(await register_agent(server.target, f"web-{name}"))[0]
+                             for name in ("strong", "mid", "weak")]
+        played = (await ArenaClient(server.target).create_match(
+            "tricky_twist", 3, seed=9, house_bots=["random"] * 3)).match.match_id
+        table = [f"{strong}@1", f"{mid}@1", "house:random@0", f"{weak}@1"]
+        for match_id in (played, "w1", "w2"):
+            assert await rate("tricky_twist-4", match_id, table, [1, 2, 3, 4], True)
+        # The weak agent's second version plays once.
+        await rate("tricky_twist-4", "w-new", [*table[:3], f"{weak}@2"], [2, 3, 4, 1], True)
+        board = await arenas.leaderboard("tricky_twist-4")
+        async with browser_page(chromium) as page:
+            await page.goto(f"{web}/arenas/tricky_twist-4")
+            await page.wait_for("document.querySelectorAll('#leaderboard tr[data-agent]').length",
+                                what="the leaderboard")
+            drawn = await page.evaluate(
+                "[...document.querySelectorAll('#leaderboard tr[data-agent]')]"
+                ".map((r) => [r.dataset.agent, r.cells[2].textContent, r.cells[3].textContent,"
+                " !!r.querySelector('.anchor')])")
+            assert drawn == [[r.agent_id, f"v{r.version}" if r.version else "—",
+                              f"{r.conservative:.2f}", r.house] for r in board.rows]
+            assert await page.evaluate("document.querySelectorAll('#ratings polyline').length") \
+                == len(board.history) == len(board.rows)
+            await page.screenshot("arena")
+            await page.goto(f"{web}/agents/{weak}")
+            await page.wait_for("document.querySelectorAll('#ratings-table tr[data-arena]')"
+                                ".length === 2", what="both versions of the agent")
+            versions = await page.evaluate(
+                "[...document.querySelectorAll('#ratings-table tr[data-arena]')]"
+                ".map((r) => r.dataset.version)")
+            assert versions == ["1", "2"]
+            links = await page.evaluate(
+                "[...document.querySelectorAll('#recent-matches a')].map((a) => a.textContent)")
+            assert links[0] == "w-new" and played in links
+            assert "0 errors" in await page.evaluate(
+                "document.getElementById('counts').textContent")
+            await page.screenshot("agent")
+            await page.goto(f"{web}/")
+            await page.wait_for("!!document.querySelector('#arenas a[href=\"/arenas/"
+                                "tricky_twist-4\"]')", what="the lobby's arena link")
+            await page.goto(f"{web}/arenas")
+            await page.wait_for("!!document.querySelector("
+                                "'#arenas tr[data-arena=\"tricky_twist-4\"]')",
+                                what="the arenas page")
+            assert_no_console_errors(page)
+
+    run(scenario(), timeout=90)

@@ -317,6 +317,13 @@ class Arenas(agrpc.ArenasServicer):
                              for m, s, mid in pts]))
         return out
 
+    async def failures(self, agent_id: str) -> tuple[int, int]:
+        """(crashes and illegal answers, timeouts) of the agent's hosted versions."""
+        ids = await self.store.versions.ids(agent_id)
+        stats = (await self.store.versions.stats(agent_id, ids)).values() if ids else []
+        return (sum(s.crashes + s.illegal_outputs for s in stats),
+                sum(s.timeouts for s in stats))
+
     async def recent_matches(self, agent_id: str) -> list[str]:
         """The agent's latest arena matches, newest first."""
         return await arena_match_ids(self.store, "", agent_id, 0, RECENT_MATCHES)

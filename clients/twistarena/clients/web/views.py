@@ -14,7 +14,7 @@ from typing import Any
 
 from twistarena import engine
 from twistarena.league import PlackettLuce, Rating
-from twistarena.v1 import match_pb2, tournaments_pb2
+from twistarena.v1 import arenas_pb2, hosting_pb2, match_pb2, matchmaking_pb2, tournaments_pb2
 
 from ..sdk.convert import REASONS, STATUSES, MatchResult, struct_to_dict
 
@@ -162,6 +162,54 @@ def tournament_json(record: tournaments_pb2.Tournament, names: dict[str, str],
                          "places": list(g.places)} for g in record.games]
         out["ratings"] = rating_history(record)
     return out
+
+
+def arena_json(arena: arenas_pb2.Arena) -> JSON:
+    """An arena as the lobby and its page show it."""
+    return {"arena_id": arena.arena_id, "game_id": arena.game_id,
+            "game": engine.game(arena.game_id).name
+            if arena.game_id in engine.GAME_IDS else arena.game_id,
+            "num_players": arena.num_players,
+            "status": arenas_pb2.ArenaStatus.Name(arena.status)
+            .removeprefix("ARENA_STATUS_").lower(),
+            "house_bots": list(arena.house_bots), "matches_per_minute": arena.matches_per_minute,
+            "max_concurrent_per_agent": arena.max_concurrent_per_agent,
+            "matches_played": arena.matches_played, "players": arena.players,
+            "enrolled": arena.enrolled}
+
+
+def leaderboard_json(board: arenas_pb2.Leaderboard) -> JSON:
+    """An arena's leaderboard and the rating history (mu, sigma) of its top rows."""
+    rows = [{"rank": r.rank, "agent_id": r.agent_id, "name": r.name, "version": r.version,
+             "conservative": r.conservative, "mu": r.mu, "sigma": r.sigma, "games": r.games,
+             "wins": r.wins, "win_share": r.win_share, "last_match_id": r.last_match_id,
+             "last_match_at": r.last_match_at.ToJsonString()
+             if r.HasField("last_match_at") else "", "house": r.house}
+            for r in board.rows]
+    ratings = {f"{h.agent_id}@{h.version}": [[round(p.mu, 3), round(p.sigma, 3)]
+                                             for p in h.points] for h in board.history}
+    names = {f"{r.agent_id}@{r.version}": r.name for r in board.rows}
+    return {"arena": arena_json(board.arena), "rows": rows, "ratings": ratings,
+            "names": names}
+
+
+def agent_json(info: matchmaking_pb2.AgentInfo,
+               details: hosting_pb2.AgentDetails | None) -> JSON:
+    """An agent's page: its ratings per arena and version with their curves, its
+    recent arena matches, its hosted versions and their error and timeout counts."""
+    versions = [] if details is None else [
+        {"version_id": v.version_id, "created_ms": v.created_ms, "active": v.active,
+         "number": len(details.versions) - i, "matches": v.stats.matches,
+         "crashes": v.stats.crashes, "timeouts": v.stats.timeouts,
+         "illegal_outputs": v.stats.illegal_outputs}
+        for i, v in enumerate(details.versions)]
+    return {"agent_id": info.agent_id, "name": info.name, "mu": info.mu, "sigma": info.sigma,
+            "matches": info.matches, "errors": info.errors, "timeouts": info.timeouts,
+            "ratings": [{"arena_id": r.arena_id, "version": r.version, "mu": r.mu,
+                         "sigma": r.sigma, "games": r.games, "wins": r.wins,
+                         "history": [[round(p.mu, 3), round(p.sigma, 3)] for p in r.history]}
+                        for r in info.arena_ratings],
+            "recent_matches": list(info.recent_match_ids), "versions": versions}
 
 
 def reason_name(reason: int) -> str:

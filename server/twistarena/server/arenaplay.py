@@ -26,7 +26,7 @@ from typing import Any
 
 from twistarena import wire
 from twistarena.league import Rating, Rung, next_version_rating, pick_tables
-from twistarena.storage import StoreError
+from twistarena.storage import Store, StoreError
 from twistarena.storage.arenas import player_key, split_player
 from twistarena.storage.errors import FencedError
 from twistarena.v1 import arenas_pb2 as apb
@@ -53,6 +53,71 @@ ARENA_DECISION_MS = 5000
 HOUSE = "house:"
 
 
+class ArenaPlanner:
+    """What an arena's scheduler decides each tick, from the store alone: the
+    ratings of what ended, and who may be seated at which table."""
+
+    def __init__(self, store: Store, ladder: Ladder) -> None:
+        self.store = store
+        self.ladder = ladder
+        self.rng = random.Random()
+
+    async def rate_ended(self, arena_id: str) -> Counter[str]:
+        """Rate the arena's matches that ended; how many live matches each agent is in."""
+        live = await self.store.arenas.live(arena_id)
+        ids = list(live)
+        records = await self.store.matches.load_many(ids) if ids else []
+        playing: Counter[str] = Counter()
+        for mid, record in zip(ids, records, strict=True):
+            players = live[mid]
+            if record is None:
+                await self.store.arenas.drop_live(arena_id, mid)  # never created
+                continue
+            if record.status not in wire.MATCH_OVER:
+                playing.update(split_player(p)[0] for p in players)
+                continue
+            finished = record.status == mpb.MATCH_STATUS_FINISHED and record.result is not None
+            places = list(record.result.places) if record.result is not None else []
+            await self.ladder.record(arena_id, mid, players, places or [1] * len(players),
+                                     finished)
+            await self.store.arenas.drop_live(arena_id, mid)
+        return playing
+
+    async def rungs(self, arena: apb.Arena, playing: Counter[str]) -> list[Rung]:
+        """Everyone the arena may seat now: enrolled agents with an active hosted
+        version, at their rating (a new version: its head start), and the house rungs."""
+        arena_id = arena.arena_id
+        enrolled = await self.store.arenas.enrolled(arena_id)
+        numbers = await self.store.arenas.version_numbers(enrolled)
+        keys = [player_key(agent_id, version)
+                for agent_id, version in zip(enrolled, numbers, strict=True) if version]
+        keys += [player_key(HOUSE + bot, 0) for bot in arena.house_bots]
+        agents = [split_player(k)[0] for k in keys]
+        rows = await self.store.arenas.rows(arena_id, keys)
+        # The version each agent played last: a new version starts from its rating.
+        last = await self.store.arenas.current_versions(arena_id, agents)
+        last_keys = [player_key(a, v) if v is not None else "-"
+                     for a, v in zip(agents, last, strict=True)]
+        last_rows = await self.store.arenas.rows(arena_id, last_keys)
+        out: list[Rung] = []
+        for key, agent_id, row, before in zip(keys, agents, rows, last_rows, strict=True):
+            if row is not None:
+                rating, games = Rating(row.mu, row.sigma), row.games
+            else:
+                rating = next_version_rating(
+                    None if before is None else Rating(before.mu, before.sigma),
+                    self.ladder.model)
+                games = 0
+            out.append(Rung(key, rating, games, playing.get(agent_id, 0),
+                            house=agent_id.startswith(HOUSE)))
+        return out
+
+    async def plan(self, arena: apb.Arena, playing: Counter[str], most: int) -> list[list[str]]:
+        """Up to ``most`` new tables (player keys per seat) of the arena."""
+        return pick_tables(await self.rungs(arena, playing), arena.num_players,
+                           arena.max_concurrent_per_agent, most, self.rng)
+
+
 class ArenaScheduler:
     """Schedules the arenas whose lease this node holds; takes over orphaned ones."""
 
@@ -61,14 +126,13 @@ class ArenaScheduler:
         self.cluster = cluster
         self.store = cluster.store
         self.hub = cluster.hub
-        self.ladder = ladder
+        self.planner = ArenaPlanner(cluster.store, ladder)
         self.runners = runners
         self.address = address
         self.running: dict[str, asyncio.Task[None]] = {}
         #: arena id -> the token of this node's lease on it
         self.tokens: dict[str, str] = {}
         self._supervisor: asyncio.Task[None] | None = None
-        self.rng = random.Random()
 
     async def start(self) -> None:
         """Start supervising: schedule arenas that no live node holds."""
@@ -132,7 +196,7 @@ class ArenaScheduler:
             arena = await self.store.arenas.get(arena_id)
             if arena is None:
                 return
-            playing = await self.rate_ended(arena_id)
+            playing = await self.planner.rate_ended(arena_id)
             per_second = arena.matches_per_minute / 60.0
             budget = min(budget + (now - last_tick) * per_second, max(1.0, per_second))
             last_tick = now
@@ -140,70 +204,9 @@ class ArenaScheduler:
                 budget -= await self.seat_tables(arena, playing, int(budget))
             await asyncio.sleep(TICK_S)
 
-    async def rate_ended(self, arena_id: str) -> Counter[str]:
-        """Rate the arena's matches that ended; how many live matches each agent is in."""
-        live = await self.store.arenas.live(arena_id)
-        ids = list(live)
-        records = await self.store.matches.load_many(ids) if ids else []
-        playing: Counter[str] = Counter()
-        for mid, record in zip(ids, records, strict=True):
-            players = live[mid]
-            if record is None:
-                await self.store.arenas.drop_live(arena_id, mid)  # never created
-                continue
-            if record.status not in wire.MATCH_OVER:
-                playing.update(split_player(p)[0] for p in players)
-                continue
-            finished = record.status == mpb.MATCH_STATUS_FINISHED and record.result is not None
-            places = list(record.result.places) if record.result is not None else []
-            await self.ladder.record(arena_id, mid, players, places or [1] * len(players),
-                                     finished)
-            await self.store.arenas.drop_live(arena_id, mid)
-        return playing
-
-    async def rungs(self, arena: apb.Arena, playing: Counter[str]) -> list[Rung]:
-        """Everyone the arena may seat now: enrolled agents with an active hosted
-        version, at their rating (a new version: its head start), and the house rungs."""
-        arena_id = arena.arena_id
-        keys: list[str] = []
-        for agent_id in await self.store.arenas.enrolled(arena_id):
-            version = await self.version_number(agent_id)
-            if version:
-                keys.append(player_key(agent_id, version))
-        keys += [player_key(HOUSE + bot, 0) for bot in arena.house_bots]
-        agents = [split_player(k)[0] for k in keys]
-        rows = await self.store.arenas.rows(arena_id, keys)
-        # The version each agent played last: a new version starts from its rating.
-        last = await self.store.arenas.current_versions(arena_id, agents)
-        last_keys = [player_key(a, v) if v is not None else "-"
-                     for a, v in zip(agents, last, strict=True)]
-        last_rows = await self.store.arenas.rows(arena_id, last_keys)
-        out: list[Rung] = []
-        for key, agent_id, row, before in zip(keys, agents, rows, last_rows, strict=True):
-            if row is not None:
-                rating, games = Rating(row.mu, row.sigma), row.games
-            else:
-                rating = next_version_rating(
-                    None if before is None else Rating(before.mu, before.sigma),
-                    self.ladder.model)
-                games = 0
-            out.append(Rung(key, rating, games, playing.get(agent_id, 0),
-                            house=agent_id.startswith(HOUSE)))
-        return out
-
-    async def version_number(self, agent_id: str) -> int:
-        """The agent's active hosted version as a number (1 = its first); 0: none."""
-        active = await self.store.versions.active_id(agent_id)
-        if active is None:
-            return 0
-        ids = await self.store.versions.ids(agent_id)  # newest first
-        return len(ids) - ids.index(active) if active in ids else 0
-
     async def seat_tables(self, arena: apb.Arena, playing: Counter[str], most: int) -> int:
         """Form and create up to ``most`` tables; returns how many were created."""
-        rungs = await self.rungs(arena, playing)
-        tables = pick_tables(rungs, arena.num_players, arena.max_concurrent_per_agent, most,
-                             self.rng)
+        tables = await self.planner.plan(arena, playing, most)
         for table in tables:
             await self.create(arena, table)
         return len(tables)

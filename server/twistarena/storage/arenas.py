@@ -141,6 +141,23 @@ class ArenaStore:
             raw: Any = await self._redis.smembers(keys.arena_enrolled(arena_id))
         return sorted(text(a) for a in raw)
 
+    async def version_numbers(self, agent_ids: Sequence[str]) -> list[int]:
+        """Each agent's active hosted version as a number (1 = its first stored,
+        by creation time; 0: none active), in two pipelined round trips."""
+        if not agent_ids:
+            return []
+        with driver_errors():
+            pipe = self._redis.pipeline(transaction=False)
+            for agent_id in agent_ids:
+                pipe.get(keys.agent_active_version(agent_id))
+            active = await pipe.execute()
+            pipe = self._redis.pipeline(transaction=False)
+            for agent_id, vid in zip(agent_ids, active, strict=True):
+                pipe.zrank(keys.agent_versions(agent_id), vid or "")
+            ranks = await pipe.execute()
+        return [0 if vid is None or rank is None else int(rank) + 1
+                for vid, rank in zip(active, ranks, strict=True)]
+
     async def add_live(self, arena_id: str, match_id: str, players: Sequence[str]) -> None:
         """Note a match of the arena before it is created (its players per seat)."""
         with driver_errors():

@@ -19,6 +19,7 @@ from twistarena.v1 import matchmaking_pb2 as kpb
 from twistarena.v1 import matchmaking_pb2_grpc as kgrpc
 
 from tests.support.server import InProcessServer
+from tests.support.waiting import wait_until
 
 MODEL = PlackettLuce()
 
@@ -138,3 +139,64 @@ async def run_on(server: InProcessServer, coro: object) -> bool:
     """Run ``coro`` on the server's own loop (where its store lives)."""
     return bool(await asyncio.wrap_future(
         asyncio.run_coroutine_threadsafe(coro, server.loop)))  # type: ignore[arg-type]
+
+
+def test_a_dead_node_s_arena_is_taken_over_and_what_ended_meanwhile_is_rated(
+        server: InProcessServer, valkey: object) -> None:
+    """Two nodes share the store; the one scheduling the arena dies without a word
+    (its scheduler stops, its lease is not released): the other claims the lease
+    once it expires and rates the match that ended meanwhile, from the store."""
+    from twistarena.server.config import Limits, ServerConfig
+
+    other = InProcessServer(ServerConfig(port=0, redis_url=valkey.url,  # type: ignore[attr-defined]
+                                         limits=Limits(creates_per_minute=0, live_per_client=0,
+                                                       max_waiting_matches=0,
+                                                       joins_per_minute_per_peer=0))).start()
+    nodes = [server, other]
+
+    def scheduling(node: InProcessServer) -> bool:
+        return "twhist-4" in node.app.extras.scheduler.running
+
+    async def die(node: InProcessServer) -> None:
+        scheduler = node.app.extras.scheduler
+        tasks = [scheduler._supervisor, *scheduler.running.values()]
+        for task in tasks:
+            assert task is not None
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def scenario() -> None:
+        async with grpc.aio.insecure_channel(server.target) as channel:
+            arenas = agrpc.ArenasStub(channel)
+            mm = kgrpc.MatchmakingStub(channel)
+            await arenas.CreateArena(apb.CreateArenaRequest(game_id="twhist", num_players=4))
+            holder = await wait_until(
+                lambda: next((n for n in nodes if scheduling(n)), None),
+                "a node schedules the new arena", timeout=10)
+            survivor = other if holder is server else server
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(die(holder),
+                                                                       holder.loop))
+            # A match of the arena ends while nobody schedules it.
+            a, b = [(await mm.RegisterAgent(kpb.RegisterAgentRequest(name=n))).agent_id
+                    for n in ("left-a", "left-b")]
+            played = await finished_match(server)
+            store = survivor.app.store
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(
+                store.arenas.add_live("twhist-4", played, [f"{a}@1", f"{b}@1",
+                                                           "house:random@0"]), survivor.loop))
+
+            async def rated() -> apb.Leaderboard | None:
+                board = await arenas.GetLeaderboard(
+                    apb.GetLeaderboardRequest(arena_id="twhist-4"))
+                return board if len(board.rows) == 3 else None
+
+            board = await wait_until(rated, "the surviving node rated the match", timeout=15)
+            assert scheduling(survivor) and not scheduling(holder)
+            assert all(r.games == 1 and r.last_match_id == played for r in board.rows)
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(
+                holder.app.extras.scheduler.start(), holder.loop))
+
+    try:
+        asyncio.run(asyncio.wait_for(scenario(), 60))
+    finally:
+        other.stop()

@@ -42,7 +42,10 @@ from .runnerhub import RunnerHub
 log = logs.get("twistarena.arenas")
 
 #: How often a scheduler looks at its arena's matches and forms tables.
-TICK_S = 0.25
+TICK_S = 1.0
+#: Enrolments and active versions are read again this often (they change rarely;
+#: reading a thousand agents' versions is most of a tick's cost).
+ENROLLED_REFRESH_S = 10.0
 #: How often every node looks for arenas nobody schedules.
 SUPERVISE_S = 1.0
 #: The scheduler renews its lease this often (the lease lasts three times longer).
@@ -61,6 +64,20 @@ class ArenaPlanner:
         self.store = store
         self.ladder = ladder
         self.rng = random.Random()
+        #: arena id -> (when read, the player keys of its enrolled agents' versions)
+        self._enrolled: dict[str, tuple[float, list[str]]] = {}
+
+    async def enrolled_players(self, arena_id: str) -> list[str]:
+        """``AGENT@VERSION`` of the enrolled agents with an active hosted version,
+        read again every ENROLLED_REFRESH_S (at once while there are too few)."""
+        read, keys = self._enrolled.get(arena_id, (-ENROLLED_REFRESH_S, []))
+        if len(keys) < 2 or time.monotonic() - read >= ENROLLED_REFRESH_S:
+            enrolled = await self.store.arenas.enrolled(arena_id)
+            numbers = await self.store.arenas.version_numbers(enrolled)
+            keys = [player_key(agent_id, version)
+                    for agent_id, version in zip(enrolled, numbers, strict=True) if version]
+            self._enrolled[arena_id] = (time.monotonic(), keys)
+        return keys
 
     async def rate_ended(self, arena_id: str) -> Counter[str]:
         """Rate the arena's matches that ended; how many live matches each agent is in."""
@@ -87,11 +104,8 @@ class ArenaPlanner:
         """Everyone the arena may seat now: enrolled agents with an active hosted
         version, at their rating (a new version: its head start), and the house rungs."""
         arena_id = arena.arena_id
-        enrolled = await self.store.arenas.enrolled(arena_id)
-        numbers = await self.store.arenas.version_numbers(enrolled)
-        keys = [player_key(agent_id, version)
-                for agent_id, version in zip(enrolled, numbers, strict=True) if version]
-        keys += [player_key(HOUSE + bot, 0) for bot in arena.house_bots]
+        keys = [*await self.enrolled_players(arena_id),
+                *(player_key(HOUSE + bot, 0) for bot in arena.house_bots)]
         agents = [split_player(k)[0] for k in keys]
         rows = await self.store.arenas.rows(arena_id, keys)
         # The version each agent played last: a new version starts from its rating.

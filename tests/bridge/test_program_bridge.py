@@ -1,9 +1,10 @@
 """The stdin/stdout bridge against a real server: a program that crashes, hangs or prints
-garbage costs it that decision (the match's fallback plays it), is restarted, and
-the match goes on to its end."""
+garbage costs it that decision (the match's fallback plays it, at once), is restarted
+at most three times, and the match goes on to its end."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 from typing import Any
@@ -34,21 +35,27 @@ def test_crash_garbage_and_hang_fall_back_and_restart(server: Any, tmp_path: Pat
                                         no_events=True)
         assert result.reason == "COMPLETED"
         whys = [e["why"] for e in logs if e["event"].startswith("bot program failed")]
-        assert len(whys) == 4, whys
         assert whys[0].startswith("it exited (exit code 3")
         assert "'my move is the best move' is not a legal action id" in whys[1]
         # The bridge gives up just before the deadline; on a loaded machine the
         # server's fallback may settle the decision first.
         assert whys[2].startswith(("no answer within", "the decision was settled"))
         assert "is not a legal action id" in whys[3]
-        assert bot.failures == 4 and bot.restarts == 4
-        assert any(e["event"] == "bot stderr" and e["line"] == "decision 1" for e in logs)
+        # Three restarts, then the fallback plays every later decision of the seat.
+        assert bot.restarts == 3 and len(whys) == 4
+        stats = bot.stats
+        assert (stats.crashes, stats.illegal_outputs, stats.timeouts) == (1, 2, 1)
+        assert stats.answered == 4 and stats.decisions == bot.failures + 4
+        assert b"decision 1\n" in stats.stderr_tail
+        assert any(e["event"] == "bot stderr" and e["line"] == "decision 1"
+                   and e["log_level"] == "info" for e in logs)
         match = await client.get_match(created.match.match_id)
-        # The fallback played exactly the four failed decisions; every other was answered.
-        assert match.seats[0].timeouts == 4
+        # The program answered decisions 1, 3, 5 and 7; the fallback played the rest.
         replay = await client.get_replay(created.match.match_id)
-        answered = [a for a in replay.actions if a.seat == 0 and not a.timeout]
-        assert int((tmp_path / "count").read_text()) == len(answered) + 4
+        mine = [a for a in replay.actions if a.seat == 0]
+        assert len([a for a in mine if not a.timeout]) == 4
+        assert match.seats[0].timeouts == len(mine) - 4 == bot.failures
+        assert int((tmp_path / "count").read_text()) == 8
 
     run(scenario(), 120)
 
@@ -70,3 +77,23 @@ def test_a_program_that_cannot_start_never_stops_the_bridge(server: Any) -> None
         assert mine and all(mine)
 
     run(scenario(), 120)
+
+
+def test_a_program_that_exits_is_settled_at_once_not_at_the_deadline(server: Any,
+                                                                      tmp_path: Path) -> None:
+    """Every decision of a program that exits at once is settled by the fallback
+    straight away: the match ends long before even one of its 60 s deadlines."""
+    async def scenario() -> None:
+        client = ArenaClient(server.target)
+        created = await client.create_match("twisted", 2, seed=6, decision_ms=60_000,
+                                            house_bots=["", "random"])
+        bot = ProgramBot(["/bin/sh", "-c", "exit 7"], name="quitter")
+        result = await asyncio.wait_for(play_bridged(
+            bot, server=server.target, match_id=created.match.match_id,
+            token=created.seat_tokens[0].token, no_events=True), 30)
+        assert result.reason == "COMPLETED"
+        assert bot.stats.crashes == 4 and bot.restarts == 3
+        match = await client.get_match(created.match.match_id)
+        assert match.seats[0].timeouts == bot.stats.decisions > 4
+
+    run(scenario(), 60)

@@ -229,9 +229,11 @@ class Runner:
             log.warning("runner_seat_failed", match_id=match_id, seat=seat, error=str(error))
             return
         self.played += 1
+        stats = seat_stats(bot)
         log.info("runner_seat_over", match_id=match_id, seat=seat, places=list(result.places),
-                 decisions=agent.decisions, failures=bot.failures)
-        await self._report(assignment, seat_stats(agent, bot))
+                 decisions=stats.decisions, crashes=stats.crashes, timeouts=stats.timeouts,
+                 restarts=stats.restarts)
+        await self._report(assignment, stats)
 
     async def _fetch(self, assignment: rpb.SeatAssignment) -> bytes:
         assert self._channel is not None

@@ -89,7 +89,7 @@ async def start(spec: SandboxSpec, mode: str, *,
         raise ValueError(f"unknown sandbox mode {mode!r}")
     cgroup = await asyncio.to_thread(cgroups.create, spec.limits.memory_mb,
                                      spec.limits.processes)
-    argv = [*_join(cgroup), *_rlimits(spec.limits, cgroup)]
+    argv = _prelude(spec.limits, cgroup)
     env = spec.environment()
     fds: list[int] = []
     cwd: Path | None = None
@@ -125,17 +125,35 @@ async def kill_tree(proc: asyncio.subprocess.Process) -> None:
     """Kill the program and everything it started, and reap it.
 
     In bubblewrap, the program's processes live in their own PID namespace, whose
-    init dies with the bwrap we started: the kernel then kills every process in it,
-    also those that double-forked or called setsid. The cgroup, where there is one,
-    is emptied the same way and removed.
+    init is the child of the bwrap we started: killing that init makes the kernel
+    kill every process in the namespace, also those that double-forked or called
+    setsid (bwrap's --die-with-parent alone does not always: the signal it asks for
+    is forgotten when the init changes its uid). The cgroup, where there is one, is
+    emptied the same way and removed.
     """
+    for pid in [*_children(proc.pid), proc.pid]:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     cgroup = _cgroups.pop(proc.pid, None)
-    with contextlib.suppress(ProcessLookupError):
-        await proc.wait()
     if cgroup is not None:
         await asyncio.to_thread(_empty_and_remove, cgroup)
+    try:
+        await asyncio.wait_for(proc.wait(), KILL_WAIT_S)
+    except TimeoutError:
+        # Something outside the tree holds its pipes; the process itself is gone.
+        log.error("a sandboxed program's pipes stayed open after kill_tree", pid=proc.pid)
+
+
+def _children(pid: int) -> list[int]:
+    """The direct children of ``pid`` (in bwrap: the init of the program's namespace)."""
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError, ValueError):
+                found += [int(c) for c in (task / "children").read_text().split()]
+    return found
 
 
 def cpu_ns(proc: asyncio.subprocess.Process) -> int | None:
@@ -156,32 +174,27 @@ def _empty_and_remove(cgroup: cgroups.Cgroup) -> None:
         time.sleep(0.002)
 
 
-def _join(cgroup: cgroups.Cgroup | None) -> list[str]:
-    """A prelude that puts itself (so everything it execs) in the cgroup first."""
-    if cgroup is None:
-        return []
-    joins = " && ".join(f"echo $$ > {shlex.quote(str(p))}" for p in cgroup.procs_files())
-    return ["/bin/sh", "-c", f'{joins} && exec "$@"', "sandbox"]
-
-
-def _rlimits(limits: SandboxLimits, cgroup: cgroups.Cgroup | None) -> list[str]:
-    """``prlimit`` options for what the cgroup does not cover (rlimits bind each process
-    of the tree and cannot be raised again without privileges)."""
-    options = ["--core=0"]
+def _prelude(limits: SandboxLimits, cgroup: cgroups.Cgroup | None) -> list[str]:
+    """A shell that joins the cgroup and sets the rlimits, then execs what follows: both
+    bind everything it starts. The shell's built-ins cost a millisecond; a Python
+    launcher would cost tens (and ``preexec_fn`` is unsafe in a threaded process)."""
+    steps = [f"echo $$ > {shlex.quote(str(p))}" for p in (cgroup.procs_files() if cgroup else [])]
+    steps.append("ulimit -c 0")
     if limits.cpu_seconds:
-        options.append(f"--cpu={limits.cpu_seconds}")
+        steps.append(f"ulimit -t {limits.cpu_seconds}")
     if limits.open_files:
-        options.append(f"--nofile={limits.open_files}")
+        steps.append(f"ulimit -n {limits.open_files}")
     if limits.memory_mb and not (cgroup and cgroup.limits_memory):
         # Address space, not resident memory: runtimes that reserve much more than they
         # use (the JVM, Node) need a generous figure here.
-        options.append(f"--as={limits.memory_mb * 1024 * 1024}")
+        steps.append(f"ulimit -v {limits.memory_mb * 1024}")
+    argv = ["/bin/sh", "-c", " && ".join([*steps, 'exec "$@"']), "sandbox"]
     if limits.processes and not (cgroup and cgroup.limits_processes):
         if os.getuid() == 0:
             _warn_processes_uncapped()
         else:  # counts every process of this user: a rough cap without a cgroup
-            options.append(f"--nproc={limits.processes}")
-    return [_tool("prlimit"), *options, "--"]
+            argv += [_tool("prlimit"), f"--nproc={limits.processes}", "--"]
+    return argv
 
 
 @cache

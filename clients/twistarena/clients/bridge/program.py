@@ -147,6 +147,11 @@ class ProgramBot(BridgedSeat):
         """Times the program was started again (after a crash, hang or garbage)."""
         return self.stats.restarts
 
+    @property
+    def process(self) -> asyncio.subprocess.Process | None:
+        """The running program (None before its start and while it is started again)."""
+        return self._proc
+
     # -- the bot API ---------------------------------------------------------------
 
     async def seated(self) -> None:

@@ -5,15 +5,17 @@ at most three times, and the match goes on to its end."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
 
 from structlog.testing import capture_logs
-from twistarena.clients.bridge import ProgramBot, play_bridged
+from twistarena.clients.bridge import ProgramBot, bridged_agent, play_bridged, run_bridged
 from twistarena.clients.sdk import ArenaClient
 
 from tests.clients.helpers import run
+from tests.support.waiting import wait_until
 
 HERE = Path(__file__).resolve().parent
 
@@ -95,5 +97,29 @@ def test_a_program_that_exits_is_settled_at_once_not_at_the_deadline(server: Any
         assert bot.stats.crashes == 4 and bot.restarts == 3
         match = await client.get_match(created.match.match_id)
         assert match.seats[0].timeouts == bot.stats.decisions > 4
+
+    run(scenario(), 60)
+
+
+def test_the_program_starts_when_the_seat_is_assigned_not_at_the_first_decision(
+        server: Any, tmp_path: Path) -> None:
+    """Seat 1 never joins, so no decision is ever sent; the program is started anyway,
+    once the server has seated the agent."""
+    async def scenario() -> None:
+        client = ArenaClient(server.target)
+        created = await client.create_match("twisted", 2, seed=7)
+        started = tmp_path / "started"
+        bot = ProgramBot(["/bin/sh", "-c", f"touch {started}; cat > /dev/null"])
+        agent = bridged_agent(bot, server=server.target, match_id=created.match.match_id,
+                              token=created.seat_tokens[0].token, no_events=True)
+        playing = asyncio.get_running_loop().create_task(run_bridged(agent, bot))
+        try:
+            await wait_until(started.exists, "the program to start")
+            assert agent.seated.is_set() and agent.decisions == 0
+        finally:
+            playing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await playing
+        assert bot.stats.decisions == 0 and bot.restarts == 0
 
     run(scenario(), 60)

@@ -42,6 +42,7 @@ from ..sandbox import (
     SandboxSpec,
     cpu_ns,
     kill_tree,
+    limit_events,
     spec_for_command,
     start,
 )
@@ -77,6 +78,9 @@ class ProgramStats:
     cpu_measured: int = 0
     cpu_ms_total: float = 0.0
     cpu_ms_max: float = 0.0
+    #: Forks or threads refused at the process cap; processes killed at the memory cap.
+    process_limit_hits: int = 0
+    oom_kills: int = 0
     stderr_bytes: int = 0
     stderr_tail: bytearray = field(default_factory=bytearray)
 
@@ -101,7 +105,9 @@ class ProgramStats:
                 "crashes": self.crashes, "timeouts": self.timeouts,
                 "illegal_outputs": self.illegal_outputs, "restarts": self.restarts,
                 "cpu_ms_mean": round(self.cpu_ms_mean, 3),
-                "cpu_ms_max": round(self.cpu_ms_max, 3), "stderr_bytes": self.stderr_bytes,
+                "cpu_ms_max": round(self.cpu_ms_max, 3),
+                "process_limit_hits": self.process_limit_hits, "oom_kills": self.oom_kills,
+                "stderr_bytes": self.stderr_bytes,
                 "stderr_tail": self.stderr_tail.decode(errors="replace")}
 
 
@@ -355,6 +361,9 @@ class ProgramBot(BridgedSeat):
                 await starting
         proc, self._proc = self._proc, None
         if proc is not None:
+            hits = limit_events(proc)
+            self.stats.process_limit_hits += hits["process_limit"]
+            self.stats.oom_kills += hits["oom_kills"]
             await kill_tree(proc)
         task, self._stderr = self._stderr, None
         if task is not None:

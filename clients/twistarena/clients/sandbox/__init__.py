@@ -30,7 +30,17 @@ with the package name.
 
 from __future__ import annotations
 
-from .launch import LINE_LIMIT, MODES, PACKAGE, bwrap_argv, cpu_ns, kill_tree, sandbox_mode, start
+from .launch import (
+    LINE_LIMIT,
+    MODES,
+    PACKAGE,
+    bwrap_argv,
+    cpu_ns,
+    kill_tree,
+    limit_events,
+    sandbox_mode,
+    start,
+)
 from .spec import (
     CODE_PATH,
     ENV_PREFIX,
@@ -56,6 +66,7 @@ __all__ = [
     "bwrap_argv",
     "cpu_ns",
     "kill_tree",
+    "limit_events",
     "sandbox_mode",
     "spec_for_command",
     "start",

@@ -427,6 +427,10 @@ class Agent:
     async def _send_decided(self, did: int, action: int | None) -> None:
         """Send the bot's action, or (None: it has no answer) ask for the fallback now."""
         if action is None:
+            # Settled once the server has it, and never acknowledged: no longer pending,
+            # so the next decision does not cancel this task in the middle of its write
+            # (which would cancel the whole stream).
+            self._pending.pop(did, None)
             await self._send_answer(did, 0, fallback=True)
             return
         self._answers[did] = action

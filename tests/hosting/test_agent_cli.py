@@ -5,6 +5,7 @@ clear refusals."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from twistarena.clients.cli import main
 from twistarena.wire.archives import pack_directory
 
 from tests.hosting.conftest import SMALL_CAPS
+from tests.support.process import ServeProcess
 from tests.support.server import InProcessServer
 
 
@@ -81,3 +83,26 @@ def test_refusals_are_one_clear_line(hosting_server: InProcessServer, tmp_path: 
     assert "an api token is needed" in capsys.readouterr().out
     assert main(["agent", "activate", *server, "--api-token", token, "0123456789"]) == 2
     assert "NOT_FOUND [UNKNOWN_VERSION]" in capsys.readouterr().out
+
+
+def test_serve_flags_set_the_caps(valkey: Any, tmp_path: Path,
+                                  capsys: pytest.CaptureFixture[str]) -> None:
+    node = ServeProcess(["--port", "0", "--redis-url", valkey.url, "--no-web",
+                         "--version-max-files", "3", "--version-max-packed-mb", "0.01"]).start()
+    try:
+        server = ["--server", node.target]
+        assert main(["agent", "register", *server, "--name", "capped", "--json"]) == 0
+        token = json.loads(capsys.readouterr().out)["api_token"]
+        four = tmp_path / "four"
+        four.mkdir()
+        for i in range(4):
+            (four / f"f{i}").write_text(str(i))
+        assert main(["submit", *server, "--api-token", token, str(four), "--entry", "x"]) == 2
+        assert "more than 3 files" in capsys.readouterr().out
+        (tmp_path / "big").mkdir()
+        (tmp_path / "big" / "noise").write_bytes(os.urandom(20_000))
+        assert main(["submit", *server, "--api-token", token, str(tmp_path / "big"),
+                     "--entry", "x"]) == 2
+        assert "the cap is 10485" in capsys.readouterr().out
+    finally:
+        node.cleanup()

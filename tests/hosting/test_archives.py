@@ -125,3 +125,16 @@ def test_a_pax_header_cannot_make_the_reader_swallow_a_bomb() -> None:
         tar.addfile(info, io.BytesIO(b""))
     with pytest.raises(ArchiveTooLarge):
         inspect(archive.getvalue(), Caps(unpacked=1 << 20, files=10))
+
+
+def test_a_zip_unpacks_with_its_links_and_executable_bits(tmp_path: Path) -> None:
+    archive = _zip(("bin/", b"", stat.S_IFDIR | 0o755),
+                   ("bin/bot", b"#!/bin/sh\necho 0\n", stat.S_IFREG | 0o755),
+                   ("data.txt", b"x" * 100, stat.S_IFREG | 0o644),
+                   ("run", b"bin/bot", stat.S_IFLNK | 0o777))
+    summary = extract(archive, tmp_path / "out")
+    assert (summary.format, summary.files, summary.unpacked) == ("zip", 3, 117)
+    out = tmp_path / "out"
+    assert (out / "run").is_symlink() and (out / "run").read_text() == "#!/bin/sh\necho 0\n"
+    assert (out / "bin" / "bot").stat().st_mode & 0o111
+    assert not (out / "data.txt").stat().st_mode & 0o111

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import zipfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -49,6 +50,14 @@ def test_the_build_output_is_the_version_and_its_log_is_kept(
     assert "exited with status 3" in out and "bot.c:1: error" in out
     assert main(["agent", "versions", *mine, "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["versions"]) == 1
+    # An archive is unpacked (checked) to a scratch directory and built there.
+    zipped = tmp_path / "src.zip"
+    with zipfile.ZipFile(zipped, "w") as archive:
+        archive.writestr("README", "a bot\n")
+    assert main(["submit", *mine, str(zipped), "--entry", "./bin/bot", "--build", BUILD,
+                 "--json"]) == 0
+    from_zip = json.loads(capsys.readouterr().out)["version"]
+    assert from_zip["content_hash"] == version["content_hash"]  # the same output, packed alike
 
 
 def test_a_build_that_runs_too_long_is_killed(tmp_path: Path) -> None:

@@ -10,9 +10,9 @@ and more files or unpacked bytes than the caps. Sizes are counted on the bytes
 actually decompressed (a zip's declared sizes may lie) and the count stops at
 the cap, so a bomb costs at most a cap's worth of work and memory.
 
-A packed directory is the same bytes for the same files on any machine
-(sorted names, fixed times, owners and modes), so its sha256 names the
-content: submitting it again gives the same version.
+A packed directory is the same bytes for the same files wherever zlib
+compresses alike (sorted names, fixed times, owners and modes), so its
+sha256 names the content: submitting it again gives the same version.
 """
 
 from __future__ import annotations

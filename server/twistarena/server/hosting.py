@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import posixpath
 import re
 import shlex
 import time
@@ -21,7 +22,7 @@ import grpc
 from grpc import aio
 from prometheus_client import Counter
 from twistarena.storage import VersionRecord, VersionStats, version_id
-from twistarena.storage.versions import STDERR_TAIL_BYTES
+from twistarena.storage.versions import STDERR_TAIL_BYTES, TooManyVersions
 from twistarena.v1 import hosting_pb2 as hpb
 from twistarena.v1 import hosting_pb2_grpc as hgrpc
 from twistarena.wire import archives
@@ -29,6 +30,7 @@ from twistarena.wire import archives
 from . import auth, logs
 from .agents import Agents
 from .config import ServerConfig
+from .errors import is_undecodable, refuse_undecodable
 from .limits import Quotas
 from .rpc import api_agent, fail, known_agent, shown
 
@@ -42,6 +44,9 @@ MAX_COMMAND = 1000
 BUILD_LOG_BYTES = 64 * 1024
 #: Shortest version id prefix ActivateVersion accepts.
 MIN_PREFIX = 6
+#: Versions whose build log and failures an answer carries (the newest; and the
+#: active one): at most 6 x (64 KiB log + 5 x 64 KiB stderr), about 2.3 MiB.
+PRIVATE_VERSIONS = 5
 #: Archives checked at once on one node (each costs a core while it runs).
 CHECKS_AT_ONCE = 2
 HEX = re.compile(r"[0-9a-f]+")
@@ -62,35 +67,48 @@ class Hosting(hgrpc.HostingServicer):
                             context: aio.ServicerContext[Any, Any],
                             ) -> hpb.SubmitVersionResponse:
         """Receive, check and store a new version of the calling agent."""
+        # The first message is read first, so that an undecodable stream is
+        # INVALID_ARGUMENT like any undecodable request; the archive only after the token.
+        chunks = aiter(request_iterator)
+        first = await anext(chunks, None)
+        if is_undecodable(first):
+            await refuse_undecodable(context)
         agent_id = await api_agent(context, self.agents.by_token, "SubmitVersion")
         await self.quotas.admit_creation(context, makes_match=False)
         try:
-            manifest, data = await self._receive(request_iterator, context)
+            manifest, data = await self._receive(first, chunks, context)
             async with self.checks:
                 summary = await asyncio.to_thread(archives.inspect, data,
                                                   self.config.version_caps)
         except archives.ArchiveTooLarge as exc:
-            VERSIONS.labels("refused").inc()
-            await fail(context, grpc.StatusCode.RESOURCE_EXHAUSTED, "ARCHIVE_TOO_LARGE",
-                       f"{exc} (serve --version-max-packed-mb/--version-max-unpacked-mb/"
-                       "--version-max-files)")
+            await _refuse(context, agent_id, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                          "ARCHIVE_TOO_LARGE", f"{exc} (serve --version-max-packed-mb/"
+                          "--version-max-unpacked-mb/--version-max-files)")
         except archives.ArchiveRefused as exc:
-            VERSIONS.labels("refused").inc()
-            await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "ARCHIVE_REFUSED", str(exc))
+            await _refuse(context, agent_id, grpc.StatusCode.INVALID_ARGUMENT,
+                          "ARCHIVE_REFUSED", str(exc))
+        missing = _missing_program(manifest.entry, summary)
+        if missing:
+            await _refuse(context, agent_id, grpc.StatusCode.INVALID_ARGUMENT,
+                          "ENTRY_NOT_IN_ARCHIVE",
+                          f"the entry command starts {shown(missing)}, which the archive "
+                          "does not hold (the entry runs in the archive's top directory)")
         content_hash = hashlib.sha256(data).hexdigest()
         vid = version_id(content_hash, manifest.entry, manifest.build)
+        most = self.config.max_versions_per_agent
+        # Asked first so that a refused archive is not stored; put() asks again, atomically.
         if await self.versions.get(agent_id, vid) is None and \
-                len(await self.versions.ids(agent_id)) >= self.config.max_versions_per_agent:
-            VERSIONS.labels("refused").inc()
-            await fail(context, grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_VERSIONS",
-                       f"agent {agent_id} has {self.config.max_versions_per_agent} versions, "
-                       "the most one agent may keep (serve --version-max-per-agent)")
+                len(await self.versions.ids(agent_id)) >= most:
+            await _too_many(context, agent_id, most)
         log_bytes = manifest.build_log.encode()[-BUILD_LOG_BYTES:]
         record = VersionRecord(
             agent_id, vid, content_hash, manifest.entry, manifest.build,
             log_bytes.decode("utf-8", "ignore"), len(data), summary.unpacked, summary.files,
             int(time.time() * 1000))
-        stored, created = await self.versions.put(record, data)
+        try:
+            stored, created = await self.versions.put(record, data, most)
+        except TooManyVersions:
+            await _too_many(context, agent_id, most)
         if manifest.activate or await self.versions.active_id(agent_id) is None:
             await self.versions.activate(agent_id, vid)
         VERSIONS.labels("stored" if created else "existing").inc()
@@ -101,33 +119,29 @@ class Hosting(hgrpc.HostingServicer):
         return hpb.SubmitVersionResponse(
             version=_info(stored, active, stats[vid], private=True), created=created)
 
-    async def _receive(self, chunks: AsyncIterator[hpb.SubmitVersionChunk],
+    async def _receive(self, first: hpb.SubmitVersionChunk | None,
+                       chunks: AsyncIterator[hpb.SubmitVersionChunk],
                        context: aio.ServicerContext[Any, Any],
                        ) -> tuple[hpb.VersionManifest, bytes]:
         """The manifest and the archive's bytes, refused as soon as they exceed the cap."""
         cap = self.config.version_caps.packed
-        manifest: hpb.VersionManifest | None = None
+        if first is None or first.WhichOneof("part") != "manifest":
+            await _malformed(context, "the first message of SubmitVersion must be the manifest")
+        manifest = first.manifest
+        await _check_manifest(context, manifest)
+        if manifest.size > cap:
+            raise archives.ArchiveTooLarge(
+                f"the archive has {manifest.size} bytes packed; the cap is {cap}")
         data = bytearray()
         async for chunk in chunks:
-            part = chunk.WhichOneof("part")
-            if manifest is None:
-                if part != "manifest":
-                    await _malformed(context, "the first message of SubmitVersion must be "
-                                     "the manifest")
-                manifest = chunk.manifest
-                await _check_manifest(context, manifest)
-                if manifest.size > cap:
-                    raise archives.ArchiveTooLarge(
-                        f"the archive has {manifest.size} bytes packed; the cap is {cap}")
-                continue
-            if part != "data":
+            if is_undecodable(chunk):
+                await refuse_undecodable(context)
+            if chunk.WhichOneof("part") != "data":
                 await _malformed(context, "the manifest comes once, in the first message")
             data += chunk.data
             if len(data) > cap:
                 raise archives.ArchiveTooLarge(
                     f"the archive has more than {cap} bytes packed; the cap is {cap}")
-        if manifest is None:
-            await _malformed(context, "SubmitVersion ended before its manifest")
         return manifest, bytes(data)
 
     async def ListVersions(self, request: hpb.ListVersionsRequest,
@@ -177,11 +191,33 @@ class Hosting(hgrpc.HostingServicer):
             versions=await self._infos(record.agent_id, private=owner), owner=owner)
 
     async def _infos(self, agent_id: str, private: bool) -> list[hpb.VersionInfo]:
-        """The agent's versions as messages, newest first."""
-        records = await self.versions.all_of(agent_id)
-        stats = await self.versions.stats(agent_id, [r.version_id for r in records])
+        """The agent's versions as messages, newest first; the private parts (when
+        ``private``) of the newest few and the active one only, so that an answer
+        stays far below the message caps whatever the number of versions."""
         active = await self.versions.active_id(agent_id)
-        return [_info(r, active, stats[r.version_id], private) for r in records]
+        shown: set[str] = set()
+        if private:
+            shown = {*(await self.versions.ids(agent_id))[:PRIVATE_VERSIONS], active or ""}
+        records = await self.versions.all_of(agent_id, logs_of=shown)
+        stats = await self.versions.stats(agent_id, [r.version_id for r in records],
+                                          failures_of=shown)
+        return [_info(r, active, stats[r.version_id], r.version_id in shown)
+                for r in records]
+
+
+async def _refuse(context: aio.ServicerContext[Any, Any], agent_id: str,
+                  code: grpc.StatusCode, reason: str, why: str) -> NoReturn:
+    """Refuse a submission: counted, logged, and the caller told why."""
+    VERSIONS.labels("refused").inc()
+    log.info("version_refused", agent_id=agent_id, reason=reason, why=why)
+    await fail(context, code, reason, why)
+
+
+async def _too_many(context: aio.ServicerContext[Any, Any], agent_id: str,
+                    most: int) -> NoReturn:
+    await _refuse(context, agent_id, grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_VERSIONS",
+                  f"agent {agent_id} has {most} versions, the most one agent may keep "
+                  "(serve --version-max-per-agent)")
 
 
 async def _malformed(context: aio.ServicerContext[Any, Any], why: str) -> NoReturn:
@@ -202,6 +238,17 @@ async def _check_manifest(context: aio.ServicerContext[Any, Any],
                          f"words: {exc}")
     if len(manifest.build) > MAX_COMMAND:
         await _malformed(context, f"the build command has at most {MAX_COMMAND} characters")
+
+
+def _missing_program(entry: str, summary: archives.Summary) -> str:
+    """The entry's program when it is a path into the archive (``./bot``,
+    ``bin/run``) that the archive lacks; '' otherwise (``python3 bot.py``)."""
+    program = shlex.split(entry)[0]
+    if "/" not in program or program.startswith("/"):
+        return ""
+    name = posixpath.normpath(program)
+    held = {e.name for e in summary.entries if e.kind != "dir"}
+    return "" if name in held else program
 
 
 def _info(record: VersionRecord, active: str | None, stats: VersionStats,

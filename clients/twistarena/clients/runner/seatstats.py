@@ -9,35 +9,21 @@ not the other versions). The messages tell it the game and its seat.
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 from twistarena.v1 import runners_pb2 as rpb
+from twistarena.wire.entries import split_entry
 
-from ..bridge import JSON_FORM, TEXT_FORM, ProgramBot
+from ..bridge import ProgramBot
 from ..sandbox import SandboxLimits
 
 #: What one hosted program may use (the bridge's limits for submitted programs).
 SEAT_LIMITS = SandboxLimits()
 
 
-#: An entry may name the form of the messages its program reads first:
-#: ``text: ./bot`` for the plain-text form (as ``twistarena bot --exec ./bot
-#: --text``); ``json:`` or nothing for JSON lines.
-FORM_PREFIXES = {"text:": TEXT_FORM, "json:": JSON_FORM}
-
-
-def entry_command(entry: str) -> tuple[list[str], str]:
-    """(argv, message form) of a version's entry command."""
-    for prefix, form in FORM_PREFIXES.items():
-        if entry.startswith(prefix):
-            return shlex.split(entry[len(prefix):]), form
-    return shlex.split(entry), JSON_FORM
-
-
 def seat_program(assignment: rpb.SeatAssignment, code_dir: Path, sandbox: str) -> ProgramBot:
     """The program of a hosted seat, ready to start (in ``sandbox``, its mode)."""
-    argv, form = entry_command(assignment.entry)
+    form, argv = split_entry(assignment.entry)
     return ProgramBot(argv, form=form, sandbox=sandbox, code_dir=code_dir, env={},
                       limits=SEAT_LIMITS,
                       name=f"{assignment.agent_id}/{assignment.match_id}/{assignment.seat}")

@@ -46,8 +46,7 @@ SESSION_KEY = "twistarena-runner-session"
 RECONNECT = Backoff(initial=0.2, maximum=10.0)
 #: Longest FetchVersion or ReportSeat call.
 CALL_TIMEOUT_S = 60.0
-#: The program's Limits when the entry gives none (``SeatAssignment`` carries
-#: none yet): what ``tournament create --entrants exec:`` uses by default.
+#: Seats a runner plays at once unless told (``--slots``).
 DEFAULT_SLOTS = 8
 
 
@@ -78,9 +77,6 @@ class Runner:
         self._session_key = ""
         self._done: asyncio.Queue[rpb.SeatRef] = asyncio.Queue()
         self._channel: grpc.aio.Channel | None = None
-        #: Seats played to their end, and sessions opened (for logs and tests).
-        self.played = 0
-        self.sessions = 0
 
     # -- the session -----------------------------------------------------------------
 
@@ -130,7 +126,6 @@ class Runner:
                 return
             welcome = first.welcome
             self.runner_id, self._session_key = welcome.runner_id, welcome.session_key
-            self.sessions += 1
             log.info("runner_connected", server=address, runner=self.runner_id,
                      name=self.name, pid=os.getpid(), slots=self.options.slots,
                      sandbox=self.options.sandbox)
@@ -237,7 +232,6 @@ class Runner:
         except AgentError as error:
             log.warning("runner_seat_failed", match_id=match_id, seat=seat, error=str(error))
             return
-        self.played += 1
         stats = seat_stats(bot)
         log.info("runner_seat_over", match_id=match_id, seat=seat, places=list(result.places),
                  decisions=stats.decisions, crashes=stats.crashes, timeouts=stats.timeouts,

@@ -1,7 +1,8 @@
 """The starter bots of clients/starters: each one whose toolchain is here is built and plays
-a full match of every game through ``twistarena bot --exec``, answering every decision
-with a legal action (no decision left to the fallback). Under CI every toolchain must be
-present (.ci/run installs them)."""
+a full match of every game through ``twistarena bot --exec --sandbox`` (as a hosted
+program runs: its folder only, no network, the sandbox's limits, a JVM included),
+answering every decision with a legal action (no decision left to the fallback). Under
+CI every toolchain must be present (.ci/run installs them)."""
 
 from __future__ import annotations
 
@@ -52,7 +53,8 @@ def test_starter_plays_every_game(language: str, server: Any, tmp_path: Path,
                                           house_bots=["", *["random"] * (players - 1)]))
         match_id = created.match.match_id
         args = ["bot", "--server", server.target, "--match", match_id,
-                "--token", created.seat_tokens[0].token, "--exec", " ".join(command), "--json"]
+                "--token", created.seat_tokens[0].token, "--exec", " ".join(command),
+                "--sandbox", "--json"]
         assert main(args + (["--text"] if text else [])) == 0
         out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
         assert out["reason"] == "COMPLETED" and out["seat"] == 0

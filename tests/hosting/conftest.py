@@ -13,7 +13,7 @@ from tests.support.server import InProcessServer
 
 #: Small enough that a test builds an archive over each cap in milliseconds.
 SMALL_CAPS = Caps(packed=64 * 1024, unpacked=256 * 1024, files=20)
-MAX_VERSIONS = 4
+MAX_VERSIONS = 7
 
 
 @pytest.fixture(scope="package")

@@ -16,6 +16,7 @@ import grpc
 import pytest
 from twistarena.clients.sdk import AgentError, register_agent
 from twistarena.clients.sdk.versions import VersionClient
+from twistarena.server.hosting import PRIVATE_VERSIONS
 from twistarena.storage import Holder, MatchReport, Store
 from twistarena.v1 import hosting_pb2, hosting_pb2_grpc
 from twistarena.wire.archives import pack_directory
@@ -108,7 +109,7 @@ def test_caps_are_refused_with_resource_exhausted(hosting_server: InProcessServe
     target = hosting_server.target
 
     async def scenario() -> None:
-        _agent, token = await register_agent(target, "greedy")
+        agent_id, token = await register_agent(target, "greedy")
         client = VersionClient(target, api_token=token)
         cases = {
             "bytes packed": bytes.fromhex("1f8b") + bytes(SMALL_CAPS.packed),
@@ -123,13 +124,20 @@ def test_caps_are_refused_with_resource_exhausted(hosting_server: InProcessServe
                 grpc.StatusCode.RESOURCE_EXHAUSTED, "ARCHIVE_TOO_LARGE"), why
             assert why in str(error)
         for i in range(MAX_VERSIONS):
-            await client.submit(_tar(bot=str(i).encode()), "./bot")
+            await client.submit(_tar(bot=str(i).encode()), "./bot", build_log=f"log {i}")
         error = await _refusal(client, _tar(bot=b"one more"), "./bot")
         assert (error.code, error.reason) == (grpc.StatusCode.RESOURCE_EXHAUSTED,
                                               "TOO_MANY_VERSIONS")
         assert len((await client.versions()).versions) == MAX_VERSIONS
         # A version it already has is no new version: still answered.
-        assert not (await client.submit(_tar(bot=b"0"), "./bot")).created
+        assert not (await client.submit(_tar(bot=b"0"), "./bot", build_log="log 0")).created
+        # Build logs go out for the newest versions and the active one (the first), not
+        # for all: an answer stays small however many versions there are.
+        assert MAX_VERSIONS > PRIVATE_VERSIONS + 1
+        logs = [v.build_log for v in (await client.details(agent_id)).versions]
+        newest_first = range(MAX_VERSIONS - 1, -1, -1)
+        assert logs == [f"log {i}" if i == 0 or MAX_VERSIONS - i <= PRIVATE_VERSIONS else ""
+                        for i in newest_first]
 
     run(scenario())
 
@@ -168,6 +176,10 @@ def test_hostile_archives_and_bad_calls_are_refused(hosting_server: InProcessSer
         error = await _refusal(client, _bot(tmp_path), entry="  ")
         assert (error.code, error.reason) == (grpc.StatusCode.INVALID_ARGUMENT,
                                               "MALFORMED_MESSAGE")
+        error = await _refusal(client, _bot(tmp_path), entry="./bot --fast")
+        assert (error.code, error.reason) == (grpc.StatusCode.INVALID_ARGUMENT,
+                                              "ENTRY_NOT_IN_ARCHIVE")
+        assert "'./bot'" in str(error)
         error = await _refusal(VersionClient(target, api_token="ag_wrong"), _bot(tmp_path))
         assert (error.code, error.reason) == (grpc.StatusCode.UNAUTHENTICATED, "BAD_TOKEN")
         for prefix, code in (("abc", grpc.StatusCode.INVALID_ARGUMENT),

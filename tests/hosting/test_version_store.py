@@ -16,7 +16,7 @@ from twistarena.storage.versions import FAILURES_KEPT, STDERR_TAIL_BYTES, TooMan
 def _record(agent: str, archive: bytes, entry: str = "python bot.py",
             created_ms: int = 1000) -> VersionRecord:
     content = hashlib.sha256(archive).hexdigest()
-    return VersionRecord(agent, version_id(content, entry, ""), content, entry, "", "",
+    return VersionRecord(agent, version_id(content, entry, ""), content, entry, "", "log",
                          len(archive), 3 * len(archive), 2, created_ms)
 
 
@@ -45,6 +45,9 @@ def test_versions_are_immutable_and_archives_stored_once(valkey: Any) -> None:
             assert await store.versions.active(agent) == first
             assert [v.version_id for v in await store.versions.all_of(agent)] == \
                 await store.versions.ids(agent)
+            light = await store.versions.all_of(agent, logs_of={other.version_id})
+            assert [v.build_log for v in light] == ["log", ""]
+            assert replace(light[1], build_log="log") == first
         finally:
             await store.close()
 
@@ -77,7 +80,12 @@ def test_match_reports_add_up_once_each_and_keep_the_newest_failures(valkey: Any
             assert [f.match_id for f in got.failures] == [f"m{i}" for i in range(n, 1, -1)]
             tail = got.failures[0].stderr_tail
             assert len(tail) == STDERR_TAIL_BYTES and tail.endswith(f"end {n}")
+            assert await store.versions.record_match(agent, vid, MatchReport(
+                "garbage:0", "garbage", crashes=1, stderr_tail=b"\xff" * STDERR_TAIL_BYTES))
+            [garbage, *_] = (await store.versions.stats(agent, [vid]))[vid].failures
+            assert len(garbage.stderr_tail.encode()) <= STDERR_TAIL_BYTES
             assert untouched.matches == 0 and untouched.failures == []
+            assert (await store.versions.stats(agent, [vid], failures_of=()))[vid].failures == []
         finally:
             await store.close()
 

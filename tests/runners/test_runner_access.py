@@ -1,9 +1,10 @@
 """What a runner may do: only with a runner token, and only for the seats it was given.
 
-Two raw runners (Connect streams written by hand) on the session's in-process
+Raw runners (Connect streams written by hand) on the session's in-process
 server: one is handed a hosted seat; the other may neither fetch that seat's
 version nor report on it; the holder may, once. When the holder's stream ends
-the seat goes to the other runner.
+the seat goes to the other runner, and when that one goes silent (no
+heartbeat) to a third.
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ class RawRunner:
             await self.call.write(rpb.RunnerReport(hello=rpb.RunnerHello(slots=1, name="raw")))
         self.welcome = (await self.call.read()).welcome
         return self
+
+    async def keep_alive(self) -> None:
+        """Heartbeats, as a live runner sends them (until cancelled)."""
+        while True:
+            await self.call.write(rpb.RunnerReport(heartbeat=rpb.RunnerHeartbeat()))
+            await asyncio.sleep(self.welcome.heartbeat_ms / 1000 / 2)
 
     async def next_assignment(self) -> rpb.SeatAssignment:
         while True:
@@ -139,7 +146,19 @@ def test_a_runner_sees_only_the_seats_it_was_given(server: Any, valkey: Any) -> 
                 version.content_hash
             assert await refused(holder.fetch(assignment)) == \
                 grpc.StatusCode.PERMISSION_DENIED
-            outsider.call.cancel()
+
+            # A runner that goes silent (no heartbeat) is cut off: its seat moves on.
+            third = await RawRunner(channel, token).connect()
+            beating = asyncio.ensure_future(third.keep_alive())
+            started = asyncio.get_running_loop().time()
+            moved = await third.next_assignment()
+            assert (moved.match_id, moved.seat, moved.handoffs) == \
+                (assignment.match_id, assignment.seat, 2)
+            assert asyncio.get_running_loop().time() - started >= \
+                outsider.welcome.silent_after_ms / 1000 - 0.5
+            assert await outsider.call.read() is grpc.aio.EOF
+            beating.cancel()
+            third.call.cancel()
             await tournaments.cancel(created.tournament_id, "enough")
 
     asyncio.run(go())

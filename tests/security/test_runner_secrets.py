@@ -3,9 +3,10 @@
 Real parts: ``twistarena serve`` with one runner process (bubblewrap sandbox),
 two hosted agents submitted with ``twistarena submit``. The spy's program,
 started by the runner for its seat, searches everything it can open: its
-environment, every /proc/<pid>/environ and cmdline it can see, and every file
-outside the system directories (the runner's cache of the other agent's
-version, the runner's and the server's token, their home). It writes what it
+environment, every /proc/<pid>/environ and cmdline it can see (written out
+whole, for the test to look for the runner token in), and every file outside
+the system directories (the runner's cache of the other agent's version, the
+runner's and the server's token, their home). It writes what it
 found to stderr and exits; the runner records the crash with the tail of its
 stderr, which the spy's author reads with ``agent show``. Nothing is found,
 and the match goes on: the other agent's seat plays on, and the match ends
@@ -21,7 +22,7 @@ from typing import Any
 
 import pytest
 from twistarena.clients.cli import main as cli
-from twistarena.clients.sdk import ArenaClient
+from twistarena.clients.sdk import AgentError, ArenaClient
 from twistarena.clients.sdk.tournaments import TournamentClient
 from twistarena.clients.sdk.versions import VersionClient
 from twistarena.v1 import match_pb2 as mpb
@@ -35,17 +36,19 @@ VICTIM_MARK = "VICTIM" + "-SOURCE-7f3a"
 #: Searches what it can open for the marks below, reports on stderr, exits.
 SPY = r'''
 import os, sys
-marks = [b"TWISTARENA_RUNNER" + b"_TOKEN", b"rt" + b"_", b"VICTIM" + b"-SOURCE"]
+marks = [b"TWISTARENA_RUNNER" + b"_TOKEN", b"VICTIM" + b"-SOURCE"]
 found, files = [], 0
 
-def look(path):
+def look(path, show=False):
     global files
     try:
         with open(path, "rb") as f:
-            data = f.read(1 << 20)
+            data = f.read(1 << 16)
     except OSError:
         return
     files += 1
+    if show:  # what other processes run with: the test looks for the runner's token
+        print("PROC", path, data[:2000], file=sys.stderr)
     for mark in marks:
         at = data.find(mark)
         if at >= 0 and not path.startswith("/bot/"):
@@ -57,8 +60,8 @@ for name, value in os.environ.items():
             found.append(f"env {name}={value}")
 for pid in os.listdir("/proc"):
     if pid.isdigit():
-        look(f"/proc/{pid}/environ")
-        look(f"/proc/{pid}/cmdline")
+        look(f"/proc/{pid}/environ", show=True)
+        look(f"/proc/{pid}/cmdline", show=True)
 for top in os.listdir("/"):
     if top in ("proc", "sys", "dev", "usr", "bin", "lib", "lib64", "sbin"):
         continue
@@ -99,7 +102,10 @@ def test_a_hosted_entrant_finds_no_secret_of_the_runner_or_the_other_entrant(
         matches = ArenaClient(target)
 
         async def finished() -> Any:
-            match = await matches.get_match(mid)
+            try:
+                match = await matches.get_match(mid)
+            except AgentError:  # not created yet
+                return None
             return match if match.status == mpb.MATCH_STATUS_FINISHED else None
 
         match = await wait_until(finished, "the first game is over", timeout=60)

@@ -68,15 +68,17 @@ class HostingServicer:
         server's 1 MiB message cap; the archive cap is above it). Stored once the
         stream closes and the archive passed its checks. UNAUTHENTICATED (BAD_TOKEN),
         INVALID_ARGUMENT (MALFORMED_MESSAGE: no manifest first, a bad entry;
-        ARCHIVE_REFUSED), RESOURCE_EXHAUSTED (ARCHIVE_TOO_LARGE, TOO_MANY_VERSIONS).
+        ARCHIVE_REFUSED; ENTRY_NOT_IN_ARCHIVE: the entry starts a path, e.g.
+        ./bot, that the archive lacks), RESOURCE_EXHAUSTED (ARCHIVE_TOO_LARGE,
+        TOO_MANY_VERSIONS).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListVersions(self, request, context):
-        """The calling agent's versions, newest first, with their stats and private
-        parts (api token as metadata).
+        """The calling agent's versions, newest first, with their stats, and the
+        private parts of the 5 newest and the active one (api token as metadata).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -94,7 +96,8 @@ class HostingServicer:
     def GetAgentDetails(self, request, context):
         """An agent's record and versions with their stats, for anyone; the private
         parts (build logs, failures with their stderr) only with the agent's own
-        api token as metadata. NOT_FOUND (UNKNOWN_AGENT).
+        api token as metadata, and only of its 5 newest versions and the active
+        one. NOT_FOUND (UNKNOWN_AGENT).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

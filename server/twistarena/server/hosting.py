@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import posixpath
 import re
-import shlex
 import time
 from collections.abc import AsyncIterator
 from typing import Any, NoReturn
@@ -25,6 +25,7 @@ from twistarena.storage.versions import STDERR_TAIL_BYTES, TooManyVersions
 from twistarena.v1 import hosting_pb2 as hpb
 from twistarena.v1 import hosting_pb2_grpc as hgrpc
 from twistarena.wire import archives
+from twistarena.wire.entries import split_entry
 
 from . import auth, logs
 from .agents import Agents
@@ -43,6 +44,9 @@ MAX_COMMAND = 1000
 BUILD_LOG_BYTES = 64 * 1024
 #: Shortest version id prefix ActivateVersion accepts.
 MIN_PREFIX = 6
+#: Versions whose build log and failures an answer carries (the newest; and the
+#: active one): at most 6 x (64 KiB log + 5 x 64 KiB stderr), about 2.3 MiB.
+PRIVATE_VERSIONS = 5
 #: Archives checked at once on one node (each costs a core while it runs).
 CHECKS_AT_ONCE = 2
 HEX = re.compile(r"[0-9a-f]+")
@@ -83,6 +87,12 @@ class Hosting(hgrpc.HostingServicer):
         except archives.ArchiveRefused as exc:
             await _refuse(context, agent_id, grpc.StatusCode.INVALID_ARGUMENT,
                           "ARCHIVE_REFUSED", str(exc))
+        missing = _missing_program(manifest.entry, summary)
+        if missing:
+            await _refuse(context, agent_id, grpc.StatusCode.INVALID_ARGUMENT,
+                          "ENTRY_NOT_IN_ARCHIVE",
+                          f"the entry command starts {shown(missing)}, which the archive "
+                          "does not hold (the entry runs in the archive's top directory)")
         content_hash = hashlib.sha256(data).hexdigest()
         vid = version_id(content_hash, manifest.entry, manifest.build)
         most = self.config.max_versions_per_agent
@@ -181,11 +191,18 @@ class Hosting(hgrpc.HostingServicer):
             versions=await self._infos(record.agent_id, private=owner), owner=owner)
 
     async def _infos(self, agent_id: str, private: bool) -> list[hpb.VersionInfo]:
-        """The agent's versions as messages, newest first."""
-        records = await self.versions.all_of(agent_id)
-        stats = await self.versions.stats(agent_id, [r.version_id for r in records])
+        """The agent's versions as messages, newest first; the private parts (when
+        ``private``) of the newest few and the active one only, so that an answer
+        stays far below the message caps whatever the number of versions."""
         active = await self.versions.active_id(agent_id)
-        return [_info(r, active, stats[r.version_id], private) for r in records]
+        shown: set[str] = set()
+        if private:
+            shown = {*(await self.versions.ids(agent_id))[:PRIVATE_VERSIONS], active or ""}
+        records = await self.versions.all_of(agent_id, logs_of=shown)
+        stats = await self.versions.stats(agent_id, [r.version_id for r in records],
+                                          failures_of=shown)
+        return [_info(r, active, stats[r.version_id], r.version_id in shown)
+                for r in records]
 
 
 async def _refuse(context: aio.ServicerContext[Any, Any], agent_id: str,
@@ -215,12 +232,25 @@ async def _check_manifest(context: aio.ServicerContext[Any, Any],
         await _malformed(context, f"the entry command has 1-{MAX_COMMAND} characters "
                          "(e.g. 'python3 bot.py')")
     try:
-        shlex.split(entry)
+        program = split_entry(entry)[1]
     except ValueError as exc:
         await _malformed(context, f"the entry command {shown(entry)} does not split into "
                          f"words: {exc}")
+    if not program:
+        await _malformed(context, f"the entry command {shown(entry)} names no program")
     if len(manifest.build) > MAX_COMMAND:
         await _malformed(context, f"the build command has at most {MAX_COMMAND} characters")
+
+
+def _missing_program(entry: str, summary: archives.Summary) -> str:
+    """The entry's program when it is a path into the archive (``./bot``,
+    ``bin/run``) that the archive lacks; '' otherwise (``python3 bot.py``)."""
+    program = split_entry(entry)[1][0]
+    if "/" not in program or program.startswith("/"):
+        return ""
+    name = posixpath.normpath(program)
+    held = {e.name for e in summary.entries if e.kind != "dir"}
+    return "" if name in held else program
 
 
 def _info(record: VersionRecord, active: str | None, stats: VersionStats,

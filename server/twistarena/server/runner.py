@@ -391,15 +391,16 @@ class MatchRunner:
         seat.stream.send(wire.decision_message(body, int(left * 1000)))
 
     async def answer(self, seat_no: int, decision_id: int, action_id: int,
-                     stream: Outbox) -> Reply:
+                     stream: Outbox, fallback: bool = False) -> Reply:
         """An agent's answer, from ``stream``: decided here, and the reply (accepted
-        or rejected, see ``_reply``) goes back in-band."""
+        or rejected, see ``_reply``) goes back in-band. ``fallback``: the agent has
+        no answer and asks for the match's fallback now (a missed deadline, early)."""
         async with self.lock:
-            reply = await self._decide_answer(seat_no, decision_id, action_id)
+            reply = await self._decide_answer(seat_no, decision_id, action_id, fallback)
             if reply is None:
                 # The store lost actions and the match went back: if the same
                 # decision is open again, this answer settles it there.
-                reply = await self._decide_answer(seat_no, decision_id, action_id)
+                reply = await self._decide_answer(seat_no, decision_id, action_id, fallback)
             if reply is None:
                 reply = Reply(False, ppb.STALE_DECISION,
                               "the match was rewound; answer the decisions sent after it")
@@ -407,8 +408,8 @@ class MatchRunner:
                 self._reply(stream, decision_id, action_id, reply)
             return reply
 
-    async def _decide_answer(self, seat_no: int, decision_id: int,
-                             action_id: int) -> Reply | None:
+    async def _decide_answer(self, seat_no: int, decision_id: int, action_id: int,
+                             fallback: bool) -> Reply | None:
         """Judge an answer and, if it stands, commit it; None when the match was
         rewound meanwhile. Lock held."""
         seat = self.seats[seat_no]
@@ -428,6 +429,11 @@ class MatchRunner:
         if self.loop.time() > seat.deadline + LATE_TOLERANCE_S:
             await self._settle_timeout_locked(seat_no, decision_id)
             return late(decision_id)
+        if fallback:
+            # Settled like a missed deadline (the same seeded action, logged as a
+            # timeout); like one, it is not acknowledged.
+            await self._settle_timeout_locked(seat_no, decision_id)
+            return ACCEPTED
         illegal = self.state.check(seat_no, action_id)
         if illegal is not None:
             return Reply(False, ppb.ILLEGAL_ACTION, illegal.message, may_retry=True)

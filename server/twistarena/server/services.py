@@ -375,7 +375,8 @@ class Play(pgrpc.PlayServicer):
                 kind = msg.WhichOneof("msg")
                 if kind == "answer":
                     answer = msg.answer
-                    await runner.answer(seat, answer.decision_id, answer.action_id, outbox)
+                    await runner.answer(seat, answer.decision_id, answer.action_id, outbox,
+                                        answer.fallback)
                 elif kind == "join":
                     outbox.close(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                                  "Join was already sent on this stream")

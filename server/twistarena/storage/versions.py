@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -32,6 +32,8 @@ from .scripts import Scripts
 STDERR_TAIL_BYTES = 64 * 1024
 #: Failures kept per version (the newest); older ones are dropped.
 FAILURES_KEPT = 5
+#: A version's fields but its build log (what a list of versions reads).
+LISTED_FIELDS = ("content_hash", "entry", "build", "size", "unpacked", "files", "created_ms")
 #: Counters of a version, summed over its match reports.
 COUNTERS = ("matches", "decisions", "cpu_us", "crashes", "timeouts", "illegal_outputs",
             "restarts")
@@ -46,6 +48,13 @@ def version_id(content_hash: str, entry: str, build: str) -> str:
     The same archive with another entry command is another version."""
     canonical = json.dumps([content_hash, entry, build], separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _tail_text(raw: bytes) -> str:
+    """The newest ``STDERR_TAIL_BYTES`` of a stream as text of at most that many
+    bytes in UTF-8 (a replaced undecodable byte takes three)."""
+    text = raw[-STDERR_TAIL_BYTES:].decode("utf-8", "replace")
+    return text.encode()[-STDERR_TAIL_BYTES:].decode("utf-8", "ignore")
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,15 +193,27 @@ class VersionStore:
             raw: Any = await self._redis.zrevrange(keys.agent_versions(agent_id), 0, -1)
         return [text(v) for v in raw]
 
-    async def all_of(self, agent_id: str) -> list[VersionRecord]:
-        """The agent's versions, newest first."""
+    async def all_of(self, agent_id: str,
+                     logs_of: Collection[str] | None = None) -> list[VersionRecord]:
+        """The agent's versions, newest first; the build log only of the versions
+        in ``logs_of`` (None: of all), so that a long list does not read them all."""
         vids = await self.ids(agent_id)
         with driver_errors():
             pipe = self._redis.pipeline(transaction=False)
             for vid in vids:
-                pipe.hgetall(keys.agent_version(agent_id, vid))
+                if logs_of is None or vid in logs_of:
+                    pipe.hgetall(keys.agent_version(agent_id, vid))
+                else:
+                    pipe.hmget(keys.agent_version(agent_id, vid), LISTED_FIELDS)
             rows = await pipe.execute()
-        return [_record(agent_id, vid, raw) for vid, raw in zip(vids, rows, strict=True) if raw]
+        records = []
+        for vid, raw in zip(vids, rows, strict=True):
+            if isinstance(raw, list):
+                raw = {f.encode(): v for f, v in zip(LISTED_FIELDS, raw, strict=True)
+                       if v is not None}
+            if raw:
+                records.append(_record(agent_id, vid, raw))
+        return records
 
     async def activate(self, agent_id: str, vid: str) -> bool:
         """Make ``vid`` the version the agent's hosted seats run from now on;
@@ -234,8 +255,7 @@ class VersionStore:
         if report.failed:
             failure = json.dumps(asdict(FailureRecord(
                 report.match_id, await self._now_ms(), report.crashes, report.timeouts,
-                report.illegal_outputs, report.restarts,
-                report.stderr_tail[-STDERR_TAIL_BYTES:].decode("utf-8", "replace"))))
+                report.illegal_outputs, report.restarts, _tail_text(report.stderr_tail))))
         increments = {
             "matches": 1, "decisions": report.decisions,
             "cpu_us": round(report.cpu_ms_total * 1000), "crashes": report.crashes,
@@ -251,19 +271,23 @@ class VersionStore:
                 [*keys.version_stats(agent_id), keys.version_failures(agent_id, vid)], args)
         return bool(counted)
 
-    async def stats(self, agent_id: str, vids: Sequence[str]) -> dict[str, VersionStats]:
-        """Each version's stats added up (zeros for a version never reported on)."""
+    async def stats(self, agent_id: str, vids: Sequence[str],
+                    failures_of: Collection[str] | None = None) -> dict[str, VersionStats]:
+        """Each version's stats added up (zeros for a version never reported on);
+        the failures only of the versions in ``failures_of`` (None: of all)."""
         counts_key, cpumax_key, _seen = keys.version_stats(agent_id)
         with driver_errors():
             pipe = self._redis.pipeline(transaction=False)
             for vid in vids:
                 pipe.hmget(counts_key, [f"{vid}:{name}" for name in COUNTERS])
                 pipe.zscore(cpumax_key, vid)
-                pipe.lrange(keys.version_failures(agent_id, vid), 0, FAILURES_KEPT - 1)
-            rows = await pipe.execute()
+                if failures_of is None or vid in failures_of:
+                    pipe.lrange(keys.version_failures(agent_id, vid), 0, FAILURES_KEPT - 1)
+            rows = iter(await pipe.execute())
         out: dict[str, VersionStats] = {}
-        for i, vid in enumerate(vids):
-            counts_raw, cpu_max, failures = rows[3 * i: 3 * i + 3]
+        for vid in vids:
+            counts_raw, cpu_max = next(rows), next(rows)
+            failures = next(rows) if failures_of is None or vid in failures_of else []
             counts = dict(zip(COUNTERS, (integer(x) for x in counts_raw), strict=True))
             decisions = counts["decisions"]
             out[vid] = VersionStats(

@@ -1,9 +1,10 @@
-"""Submitted programs as tournament entrants, run by the host under resource limits.
+"""Submitted programs as tournament entrants, run by the host in the sandbox.
 
 ``tournament create --entrants exec:PATH,...`` registers one agent per program,
 creates the tournament with those agent ids, and plays each agent's matches
 here: queue on the tournament, run the program for the assigned seat (a fresh
-process per match, under ``Limits``), repeat until the tournament is over.
+sandbox per match, with the program's folder as its code, see
+``sandbox.spec_for_command``), repeat until the tournament is over.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from typing import Any
 
 import structlog
 
+from ..sandbox import SandboxLimits
 from ..sdk import TournamentEnded, parse_servers, queue, register_agent
 from . import play_bridged
 from .messages import JSON_FORM
-from .program import Limits, ProgramBot
+from .program import ProgramBot
 
 log = structlog.get_logger("twistarena.bridge")
 
@@ -36,7 +38,17 @@ class HostedEntrant:
 
     @property
     def name(self) -> str:
-        return Path(shlex.split(self.command)[0]).name
+        return program_name(self.command)
+
+
+def program_name(command: str) -> str:
+    """What a program is called: the file the command runs (``node bots/alice.js``:
+    ``alice.js``), else the command's first word."""
+    words = shlex.split(command)
+    for word in words[1:]:
+        if Path(word).is_file():
+            return Path(word).name
+    return Path(words[0]).name if words else "program"
 
 
 def program_commands(entrants: Sequence[str]) -> list[str]:
@@ -56,8 +68,7 @@ async def register_programs(server: str, entrants: Sequence[str], *,
             out.append(entrant)
             continue
         command = entrant.removeprefix(EXEC_PREFIX)
-        name = Path(shlex.split(command)[0]).name
-        agent_id, token = await register_agent(server, name[:100] or "program",
+        agent_id, token = await register_agent(server, program_name(command)[:100] or "program",
                                                admin_token=admin_token, **tls)
         hosted.append(HostedEntrant(command, agent_id, token))
         out.append(agent_id)
@@ -65,7 +76,8 @@ async def register_programs(server: str, entrants: Sequence[str], *,
 
 
 async def play_hosted(entrant: HostedEntrant, *, server: str, tournament_id: str, game: str,
-                      players: int, limits: Limits, form: str = JSON_FORM,
+                      players: int, limits: SandboxLimits, sandbox: str,
+                      form: str = JSON_FORM,
                       **tls: Any) -> int:
     """Play every match the tournament assigns to ``entrant``; returns how many."""
     played = 0
@@ -76,7 +88,7 @@ async def play_hosted(entrant: HostedEntrant, *, server: str, tournament_id: str
         except TournamentEnded:
             log.info("hosted entrant done", entrant=entrant.name, matches=played)
             return played
-        bot = ProgramBot(entrant.command, form=form, limits=limits,
+        bot = ProgramBot(entrant.command, form=form, sandbox=sandbox, limits=limits,
                          name=f"{entrant.name}/{assigned.match_id}")
         servers = [assigned.server_address, *(s for s in parse_servers(server)
                                               if s != assigned.server_address)]

@@ -4,6 +4,8 @@ With ``--strategy`` it is the same thing a bot author's program does with the
 SDK, so a host can fill a seat (or test a server) without writing any code.
 With ``--exec "CMD ARGS"`` any program plays the seat over stdin/stdout (JSON
 lines, or ``--text``), with ``--http URL`` any HTTP endpoint (docs/bots.md).
+``--sandbox`` runs the program in the sandbox (someone else's program: only its
+folder, no network, limits; ``twistarena.clients.sandbox``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from twistarena.bots import STRATEGIES
 
 from ..bridge import TEXT_FORM, Bridged, HttpBot, ProgramBot, bridged_agent, run_bridged
 from ..bridge.messages import JSON_FORM
+from ..sandbox import MODES, SandboxUnavailable, sandbox_mode
 from ..sdk import Agent, AgentError, MatchEvent, MatchResult
 from ..sdk.hosting import configure_logging, strategy_agent
 from ..terminal import make_console
@@ -51,14 +54,34 @@ def add_bridge_args(parser: argparse.ArgumentParser, default: str,
                      help="POST each decision to URL/move and play the answer (docs/bots.md)")
     parser.add_argument("--text", action="store_true",
                         help="with --exec: the plain-text messages instead of JSON lines")
+    parser.add_argument("--sandbox", nargs="?", const="bwrap", default=None,
+                        choices=MODES, metavar="MODE",
+                        help="with --exec: run the program in the sandbox (bubblewrap: its "
+                             "folder read-only, no network, limits); 'none' runs it bare "
+                             "with a warning")
     return who
+
+
+def sandbox_of(requested: str | None) -> str | None:
+    """The sandbox mode a command asked for (None: the host's own program, run bare);
+    a host that cannot sandbox is refused with the package to install."""
+    if requested is None:
+        return None
+    try:
+        return sandbox_mode(requested)
+    except SandboxUnavailable as error:
+        raise AgentError(str(error)) from error
 
 
 def seat_agent(args: argparse.Namespace, **agent_options: Any) -> tuple[Agent, Bridged | None]:
     """The agent that plays a seat as the arguments say, and its bridge if it has one."""
     bridged: Bridged | None = None
     if args.exec_command:
-        bridged = ProgramBot(args.exec_command, form=TEXT_FORM if args.text else JSON_FORM)
+        try:
+            bridged = ProgramBot(args.exec_command, form=TEXT_FORM if args.text else JSON_FORM,
+                                 sandbox=sandbox_of(args.sandbox))
+        except ValueError as error:
+            raise AgentError(str(error)) from error
     elif args.http_url:
         bridged = HttpBot(args.http_url)
     if bridged is not None:

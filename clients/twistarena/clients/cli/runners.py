@@ -15,6 +15,7 @@ The runners authenticate with a runner token that ``serve`` makes up (or
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import os
 import secrets
@@ -23,7 +24,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from .workers import Worker, restart_exited
@@ -89,6 +90,10 @@ class RunnerSet:
                 "--cache-dir", str(self.cache_dir)]
         if getattr(args, "log_format", "") == "json":
             argv += ["--log-format", "json"]
+        if getattr(args, "tls_cert", None) is not None:
+            # The runners trust the server's own certificate (it must name the
+            # address they connect to: the bound host, or 127.0.0.1 for 0.0.0.0).
+            argv += ["--root-cert", str(args.tls_cert)]
         ready = threading.Semaphore(0)
         self.runners = [Worker([*argv, "--name", f"serve-runner-{i}"], ready, label="runner",
                                env=env) for i in range(count)]
@@ -117,15 +122,6 @@ class RunnerSet:
             runner.wait(5)
         shutil.rmtree(self.cache_dir, ignore_errors=True)
 
-    @contextlib.contextmanager
-    def running(self) -> Iterator[None]:
-        """Started for the duration of the block."""
-        self.start()
-        try:
-            yield
-        finally:
-            self.stop()
-
 
 def local_address(host: str, port: str | int) -> str:
     """Where a runner on this machine reaches a server bound to ``host``."""
@@ -140,6 +136,10 @@ async def runners_beside(address: str, count: int, token: str,
     """The runners of a one-process ``serve``, once it listens on ``address``."""
     host, _, port = address.rpartition(":")
     runners = RunnerSet(count, local_address(host.strip("[]"), port), token, args)
-    with runners.running():
-        print(f"started {count} runners (twistarena runner)", flush=True)
+    runners.start()
+    print(f"started {count} runners (twistarena runner)", flush=True)
+    try:
         yield
+    finally:
+        # Stopping waits for the processes: not in the server's event loop.
+        await asyncio.to_thread(runners.stop)

@@ -22,8 +22,9 @@ from twistarena.engine import GAME_IDS
 from twistarena.league import report_json, standings_to_csv
 from twistarena.v1 import tournaments_pb2
 
-from ..bridge import JSON_FORM, TEXT_FORM, Limits
-from ..bridge.hosted import play_hosted, register_programs
+from ..bridge import JSON_FORM, TEXT_FORM
+from ..bridge.hosted import play_hosted, program_commands, register_programs
+from ..sandbox import MODES, SandboxLimits, SandboxUnavailable, sandbox_mode, spec_for_command
 from ..sdk import AgentError
 from ..sdk.hosting import configure_logging
 from ..sdk.tournaments import FORMATS, TournamentClient, results_of, standings_of
@@ -45,18 +46,26 @@ def register(sub: Any) -> None:
                              "'heuristic#2'...), registered agent ids, and exec:COMMAND "
                              "for a program this command runs itself (docs/bots.md), "
                              "one process per match under the limits below")
-    hosting = create.add_argument_group("programs entered as exec:COMMAND")
+    hosting = create.add_argument_group(
+        "programs entered as exec:COMMAND",
+        "each runs in the sandbox: its folder read-only at /bot, no network, the limits "
+        "below (docs/bots.md)")
     hosting.add_argument("--text", action="store_true",
                          help="they read the plain-text messages instead of JSON lines")
+    hosting.add_argument("--sandbox", default="bwrap", choices=MODES,
+                         help="bwrap (default; needs Debian's bubblewrap package) or none "
+                              "(run them bare, with a warning at every start)")
     hosting.add_argument("--cpu-seconds", type=int, default=60,
-                         help="CPU time of one match's process (default 60; 0: no limit)")
+                         help="CPU time of each of a program's processes (default 60; 0: no "
+                              "limit)")
     hosting.add_argument("--memory-mb", type=int, default=1024,
-                         help="address space of the process (default 1024; 0: no limit)")
-    hosting.add_argument("--open-files", type=int, default=64,
-                         help="open file descriptors (default 64; 0: no limit)")
-    hosting.add_argument("--allow-network", action="store_true",
-                         help="do not cut the programs off the network (by default they run "
-                              "in an empty network namespace when unshare allows it)")
+                         help="memory of a program's whole tree (default 1024; 0: no limit)")
+    hosting.add_argument("--processes", type=int, default=64,
+                         help="processes and threads of a program (default 64; 0: no limit)")
+    hosting.add_argument("--open-files", type=int, default=256,
+                         help="open file descriptors (default 256; 0: no limit)")
+    hosting.add_argument("--tmp-mb", type=int, default=64,
+                         help="size of its private /tmp and home (default 64)")
     create.add_argument("--players", type=int, default=0,
                         help="seats per match (default: the game's smallest table)")
     create.add_argument("--rounds", type=int, default=0, help="Swiss rounds (default 3)")
@@ -120,6 +129,7 @@ def run_create(args: argparse.Namespace) -> int:
 
     async def go() -> tournaments_pb2.Tournament:
         tls = {"root_cert": args.root_cert, "tls": args.tls}
+        mode = _sandbox_for(entrants, args.sandbox)
         named, hosted = await register_programs(args.server, entrants,
                                                 admin_token=_admin_token(args), **tls)
         if hosted and args.no_follow:
@@ -135,12 +145,14 @@ def run_create(args: argparse.Namespace) -> int:
             console.print(f"  {entrant.agent_id}: {entrant.command}", highlight=False)
         if args.no_follow:
             return created
-        limits = Limits(args.cpu_seconds, args.memory_mb, args.open_files,
-                        no_network=not args.allow_network)
+        limits = SandboxLimits(memory_mb=args.memory_mb, cpu_seconds=args.cpu_seconds,
+                               processes=args.processes, tmp_mb=args.tmp_mb,
+                               open_files=args.open_files)
         players = created.spec.num_players
         programs = [asyncio.ensure_future(play_hosted(
             e, server=args.server, tournament_id=created.tournament_id, game=args.game,
-            players=players, limits=limits, form=TEXT_FORM if args.text else JSON_FORM, **tls))
+            players=players, limits=limits, sandbox=mode,
+            form=TEXT_FORM if args.text else JSON_FORM, **tls))
             for e in hosted]
         try:
             record = await _follow(client, created.tournament_id, console)
@@ -155,6 +167,21 @@ def run_create(args: argparse.Namespace) -> int:
     except AgentError as error:
         return fail(console, error)
     return _finish(args, record, console)
+
+
+def _sandbox_for(entrants: list[str], requested: str) -> str:
+    """The sandbox the exec: entrants will run in, checked before anything is created: a
+    host without bubblewrap, or a command whose program cannot be found, is refused."""
+    commands = program_commands(entrants)
+    if not commands:
+        return requested
+    try:
+        mode = sandbox_mode(requested)
+        for command in commands:
+            spec_for_command(command)
+    except (SandboxUnavailable, ValueError) as error:
+        raise AgentError(str(error)) from error
+    return mode
 
 
 def run_follow(args: argparse.Namespace) -> int:

@@ -37,6 +37,7 @@ from ..sdk import AgentError
 from ..sdk.connection import Backoff, bearer, describe, make_channel, stub
 from .cache import CacheError, VersionCache
 from .seatstats import seat_program, seat_stats
+from .warmup import warm_up
 
 log = structlog.get_logger("twistarena.runner")
 
@@ -45,8 +46,7 @@ SESSION_KEY = "twistarena-runner-session"
 RECONNECT = Backoff(initial=0.2, maximum=10.0)
 #: Longest FetchVersion or ReportSeat call.
 CALL_TIMEOUT_S = 60.0
-#: The program's Limits when the entry gives none (``SeatAssignment`` carries
-#: none yet): what ``tournament create --entrants exec:`` uses by default.
+#: Seats a runner plays at once unless told (``--slots``).
 DEFAULT_SLOTS = 8
 
 
@@ -77,9 +77,6 @@ class Runner:
         self._session_key = ""
         self._done: asyncio.Queue[rpb.SeatRef] = asyncio.Queue()
         self._channel: grpc.aio.Channel | None = None
-        #: Seats played to their end, and sessions opened (for logs and tests).
-        self.played = 0
-        self.sessions = 0
 
     # -- the session -----------------------------------------------------------------
 
@@ -129,7 +126,6 @@ class Runner:
                 return
             welcome = first.welcome
             self.runner_id, self._session_key = welcome.runner_id, welcome.session_key
-            self.sessions += 1
             log.info("runner_connected", server=address, runner=self.runner_id,
                      name=self.name, pid=os.getpid(), slots=self.options.slots,
                      sandbox=self.options.sandbox)
@@ -217,6 +213,14 @@ class Runner:
                       else str(error))
             return
         bot: ProgramBot = seat_program(assignment, code_dir, self.options.sandbox)
+        # Joined once the program waits for its first message: the match starts when
+        # its last seat joins, and its first decision must not find a program loading.
+        try:
+            waited = await warm_up(bot)
+        except BaseException:
+            await asyncio.shield(bot.close(None))  # no program outlives its seat
+            raise
+        log.info("runner_program_ready", match_id=match_id, seat=seat, ms=round(waited * 1000))
         servers = [assignment.server_address or address,
                    *(s for s in self.options.servers if s != assignment.server_address)]
         agent = bridged_agent(bot, server=servers, match_id=match_id,
@@ -228,10 +232,11 @@ class Runner:
         except AgentError as error:
             log.warning("runner_seat_failed", match_id=match_id, seat=seat, error=str(error))
             return
-        self.played += 1
+        stats = seat_stats(bot)
         log.info("runner_seat_over", match_id=match_id, seat=seat, places=list(result.places),
-                 decisions=agent.decisions, failures=bot.failures)
-        await self._report(assignment, seat_stats(agent, bot))
+                 decisions=stats.decisions, crashes=stats.crashes, timeouts=stats.timeouts,
+                 restarts=stats.restarts)
+        await self._report(assignment, stats)
 
     async def _fetch(self, assignment: rpb.SeatAssignment) -> bytes:
         assert self._channel is not None

@@ -1,47 +1,38 @@
 """A hosted seat's program, and what it did: the one place where the runner meets
 the bridge's ``ProgramBot``.
 
-The program runs with the version's directory as its working directory and an
-environment of PATH, HOME, LANG only (nothing of the runner's: not its token,
-not its cache), under the bridge's limits.
+The program runs in the sandbox (``twistarena.clients.sandbox``): the version's
+directory read-only at ``/bot``, its working directory, and an environment of
+PATH, HOME and LANG only (nothing of the runner's: not its token, not its cache,
+not the other versions). The messages tell it the game and its seat.
 """
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
-from typing import Any
 
 from twistarena.v1 import runners_pb2 as rpb
+from twistarena.wire.entries import split_entry
 
-from ..bridge import JSON_FORM, TEXT_FORM, Limits, ProgramBot
+from ..bridge import ProgramBot
+from ..sandbox import SandboxLimits
 
-#: The only environment a hosted program gets.
-PROGRAM_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp"}
-
-
-#: An entry may name the form of the messages its program reads first:
-#: ``text: ./bot`` for the plain-text form (as ``twistarena bot --exec ./bot
-#: --text``); ``json:`` or nothing for JSON lines.
-FORM_PREFIXES = {"text:": TEXT_FORM, "json:": JSON_FORM}
-
-
-def entry_command(entry: str) -> tuple[list[str], str]:
-    """(argv, message form) of a version's entry command."""
-    for prefix, form in FORM_PREFIXES.items():
-        if entry.startswith(prefix):
-            return shlex.split(entry[len(prefix):]), form
-    return shlex.split(entry), JSON_FORM
+#: What one hosted program may use (the bridge's limits for submitted programs).
+SEAT_LIMITS = SandboxLimits()
 
 
 def seat_program(assignment: rpb.SeatAssignment, code_dir: Path, sandbox: str) -> ProgramBot:
-    """The program of a hosted seat, ready to start."""
-    argv, form = entry_command(assignment.entry)
-    return ProgramBot(argv, form=form, limits=Limits(), cwd=str(code_dir), env=PROGRAM_ENV,
+    """The program of a hosted seat, ready to start (in ``sandbox``, its mode)."""
+    form, argv = split_entry(assignment.entry)
+    return ProgramBot(argv, form=form, sandbox=sandbox, code_dir=code_dir, env={},
+                      limits=SEAT_LIMITS,
                       name=f"{assignment.agent_id}/{assignment.match_id}/{assignment.seat}")
 
 
-def seat_stats(agent: Any, bot: ProgramBot) -> rpb.SeatStats:
+def seat_stats(bot: ProgramBot) -> rpb.SeatStats:
     """What the seat's program did in its match, as ReportSeat carries it."""
-    return rpb.SeatStats(decisions=agent.decisions, timeouts=bot.failures,
-                         restarts=bot.restarts)
+    stats = bot.stats
+    return rpb.SeatStats(decisions=stats.decisions, crashes=stats.crashes,
+                         timeouts=stats.timeouts, illegal_outputs=stats.illegal_outputs,
+                         restarts=stats.restarts, cpu_ms_total=stats.cpu_ms_total,
+                         cpu_ms_max=stats.cpu_ms_max, stderr_tail=bytes(stats.stderr_tail))

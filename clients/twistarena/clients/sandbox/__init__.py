@@ -30,7 +30,17 @@ with the package name.
 
 from __future__ import annotations
 
-from .launch import LINE_LIMIT, PACKAGE, bwrap_argv, cpu_ns, kill_tree, sandbox_mode, start
+from .launch import (
+    LINE_LIMIT,
+    MODES,
+    PACKAGE,
+    bwrap_argv,
+    cpu_ns,
+    kill_tree,
+    limit_events,
+    sandbox_mode,
+    start,
+)
 from .spec import (
     CODE_PATH,
     ENV_PREFIX,
@@ -39,6 +49,7 @@ from .spec import (
     SandboxLimits,
     SandboxSpec,
     SandboxUnavailable,
+    spec_for_command,
 )
 
 __all__ = [
@@ -46,6 +57,7 @@ __all__ = [
     "ENV_PREFIX",
     "HOME_PATH",
     "LINE_LIMIT",
+    "MODES",
     "OUTPUT_PATH",
     "PACKAGE",
     "SandboxLimits",
@@ -54,6 +66,8 @@ __all__ = [
     "bwrap_argv",
     "cpu_ns",
     "kill_tree",
+    "limit_events",
     "sandbox_mode",
+    "spec_for_command",
     "start",
 ]

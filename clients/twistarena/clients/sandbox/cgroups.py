@@ -73,6 +73,24 @@ class Cgroup:
             return None
         return None
 
+    def events(self) -> dict[str, int]:
+        """How often the tree hit its limits: ``process_limit`` (a fork or thread refused
+        by ``pids.max``) and ``oom_kills`` (a process killed at the memory limit)."""
+        found = {"process_limit": 0, "oom_kills": 0}
+        sources = (("pids", "pids.events", "max", "process_limit"),
+                   ("memory", "memory.events" if self.unified else "memory.oom_control",
+                    "oom_kill", "oom_kills"))
+        for controller, name, key, out in sources:
+            folder = self.dirs.get(controller)
+            if folder is None:
+                continue
+            with contextlib.suppress(OSError, ValueError):
+                for line in (folder / name).read_text().splitlines():
+                    field, _, value = line.partition(" ")
+                    if field == key:
+                        found[out] = int(value)
+        return found
+
     def pids(self) -> set[int]:
         """Every process still in the group."""
         found: set[int] = set()

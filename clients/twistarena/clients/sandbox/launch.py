@@ -11,6 +11,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
@@ -89,21 +90,29 @@ async def start(spec: SandboxSpec, mode: str, *,
         raise ValueError(f"unknown sandbox mode {mode!r}")
     cgroup = await asyncio.to_thread(cgroups.create, spec.limits.memory_mb,
                                      spec.limits.processes)
-    argv = [*_join(cgroup), *_rlimits(spec.limits, cgroup)]
+    argv = _prelude(spec.limits, cgroup)
     env = spec.environment()
     fds: list[int] = []
     cwd: Path | None = None
     if mode == "bwrap":
-        filter_fd = _seccomp_fd()
+        program = seccomp.program()
+        filter_fd = _memfd("seccomp", program) if program is not None else None
         if filter_fd is not None:
             fds.append(filter_fd)
-        argv += bwrap_argv(spec, filter_fd)
+        # The options go through a file descriptor, so that the program, which can read
+        # its namespace's init's command line (/proc/1/cmdline), sees no host path.
+        options = bwrap_argv(spec, filter_fd, _process_rlimit(spec.limits, cgroup))
+        command = options.index("--")
+        fds.append(_memfd("bwrap-args",
+                          b"".join(o.encode() + b"\0" for o in options[1:command])))
+        argv += [options[0], "--args", str(fds[-1]), *options[command:]]
         env = {}
+        cwd = Path("/")
     else:
         log.warning("starting a program WITHOUT a sandbox (--sandbox none)", argv=spec.argv)
         env["HOME"] = tempfile.gettempdir()
         cwd = spec.code_dir
-        argv += spec.argv
+        argv += [*_process_rlimit(spec.limits, cgroup), *spec.argv]
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
@@ -125,23 +134,48 @@ async def kill_tree(proc: asyncio.subprocess.Process) -> None:
     """Kill the program and everything it started, and reap it.
 
     In bubblewrap, the program's processes live in their own PID namespace, whose
-    init dies with the bwrap we started: the kernel then kills every process in it,
-    also those that double-forked or called setsid. The cgroup, where there is one,
-    is emptied the same way and removed.
+    init is the child of the bwrap we started: killing that init makes the kernel
+    kill every process in the namespace, also those that double-forked or called
+    setsid (bwrap's --die-with-parent alone does not always: the signal it asks for
+    is forgotten when the init changes its uid). The cgroup, where there is one, is
+    emptied the same way and removed.
     """
+    for pid in [*_children(proc.pid), proc.pid]:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     cgroup = _cgroups.pop(proc.pid, None)
-    with contextlib.suppress(ProcessLookupError):
-        await proc.wait()
     if cgroup is not None:
         await asyncio.to_thread(_empty_and_remove, cgroup)
+    try:
+        await asyncio.wait_for(proc.wait(), KILL_WAIT_S)
+    except TimeoutError:
+        # Something outside the tree holds its pipes; the process itself is gone.
+        log.error("a sandboxed program's pipes stayed open after kill_tree", pid=proc.pid)
+
+
+def _children(pid: int) -> list[int]:
+    """The direct children of ``pid`` (in bwrap: the init of the program's namespace)."""
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError, ValueError):
+                found += [int(c) for c in (task / "children").read_text().split()]
+    return found
 
 
 def cpu_ns(proc: asyncio.subprocess.Process) -> int | None:
     """CPU time (user + system) the program's whole tree used so far, where measured."""
     cgroup = _cgroups.get(proc.pid)
     return cgroup.cpu_ns() if cgroup is not None else None
+
+
+def limit_events(proc: asyncio.subprocess.Process) -> dict[str, int]:
+    """How often the program's tree hit its cgroup limits so far (``Cgroup.events``;
+    zeros where there is no cgroup). Read it before ``kill_tree``."""
+    cgroup = _cgroups.get(proc.pid)
+    return cgroup.events() if cgroup is not None else {"process_limit": 0, "oom_kills": 0}
 
 
 def _empty_and_remove(cgroup: cgroups.Cgroup) -> None:
@@ -156,32 +190,37 @@ def _empty_and_remove(cgroup: cgroups.Cgroup) -> None:
         time.sleep(0.002)
 
 
-def _join(cgroup: cgroups.Cgroup | None) -> list[str]:
-    """A prelude that puts itself (so everything it execs) in the cgroup first."""
-    if cgroup is None:
-        return []
-    joins = " && ".join(f"echo $$ > {shlex.quote(str(p))}" for p in cgroup.procs_files())
-    return ["/bin/sh", "-c", f'{joins} && exec "$@"', "sandbox"]
-
-
-def _rlimits(limits: SandboxLimits, cgroup: cgroups.Cgroup | None) -> list[str]:
-    """``prlimit`` options for what the cgroup does not cover (rlimits bind each process
-    of the tree and cannot be raised again without privileges)."""
-    options = ["--core=0"]
+def _prelude(limits: SandboxLimits, cgroup: cgroups.Cgroup | None) -> list[str]:
+    """A shell that joins the cgroup and sets the rlimits, then execs what follows: both
+    bind everything it starts. The shell's built-ins cost a millisecond; a Python
+    launcher would cost tens (and ``preexec_fn`` is unsafe in a threaded process)."""
+    steps = [f"echo $$ > {shlex.quote(str(p))}" for p in (cgroup.procs_files() if cgroup else [])]
+    steps.append("ulimit -c 0")
     if limits.cpu_seconds:
-        options.append(f"--cpu={limits.cpu_seconds}")
+        steps.append(f"ulimit -t {limits.cpu_seconds}")
     if limits.open_files:
-        options.append(f"--nofile={limits.open_files}")
+        steps.append(f"ulimit -n {limits.open_files}")
     if limits.memory_mb and not (cgroup and cgroup.limits_memory):
         # Address space, not resident memory: runtimes that reserve much more than they
         # use (the JVM, Node) need a generous figure here.
-        options.append(f"--as={limits.memory_mb * 1024 * 1024}")
-    if limits.processes and not (cgroup and cgroup.limits_processes):
-        if os.getuid() == 0:
-            _warn_processes_uncapped()
-        else:  # counts every process of this user: a rough cap without a cgroup
-            options.append(f"--nproc={limits.processes}")
-    return [_tool("prlimit"), *options, "--"]
+        steps.append(f"ulimit -v {limits.memory_mb * 1024}")
+    steps.append("unset PWD OLDPWD")  # the shell's own: not the host's to show
+    return ["/bin/sh", "-c", " && ".join([*steps, 'exec "$@"']), "sandbox"]
+
+
+def _process_rlimit(limits: SandboxLimits, cgroup: cgroups.Cgroup | None) -> list[str]:
+    """Without a pids cgroup, the process rlimit, as a ``prlimit`` prefix of the program.
+
+    In bubblewrap it is set inside the sandbox, after its user namespace exists: the
+    kernel then counts the processes of the sandbox's uid in that namespace (its own
+    tree) against it, not every process of the host's user. It does not bind a
+    program whose host uid is root, so a host running as root needs the cgroup."""
+    if not limits.processes or (cgroup and cgroup.limits_processes):
+        return []
+    if os.getuid() == 0:
+        _warn_processes_uncapped()
+        return []
+    return [_tool("prlimit"), f"--nproc={limits.processes}", "--"]
 
 
 @cache
@@ -198,19 +237,18 @@ def _tool(name: str) -> str:
     return found
 
 
-def _seccomp_fd() -> int | None:
-    """A pipe's read end holding the seccomp filter, for ``bwrap --seccomp``."""
-    program = seccomp.program()
-    if program is None:
-        return None
-    read, write = os.pipe()
-    with os.fdopen(write, "wb") as out:
-        out.write(program)
-    return read
+def _memfd(name: str, data: bytes) -> int:
+    """An anonymous file holding ``data``, read from its start by whoever inherits it."""
+    fd = os.memfd_create(name, 0)  # not close-on-exec: bwrap reads it
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
-def bwrap_argv(spec: SandboxSpec, seccomp_fd: int | None) -> list[str]:
-    """The bubblewrap command that runs ``spec`` (see the package docstring)."""
+def bwrap_argv(spec: SandboxSpec, seccomp_fd: int | None,
+               wrapper: Sequence[str] = ()) -> list[str]:
+    """The bubblewrap command that runs ``spec`` (see the package docstring), its
+    program behind ``wrapper`` (a command that execs the rest) if one is given."""
     argv = [_tool(BWRAP),
             "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net",
             "--unshare-uts", "--unshare-cgroup-try", "--disable-userns",
@@ -220,16 +258,21 @@ def bwrap_argv(spec: SandboxSpec, seccomp_fd: int | None) -> list[str]:
             "--proc", "/proc", "--dev", "/dev"]
     if spec.limits.tmp_mb:
         argv += ["--size", str(spec.limits.tmp_mb * 1024 * 1024)]
-    argv += ["--perms", "1777", "--tmpfs", "/tmp", "--dir", HOME_PATH,
+    argv += ["--perms", "1777", "--tmpfs", "/tmp", "--dir", HOME_PATH]
+    if spec.limits.tmp_mb:  # POSIX shared memory and semaphores (multiprocessing) live here
+        argv += ["--size", str(spec.limits.tmp_mb * 1024 * 1024)]
+    argv += ["--perms", "1777", "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
              "--ro-bind", str(Path(spec.code_dir).resolve()), CODE_PATH]
     if spec.output_dir is not None:
         argv += ["--bind", str(Path(spec.output_dir).resolve()), OUTPUT_PATH]
-    argv += ["--chdir", CODE_PATH, "--clearenv"]
+    # The root bwrap builds is a tmpfs of its own: read-only too, so that only the
+    # capped /tmp (and a build's /out) can be written.
+    argv += ["--remount-ro", "/", "--chdir", CODE_PATH, "--clearenv"]
     for key, value in spec.environment().items():
         argv += ["--setenv", key, value]
     if seccomp_fd is not None:
         argv += ["--seccomp", str(seccomp_fd)]
-    return [*argv, "--", *spec.argv]
+    return [*argv, "--", *wrapper, *spec.argv]
 
 
 @cache

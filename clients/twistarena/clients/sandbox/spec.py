@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,3 +66,51 @@ class SandboxSpec:
     def environment(self) -> dict[str, str]:
         """The program's whole environment."""
         return {"PATH": PATH_VALUE, "HOME": HOME_PATH, "LANG": LANG_VALUE, **self.env}
+
+
+#: Where the interpreters a sandboxed command may name by absolute path live.
+SYSTEM_PREFIXES = ("/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/")
+
+
+def spec_for_command(command: str | Sequence[str], *, env: Mapping[str, str] | None = None,
+                     limits: SandboxLimits | None = None) -> SandboxSpec:
+    """The sandbox of a program given as a host command (``exec:`` entrants, ``bot
+    --exec --sandbox``): the folder of the first file (or folder) the command names
+    becomes ``/bot``, and the command names it from there.
+
+    ``uploads/alice/bot`` runs ``./bot`` with ``uploads/alice`` as ``/bot``;
+    ``node uploads/bob/bot.js`` runs ``node bot.js`` with ``uploads/bob``;
+    ``java -cp build Bot`` runs ``java -cp . Bot`` with ``build``. Nothing else of
+    the host is visible, so an interpreter must be one of the system's.
+    """
+    argv = shlex.split(command) if isinstance(command, str) else list(command)
+    if not argv:
+        raise ValueError("an empty command")
+    folder: Path | None = None
+    for index, word in enumerate(argv):
+        if index == 0 and "/" not in word:
+            continue  # an interpreter on the sandbox's PATH
+        path = Path(word)
+        if path.is_file() or (index > 0 and path.is_dir()):
+            folder = path.absolute() if path.is_dir() else path.absolute().parent
+            if not path.resolve().is_relative_to(folder.resolve()):
+                raise ValueError(f"{word} is a link to {path.resolve()}, which is not in "
+                                 "the sandbox (only the program's folder and the system "
+                                 "directories are)")
+            folder = folder.resolve()
+            break
+    if folder is None:
+        raise ValueError(f"cannot tell which folder holds the program of {shlex.join(argv)!r}: "
+                         "name its file (or, for Java, its class folder) in the command")
+    inside: list[str] = []
+    for index, word in enumerate(argv):
+        path = Path(word)
+        resolved = path.resolve() if (index > 0 or "/" in word) and path.exists() else None
+        if resolved is not None and resolved.is_relative_to(folder):
+            relative = resolved.relative_to(folder).as_posix()
+            word = ("./" + relative if index == 0 else relative) if relative != "." else "."
+        elif index == 0 and word.startswith("/") and not word.startswith(SYSTEM_PREFIXES):
+            raise ValueError(f"{word} is not in the sandbox (only the program's folder and "
+                             "the system directories are): use an interpreter of /usr/bin")
+        inside.append(word)
+    return SandboxSpec(folder, inside, dict(env or {}), limits or SandboxLimits())

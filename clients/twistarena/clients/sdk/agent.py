@@ -422,9 +422,19 @@ class Agent:
             raise
         except Exception as error:
             action = self.bot.failed(decision, error)
-        if action is not None:
-            self._answers[did] = action
-            await self._send_answer(did, action)
+        await self._send_decided(did, action)
+
+    async def _send_decided(self, did: int, action: int | None) -> None:
+        """Send the bot's action, or (None: it has no answer) ask for the fallback now."""
+        if action is None:
+            # Settled once the server has it, and never acknowledged: no longer pending,
+            # so the next decision does not cancel this task in the middle of its write
+            # (which would cancel the whole stream).
+            self._pending.pop(did, None)
+            await self._send_answer(did, 0, fallback=True)
+            return
+        self._answers[did] = action
+        await self._send_answer(did, action)
 
     def _decide_inline(self, decision: Decision) -> None:
         """A sync bot asked in the reading loop (no task, no thread): the common case.
@@ -441,7 +451,9 @@ class Agent:
             action: int | None = action_id(value)
         except Exception as error:
             action = self.bot.failed(decision, error)
-        if action is not None:
+        if action is None:
+            self._spawn(did, self._send_decided(did, None))
+        else:
             self._answers[did] = action
             self._ready = (did, action)
 
@@ -453,16 +465,15 @@ class Agent:
             raise
         except Exception as error:
             action = self.bot.failed(decision, error)
-        if action is not None:
-            self._answers[did] = action
-            await self._send_answer(did, action)
+        await self._send_decided(did, action)
 
-    async def _send_answer(self, decision_id: int, action_id: int) -> None:
+    async def _send_answer(self, decision_id: int, action_id: int,
+                           fallback: bool = False) -> None:
         call = self._call
         if call is None:
             return  # disconnected: the server re-sends the decision after the resume
-        msg = play_pb2.AgentMessage(answer=play_pb2.Answer(decision_id=decision_id,
-                                                           action_id=action_id))
+        msg = play_pb2.AgentMessage(answer=play_pb2.Answer(
+            decision_id=decision_id, action_id=action_id, fallback=fallback))
         try:
             async with self._write_lock:
                 if self.tracer is not None:

@@ -212,7 +212,9 @@ class ArenaScheduler:
                 return
             playing = await self.planner.rate_ended(arena_id)
             per_second = arena.matches_per_minute / 60.0
-            budget = min(budget + (now - last_tick) * per_second, max(1.0, per_second))
+            # Matches allowed now: the rate's share of the time since the last tick,
+            # with at most one tick's worth saved up (a paused arena does not burst).
+            budget = min(budget + (now - last_tick) * per_second, per_second * TICK_S + 1.0)
             last_tick = now
             if arena.status == apb.ARENA_STATUS_RUNNING and budget >= 1.0:
                 budget -= await self.seat_tables(arena, playing, int(budget))

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import grpc
 import pytest
 from twistarena.clients.sdk import ArenaClient
+from twistarena.clients.sdk.arenas import ArenaLadderClient
 from twistarena.league import PlackettLuce
 from twistarena.league.ladder import NEW_VERSION_SIGMA_SHARE
 from twistarena.v1 import arenas_pb2 as apb
@@ -200,3 +202,36 @@ def test_a_dead_node_s_arena_is_taken_over_and_what_ended_meanwhile_is_rated(
         asyncio.run(asyncio.wait_for(scenario(), 60))
     finally:
         other.stop()
+
+
+def test_a_network_agent_holding_a_queue_plays_the_arena_against_house_rungs(
+        server: InProcessServer) -> None:
+    """An enrolled agent without a hosted version is seated while it holds a Queue
+    for the arena's game (tournament_only: the matchmaker leaves it alone); house
+    rungs fill the table; it is rated as version 0."""
+    from twistarena.clients.sdk import queue_and_play, register_agent
+
+    def first_legal(observation: object, legal_actions: list[Any]) -> int:
+        return int(legal_actions[0].id)
+
+    async def scenario() -> None:
+        ladder = ArenaLadderClient(server.target)
+        await ladder.create("twisted", 3, house=["random", "heuristic"])
+        agent_id, token = await register_agent(server.target, "networked")
+        await ArenaLadderClient(server.target, admin_token=token).enroll("twisted-3", agent_id)
+        for _ in range(2):
+            await queue_and_play(first_legal, server.target, token, "twisted", 3,
+                                 tournament_only=True)
+
+        async def rated() -> Any:
+            board = await ladder.leaderboard("twisted-3")
+            mine = [r for r in board.rows if r.agent_id == agent_id]
+            return board if mine and mine[0].games == 2 else None
+
+        board = await wait_until(rated, "both matches rated", timeout=10)
+        rows = {r.agent_id: r for r in board.rows}
+        assert rows[agent_id].version == 0 and not rows[agent_id].house
+        assert rows["house:random"].house and rows["house:heuristic"].house
+        assert rows["house:random"].games == rows["house:heuristic"].games == 2
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))

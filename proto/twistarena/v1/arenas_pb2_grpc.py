@@ -125,7 +125,9 @@ class ArenasServicer:
 
     def EnrollAgent(self, request, context):
         """Enroll an agent in an arena, or withdraw it: from then on the arena seats
-        its active hosted version (runners play it). The agent's own api token as
+        its active hosted version (runners play it), or, without one, the agent
+        itself while it holds a Queue (tournament_only) for the arena's game and
+        player count (rated as version 0). The agent's own api token as
         metadata `authorization: Bearer <token>`, or the admin token for any agent.
         NOT_FOUND (UNKNOWN_ARENA, UNKNOWN_AGENT), UNAUTHENTICATED (BAD_TOKEN),
         PERMISSION_DENIED (NOT_YOUR_AGENT).

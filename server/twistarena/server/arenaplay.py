@@ -5,7 +5,9 @@ same lease as a tournament driver's, ``storage.arenas.LEASE_MS``) schedules
 it: it rates the arena's matches that ended (``arenas.Ladder``), then, unless
 the arena is paused, seats new tables as ``twistarena.league.ladder.pick_tables``
 forms them, within the arena's matches per minute. Hosted agents' seats go to
-the runners (``RunnerHub.seat_hosted``), house rungs are the server's bots.
+the runners (``RunnerHub.seat_hosted``), a network agent's (enrolled without a
+hosted version, holding a Queue for the arena's game) to its Queue stream;
+house rungs are the server's bots.
 
 What it needs to go on lives in the store: the arena's live matches (noted
 before each match is created, with its players) and the ratings. A node that
@@ -31,12 +33,15 @@ from twistarena.storage.arenas import player_key, split_player
 from twistarena.storage.errors import FencedError
 from twistarena.v1 import arenas_pb2 as apb
 from twistarena.v1 import match_pb2 as mpb
+from twistarena.v1 import matchmaking_pb2 as kpb
 
 from . import logs, metrics
+from .agents import Agents
 from .arenas import Ladder
 from .cluster import Cluster
 from .creation import CreationError, new_match
 from .loops import stop_loops
+from .matchmaker import ALIVE_MS
 from .runnerhub import RunnerHub
 
 log = logs.get("twistarena.arenas")
@@ -64,20 +69,33 @@ class ArenaPlanner:
         self.store = store
         self.ladder = ladder
         self.rng = random.Random()
-        #: arena id -> (when read, the player keys of its enrolled agents' versions)
+        #: arena id -> (when read, its enrolled agents' player keys: version 0 for
+        #: a network agent, one without an active hosted version)
         self._enrolled: dict[str, tuple[float, list[str]]] = {}
 
     async def enrolled_players(self, arena_id: str) -> list[str]:
-        """``AGENT@VERSION`` of the enrolled agents with an active hosted version,
-        read again every ENROLLED_REFRESH_S (at once while there are too few)."""
+        """``AGENT@VERSION`` of the enrolled agents (version 0: no hosted version, a
+        network agent), read again every ENROLLED_REFRESH_S (at once while fewer
+        than two are enrolled)."""
         read, keys = self._enrolled.get(arena_id, (-ENROLLED_REFRESH_S, []))
         if len(keys) < 2 or time.monotonic() - read >= ENROLLED_REFRESH_S:
             enrolled = await self.store.arenas.enrolled(arena_id)
             numbers = await self.store.arenas.version_numbers(enrolled)
-            keys = [player_key(agent_id, version)
-                    for agent_id, version in zip(enrolled, numbers, strict=True) if version]
+            keys = [player_key(a, v) for a, v in zip(enrolled, numbers, strict=True)]
             self._enrolled[arena_id] = (time.monotonic(), keys)
         return keys
+
+    async def waiting_network_agents(self, arena: apb.Arena, keys: list[str],
+                                     playing: Counter[str]) -> set[str]:
+        """The network agents (version 0) among ``keys`` that hold a Queue for the
+        arena's game and player count now and play none of its matches."""
+        network = [split_player(k)[0] for k in keys if k.endswith("@0")]
+        holds = await self.store.agents.queued_many(network)
+        wanted = f"{arena.game_id}:{arena.num_players}:"
+        now_ms = time.time() * 1000
+        return {agent_id for agent_id, hold in zip(network, holds, strict=True)
+                if hold and hold.startswith(wanted) and not playing.get(agent_id)
+                and float(hold.rsplit(":", 1)[1]) + ALIVE_MS > now_ms}
 
     async def rate_ended(self, arena_id: str) -> Counter[str]:
         """Rate the arena's matches that ended; how many live matches each agent is in."""
@@ -104,7 +122,9 @@ class ArenaPlanner:
         """Everyone the arena may seat now: enrolled agents with an active hosted
         version, at their rating (a new version: its head start), and the house rungs."""
         arena_id = arena.arena_id
-        keys = [*await self.enrolled_players(arena_id),
+        enrolled = await self.enrolled_players(arena_id)
+        waiting = await self.waiting_network_agents(arena, enrolled, playing)
+        keys = [*(k for k in enrolled if not k.endswith("@0") or split_player(k)[0] in waiting),
                 *(player_key(HOUSE + bot, 0) for bot in arena.house_bots)]
         agents = [split_player(k)[0] for k in keys]
         rows = await self.store.arenas.rows(arena_id, keys)
@@ -135,9 +155,10 @@ class ArenaPlanner:
 class ArenaScheduler:
     """Schedules the arenas whose lease this node holds; takes over orphaned ones."""
 
-    def __init__(self, cluster: Cluster, ladder: Ladder, runners: RunnerHub,
+    def __init__(self, cluster: Cluster, ladder: Ladder, runners: RunnerHub, agents: Agents,
                  address: Any) -> None:
         self.cluster = cluster
+        self.agents = agents
         self.store = cluster.store
         self.hub = cluster.hub
         self.planner = ArenaPlanner(cluster.store, ladder)
@@ -228,7 +249,8 @@ class ArenaScheduler:
         return len(tables)
 
     async def create(self, arena: apb.Arena, players: list[str]) -> None:
-        """Note the match as live, then create it and hand its hosted seats to runners."""
+        """Note the match as live, then create it and hand its seats to their agents:
+        a hosted version's to the runners, a network agent's to its Queue stream."""
         mid = f"a-{arena.arena_id}-{secrets.token_hex(6)}"
         await self.store.arenas.add_live(arena.arena_id, mid, players)
         opts = mpb.MatchOptions(game_id=arena.game_id, num_players=arena.num_players)
@@ -241,7 +263,8 @@ class ArenaScheduler:
                 opts.seats.append(mpb.SeatSpec(name=agent_id.removeprefix(HOUSE),
                                                house_bot=agent_id.removeprefix(HOUSE)))
             else:
-                opts.seats.append(mpb.SeatSpec(name=f"{names[agent_id]} v{version}"))
+                opts.seats.append(mpb.SeatSpec(
+                    name=f"{names[agent_id]} v{version}" if version else names[agent_id]))
         try:
             match, tokens = await new_match(self.cluster, opts, match_id=mid)
         except CreationError as exc:
@@ -250,8 +273,14 @@ class ArenaScheduler:
             return
         address = await self.cluster.serving_address(mid, self.address())
         for seat, key in enumerate(players):
-            agent_id = split_player(key)[0]
-            if not agent_id.startswith(HOUSE):
+            agent_id, version = split_player(key)
+            if agent_id.startswith(HOUSE):
+                continue
+            if version:
                 await self.runners.seat_hosted(match.options, mid, seat, tokens[seat], address,
                                                agent_id, "arena")
+            else:
+                await self.agents.assign(agent_id, kpb.MatchAssigned(
+                    match_id=mid, seat=seat, seat_token=tokens[seat], server_address=address,
+                    game_id=arena.game_id, num_players=arena.num_players))
         log.info("arena_match_created", arena=arena.arena_id, match_id=mid, players=players)

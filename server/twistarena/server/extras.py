@@ -59,7 +59,8 @@ class Extras:
         #: Applies arena results to ratings.
         self.ladder = Ladder(cluster.store)
         self.matchmaking.arenas = self.arenas
-        self.scheduler = ArenaScheduler(cluster, self.ladder, self.runners, advertised)
+        self.scheduler = ArenaScheduler(cluster, self.ladder, self.runners, self.agents,
+                                        advertised)
         self.config = config
         self.hosting = Hosting(config, self.agents, quotas)
 

@@ -118,6 +118,14 @@ class AgentStore:
             raw: Any = await self._redis.hget(keys.AGENT_QUEUED, agent_id)
         return text(raw) if raw else None
 
+    async def queued_many(self, agent_ids: Sequence[str]) -> list[str | None]:
+        """``queued_in`` of several agents in one call, in order."""
+        if not agent_ids:
+            return []
+        with driver_errors():
+            raw: Any = await self._redis.hmget(keys.AGENT_QUEUED, list(agent_ids))
+        return [text(r) if r else None for r in raw]
+
     async def hold_queued(self, agent_id: str, claim: str) -> None:
         """Mark the agent as held by a Queue stream (``claim``: see ``queued_in``)."""
         with driver_errors():

@@ -161,7 +161,7 @@ def test_a_dead_node_s_arena_is_taken_over_and_what_ended_meanwhile_is_rated(
 
     async def die(node: InProcessServer) -> None:
         scheduler = node.app.extras.scheduler
-        tasks = [scheduler._supervisor, *scheduler.running.values()]
+        tasks = [scheduler.schedulers._supervisor, *scheduler.running.values()]
         for task in tasks:
             assert task is not None
             task.cancel()

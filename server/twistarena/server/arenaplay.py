@@ -18,8 +18,6 @@ meanwhile (each match once) and carries on.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
 import random
 import secrets
 import time
@@ -28,19 +26,18 @@ from typing import Any
 
 from twistarena import wire
 from twistarena.league import Rating, Rung, next_version_rating, pick_tables
-from twistarena.storage import Store, StoreError
+from twistarena.storage import Store
 from twistarena.storage.arenas import player_key, split_player
-from twistarena.storage.errors import FencedError
 from twistarena.v1 import arenas_pb2 as apb
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import matchmaking_pb2 as kpb
 
-from . import logs, metrics
+from . import logs
 from .agents import Agents
 from .arenas import Ladder
 from .cluster import Cluster
 from .creation import CreationError, new_match
-from .loops import stop_loops
+from .leased import LeasedTasks
 from .matchmaker import ALIVE_MS
 from .runnerhub import RunnerHub
 
@@ -164,57 +161,21 @@ class ArenaScheduler:
         self.planner = ArenaPlanner(cluster.store, ladder)
         self.runners = runners
         self.address = address
-        self.running: dict[str, asyncio.Task[None]] = {}
-        #: arena id -> the token of this node's lease on it
-        self.tokens: dict[str, str] = {}
-        self._supervisor: asyncio.Task[None] | None = None
+        #: The schedulers this node runs, one per arena it holds the lease of.
+        self.schedulers = LeasedTasks("arena", self.store.arenas.leases, self._arena_ids,
+                                      self._run, self.hub, SUPERVISE_S)
+        self.running = self.schedulers.running
 
     async def start(self) -> None:
         """Start supervising: schedule arenas that no live node holds."""
-        self._supervisor = asyncio.get_running_loop().create_task(
-            self._supervise(), name="arenas.supervise")
+        await self.schedulers.start()
 
     async def close(self) -> None:
         """Stop scheduling and release the leases, so another node takes over at once."""
-        tasks = [t for t in (self._supervisor, *self.running.values()) if t is not None]
-        await stop_loops(tasks, "arenas")
-        for arena_id in list(self.running):
-            token = self.tokens.get(arena_id)
-            if token:
-                with contextlib.suppress(StoreError):
-                    await self.store.arenas.leases.release(arena_id, token)
-        self.running.clear()
-        self.tokens.clear()
+        await self.schedulers.close()
 
-    async def _supervise(self) -> None:
-        while True:
-            try:
-                for arena in await self.store.arenas.all():
-                    if arena.arena_id not in self.running and not self.hub.draining:
-                        await self.try_schedule(arena.arena_id)
-            except StoreError as exc:
-                log.warning("arena_supervise_failed", error=repr(exc))
-            await asyncio.sleep(SUPERVISE_S)
-
-    async def try_schedule(self, arena_id: str) -> bool:
-        """Schedule the arena if no other node holds its lease."""
-        try:
-            grant = await self.store.arenas.leases.claim(arena_id)
-        except FencedError:
-            return False
-        self.tokens[arena_id] = grant.token
-        task = asyncio.get_running_loop().create_task(self._run(arena_id),
-                                                      name=f"arena.{arena_id}")
-        self.running[arena_id] = task
-        task.add_done_callback(functools.partial(self._done, arena_id))
-        return True
-
-    def _done(self, arena_id: str, task: asyncio.Task[None]) -> None:
-        if self.running.get(arena_id) is task:
-            del self.running[arena_id]
-        if not task.cancelled() and task.exception() is not None:
-            metrics.ERRORS.labels("arena").inc()
-            log.error("arena_scheduler_failed", arena=arena_id, error=repr(task.exception()))
+    async def _arena_ids(self) -> list[str]:
+        return [arena.arena_id for arena in await self.store.arenas.all()]
 
     async def _run(self, arena_id: str) -> None:
         log.info("arena_scheduling", arena=arena_id, node=self.cluster.node_id)
@@ -223,9 +184,7 @@ class ArenaScheduler:
         while True:
             now = time.monotonic()
             if now - last_renew > RENEW_S:
-                token = self.tokens.get(arena_id, "")
-                if await self.store.arenas.leases.renew(arena_id, token) <= 0:
-                    log.warning("arena_lease_lost", arena=arena_id)
+                if not await self.schedulers.renew(arena_id):
                     return
                 last_renew = now
             arena = await self.store.arenas.get(arena_id)

@@ -20,8 +20,6 @@ match seed and log; see ``housebots``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
 import secrets
 import time
 from collections.abc import Sequence
@@ -39,20 +37,20 @@ from twistarena.league import (
     seatings,
     swiss_tables,
 )
-from twistarena.storage import FencedError, StoreError, TournamentRecord
+from twistarena.storage import TournamentRecord
 from twistarena.storage.tournaments import TournamentStore
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import matchmaking_pb2 as kpb
 from twistarena.v1 import tournaments_pb2 as tpb
 from twistarena.v1 import tournaments_pb2_grpc as tgrpc
 
-from . import logs, metrics
+from . import logs
 from .agents import Agents
 from .cluster import Cluster
 from .config import ServerConfig
 from .creation import CreationError, new_match
+from .leased import LeasedTasks
 from .limits import Quotas
-from .loops import stop_loops
 from .rpc import fail, is_admin, require_admin, shown
 from .runnerhub import RunnerHub
 
@@ -285,66 +283,22 @@ class Director:
         self.agents = agents
         self.node_id = cluster.node_id
         self.address = address
-        self.driving: dict[str, asyncio.Task[None]] = {}
-        #: tournament id -> the token of this node's lease on it
-        self.tokens: dict[str, str] = {}
-        self._supervisor: asyncio.Task[None] | None = None
+        #: The drivers this node runs, one per tournament it holds the lease of.
+        self.drivers = LeasedTasks("tournament", self.store.leases, self.store.live, self._run,
+                                   self.hub)
+        self.tokens = self.drivers.tokens
 
     async def start(self) -> None:
         """Start supervising: pick up tournaments that no live driver holds."""
-        self._supervisor = asyncio.get_running_loop().create_task(
-            self._supervise(), name="tournaments.supervise")
+        await self.drivers.start()
 
     async def close(self) -> None:
         """Stop driving and release the leases, so another node takes over at once."""
-        tasks = [t for t in (self._supervisor, *self.driving.values()) if t is not None]
-        await stop_loops(tasks, "tournaments")
-        # Let another node take over at once.
-        for tid in list(self.driving):
-            token = self.tokens.get(tid)
-            if token:
-                with contextlib.suppress(StoreError):
-                    await self.store.leases.release(tid, token)
-        self.driving.clear()
-        self.tokens.clear()
-
-    async def _supervise(self) -> None:
-        while True:
-            try:
-                for tid in await self.store.live():
-                    if tid not in self.driving and not self.hub.draining:
-                        await self.try_drive(tid)
-            except StoreError as exc:
-                log.warning("tournament_supervise_failed", error=repr(exc))
-            await asyncio.sleep(1.0)
+        await self.drivers.close()
 
     async def try_drive(self, tid: str) -> bool:
         """Drive the tournament if no other node holds its lease."""
-        try:
-            grant = await self.store.leases.claim(tid)
-        except FencedError:
-            return False
-        self.tokens[tid] = grant.token
-        task = asyncio.get_running_loop().create_task(self._drive(tid))
-        self.driving[tid] = task
-        task.add_done_callback(functools.partial(self._done, tid))
-        return True
-
-    def _done(self, tid: str, task: asyncio.Task[None]) -> None:
-        if self.driving.get(tid) is task:
-            del self.driving[tid]
-        if not task.cancelled() and task.exception() is not None:
-            metrics.ERRORS.labels("tournament").inc()
-            log.error("tournament_driver_failed", tournament=tid, error=repr(task.exception()))
-
-    async def _renew(self, tid: str) -> bool:
-        return await self.store.leases.renew(tid, self.tokens.get(tid, "")) > 0
-
-    async def _drive(self, tid: str) -> None:
-        try:
-            await self._run(tid)
-        except FencedError:
-            log.warning("tournament_lease_lost", tournament=tid)
+        return await self.drivers.try_take(tid)
 
     async def _run(self, tid: str) -> None:
         log.info("tournament_driving", tournament=tid, node=self.node_id)
@@ -352,8 +306,7 @@ class Director:
         in_flight: set[tuple[int, int]] = set()
         while True:
             if time.monotonic() - last_renew > RENEW_S:
-                if not await self._renew(tid):
-                    log.warning("tournament_lease_lost", tournament=tid)
+                if not await self.drivers.renew(tid):
                     return
                 last_renew = time.monotonic()
             snap = await load(self.store, tid)

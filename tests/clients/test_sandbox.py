@@ -6,6 +6,7 @@ environment; a host command becomes its program's folder and a command inside it
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -113,3 +114,12 @@ def test_only_twistarena_variables_may_be_passed(tmp_path: Path) -> None:
     env: Any = {"TWISTARENA_SEAT": "0", "HOME": "/root"}
     with pytest.raises(ValueError, match="HOME"):
         SandboxSpec(tmp_path, ["true"], env)
+
+
+def test_bench_sandbox_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "sandbox", "--runs", "3", "--json"]) == 0
+    figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert figures["mode"] == "bwrap" and figures["runs"] == 3
+    for part in ("start", "kill"):
+        row = figures[part]
+        assert 0 < row["min_ms"] <= row["median_ms"] <= row["max_ms"]

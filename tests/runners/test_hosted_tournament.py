@@ -9,6 +9,7 @@ hosted entrants) and followed over gRPC until it is over.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 from collections.abc import Iterator
@@ -137,3 +138,41 @@ def test_a_killed_runner_s_seat_goes_to_another_runner_and_the_match_completes(
         await client.cancel(created.tournament_id, "enough")
 
     asyncio.run(go())
+
+
+def test_practice_and_matchmaking_seats_of_a_hosted_agent_are_played_by_the_runners(
+        arena: Arena, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    target = arena.serve.target
+    agent, token = submit_agent(target, "gamma", {"bot.py": FIRST_LEGAL}, "python3 bot.py",
+                                capsys, tmp_path)
+    # Practice: the command waits for the match the runners play.
+    assert cli(["practice", "--server", target, "--game", "tricky_twist", "--hosted",
+                "--api-token", token, "--json"]) == 0
+    practiced = json.loads(capsys.readouterr().out)
+    assert practiced["reason"] == "COMPLETED"
+    # Matchmaking: the queue hands the seat to the runners, without a seat token.
+    assert cli(["queue", "--server", target, "--game", "tricky_twist", "--hosted",
+                "--api-token", token, "--house-fill-after", "0", "--json"]) == 0
+    queued = json.loads(capsys.readouterr().out)
+    assert queued["hosted"] is True and queued["match_id"] != practiced["match_id"]
+
+    async def go() -> Any:
+        matches = ArenaClient(target)
+
+        async def finished() -> Any:
+            match = await matches.get_match(queued["match_id"])
+            return match if match.status == mpb.MATCH_STATUS_FINISHED else None
+
+        match = await wait_until(finished, "the matchmaking match is over", timeout=60)
+        versions = VersionClient(target, api_token=token)
+
+        async def both_reported() -> bool:
+            [version] = (await versions.details(agent)).versions
+            return version.stats.matches == 2
+
+        await wait_until(both_reported, "both seats reported")
+        return match
+
+    match = asyncio.run(go())
+    assert match.result.reason == mpb.END_REASON_COMPLETED
+    assert match.seats[queued["seat"]].timeouts == 0

@@ -14,6 +14,7 @@ bridge can detect is recorded against the entrant (``ProgramStats``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
@@ -52,11 +53,23 @@ class Outcome:
     daemon_marker: str
     seat_timeouts: dict[str, int]
     decisions: dict[str, int]
+    #: What this process's (the bridge's) open descriptors point to, before and after.
+    fds: tuple[list[str], list[str]]
 
 
 def _hashes(*folders: Path) -> dict[str, str]:
     return {str(p): hashlib.sha256(p.read_bytes()).hexdigest()
             for folder in folders for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _open_files() -> list[str]:
+    """What each open descriptor of this process points to (pipes without their inode)."""
+    targets = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            target = os.readlink(f"/proc/self/fd/{fd}")
+            targets.append(target.split("[")[0] if target.startswith("pipe:") else target)
+    return targets
 
 
 def _sandbox_processes(marker: str) -> list[str]:
@@ -99,6 +112,7 @@ def outcome(server: Any, valkey: Any,
         "runner_pid": os.getpid(), "ports": [server.port, valkey.port],
         "tmp_mb": LIMITS.tmp_mb, "daemon_marker": daemon_marker}
     hashes_before = _hashes(uploads, data_dir)
+    fds_before = _open_files()
 
     async def play() -> tuple[dict[str, MatchResult], dict[str, ProgramBot], dict[str, int],
                               list[str]]:
@@ -127,7 +141,8 @@ def outcome(server: Any, valkey: Any,
             reports[report["attempt"]] = report
     yield Outcome(reports, {m: b.stats for m, b in bots.items()}, results,
                   [host_secret, *tokens], hashes_before, _hashes(uploads, data_dir),
-                  daemon_marker, timeouts, {m: b.stats.decisions for m, b in bots.items()})
+                  daemon_marker, timeouts, {m: b.stats.decisions for m, b in bots.items()},
+                  (fds_before, _open_files()))
 
 
 def _report(outcome: Outcome, attempt: str) -> dict[str, Any]:
@@ -140,6 +155,10 @@ def test_the_match_goes_on_to_its_end_and_the_host_is_unchanged(outcome: Outcome
     assert outcome.hashes_after == outcome.hashes_before
     assert _sandbox_processes(outcome.daemon_marker) == []
     assert not [p for p in Path("/sys/fs/cgroup/pids").rglob(f"p{os.getpid()}-*")]
+    # The bridge kept no pipe or file of the programs it ran.
+    before, after = outcome.fds
+    kept = [f for f in after if f not in before or after.count(f) > before.count(f)]
+    assert not [f for f in kept if f.startswith(("pipe:", "/memfd:"))], kept
 
 
 @pytest.mark.parametrize("attempt", ["read_other_entrant", "read_host_paths", "write_files"])
@@ -243,3 +262,6 @@ def test_the_quiet_entrant_played_every_decision_after_its_attempts(outcome: Out
     assert stats.restarts == 0 and stats.answered == outcome.decisions["quiet"]
     assert outcome.seat_timeouts["quiet"] == 0
     assert len(outcome.reports) == 12
+    # The CPU time of every answered decision is measured, for the author's report.
+    assert stats.cpu_measured == stats.answered
+    assert stats.cpu_ms_max >= stats.cpu_ms_mean > 0

@@ -22,20 +22,22 @@ class RegisterAgentResponse(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., api_token: _Optional[str] = ...) -> None: ...
 
 class QueueRequest(_message.Message):
-    __slots__ = ("game_id", "num_players", "house_fill_after_ms", "house_bot", "tournament_only", "tournament_id")
+    __slots__ = ("game_id", "num_players", "house_fill_after_ms", "house_bot", "tournament_only", "tournament_id", "hosted")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     NUM_PLAYERS_FIELD_NUMBER: _ClassVar[int]
     HOUSE_FILL_AFTER_MS_FIELD_NUMBER: _ClassVar[int]
     HOUSE_BOT_FIELD_NUMBER: _ClassVar[int]
     TOURNAMENT_ONLY_FIELD_NUMBER: _ClassVar[int]
     TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    HOSTED_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     num_players: int
     house_fill_after_ms: int
     house_bot: str
     tournament_only: bool
     tournament_id: str
-    def __init__(self, game_id: _Optional[str] = ..., num_players: _Optional[int] = ..., house_fill_after_ms: _Optional[int] = ..., house_bot: _Optional[str] = ..., tournament_only: _Optional[bool] = ..., tournament_id: _Optional[str] = ...) -> None: ...
+    hosted: bool
+    def __init__(self, game_id: _Optional[str] = ..., num_players: _Optional[int] = ..., house_fill_after_ms: _Optional[int] = ..., house_bot: _Optional[str] = ..., tournament_only: _Optional[bool] = ..., tournament_id: _Optional[str] = ..., hosted: _Optional[bool] = ...) -> None: ...
 
 class QueueUpdate(_message.Message):
     __slots__ = ("status", "assigned", "tournament_over")

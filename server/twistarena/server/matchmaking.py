@@ -101,6 +101,8 @@ class Matchmaking(kgrpc.MatchmakingServicer):
         if self.hub.draining:
             await fail(context, grpc.StatusCode.UNAVAILABLE, "DRAINING",
                        "server draining; queue on another server")
+        if request.hosted:
+            await self._check_hosted(agent_id, context)
         if request.HasField("house_fill_after_ms"):
             fill_ms = int(request.house_fill_after_ms)
         elif self.config.house_fill_after_s is not None:
@@ -153,6 +155,8 @@ class Matchmaking(kgrpc.MatchmakingServicer):
                 waiter.clear()
                 assigned = await self.agents.take_assignment(agent_id)
             queued = False
+            if request.hosted:
+                assigned = await self._to_runners(agent_id, assigned)
             await context.write(kpb.QueueUpdate(assigned=assigned))
         finally:
             if self.agents.waiters.get(agent_id) is waiter:
@@ -163,6 +167,31 @@ class Matchmaking(kgrpc.MatchmakingServicer):
                     await self.matchmaker.leave(agent_id, game_id, players)
             if not request.tournament_only and (game_id, players) in self.matchmaker.active:
                 self.matchmaker.detach(game_id, players)
+
+    async def _check_hosted(self, agent_id: str,
+                            context: aio.ServicerContext[Any, Any]) -> None:
+        """A hosted seat needs an active version to run."""
+        problem = await self.runners.unplayable([agent_id])
+        if problem:
+            await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "NO_ACTIVE_VERSION",
+                       problem)
+
+    async def _to_runners(self, agent_id: str,
+                          assigned: kpb.MatchAssigned) -> kpb.MatchAssigned:
+        """Hand a seat the queue gave a hosted agent to the runners; what its stream
+        is told then (no seat token: the runners play it)."""
+        record = await self.cluster.store.matches.load(assigned.match_id)
+        options = record.options if record is not None else mpb.MatchOptions(
+            game_id=assigned.game_id, num_players=assigned.num_players)
+        await self.runners.seat_hosted(
+            options, assigned.match_id, assigned.seat, assigned.seat_token,
+            assigned.server_address, agent_id,
+            "tournament" if assigned.tournament_id else "matchmaking",
+            tournament_id=assigned.tournament_id)
+        told = kpb.MatchAssigned()
+        told.CopyFrom(assigned)
+        told.ClearField("seat_token")
+        return told
 
     async def _tournament_over(self, request: kpb.QueueRequest,
                                context: aio.ServicerContext[Any, Any],
@@ -224,10 +253,7 @@ class Matchmaking(kgrpc.MatchmakingServicer):
             if agent_id is None:
                 await fail(context, grpc.StatusCode.UNAUTHENTICATED, "BAD_TOKEN",
                            "a hosted practice match needs the agent's api token")
-            problem = await self.runners.unplayable([agent_id])
-            if problem:
-                await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "NO_ACTIVE_VERSION",
-                           problem)
+            await self._check_hosted(agent_id, context)
         seed = request.seed if request.HasField("seed") else secrets.randbits(63)
         seat = seed % players
         opts = mpb.MatchOptions(game_id=game_id, num_players=players, seed=seed,

@@ -51,7 +51,7 @@ log = logs.get("twistarena.runners")
 #: A runner sends a heartbeat this often...
 HEARTBEAT_MS = 1000
 #: ...and one silent this long is cut off (its seats go to other runners).
-SILENT_MS = 3000
+SILENT_MS = 5000
 #: A seat held by a runner that stopped renewing it (its node died) goes back
 #: to the line after this long.
 HOLD_MS = SILENT_MS

@@ -27,7 +27,7 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from .workers import Worker, restart_exited
+from .workers import Worker, count_or_auto, restart_exited
 
 #: Runners ``auto`` starts beside an embedded Valkey.
 AUTO_RUNNERS = 2
@@ -36,15 +36,7 @@ TOKEN_ENV = "TWISTARENA_RUNNER_TOKEN"
 
 def runner_count(text: str) -> int | None:
     """``--runners``: a number (0: none), or ``auto`` (None: decided by the store)."""
-    if text == "auto":
-        return None
-    try:
-        count = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number or 'auto', not {text!r}") from None
-    if count < 0:
-        raise argparse.ArgumentTypeError("0 or more runners")
-    return count
+    return count_or_auto(text, 0, "runners")
 
 
 def add_runner_args(parser: argparse.ArgumentParser) -> None:

@@ -39,17 +39,25 @@ STABLE_S = 30.0
 RESTARTS = Backoff(initial=0.5, maximum=30.0)
 
 
-def worker_count(text: str) -> int:
-    """``--workers``: a positive number, or ``auto`` (the cores this process may use)."""
+def count_or_auto(text: str, least: int, what: str) -> int | None:
+    """A flag's number of processes (at least ``least`` ``what``), or None for ``auto``."""
     if text == "auto":
-        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
-            os.cpu_count() or 1
+        return None
     try:
         count = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number or 'auto', not {text!r}") from None
-    if count < 1:
-        raise argparse.ArgumentTypeError("at least 1 worker")
+    if count < least:
+        raise argparse.ArgumentTypeError(f"at least {least} {what}")
+    return count
+
+
+def worker_count(text: str) -> int:
+    """``--workers``: a positive number, or ``auto`` (the cores this process may use)."""
+    count = count_or_auto(text, 1, "worker")
+    if count is None:
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+            os.cpu_count() or 1
     return count
 
 

@@ -37,7 +37,6 @@ from ..sdk import AgentError
 from ..sdk.connection import Backoff, bearer, describe, make_channel, stub
 from .cache import CacheError, VersionCache
 from .seatstats import seat_program, seat_stats
-from .warmup import warm_up
 
 log = structlog.get_logger("twistarena.runner")
 
@@ -212,15 +211,10 @@ class Runner:
                       error=describe(error) if isinstance(error, grpc.aio.AioRpcError)
                       else str(error))
             return
+        # run_bridged starts the program and joins once it waits for its first
+        # message: the match starts when its last seat joins, and its first decision
+        # must not find a program still loading.
         bot: ProgramBot = seat_program(assignment, code_dir, self.options.sandbox)
-        # Joined once the program waits for its first message: the match starts when
-        # its last seat joins, and its first decision must not find a program loading.
-        try:
-            waited = await warm_up(bot)
-        except BaseException:
-            await asyncio.shield(bot.close(None))  # no program outlives its seat
-            raise
-        log.info("runner_program_ready", match_id=match_id, seat=seat, ms=round(waited * 1000))
         servers = [assignment.server_address or address,
                    *(s for s in self.options.servers if s != assignment.server_address)]
         agent = bridged_agent(bot, server=servers, match_id=match_id,

@@ -40,6 +40,7 @@ from .launch import (
     limit_events,
     sandbox_mode,
     start,
+    wait_ready,
 )
 from .spec import (
     CODE_PATH,
@@ -70,4 +71,5 @@ __all__ = [
     "sandbox_mode",
     "spec_for_command",
     "start",
+    "wait_ready",
 ]

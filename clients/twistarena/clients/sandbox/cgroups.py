@@ -187,6 +187,7 @@ def _parents() -> dict[str, Path]:
         except OSError as error:
             log.info("no cgroup for sandboxes (v2)", error=str(error))
             return {}
+        _sweep(parent)
         return {"pids": parent, "memory": parent, "cpuacct": parent}
     for controller in V1_CONTROLLERS:
         mount = ROOT / controller
@@ -202,7 +203,18 @@ def _parents() -> dict[str, Path]:
             log.info("no cgroup for sandboxes", controller=controller, error=str(error))
             continue
         found[controller] = parent
+        _sweep(parent)
     return found
+
+
+def _sweep(parent: Path) -> None:
+    """Remove the empty groups a process that died without ``kill_tree`` left behind
+    (their names start with its pid)."""
+    for folder in parent.glob("p*-*"):
+        pid = folder.name[1:].partition("-")[0]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
 
 def _own_paths() -> dict[str, str]:

@@ -101,18 +101,21 @@ async def queue(server: str | Sequence[str], api_token: str, game: str, players:
                 tournament_only: bool = False, tournament_id: str = "",
                 on_status: StatusCallback | None = None,
                 root_cert: bytes | str | Path | None = None, tls: bool = False,
-                backoff: Backoff | None = None) -> matchmaking_pb2.MatchAssigned:
+                backoff: Backoff | None = None,
+                hosted: bool = False) -> matchmaking_pb2.MatchAssigned:
     """Wait in the queue until the server assigns a seat (the stream is re-opened on
     the next server after a failure). ``house_fill_after``: seconds before house bots
     fill the empty seats (None: the server's default). ``tournament_id`` (with
-    ``tournament_only``): raise ``TournamentEnded`` once that tournament is over."""
+    ``tournament_only``): raise ``TournamentEnded`` once that tournament is over.
+    ``hosted``: the runners play the seat with the agent's active version (the
+    assignment then has no seat token)."""
     servers = parse_servers(server)
     cert = read_root_cert(root_cert)
     policy = backoff or Backoff(give_up_after=60.0)
     request = matchmaking_pb2.QueueRequest(game_id=game, num_players=players,
                                            house_bot=house_bot,
                                            tournament_only=tournament_only,
-                                           tournament_id=tournament_id)
+                                           tournament_id=tournament_id, hosted=hosted)
     if house_fill_after is not None:
         request.house_fill_after_ms = max(0, int(house_fill_after * 1000))
     attempt = 0

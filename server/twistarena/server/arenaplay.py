@@ -22,11 +22,12 @@ import random
 import secrets
 import time
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from twistarena import wire
 from twistarena.league import Rating, Rung, next_version_rating, pick_tables
-from twistarena.storage import Store
+from twistarena.storage import FencedError, Store, StoreError
 from twistarena.storage.arenas import player_key, split_player
 from twistarena.v1 import arenas_pb2 as apb
 from twistarena.v1 import match_pb2 as mpb
@@ -56,6 +57,15 @@ RENEW_S = 1.0
 ARENA_DECISION_MS = 5000
 #: The agent id prefix of a house rung (rated as version 0: it has no versions).
 HOUSE = "house:"
+
+
+@dataclass(slots=True)
+class _Clock:
+    """A scheduler's timing: when it last renewed and ticked, matches it may create."""
+
+    renewed: float
+    ticked: float
+    budget: float
 
 
 class ArenaPlanner:
@@ -178,27 +188,41 @@ class ArenaScheduler:
         return [arena.arena_id for arena in await self.store.arenas.all()]
 
     async def _run(self, arena_id: str) -> None:
+        """Tick until the arena is gone or the lease lost; a store error skips a
+        tick (the next one reads everything again from the store)."""
         log.info("arena_scheduling", arena=arena_id, node=self.cluster.node_id)
-        last_renew = time.monotonic()
-        budget, last_tick = 1.0, time.monotonic()
+        clock = _Clock(time.monotonic(), time.monotonic(), 1.0)
         while True:
-            now = time.monotonic()
-            if now - last_renew > RENEW_S:
-                if not await self.schedulers.renew(arena_id):
+            try:
+                if not await self._tick(arena_id, clock):
                     return
-                last_renew = now
-            arena = await self.store.arenas.get(arena_id)
-            if arena is None:
-                return
-            playing = await self.planner.rate_ended(arena_id)
-            per_second = arena.matches_per_minute / 60.0
-            # Matches allowed now: the rate's share of the time since the last tick,
-            # with at most one tick's worth saved up (a paused arena does not burst).
-            budget = min(budget + (now - last_tick) * per_second, per_second * TICK_S + 1.0)
-            last_tick = now
-            if arena.status == apb.ARENA_STATUS_RUNNING and budget >= 1.0:
-                budget -= await self.seat_tables(arena, playing, int(budget))
+            except FencedError:
+                raise
+            except StoreError as exc:
+                log.warning("arena_tick_failed", arena=arena_id, error=repr(exc))
             await asyncio.sleep(TICK_S)
+
+    async def _tick(self, arena_id: str, clock: _Clock) -> bool:
+        """Renew the lease when due, rate what ended, seat what the rate allows;
+        False when the scheduler should stop (lease lost, arena gone)."""
+        now = time.monotonic()
+        if now - clock.renewed > RENEW_S:
+            if not await self.schedulers.renew(arena_id):
+                return False
+            clock.renewed = now
+        arena = await self.store.arenas.get(arena_id)
+        if arena is None:
+            return False
+        playing = await self.planner.rate_ended(arena_id)
+        per_second = arena.matches_per_minute / 60.0
+        # Matches allowed now: the rate's share of the time since the last tick,
+        # with at most one tick's worth saved up (a paused arena does not burst).
+        clock.budget = min(clock.budget + (now - clock.ticked) * per_second,
+                           per_second * TICK_S + 1.0)
+        clock.ticked = now
+        if arena.status == apb.ARENA_STATUS_RUNNING and clock.budget >= 1.0:
+            clock.budget -= await self.seat_tables(arena, playing, int(clock.budget))
+        return True
 
     async def seat_tables(self, arena: apb.Arena, playing: Counter[str], most: int) -> int:
         """Form and create up to ``most`` tables; returns how many were created."""

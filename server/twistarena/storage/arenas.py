@@ -31,7 +31,7 @@ from twistarena.v1 import arenas_pb2 as apb
 
 from . import keys
 from .connection import Connections
-from .errors import driver_errors
+from .errors import StoreError, driver_errors
 from .leases import Holder, Leases
 from .replies import text
 from .scripts import Scripts
@@ -196,7 +196,8 @@ class ArenaStore:
         """Apply one match's result once: read the table's rows and the rows of
         the agents' previous versions, write what ``update`` makes of them, their
         history points, the leaderboard and the match indexes, atomically.
-        False if the match was rated already."""
+        False if the match was rated already; ``StoreError`` if concurrent writers
+        kept conflicting."""
         ratings, rated = keys.arena_ratings(arena_id), keys.arena_rated(arena_id)
         current = keys.arena_current(arena_id)
         agents = [split_player(p)[0] for p in players]
@@ -224,7 +225,7 @@ class ArenaStore:
                     except WatchError:
                         pass
             await asyncio.sleep(0.01 * random.random())
-        raise RuntimeError(f"rating match {match_id} of arena {arena_id} kept conflicting")
+        raise StoreError(f"rating match {match_id} of arena {arena_id} kept conflicting")
 
     def _write(self, pipe: Any, arena_id: str, match_id: str, ended_ms: int,
                news: dict[str, RatingRow], previous_keys: Sequence[str]) -> None:

@@ -86,6 +86,10 @@ def test_arena_ranks_known_strengths_and_a_strengthened_version_climbs() -> None
         if "random@2" in arena.play_one():
             above = arena.ratings["random@2"].mu > arena.ratings["heuristic@1"].mu
             streak = streak + 1 if above else 0
+    # Meanwhile the others played on: their order still holds, within 150 matches.
+    r = arena.ratings
+    assert r["copy@1"].mu < r["heuristic@1"].mu < r["ismcts@1"].mu, r
+    assert arena.played <= 150
 
 
 def test_a_new_version_keeps_mu_and_gets_its_uncertainty_back() -> None:

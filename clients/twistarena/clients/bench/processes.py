@@ -62,11 +62,14 @@ def children(pid: int) -> list[int]:
 
 
 def is_helper(pid: int) -> bool:
-    """Whether a server's child is a helper (the embedded Valkey), not a node."""
+    """Whether a server's child is a helper (the embedded Valkey, a runner), not a node."""
     try:
-        return Path(f"/proc/{pid}/comm").read_text().startswith("valkey")
+        if Path(f"/proc/{pid}/comm").read_text().startswith("valkey"):
+            return True
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
+    return b"twistarena.clients.cli" in argv and b"runner" in argv
 
 
 def own_cpu_seconds() -> float:

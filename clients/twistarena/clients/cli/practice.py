@@ -36,7 +36,7 @@ from .bot import (
     seat_agent,
     seat_report,
 )
-from .match import add_server_args, fail, final_record, missed_by_seat
+from .match import add_server_args, fail, final_record, missed_by_seat, result_table
 
 NODE_AGENT = Path("clients") / "node" / "agent.js"
 #: How often a hosted practice match is looked at until it is over.
@@ -149,5 +149,6 @@ async def _follow_hosted(args: argparse.Namespace, console: Console, match_id: s
     else:
         names = ["your hosted agent" if s == seat else f"house {args.strength}"
                  for s in range(players)]
-        console.print(result_table(result, names, f"Practice {match_id}"))
+        console.print(result_table(result, names, f"Practice {match_id}",
+                                   missed=missed_by_seat(match)))
     return 0

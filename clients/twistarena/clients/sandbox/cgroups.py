@@ -126,6 +126,11 @@ class Cgroup:
         return done
 
 
+def controllers() -> set[str]:
+    """The controllers this process can give a sandbox ("pids", "memory", "cpuacct")."""
+    return set(_parents())
+
+
 def create(memory_mb: int, processes: int) -> Cgroup | None:
     """A new group for one program with these limits (0: none), or None when the host
     does not let this process make one."""
@@ -208,13 +213,15 @@ def _parents() -> dict[str, Path]:
 
 
 def _sweep(parent: Path) -> None:
-    """Remove the empty groups a process that died without ``kill_tree`` left behind
-    (their names start with its pid)."""
+    """End what a process that died without ``kill_tree`` (a runner killed -9) left
+    behind: its groups' names start with its pid; their processes are killed and the
+    groups removed (those still emptying are left for the next sweep)."""
     for folder in parent.glob("p*-*"):
         pid = folder.name[1:].partition("-")[0]
         if pid.isdigit() and not Path(f"/proc/{pid}").exists():
-            with contextlib.suppress(OSError):
-                folder.rmdir()
+            left = Cgroup({"pids": folder}, unified=False)
+            left.kill()
+            left.remove()
 
 
 def _own_paths() -> dict[str, str]:

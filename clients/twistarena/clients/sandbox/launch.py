@@ -8,6 +8,7 @@ import os
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
@@ -42,6 +43,11 @@ ETC_ENTRIES = ("ld.so.cache", "alternatives", "localtime", "java-*")
 READY_POLL_S = 0.01
 #: Processes of a tree in bubblewrap before the program itself runs: bwrap, its init.
 BWRAP_PROCESSES = 2
+
+#: The host uid a sandbox runs as when this process is root and no pids cgroup can be
+#: made: the process rlimit, the cap that is left, does not bind root ("nobody").
+UNPRIVILEGED_UID = 65534
+_NS_PER_TICK = 1_000_000_000 // os.sysconf("SC_CLK_TCK")
 
 #: pid of a started program -> its cgroup, until ``kill_tree``.
 _cgroups: dict[int, cgroups.Cgroup] = {}
@@ -96,29 +102,9 @@ async def start(spec: SandboxSpec, mode: str, *,
         raise ValueError(f"unknown sandbox mode {mode!r}")
     # A few mkdirs and writes in /sys/fs/cgroup: quicker here than a thread's hop.
     cgroup = cgroups.create(spec.limits.memory_mb, spec.limits.processes)
-    argv = _prelude(spec.limits, cgroup)
-    env = spec.environment()
-    fds: list[int] = []
-    cwd: Path | None = None
-    if mode == "bwrap":
-        program = seccomp.program()
-        filter_fd = _memfd("seccomp", program) if program is not None else None
-        if filter_fd is not None:
-            fds.append(filter_fd)
-        # The options go through a file descriptor, so that the program, which can read
-        # its namespace's init's command line (/proc/1/cmdline), sees no host path.
-        options = bwrap_options(spec, filter_fd)
-        fds.append(_memfd("bwrap-args", b"".join(o.encode() + b"\0" for o in options)))
-        argv += [_tool(BWRAP), "--args", str(fds[-1]), "--",
-                 *_process_rlimit(spec.limits, cgroup), *spec.argv]
-        env = {}
-        cwd = Path("/")
-    else:
-        log.warning("starting a program WITHOUT a sandbox (--sandbox none)", argv=spec.argv)
-        env["HOME"] = tempfile.gettempdir()
-        cwd = spec.code_dir
-        argv += [*_process_rlimit(spec.limits, cgroup), *spec.argv]
+    fds: list[int] = []  # what the command reads at its start, closed here after
     try:
+        argv, env, cwd = _command(spec, mode, cgroup, fds)
         proc = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, start_new_session=True, limit=line_limit,
@@ -135,6 +121,28 @@ async def start(spec: SandboxSpec, mode: str, *,
     if mode == "bwrap":
         _bwrapped.add(proc.pid)
     return proc
+
+
+def _command(spec: SandboxSpec, mode: str, cgroup: cgroups.Cgroup | None,
+             fds: list[int]) -> tuple[list[str], dict[str, str], Path]:
+    """(argv, environment, working directory) that start ``spec`` in ``mode``; the
+    descriptors the command reads are appended to ``fds``."""
+    argv = _prelude(spec.limits, cgroup)
+    if mode == "none":
+        log.warning("starting a program WITHOUT a sandbox (--sandbox none)", argv=spec.argv)
+        env = {**spec.environment(), "HOME": tempfile.gettempdir()}
+        return [*argv, *_process_rlimit(spec.limits, cgroup), *spec.argv], env, spec.code_dir
+    program = seccomp.program()
+    filter_fd = _memfd("seccomp", program) if program is not None else None
+    if filter_fd is not None:
+        fds.append(filter_fd)
+    # The options go through a file descriptor, so that the program, which can read
+    # its namespace's init's command line (/proc/1/cmdline), sees no host path.
+    options = bwrap_options(spec, filter_fd)
+    fds.append(_memfd("bwrap-args", b"".join(o.encode() + b"\0" for o in options)))
+    argv += [*_unprivileged(spec, cgroup), _tool(BWRAP), "--args", str(fds[-1]), "--",
+             *_process_rlimit(spec.limits, cgroup), *spec.argv]
+    return argv, {}, Path("/")
 
 
 async def wait_ready(proc: asyncio.subprocess.Process, timeout: float) -> bool:
@@ -214,9 +222,20 @@ def _children(pid: int) -> list[int]:
 
 
 def cpu_ns(proc: asyncio.subprocess.Process) -> int | None:
-    """CPU time (user + system) the program's whole tree used so far, where measured."""
+    """CPU time (user + system) the program's whole tree used so far: from its cgroup,
+    else summed over its live processes in /proc (the time of those that exited is
+    then lost); None once it is gone."""
     cgroup = _cgroups.get(proc.pid)
-    return cgroup.cpu_ns() if cgroup is not None else None
+    measured = cgroup.cpu_ns() if cgroup is not None else None
+    if measured is not None:
+        return measured
+    total = 0
+    pids = _tree(proc.pid)
+    for pid in pids:
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            total += (int(fields[11]) + int(fields[12])) * _NS_PER_TICK
+    return total if proc.returncode is None else None
 
 
 def limit_events(proc: asyncio.subprocess.Process) -> dict[str, int]:
@@ -262,19 +281,37 @@ def _process_rlimit(limits: SandboxLimits, cgroup: cgroups.Cgroup | None) -> lis
     In bubblewrap it is set inside the sandbox, after its user namespace exists: the
     kernel then counts the processes of the sandbox's uid in that namespace (its own
     tree) against it, not every process of the host's user. It does not bind a
-    program whose host uid is root, so a host running as root needs the cgroup."""
+    process whose host uid is root: a root host without the cgroup runs bubblewrap
+    as ``UNPRIVILEGED_UID`` (``_unprivileged``)."""
     if not limits.processes or (cgroup and cgroup.limits_processes):
-        return []
-    if os.getuid() == 0:
-        _warn_processes_uncapped()
         return []
     return [_tool("prlimit"), f"--nproc={limits.processes}", "--"]
 
 
-@cache
-def _warn_processes_uncapped() -> None:
-    log.warning("sandboxed programs' processes are not capped: no pids cgroup can be "
-                "made here, and the process rlimit does not bind root")
+def _unprivileged(spec: SandboxSpec, cgroup: cgroups.Cgroup | None) -> list[str]:
+    """A ``setpriv`` prefix that runs bubblewrap as ``UNPRIVILEGED_UID``, when this
+    process is root and only the process rlimit can cap the program (see
+    ``_process_rlimit``). bubblewrap then reads the program's folder as that user:
+    it must be readable by others, and a build's output folder becomes its own."""
+    if os.getuid() != 0 or not spec.limits.processes or (cgroup and cgroup.limits_processes):
+        return []
+    _check_readable_by_others(Path(spec.code_dir).resolve())
+    if spec.output_dir is not None:
+        os.chown(spec.output_dir, UNPRIVILEGED_UID, UNPRIVILEGED_UID)
+    uid = str(UNPRIVILEGED_UID)
+    return [_tool("setpriv"), f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
+
+
+def _check_readable_by_others(folder: Path) -> None:
+    """Raise PermissionError unless every folder up to ``folder`` may be searched, and
+    ``folder`` read, by any user."""
+    for path in [*reversed(folder.parents), folder]:
+        mode = path.stat().st_mode
+        if not mode & stat.S_IXOTH or (path == folder and not mode & stat.S_IROTH):
+            raise PermissionError(
+                f"{path} is not readable by others, and without a pids cgroup the sandbox "
+                f"reads {folder} as uid {UNPRIVILEGED_UID}: chmod o+rX, or run where a "
+                "cgroup can be made")
 
 
 @cache

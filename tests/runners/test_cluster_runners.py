@@ -16,14 +16,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from twistarena.clients.sdk import AgentError, ArenaClient, register_agent
+from twistarena.clients.sdk import register_agent
 from twistarena.clients.sdk.tournaments import TournamentClient
 from twistarena.v1 import match_pb2 as mpb
 
-from tests.support.hosting import FIRST_LEGAL, store_version
+from tests.support.hosting import FIRST_LEGAL, finished_match, store_version
 from tests.support.nodes import Node
 from tests.support.valkey import ValkeyProcess
-from tests.support.waiting import wait_until
 
 
 @pytest.fixture(scope="module")
@@ -55,16 +54,8 @@ def test_a_seat_created_on_one_node_is_played_by_a_runner_of_another(
         created = await TournamentClient(node1.address).create(
             "tricky_twist", [f"agent:{agent}", "heuristic", "random"], players=3, parallel=1)
         mid = f"t{created.tournament_id}-0-0"
-        matches = ArenaClient(f"{node1.address},{node2.address}")
-
-        async def finished() -> Any:
-            try:
-                match = await matches.get_match(mid)
-            except AgentError:  # not created yet
-                return None
-            return match if match.status == mpb.MATCH_STATUS_FINISHED else None
-
-        match = await wait_until(finished, "the hosted seat's match is over", timeout=60)
+        match = await finished_match(f"{node1.address},{node2.address}", mid,
+                                     "the hosted seat's match is over")
         await TournamentClient(node1.address).cancel(created.tournament_id, "enough")
         return match, mid
 

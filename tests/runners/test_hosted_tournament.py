@@ -29,6 +29,7 @@ from tests.support.hosting import (
     SLOW_FIRST_LEGAL,
     Arena,
     agent_show,
+    finished_match,
     running_arena,
     store_version,
     submit_agent,
@@ -133,11 +134,7 @@ def test_a_killed_runner_s_seat_goes_to_another_runner_and_the_match_completes(
                      if r["runner"] != victim], "another runner took the seat over")
         assert again[0]["handoffs"] == 1
 
-        async def finished() -> Any:
-            match = await matches.get_match(mid)
-            return match if match.status == mpb.MATCH_STATUS_FINISHED else None
-
-        match = await wait_until(finished, "the match is over", timeout=40)
+        match = await finished_match(arena.serve.target, mid, "the match is over", timeout=40)
         assert match.result.reason == mpb.END_REASON_COMPLETED
         await client.cancel(created.tournament_id, "enough")
 
@@ -161,13 +158,8 @@ def test_practice_and_matchmaking_seats_of_a_hosted_agent_are_played_by_the_runn
     assert queued["hosted"] is True and queued["match_id"] != practiced["match_id"]
 
     async def go() -> Any:
-        matches = ArenaClient(target)
-
-        async def finished() -> Any:
-            match = await matches.get_match(queued["match_id"])
-            return match if match.status == mpb.MATCH_STATUS_FINISHED else None
-
-        match = await wait_until(finished, "the matchmaking match is over", timeout=60)
+        match = await finished_match(target, queued["match_id"],
+                                     "the matchmaking match is over")
         versions = VersionClient(target, api_token=token)
 
         async def both_reported() -> bool:

@@ -29,6 +29,7 @@ from tests.support.hosting import (
     SLOW_FIRST_LEGAL,
     Arena,
     agent_show,
+    finished_match,
     running_arena,
     store_version,
     submit_agent,
@@ -73,13 +74,17 @@ def test_a_tournament_of_hosted_agents_plays_to_the_end_with_no_command_kept_up(
 
         record = await wait_until(over, "the tournament is over", timeout=60, interval=0.3)
         # The runners report each seat right after its match.
-        versions = VersionClient(target, api_token=a_token)
+        versions = VersionClient(target)
 
         async def reported() -> bool:
-            [version] = (await versions.details(a)).versions
-            return version.stats.matches == 3
+            for agent in (a, b):
+                [version] = (await versions.details(agent)).versions
+                if version.stats.matches != 3:
+                    return False
+            return True
 
-        await wait_until(reported, "the runners reported alpha's three matches")
+        await wait_until(reported, "the runners reported both agents' three matches",
+                         timeout=30)
         return record
 
     record = asyncio.run(go())
@@ -114,7 +119,7 @@ def test_a_killed_runner_s_seat_goes_to_another_runner_and_the_match_completes(
                                       players=3, parallel=1, decision_ms=2000)
         mid = f"t{created.tournament_id}-0-0"
         first = await wait_until(lambda: logged(arena, "runner_seat_assigned", match_id=mid),
-                                 "a runner took the hosted seat")
+                                 "a runner took the hosted seat", timeout=40)
         victim = first[0]["runner"]
         [connected] = [r for r in logged(arena, "runner_connected", runner=victim) if "pid" in r]
         matches = ArenaClient(arena.serve.target)
@@ -122,18 +127,14 @@ def test_a_killed_runner_s_seat_goes_to_another_runner_and_the_match_completes(
         async def under_way() -> bool:
             return (await matches.get_match(mid)).actions >= 10
 
-        await wait_until(under_way, "the match is under way")
+        await wait_until(under_way, "the match is under way", timeout=40)
         os.kill(int(str(connected["pid"])), signal.SIGKILL)
         again = await wait_until(
             lambda: [r for r in logged(arena, "runner_seat_assigned", match_id=mid)
                      if r["runner"] != victim], "another runner took the seat over")
         assert again[0]["handoffs"] == 1
 
-        async def finished() -> Any:
-            match = await matches.get_match(mid)
-            return match if match.status == mpb.MATCH_STATUS_FINISHED else None
-
-        match = await wait_until(finished, "the match is over", timeout=40)
+        match = await finished_match(arena.serve.target, mid, "the match is over", timeout=40)
         assert match.result.reason == mpb.END_REASON_COMPLETED
         await client.cancel(created.tournament_id, "enough")
 
@@ -157,13 +158,8 @@ def test_practice_and_matchmaking_seats_of_a_hosted_agent_are_played_by_the_runn
     assert queued["hosted"] is True and queued["match_id"] != practiced["match_id"]
 
     async def go() -> Any:
-        matches = ArenaClient(target)
-
-        async def finished() -> Any:
-            match = await matches.get_match(queued["match_id"])
-            return match if match.status == mpb.MATCH_STATUS_FINISHED else None
-
-        match = await wait_until(finished, "the matchmaking match is over", timeout=60)
+        match = await finished_match(target, queued["match_id"],
+                                     "the matchmaking match is over")
         versions = VersionClient(target, api_token=token)
 
         async def both_reported() -> bool:

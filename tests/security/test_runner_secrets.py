@@ -22,12 +22,18 @@ from typing import Any
 
 import pytest
 from twistarena.clients.cli import main as cli
-from twistarena.clients.sdk import AgentError, ArenaClient
 from twistarena.clients.sdk.tournaments import TournamentClient
 from twistarena.clients.sdk.versions import VersionClient
 from twistarena.v1 import match_pb2 as mpb
 
-from tests.support.hosting import FIRST_LEGAL, Arena, agent_show, running_arena, submit_agent
+from tests.support.hosting import (
+    FIRST_LEGAL,
+    Arena,
+    agent_show,
+    finished_match,
+    running_arena,
+    submit_agent,
+)
 from tests.support.waiting import wait_until
 
 #: In the victim's source: the spy must not be able to read it.
@@ -99,16 +105,7 @@ def test_a_hosted_entrant_finds_no_secret_of_the_runner_or_the_other_entrant(
     mid = f"t{tid}-0-0"
 
     async def go() -> Any:
-        matches = ArenaClient(target)
-
-        async def finished() -> Any:
-            try:
-                match = await matches.get_match(mid)
-            except AgentError:  # not created yet
-                return None
-            return match if match.status == mpb.MATCH_STATUS_FINISHED else None
-
-        match = await wait_until(finished, "the first game is over", timeout=60)
+        match = await finished_match(target, mid, "the first game is over")
         versions = VersionClient(target, api_token=spy_token)
 
         async def recorded() -> Any:

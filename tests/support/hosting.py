@@ -132,3 +132,23 @@ def running_arena(runners: int, sandbox: str = "bwrap",
         serve.terminate()
         serve.cleanup()
         valkey.stop()
+
+
+async def finished_match(server: str, match_id: str, what: str,
+                         timeout: float = 60.0) -> Any:
+    """The match once it is FINISHED (it may not exist yet when this starts)."""
+    from twistarena.clients.sdk import AgentError, ArenaClient
+    from twistarena.v1 import match_pb2
+
+    from tests.support.waiting import wait_until
+
+    matches = ArenaClient(server)
+
+    async def finished() -> Any:
+        try:
+            match = await matches.get_match(match_id)
+        except AgentError:  # not created yet
+            return None
+        return match if match.status == match_pb2.MATCH_STATUS_FINISHED else None
+
+    return await wait_until(finished, what, timeout=timeout)

@@ -98,9 +98,11 @@ class ServerProcess:
 
     @classmethod
     def serve(cls, *args: str, env: dict[str, str] | None = None) -> ServerProcess:
-        """``twistarena serve --host 127.0.0.1 --port 0`` plus ``args``."""
+        """``twistarena serve --host 127.0.0.1 --port 0`` plus ``args`` (no runners unless
+        ``args`` asks for them: they would share the machine being measured)."""
+        runners = () if "--runners" in args else ("--runners", "0")
         return cls([sys.executable, "-c", CLI, "serve", "--host", "127.0.0.1", "--port", "0",
-                    *args], env=env)
+                    *runners, *args], env=env)
 
     @property
     def pid(self) -> int:

@@ -27,7 +27,12 @@ import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import structlog
+
+from ..sandbox import SandboxUnavailable, sandbox_mode
 from .workers import Worker, count_or_auto, restart_exited
+
+log = structlog.get_logger("twistarena.serve")
 
 #: Runners ``auto`` starts beside an embedded Valkey.
 AUTO_RUNNERS = 2
@@ -56,9 +61,20 @@ def add_runner_args(parser: argparse.ArgumentParser) -> None:
 
 
 def planned_runners(args: argparse.Namespace, redis_url: str | None) -> int:
-    """How many runners this ``serve`` starts."""
+    """How many runners this ``serve`` starts. ``auto`` on a host that cannot sandbox
+    starts none and says so once (a runner there would refuse to start, again and
+    again); a number asked for explicitly is started, and each runner says why not."""
     if args.runners is None:
-        return AUTO_RUNNERS if redis_url is None else 0
+        if redis_url is not None:
+            return 0
+        if args.sandbox == "bwrap":
+            try:
+                sandbox_mode("bwrap")
+            except SandboxUnavailable as error:
+                log.warning("no runners started: hosted agents' seats wait until a runner "
+                            "connects", why=str(error))
+                return 0
+        return AUTO_RUNNERS
     return int(args.runners)
 
 

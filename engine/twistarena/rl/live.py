@@ -17,18 +17,40 @@ decision, so it holds exactly what the seat may know and nothing more.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, Protocol, cast
 
 import numpy as np
 from twistarena.engine import State
+from twistarena.engine.core import JSON
+from twistarena.engine.tricky_twist import cards as tt_cards
+from twistarena.engine.tricky_twist.cards import FAMILY_OF
+from twistarena.engine.tricky_twist.data import SCORING_CARDS
+from twistarena.engine.tricky_twist.state import END_BONUS as TT_END_BONUS
+from twistarena.engine.tricky_twist.state import GAME_OVER as TT_OVER
+from twistarena.engine.tricky_twist.state import RESERVE as TT_RESERVE
+from twistarena.engine.tricky_twist.state import TrickyTwistState
 from twistarena.engine.twhist.cards import DECK_SIZE as TH_DECK_SIZE
 from twistarena.engine.twhist.cards import TWHIST_BASE
 from twistarena.engine.twhist.state import TwhistState
 from twistarena.engine.twisted.state import OVER as TW_OVER
 from twistarena.engine.twisted.state import TwistedState
 
-from .tensors import _TW_INDEX, _TW_K, _TW_PHASES, Encoder, Tensor, TwhistEncoder, TwistedEncoder
+from .tensors import (
+    _TT_BONUS,
+    _TT_K,
+    _TT_KINDS,
+    _TT_PHASES,
+    _TW_INDEX,
+    _TW_K,
+    _TW_PHASES,
+    Encoder,
+    Tensor,
+    TrickyTwistEncoder,
+    TwhistEncoder,
+    TwistedEncoder,
+    _face_kind,
+)
 
 
 class Elements(Protocol):
@@ -93,6 +115,8 @@ class LiveTensors:
         self.views = [cast(Elements, memoryview(t.data)) for t in self.tensors]
         #: per seat, what its tensor shows (game-specific; None: nothing yet)
         self.seen: list[Any] = [None] * n
+        #: per seat: observation part slot -> (version, the part's dict)
+        self.parts: list[dict[Hashable, tuple[Hashable, JSON]]] = [{} for _ in range(n)]
 
     def tensor(self, seat: int) -> Tensor:
         """``encoder.encode(state.observation(seat))``, from the kept tensor."""
@@ -100,8 +124,24 @@ class LiveTensors:
         return self.tensors[seat].copy()
 
     def _update(self, seat: int) -> None:
-        """Bring ``tensors[seat]`` up to date (subclasses rewrite only what changed)."""
-        self._rebuild(seat)
+        """Bring ``tensors[seat]`` up to date (subclasses rewrite only what changed).
+
+        Here: the dict path, with the observation made of ``State.observation_parts``
+        and each part rebuilt only when its version changed (most of a Tricky Twist
+        observation is the players' tricks, which change far less often)."""
+        kept = self.parts[seat]
+        observation: dict[str, Any] = {}
+        for slot, version, build in self.state.observation_parts(seat):
+            part = kept.get(slot)
+            if version is None or part is None or part[0] != version:
+                part = (version, build())
+                if version is not None:
+                    kept[slot] = part
+            for key, value in part[1].items():
+                if key in observation:  # parts' lists of the same key are joined
+                    value = [*observation[key], *value]
+                observation[key] = value
+        self.encoder.encode_into(self.tensors[seat], observation)
 
     def _rebuild(self, seat: int) -> None:
         self.encoder.encode_into(self.tensors[seat], self.state.observation(seat))
@@ -350,9 +390,159 @@ class TwhistLive(LiveTensors):
         seen.twhist, seen.flips, seen.voids = list(st.twhist), list(st.flips), list(st.voids)
 
 
+# -- Tricky Twist ------------------------------------------------------------------
+
+
+class _TrickyTwistSeen:
+    """What one seat's Tricky Twist tensor shows: per group of zones, the key it was
+    written for and the flag positions it set."""
+
+    __slots__ = ("counts", "hand", "players", "reserve", "round", "table")
+
+    def __init__(self, players: int) -> None:
+        self.hand: list[int] = []
+        self.reserve: list[int] = []
+        self.table: tuple[object, list[int]] = ((), [])
+        self.round: tuple[object, list[int]] = ((), [])
+        self.players: list[tuple[object, list[int]]] = [((), [])] * players
+        self.counts: list[tuple[int, int]] = [(-1, -1)] * players
+
+
+class TrickyTwistLive(LiveTensors):
+    """Tricky Twist: the seat's hand and reserve, the table (trick, phase, decision,
+    turn), the round (scoring cards, bonus cards) and each player (tricks, false
+    tricks, bonuses, counts) are rewritten each when their key changes."""
+
+    def __init__(self, encoder: TrickyTwistEncoder, state: TrickyTwistState) -> None:
+        super().__init__(encoder, state)
+        self.enc = encoder
+        self.tt = state
+
+    def _update(self, seat: int) -> None:
+        st, seen, enc, view = self.tt, self.seen[seat], self.enc, self.views[seat]
+        if seen is None:
+            seen = self.seen[seat] = _TrickyTwistSeen(st.num_players)
+        hand, reserve = st.hands[seat], st.reserves[seat]
+        if hand != seen.hand:
+            _cards(view, enc.hand, _SAME, seen.hand, hand)
+            seen.hand = list(hand)
+        if reserve != seen.reserve:
+            _cards(view, enc.reserve, _SAME, seen.reserve, reserve)
+            seen.reserve = list(reserve)
+        key: object = (st.phase, st.acting, st.leader, st.first_player, tuple(st.trick), st.sub,
+                       len(st.end_steps), tuple(st.picks), tuple(st.window))
+        if key != seen.table[0]:
+            flags = self._table_flags(seat)
+            _swap(view, seen.table[1], flags)
+            seen.table = (key, flags)
+        epoch = (st.round_no, st.phase == TT_OVER, len(st.end_choices), st.sub)
+        key = (epoch, len(st.supply), len(st.out))
+        if key != seen.round[0]:
+            flags = self._round_flags()
+            _swap(view, seen.round[1], flags)
+            seen.round = (key, flags)
+        n = st.num_players
+        for s in range(n):
+            counts = (len(st.hands[s]), len(st.reserves[s]))
+            block = enc.players[(s - seat) % n]
+            if counts != seen.counts[s]:
+                view[block[7]] = counts[0] / 16
+                view[block[7] + 1] = counts[1] / 5
+                seen.counts[s] = counts
+            key = (epoch, tuple(st.known[s]), tuple(st.tricks[s]), tuple(st.false[s]),
+                   tuple(st.held[s]), st.total[s], st.voids[s])
+            if key != seen.players[s][0]:
+                flags = self._player(view, s, block)
+                _swap(view, seen.players[s][1], flags)
+                seen.players[s] = (key, flags)
+
+    def _table_flags(self, seat: int) -> list[int]:
+        """The trick, the led family, the phase, the decision and the seats' roles."""
+        st, enc, n = self.tt, self.enc, self.tt.num_players
+        out = []
+        trick, leader = st.trick, st.leader
+        for i, c in enumerate(trick):
+            out.append(enc.trick + (leader + i - seat) % n * _TT_K + c)
+        if trick:
+            out.append(enc.led + FAMILY_OF[trick[0]])
+        out.append(enc.phase + _TT_PHASES.index(st.phase))
+        if st.phase in (TT_END_BONUS, TT_OVER):
+            decision = st._decision()
+            kind, decider, bonus = decision["kind"], decision["seat"], decision["bonus"]
+        else:
+            kind, bonus = st.phase, ""
+            decider = st.acting[0] if st.acting and st.phase != TT_RESERVE else -1
+        out.append(enc.kind + _TT_KINDS.index(kind))
+        if decider >= 0:
+            out.append(enc.decider + (decider - seat) % n)
+        if bonus:
+            out.append(enc.bonus + _TT_BONUS.index(bonus))
+        out.extend(enc.queues + (s - seat) % n for s in st.picks)
+        out.extend(enc.queues + n + (s - seat) % n for s in st.window)
+        out.extend(enc.to_act + (s - seat) % n for s in st.acting)
+        out.append(enc.first + (st.first_player - seat) % n)
+        out.append(enc.leader + (leader - seat) % n)
+        return out
+
+    def _round_flags(self) -> list[int]:
+        """Scoring cards and bonus cards as flags; the numbers are written here too."""
+        st, enc = self.tt, self.enc
+        out = [enc.scoring + SCORING_CARDS.index(st.scoring_card)]
+        out.extend(enc.past + SCORING_CARDS.index(c) for c in st.scoring_deck[:st.round_no])
+        out.extend(enc.supply + b for b in st.supply)
+        out.extend(enc.out_ + b for b in st.out)
+        shown = set(st.supply).union(*st.held)
+        kinds = len(tt_cards.FACE_KINDS)
+        for v, b in enumerate(tt_cards.VARIABLE):
+            if b in shown:
+                out.append(enc.faces + v * kinds + _face_kind(st.faces[b]))
+        for view in self.views:  # the numbers are the same for every seat
+            numbers = enc.numbers
+            view[numbers] = (st.round_no + 1) / st.rounds
+            view[numbers + 1] = (len(st.scoring_deck) - st.round_no - 1) / 9
+            view[numbers + 2] = (st.sub + 1) / 16
+            view[numbers + 3] = len(st.end_choices) / 8
+            view[numbers + 4] = st.rounds / 4
+        return out
+
+    def _player(self, view: Elements, s: int, block: tuple[int, ...]) -> list[int]:
+        """Write seat ``s``'s numbers into ``block``; its flags."""
+        st = self.tt
+        known, tricks, false, bonuses, void, values, families, counts = block
+        out = [known + c for c in st.known[s]]
+        blank = 0
+        for t in st.tricks[s]:
+            blank += not t
+            out.extend(tricks + c for c in t)
+        value_counts = [0] * 13
+        family_counts = [0] * 4
+        modifiers = 0
+        for family, value, cards, _, modifier in st.false[s]:
+            out.extend(false + c for c in cards)
+            if 1 <= value <= 12:
+                value_counts[value] += 1
+            if family >= 0:
+                family_counts[family] += 1
+            modifiers += modifier
+        for value in range(1, 13):
+            view[values + value - 1] = value_counts[value]
+        for family in range(4):
+            view[families + family] = family_counts[family]
+        out.extend(bonuses + b for b in st.held[s])
+        out.extend(_bits(st.voids[s], void))
+        last = next((row["round_total"] for row in st.last_round if row["seat"] == s), 0)
+        view[counts + 2] = len(st.tricks[s]) / 16
+        view[counts + 3] = blank
+        view[counts + 4] = len(st.false[s]) / 16
+        view[counts + 5] = modifiers
+        view[counts + 6] = st.total[s] / 50
+        view[counts + 7] = last / 50
+        return out
+
+
 def live_tensors(encoder: Encoder, state: State) -> LiveTensors:
     """The ``LiveTensors`` of ``state`` for its game (``encoder`` is the game's)."""
     makers: dict[str, Callable[[Any, Any], LiveTensors]] = {
-        "twisted": TwistedLive, "twhist": TwhistLive}
+        "twisted": TwistedLive, "twhist": TwhistLive, "tricky_twist": TrickyTwistLive}
     make = makers.get(state.game_id, LiveTensors)
     return make(encoder, state)

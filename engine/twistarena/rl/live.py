@@ -71,6 +71,15 @@ def _swap(view: Elements, old: Sequence[int], new: Sequence[int]) -> None:
         view[i] = 1.0
 
 
+def _change(view: Elements, old: Sequence[int], new: Sequence[int]) -> None:
+    """``_swap`` writing only the positions that differ (for long lists of flags)."""
+    before, after = set(old), set(new)
+    for i in before.difference(after):
+        view[i] = 0.0
+    for i in after.difference(before):
+        view[i] = 1.0
+
+
 def _cards(view: Elements, base: int, index: Sequence[int], old: list[int],
            new: list[int]) -> None:
     """Card flags at ``base + index[card]``: from showing ``old`` to showing ``new``
@@ -91,16 +100,16 @@ def _cards(view: Elements, base: int, index: Sequence[int], old: list[int],
 _SAME = tuple(range(64))
 
 
-def _bits(mask: int, base: int) -> list[int]:
-    """``base + b`` for every bit ``b`` set in ``mask``."""
-    out = []
+def _set_bits(view: Elements, base: int, old: int, new: int) -> None:
+    """Flag ``base + b`` is bit ``b`` of ``new``; it was bit ``b`` of ``old`` (bitmask
+    zones: only the bits that differ are written)."""
+    changed = old ^ new
     b = 0
-    while mask:
-        if mask & 1:
-            out.append(base + b)
-        mask >>= 1
+    while changed:
+        if changed & 1:
+            view[base + b] = float(new >> b & 1)
+        changed >>= 1
         b += 1
-    return out
 
 
 class LiveTensors:
@@ -379,11 +388,11 @@ class TwhistLive(LiveTensors):
                 continue
             twhist, star, void, counts = enc.players[(s - seat) % n]
             if visible or s == seat:
-                _swap(view, _bits(seen.twhist[s], twhist), _bits(tw, twhist))
+                _set_bits(view, twhist, seen.twhist[s], tw)
             if s == seat:
-                _swap(view, _bits(seen.twhist[s], enc.twhist_hand), _bits(tw, enc.twhist_hand))
-            _swap(view, _bits(seen.flips[s], star), _bits(flips, star))
-            _swap(view, _bits(seen.voids[s], void), _bits(voids, void))
+                _set_bits(view, enc.twhist_hand, seen.twhist[s], tw)
+            _set_bits(view, star, seen.flips[s], flips)
+            _set_bits(view, void, seen.voids[s], voids)
             view[counts + 1] = tw.bit_count() / 4
             view[counts + 2] = st.stars[s] / 10
             view[counts + 3] = flips.bit_count() / 10
@@ -397,7 +406,7 @@ class _TrickyTwistSeen:
     """What one seat's Tricky Twist tensor shows: per group of zones, the key it was
     written for and the flag positions it set."""
 
-    __slots__ = ("counts", "hand", "players", "reserve", "round", "table")
+    __slots__ = ("counts", "hand", "players", "reserve", "round", "table", "voids")
 
     def __init__(self, players: int) -> None:
         self.hand: list[int] = []
@@ -406,6 +415,7 @@ class _TrickyTwistSeen:
         self.round: tuple[object, list[int]] = ((), [])
         self.players: list[tuple[object, list[int]]] = [((), [])] * players
         self.counts: list[tuple[int, int]] = [(-1, -1)] * players
+        self.voids = [0] * players
 
 
 class TrickyTwistLive(LiveTensors):
@@ -449,11 +459,15 @@ class TrickyTwistLive(LiveTensors):
                 view[block[7]] = counts[0] / 16
                 view[block[7] + 1] = counts[1] / 5
                 seen.counts[s] = counts
-            key = (epoch, tuple(st.known[s]), tuple(st.tricks[s]), tuple(st.false[s]),
-                   tuple(st.held[s]), st.total[s], st.voids[s])
+            # tricks are only added to, but for the end bonuses (the epoch holds them)
+            if st.voids[s] != seen.voids[s]:
+                _set_bits(view, block[4], seen.voids[s], st.voids[s])
+                seen.voids[s] = st.voids[s]
+            key = (epoch, tuple(st.known[s]), len(st.tricks[s]), tuple(st.false[s]),
+                   len(st.held[s]), st.total[s])
             if key != seen.players[s][0]:
                 flags = self._player(view, s, block)
-                _swap(view, seen.players[s][1], flags)
+                _change(view, seen.players[s][1], flags)
                 seen.players[s] = (key, flags)
 
     def _table_flags(self, seat: int) -> list[int]:
@@ -506,9 +520,9 @@ class TrickyTwistLive(LiveTensors):
         return out
 
     def _player(self, view: Elements, s: int, block: tuple[int, ...]) -> list[int]:
-        """Write seat ``s``'s numbers into ``block``; its flags."""
+        """Write seat ``s``'s numbers into ``block``; its flags (but the voids)."""
         st = self.tt
-        known, tricks, false, bonuses, void, values, families, counts = block
+        known, tricks, false, bonuses, _, values, families, counts = block
         out = [known + c for c in st.known[s]]
         blank = 0
         for t in st.tricks[s]:
@@ -529,7 +543,6 @@ class TrickyTwistLive(LiveTensors):
         for family in range(4):
             view[families + family] = family_counts[family]
         out.extend(bonuses + b for b in st.held[s])
-        out.extend(_bits(st.voids[s], void))
         last = next((row["round_total"] for row in st.last_round if row["seat"] == s), 0)
         view[counts + 2] = len(st.tricks[s]) / 16
         view[counts + 3] = blank

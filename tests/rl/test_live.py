@@ -34,6 +34,7 @@ LIVE_CASES: list[tuple[str, int, dict[str, Any], int]] = [
     ("twhist", 3, {"twhist_visible": False}, 8),
     ("twhist", 4, {"twhist_visible": False}, 8),
     ("tricky_twist", 3, {}, 2),
+    ("tricky_twist", 4, {}, 1),
 ]
 
 

@@ -7,11 +7,11 @@ costs several engine decisions, and a learner asks for a tensor every decision.
 zones of the state that changed since that seat last asked (a card played, a
 pile grown, the turn passed), writing single elements through a memoryview.
 
-It reads the state itself, not the dict, so it is held to the dict path: on
-anything rare or involved (a new round, the end of the match) it rebuilds the
-seat's tensor with ``Encoder.encode_into(state.observation(seat))``, and
-tests/rl/test_live.py plays many random matches of every game and player count
-and checks that every seat's live tensor equals the dict path's at every
+It reads the state itself, not the dict, so it is held to the dict path: where
+there is nothing to start from or the match has ended (Twisted, Twhist), it
+builds the seat's tensor with ``Encoder.encode_into(state.observation(seat))``,
+and tests/rl/test_live.py plays many random matches of every game and player
+count and checks that every seat's live tensor equals the dict path's at every
 decision, so it holds exactly what the seat may know and nothing more.
 """
 
@@ -448,7 +448,7 @@ class TrickyTwistLive(LiveTensors):
         epoch = (st.round_no, st.phase == TT_OVER, len(st.end_choices), st.sub)
         key = (epoch, len(st.supply), len(st.out))
         if key != seen.round[0]:
-            flags = self._round_flags()
+            flags = self._round_flags(view)
             _swap(view, seen.round[1], flags)
             seen.round = (key, flags)
         n = st.num_players
@@ -498,7 +498,7 @@ class TrickyTwistLive(LiveTensors):
         out.append(enc.leader + (leader - seat) % n)
         return out
 
-    def _round_flags(self) -> list[int]:
+    def _round_flags(self, view: Elements) -> list[int]:
         """Scoring cards and bonus cards as flags; the numbers are written here too."""
         st, enc = self.tt, self.enc
         out = [enc.scoring + SCORING_CARDS.index(st.scoring_card)]
@@ -510,13 +510,12 @@ class TrickyTwistLive(LiveTensors):
         for v, b in enumerate(tt_cards.VARIABLE):
             if b in shown:
                 out.append(enc.faces + v * kinds + _face_kind(st.faces[b]))
-        for view in self.views:  # the numbers are the same for every seat
-            numbers = enc.numbers
-            view[numbers] = (st.round_no + 1) / st.rounds
-            view[numbers + 1] = (len(st.scoring_deck) - st.round_no - 1) / 9
-            view[numbers + 2] = (st.sub + 1) / 16
-            view[numbers + 3] = len(st.end_choices) / 8
-            view[numbers + 4] = st.rounds / 4
+        numbers = enc.numbers
+        view[numbers] = (st.round_no + 1) / st.rounds
+        view[numbers + 1] = (len(st.scoring_deck) - st.round_no - 1) / 9
+        view[numbers + 2] = (st.sub + 1) / 16
+        view[numbers + 3] = len(st.end_choices) / 8
+        view[numbers + 4] = st.rounds / 4
         return out
 
     def _player(self, view: Elements, s: int, block: tuple[int, ...]) -> list[int]:

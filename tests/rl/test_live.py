@@ -12,14 +12,14 @@ a seat receives.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import pytest
 from twistarena import engine
 from twistarena.engine import State
-from twistarena.rl import encoder
+from twistarena.rl import Encoder, encoder
 from twistarena.rl.live import LiveTensors, live_tensors
 
 from tests.engine import test_leak_differential as leak
@@ -50,11 +50,23 @@ def _first_difference(live: np.ndarray[Any, Any], expected: np.ndarray[Any, Any]
                          ids=[f"{g}-{n}-{'-'.join(o) or 'default'}" for g, n, o, _ in LIVE_CASES])
 def test_live_tensors_equal_the_dict_path_at_every_decision(
         game_id: str, players: int, options: dict[str, Any], matches: int) -> None:
+    _compare(game_id, players, options, matches, live_tensors)
+
+
+@pytest.mark.parametrize("game_id", ["tricky_twist", "twhist"])
+def test_the_generic_live_tensors_reuse_observation_parts_exactly(game_id: str) -> None:
+    """The base class (for a game without its own): parts kept by their versions."""
+    players, options = leak.SETUPS[game_id][0]
+    _compare(game_id, players, options, 2, LiveTensors)
+
+
+def _compare(game_id: str, players: int, options: dict[str, Any], matches: int,
+             make: Callable[[Encoder, State], LiveTensors]) -> None:
     enc = encoder(game_id, players, options)
     compared = 0
     for seed in range(matches):
         state = engine.make(game_id, players, seed, options)
-        live = live_tensors(enc, state)
+        live = make(enc, state)
         rng = random.Random(seed)
         while True:
             seats = rng.sample(range(players), rng.randint(1, players))

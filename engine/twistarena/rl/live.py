@@ -135,9 +135,9 @@ class LiveTensors:
     def _update(self, seat: int) -> None:
         """Bring ``tensors[seat]`` up to date (subclasses rewrite only what changed).
 
-        Here: the dict path, with the observation made of ``State.observation_parts``
-        and each part rebuilt only when its version changed (most of a Tricky Twist
-        observation is the players' tricks, which change far less often)."""
+        Here, for a game without a class of its own: the dict path, with the
+        observation made of ``State.observation_parts`` and each part rebuilt only
+        when its version changed (as the wire's ``ObservationEncoder`` does)."""
         kept = self.parts[seat]
         observation: dict[str, Any] = {}
         for slot, version, build in self.state.observation_parts(seat):

@@ -190,6 +190,8 @@ class TwistedLive(LiveTensors):
         super().__init__(encoder, state)
         self.enc = encoder
         self.tw = state
+        self.round_scores: list[tuple[tuple[int, int, int], int]] = (
+            [((-1, -1, -1), 0)] * state.num_players)
 
     def _update(self, seat: int) -> None:
         st, seen = self.tw, self.seen[seat]
@@ -263,8 +265,17 @@ class TwistedLive(LiveTensors):
                 view[plus + index[c]] = 1.0
             for c in st.minus[s][old[3]:]:
                 view[minus + index[c]] = 1.0
-            view[counts + 2] = st._round_score(s) / 10
+            view[counts + 2] = self._round_score(s, new) / 10
         seen.sizes[s] = new
+
+    def _round_score(self, s: int, sizes: tuple[int, int, int, int]) -> int:
+        """Seat ``s``'s round score, worked out once for all seats while its piles
+        keep their sizes (and the round its number)."""
+        key = (self.tw.round, sizes[2], sizes[3])
+        kept = self.round_scores[s]
+        if kept[0] != key:
+            kept = self.round_scores[s] = (key, self.tw._round_score(s))
+        return kept[1]
 
 
 # -- Twhist ------------------------------------------------------------------------

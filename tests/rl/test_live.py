@@ -11,6 +11,8 @@ a seat receives.
 
 from __future__ import annotations
 
+import copy
+import pickle
 import random
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -19,7 +21,7 @@ import numpy as np
 import pytest
 from twistarena import engine
 from twistarena.engine import State
-from twistarena.rl import Encoder, encoder
+from twistarena.rl import Encoder, aec_env, encoder
 from twistarena.rl.live import LiveTensors, live_tensors
 
 from tests.engine import test_leak_differential as leak
@@ -118,3 +120,26 @@ def test_no_live_tensor_depends_on_a_hidden_card(game_id: str,
         check_no_leak(game_id, 12)
     finally:
         _LIVE.clear()
+
+
+def test_a_copied_or_pickled_environment_follows_its_own_match() -> None:
+    """A copy's live tensors follow the copy's state (not the original's)."""
+    env = aec_env("twhist", 3)
+    env.reset(seed=3)
+    for _ in range(7):
+        obs = env.last()[0]
+        env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    copies = [copy.deepcopy(env), pickle.loads(pickle.dumps(env))]
+    for _ in range(30):
+        mine = env.last()[0]
+        for other in copies:
+            theirs = other.last()[0]
+            assert all(np.array_equal(mine[k], theirs[k]) for k in mine)
+        action = int(np.flatnonzero(mine["action_mask"])[-1])
+        for e in (env, *copies):
+            e.step(action)
+    copies[0].step(int(np.flatnonzero(copies[0].last()[0]["action_mask"])[0]))
+    seat = copies[0].agent_selection
+    state = copies[0].turns.state
+    assert np.array_equal(copies[0].observe(seat)["observation"],
+                          copies[0].encoder.encode(state.observation(copies[0]._seat[seat])))

@@ -19,7 +19,7 @@ from pettingzoo import AECEnv
 from twistarena import engine
 
 from .actions import ActionSpace, action_space
-from .live import live_tensors
+from .live import FollowsLiveTensors, live_tensors
 from .tensors import Encoder, encoder
 from .turns import Turns, check_reward, final_rewards
 
@@ -39,7 +39,7 @@ def observation_space(encoder: Encoder, space: ActionSpace) -> spaces.Dict:
     })
 
 
-class TwistArenaAEC(AECEnv):  # type: ignore[misc]
+class TwistArenaAEC(FollowsLiveTensors, AECEnv):  # type: ignore[misc]
     """One match of ``game_id`` per episode; ``reset(seed=...)`` makes it reproducible."""
 
     metadata = {"render_modes": ["ansi"], "name": "twistarena_v0", "is_parallelizable": False}

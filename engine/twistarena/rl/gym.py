@@ -27,7 +27,7 @@ from twistarena import bots, engine
 
 from .actions import action_space
 from .aec import observation_space
-from .live import live_tensors
+from .live import FollowsLiveTensors, live_tensors
 from .tensors import encoder
 from .turns import Turns, check_reward, final_rewards
 
@@ -38,7 +38,7 @@ ENV_IDS = {"twistarena/TrickyTwist-v0": "tricky_twist", "twistarena/Twisted-v0":
 ObsDict = dict[str, Any]
 
 
-class TwistArenaEnv(gymnasium.Env[ObsDict, np.int64]):
+class TwistArenaEnv(FollowsLiveTensors, gymnasium.Env[ObsDict, np.int64]):
     """One seat of ``game_id`` against house bots; a match per episode."""
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}

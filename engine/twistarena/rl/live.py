@@ -51,6 +51,7 @@ from .tensors import (
     TwistedEncoder,
     _face_kind,
 )
+from .turns import Turns
 
 
 class Elements(Protocol):
@@ -561,6 +562,25 @@ class TrickyTwistLive(LiveTensors):
         view[counts + 6] = st.total[s] / 50
         view[counts + 7] = last / 50
         return out
+
+
+class FollowsLiveTensors:
+    """For an environment whose ``live`` tensors follow ``turns.state``: a copy or
+    a pickle leaves them out (memoryviews cannot be copied, and a copy's tensors
+    must follow the copy's own state) and builds them anew for the copy."""
+
+    encoder: Encoder
+    turns: Turns
+    live: LiveTensors
+
+    def __getstate__(self) -> dict[str, Any]:
+        attributes = dict(self.__dict__)
+        attributes.pop("live", None)
+        return attributes
+
+    def __setstate__(self, attributes: dict[str, Any]) -> None:
+        self.__dict__.update(attributes)
+        self.live = live_tensors(self.encoder, self.turns.state)
 
 
 def live_tensors(encoder: Encoder, state: State) -> LiveTensors:

@@ -32,6 +32,8 @@ from twistarena.engine.tricky_twist.state import RESERVE as TT_RESERVE
 from twistarena.engine.tricky_twist.state import TrickyTwistState
 from twistarena.engine.twhist.cards import DECK_SIZE as TH_DECK_SIZE
 from twistarena.engine.twhist.cards import TWHIST_BASE
+from twistarena.engine.twhist.state import OVER as TH_OVER
+from twistarena.engine.twhist.state import PICK as TH_PICK
 from twistarena.engine.twhist.state import TwhistState
 from twistarena.engine.twisted.state import OVER as TW_OVER
 from twistarena.engine.twisted.state import TwistedState
@@ -292,7 +294,7 @@ class _TwhistSeen:
     def __init__(self, live: TwhistLive, seat: int) -> None:
         st = live.th
         self.hand = list(st.hands[seat])
-        self.key = live.key(seat)
+        self.key = live.key()
         self.trick = live.trick_flags(seat)
         self.lead = st.lead_colour
         self.picked = list(st.picked)
@@ -315,7 +317,7 @@ class TwhistLive(LiveTensors):
         #: the encoder's colour order is the options'; the state's tables use the same
         assert list(t.colours) == encoder.colours and t.flip_min == encoder.flip_min
 
-    def key(self, seat: int) -> tuple[int, ...]:
+    def key(self) -> tuple[int, ...]:
         """The one-hot zones (phase, to_act, roles) and the trick count."""
         st = self.th
         return (st.phase, st.turn, st.dealer, st.leader, st.picker, st.next_leader,
@@ -343,7 +345,7 @@ class TwhistLive(LiveTensors):
         if hand != seen.hand:
             _cards(view, enc.hand, _SAME, seen.hand, hand)
             seen.hand = list(hand)
-        key = self.key(seat)
+        key = self.key()
         if key != seen.key:
             self._rewrite_key(view, seat, seen.key, key)
             seen.key = key
@@ -378,6 +380,7 @@ class TwhistLive(LiveTensors):
 
     def _rewrite_key(self, view: Elements, seat: int, old: tuple[int, ...],
                      new: tuple[int, ...]) -> None:
+        """Phase, the seat to act and the roles as flags; tricks done as a number."""
         enc = self.enc
         _swap(view, self._key_flags(seat, old), self._key_flags(seat, new))
         view[enc.numbers] = new[6] / self.th.tricks_total
@@ -386,8 +389,8 @@ class TwhistLive(LiveTensors):
         enc, n = self.enc, self.th.num_players
         phase, turn, *roles = key[:6]
         out = [enc.phase + phase]
-        if phase != 2:  # over: nobody acts
-            out.append(enc.to_act + ((roles[2] if phase == 1 else turn) - seat) % n)
+        if phase != TH_OVER:  # then nobody acts
+            out.append(enc.to_act + ((roles[2] if phase == TH_PICK else turn) - seat) % n)
         out.extend(enc.roles + i * n + (s - seat) % n for i, s in enumerate(roles) if s >= 0)
         return out
 

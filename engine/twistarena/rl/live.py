@@ -29,7 +29,7 @@ from twistarena.engine.tricky_twist.data import SCORING_CARDS
 from twistarena.engine.tricky_twist.state import END_BONUS as TT_END_BONUS
 from twistarena.engine.tricky_twist.state import GAME_OVER as TT_OVER
 from twistarena.engine.tricky_twist.state import RESERVE as TT_RESERVE
-from twistarena.engine.tricky_twist.state import TrickyTwistState
+from twistarena.engine.tricky_twist.state import FalseTrick, TrickyTwistState
 from twistarena.engine.twhist.cards import DECK_SIZE as TH_DECK_SIZE
 from twistarena.engine.twhist.cards import TWHIST_BASE
 from twistarena.engine.twhist.state import OVER as TH_OVER
@@ -421,14 +421,20 @@ class _TrickyTwistSeen:
     """What one seat's Tricky Twist tensor shows: per group of zones, the key it was
     written for and the flag positions it set."""
 
-    __slots__ = ("counts", "hand", "players", "reserve", "round", "table", "voids")
+    __slots__ = ("counts", "epoch", "hand", "held", "players", "reserve", "round", "table",
+                 "totals", "voids")
 
     def __init__(self, players: int) -> None:
         self.hand: list[int] = []
         self.reserve: list[int] = []
         self.table: tuple[object, list[int]] = ((), [])
         self.round: tuple[object, list[int]] = ((), [])
-        self.players: list[tuple[object, list[int]]] = [((), [])] * players
+        self.epoch: tuple[int, bool, int, int] | None = None
+        #: per player: its known cards, trick count, false tricks; the flags set
+        self.players: list[tuple[list[int], int, list[FalseTrick], list[int]]] = (
+            [([], 0, [], [])] * players)
+        self.held = [0] * players
+        self.totals = [0] * players
         self.counts: list[tuple[int, int]] = [(-1, -1)] * players
         self.voids = [0] * players
 
@@ -461,6 +467,7 @@ class TrickyTwistLive(LiveTensors):
             _swap(view, seen.table[1], flags)
             seen.table = (key, flags)
         epoch = (st.round_no, st.phase == TT_OVER, len(st.end_choices), st.sub)
+        new_epoch = epoch != seen.epoch
         key = (epoch, len(st.supply), len(st.out))
         if key != seen.round[0]:
             flags = self._round_flags(view)
@@ -474,16 +481,20 @@ class TrickyTwistLive(LiveTensors):
                 view[block[7]] = counts[0] / 16
                 view[block[7] + 1] = counts[1] / 5
                 seen.counts[s] = counts
-            # tricks are only added to, but for the end bonuses (the epoch holds them)
             if st.voids[s] != seen.voids[s]:
                 _set_bits(view, block[4], seen.voids[s], st.voids[s])
                 seen.voids[s] = st.voids[s]
-            key = (epoch, tuple(st.known[s]), len(st.tricks[s]), tuple(st.false[s]),
-                   len(st.held[s]), st.total[s])
-            if key != seen.players[s][0]:
-                flags = self._player(view, s, block)
-                _change(view, seen.players[s][1], flags)
-                seen.players[s] = (key, flags)
+            # tricks are only added to, but for the end bonuses (the epoch holds them)
+            known, tricks, false, flags = seen.players[s]
+            if (new_epoch or st.known[s] != known or len(st.tricks[s]) != tricks
+                    or st.false[s] != false or len(st.held[s]) != seen.held[s]
+                    or st.total[s] != seen.totals[s]):
+                new_flags = self._player(view, s, block)
+                _change(view, flags, new_flags)
+                seen.players[s] = (list(st.known[s]), len(st.tricks[s]), list(st.false[s]),
+                                   new_flags)
+                seen.held[s], seen.totals[s] = len(st.held[s]), st.total[s]
+        seen.epoch = epoch
 
     def _table_flags(self, seat: int) -> list[int]:
         """The trick, the led family, the phase, the decision and the seats' roles."""

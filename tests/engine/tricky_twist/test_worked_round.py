@@ -1,0 +1,356 @@
+"""A small Tricky Twist round checked field by field: every observation and
+public-view field at each phase (reserve, reserve window, play, bonus pick, take
+back, end bonus, the next round, game over), every event's payload, every label
+and the illegal-move text of each phase; then the end-of-round bonus steps.
+
+The positions are set by hand and every expected value is worked out from
+docs/rules/tricky_twist.md, not read back from the engine. Card ids are
+``family * 12 + value - 1`` with the families moon, sun, square, circle.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from twistarena.engine import IllegalAction
+from twistarena.engine.tricky_twist import state as st
+from twistarena.engine.tricky_twist.cards import BLANK, DECK_SIZE, FLIP
+
+from .helpers import act, c, cs, end_position, new
+
+FAMILY = ("moon", "sun", "square", "circle")
+#: TT-6.4: odd_values shows the framed faces.
+FRAMED = ["odd", "even", "any", "modifier"]
+SUPPLY = [{"bonus": b, "face": b} for b in ("take_back", "flip", "blank", "plus")] + [
+    {"bonus": f"v{i + 1}", "face": face} for i, face in enumerate(FRAMED)]
+NO_DECISION = {"bonus": "", "face": "", "index": -1, "pick_queue": [], "window_queue": []}
+
+
+def card(spec: str) -> dict[str, Any]:
+    value, family = spec.split()
+    return {"id": FAMILY.index(family) * 12 + int(value) - 1, "family": family,
+            "value": int(value)}
+
+
+def cards(*specs: str) -> list[dict[str, Any]]:
+    return [card(s) for s in specs]
+
+
+def player(s: int, hand: int, reserve: int, **fields: Any) -> dict[str, Any]:
+    out = {"seat": s, "hand_count": hand, "reserve_count": reserve, "known_in_hand": [],
+           "tricks": [], "false_tricks": [], "bonuses": [], "score": 0, "void": []}
+    out.update(fields)
+    return out
+
+
+def decision(kind: str, seat: int = -1, **fields: Any) -> dict[str, Any]:
+    return {"kind": kind, "seat": seat, **NO_DECISION, **fields}
+
+
+def view(**fields: Any) -> dict[str, Any]:
+    """The public view of round 1 of 3 before anyone acts; ``fields`` override."""
+    out = {"game": "tricky_twist", "seat": -1, "num_players": 3, "phase": "reserve",
+           "to_act": [0, 1, 2], "first_player": 0, "leader": 0, "hand": [], "reserve": [],
+           "trick": [], "led_family": "", "decision": decision("reserve"), "round": 1,
+           "rounds": 3, "scoring_card": "odd_values", "scoring_cards_left": 2,
+           "past_scoring_cards": [], "scores": [0, 0, 0], "supply": SUPPLY, "bonus_out": [],
+           "end_choices": [], "last_round": [],
+           "players": [player(s, 3, 0) for s in range(3)]}
+    out.update(fields)
+    return out
+
+
+def reason(state: st.TrickyTwistState, seat: int, action: int) -> str:
+    error = state.check(seat, action)
+    assert isinstance(error, IllegalAction) and error.reason == IllegalAction.ILLEGAL
+    with pytest.raises(IllegalAction):
+        state.apply(seat, action)
+    return str(error)
+
+
+def labels(state: st.TrickyTwistState, seat: int) -> list[tuple[int, str]]:
+    return [(a.id, a.label) for a in state.legal_actions(seat)]
+
+
+def dealt() -> st.TrickyTwistState:
+    """3 players, 3 cards each and a reserve of 1 (TT-3.2, TT-3.3 at smaller sizes), the
+    same scoring card every round, seat 0 first (TT-2.2 draws it at random)."""
+    state = new(3, options={"hand_size_3p": 3, "reserve_size": 1,
+                            "scoring_cards": ["odd_values"] * 3})
+    state.first_player = state.leader = state.turn = 0
+    state.hands = [cs("7 moon", "9 moon", "2 sun"), cs("5 moon", "7 square", "1 circle"),
+                   cs("12 moon", "3 sun", "4 square")]
+    used = {x for h in state.hands for x in h}
+    state.box = [x for x in range(DECK_SIZE) if x not in used]
+    state.events.clear()
+    return state
+
+
+def test_a_round_through_every_phase() -> None:
+    """TT-3.3 reserve, TT-4.1 window, TT-4.3 following, TT-5.1/5.2 resolution, TT-5.4
+    a 7 earns a bonus pick, TT-6.1a Take back, TT-5.6 end check, TT-6.1b Flip with its
+    top card, TT-7.2 scoring, TT-2.3 the next round."""
+    state = dealt()
+    assert state.observation(0) == view(
+        seat=0, hand=cards("7 moon", "9 moon", "2 sun"))
+    assert labels(state, 0) == [(54, "reserve 7 moon"), (56, "reserve 9 moon"),
+                                (61, "reserve 2 sun")]  # 48 + card
+    assert state.describe(0, 56).payload == {"kind": "reserve", "card": card("9 moon")}
+    assert reason(state, 0, 6) == (
+        "choose a card of your hand for your reserve, one at a time (TT-3.3); "
+        "legal ids [54, 56, 61]")
+    act(state, 0, 56)
+    assert state.to_act() == (1, 2)
+    act(state, 1, 48 + c("1 circle"))
+    act(state, 2, 48 + c("4 square"))
+    # TT-4.1: every reserve holds a card, so the window runs 0, 1, 2 from the leader.
+    act(state, 0, st.DECLINE)
+    players = [player(s, 2, 1) for s in range(3)]
+    assert state.observation(1) == view(
+        seat=1, phase="reserve_window", to_act=[1], hand=cards("5 moon", "7 square"),
+        reserve=cards("1 circle"), players=players,
+        decision=decision("reserve_window", 1, window_queue=[1, 2]))
+    assert labels(state, 1) == [(96, "take reserve card"), (97, "decline")]
+    assert reason(state, 1, 4) == (
+        "before the trick you may only take the top reserve card (96) or decline (97) (TT-4.1)")
+    act(state, 1, st.TAKE_RESERVE)
+    act(state, 2, st.DECLINE)
+    assert state.event_log(None) == [
+        {"kind": "reserve_pick", "seat": 0, "count": 1},
+        {"kind": "reserve_pick", "seat": 1, "count": 1},
+        {"kind": "reserve_pick", "seat": 2, "count": 1},
+        {"kind": "reserves_ready"},
+        {"kind": "reserve_decline", "seat": 0},
+        {"kind": "reserve_take", "seat": 1, "reserve_count": 0},
+        {"kind": "reserve_decline", "seat": 2},
+    ]
+    assert state.event_log(1)[1]["card"] == card("1 circle")
+    assert state.event_log(1)[5]["card"] == card("1 circle")
+    # Trick 1: seat 0 leads the 7 moon; both others hold a moon and must follow.
+    act(state, 0, c("7 moon"))
+    assert labels(state, 1) == [(4, "play 5 moon")]
+    assert reason(state, 1, c("7 square")) == (
+        "you hold a moon card and must follow the led family moon; 7 square is not allowed"
+        " (TT-4.3)")
+    assert reason(state, 1, c("1 moon")) == (
+        "you do not hold 1 moon; play a card from your hand (TT-4.2)")
+    assert reason(state, 1, st.TAKE_RESERVE) == (
+        "a reserve card may only be taken in the window before a trick's first card,"
+        " at most one per trick (TT-4.1)")
+    assert reason(state, 1, st.DECLINE) == "play a card from your hand: ids [4] (TT-4.2)"
+    seen = state.observation(1)
+    assert (seen["trick"], seen["led_family"], seen["decision"]) == (
+        [{"seat": 0, "card": card("7 moon")}], "moon", decision("play", 1))
+    act(state, 1, c("5 moon"))
+    act(state, 2, c("12 moon"))
+    # The 12 wins all three moons, the 7 among them: seat 2 may take a bonus (TT-5.4).
+    trick_1 = {"cards": cards("7 moon", "5 moon", "12 moon"), "blank": False}
+    players = [player(0, 1, 1), player(1, 2, 0), player(2, 1, 1, tricks=[trick_1])]
+    assert state.public_view() == view(
+        phase="bonus_pick", to_act=[2], leader=2, players=players,
+        decision=decision("bonus_pick", 2, pick_queue=[2]))
+    assert labels(state, 2) == [
+        (97, "decline"), (100, "take bonus take_back"), (101, "take bonus flip"),
+        (102, "take bonus blank"), (103, "take bonus plus"), (104, "take bonus v1 (odd)"),
+        (105, "take bonus v2 (even)"), (106, "take bonus v3 (any)"),
+        (107, "take bonus v4 (modifier)")]
+    assert state.describe(2, 104).payload == {"kind": "bonus", "bonus": "v1", "face": "odd"}
+    assert reason(state, 2, 3) == (
+        "for your 7 you may take a bonus card still in the supply or decline (TT-5.4);"
+        " legal ids [97, 100, 101, 102, 103, 104, 105, 106, 107]")
+    act(state, 2, 101)  # Flip
+    # Trick 2, led by the winner: the window skips seat 1's empty reserve (TT-4.1).
+    assert state.to_act() == (2,) and state.observation(2)["decision"] == decision(
+        "reserve_window", 2, window_queue=[2, 0])
+    act(state, 2, st.DECLINE)
+    act(state, 0, st.TAKE_RESERVE)
+    act(state, 2, c("3 sun"))
+    act(state, 0, c("2 sun"))
+    assert labels(state, 1) == [(30, "play 7 square"), (36, "play 1 circle")]  # no sun
+    act(state, 1, c("7 square"))
+    # Seat 1's 7 square comes back as a false trick (TT-5.2) and earns it a pick.
+    act(state, 1, 100)  # Take back: used at once (TT-5.5)
+    false_7 = {"family": "square", "value": 7, "cards": cards("7 square"), "source": "card",
+               "modifier": 0}
+    trick_2 = {"cards": cards("3 sun", "2 sun"), "blank": False}
+    flip = [{"bonus": "flip", "face": "flip"}]
+    players = [player(0, 1, 0), player(1, 1, 0, false_tricks=[false_7], void=["sun"]),
+               player(2, 0, 1, tricks=[trick_1, trick_2], bonuses=flip)]
+    assert state.public_view() == view(
+        phase="take_back", to_act=[1], leader=2, players=players, supply=SUPPLY[2:],
+        bonus_out=["take_back"], decision=decision("take_back", 1))
+    assert labels(state, 1) == [(97, "decline"), (150, "take back 7 square")]  # 120 + 30
+    assert reason(state, 1, 120 + c("3 sun")) == (
+        "Take back returns one of your own false tricks to your hand, or you decline"
+        " (TT-6.1a); legal ids [97, 150]")
+    act(state, 1, 150)
+    # Seat 2's hand is empty: the round ends (TT-5.6) and seat 2 decides its Flip.
+    players = [player(0, 1, 0),
+               player(1, 2, 0, known_in_hand=cards("7 square"), void=["sun"]),
+               player(2, 0, 1, tricks=[trick_1, trick_2], bonuses=flip)]
+    end = view(phase="end_bonus", to_act=[2], leader=2, players=players, supply=SUPPLY[2:],
+               bonus_out=["take_back"],
+               decision=decision("flip", 2, bonus="flip", face="flip"))
+    assert state.public_view() == end
+    assert labels(state, 2) == [(97, "decline"), (200, "flip trick 1 to a false trick"),
+                                (201, "flip trick 2 to a false trick")]
+    assert state.describe(2, 200).payload == {"kind": "flip_trick", "trick": 0}
+    act(state, 2, 200)
+    assert state.public_view()["decision"] == decision("flip_top", 2, bonus="flip",
+                                                       face="flip", index=0)
+    assert labels(state, 2) == [(304, "5 moon on top"), (306, "7 moon on top"),
+                                (311, "12 moon on top")]
+    assert state.describe(2, 311).payload == {"kind": "flip_top", "card": card("12 moon")}
+    assert reason(state, 2, 97) == (
+        "Flip turns one of your tricks into a false trick or back, then the top card"
+        " (TT-6.1b, TT-6.5); legal ids [304, 306, 311]")
+    act(state, 2, 311)
+    # TT-7.2: seat 2 has 1 trick and 1 false trick: 1 + one balanced pair (5) = 6; the
+    # false trick's 12 is even, so odd_values adds nothing (TT-7.5).
+    flipped = {"seat": 2, "bonus": "flip", "face": "flip", "choice": "trick_to_false",
+               "family": "moon", "value": 12, "delta": 0,
+               "cards": cards("12 moon", "7 moon", "5 moon")}
+    rows = [{"seat": s, "tricks": 0, "false_tricks": 0, "base": 0, "plus": 0, "card": 0,
+             "round_total": 0, "total": 0} for s in (0, 1)] + [
+        {"seat": 2, "tricks": 1, "false_tricks": 1, "base": 6, "plus": 0, "card": 0,
+         "round_total": 6, "total": 6}]
+    assert state.event_log(None)[7:] == [
+        {"kind": "play", "seat": 0, "card": card("7 moon")},
+        {"kind": "play", "seat": 1, "card": card("5 moon")},
+        {"kind": "play", "seat": 2, "card": card("12 moon")},
+        {"kind": "trick", "winner": 2, "cards": cards("7 moon", "5 moon", "12 moon"),
+         "false_tricks": []},
+        {"kind": "bonus_take", "seat": 2, "bonus": "flip", "face": "flip"},
+        {"kind": "reserve_decline", "seat": 2},
+        {"kind": "reserve_take", "seat": 0, "reserve_count": 0},
+        {"kind": "play", "seat": 2, "card": card("3 sun")},
+        {"kind": "play", "seat": 0, "card": card("2 sun")},
+        {"kind": "play", "seat": 1, "card": card("7 square")},
+        {"kind": "trick", "winner": 2, "cards": cards("3 sun", "2 sun"),
+         "false_tricks": [{"seat": 1, "card": card("7 square")}]},
+        {"kind": "bonus_take", "seat": 1, "bonus": "take_back", "face": "take_back"},
+        {"kind": "take_back", "seat": 1, "declined": False, "card": card("7 square")},
+        {"kind": "bonus_use", **flipped},
+        {"kind": "round_scored", "round": 1, "scoring_card": "odd_values", "rows": rows},
+        {"kind": "round_start", "round": 2, "scoring_card": "odd_values", "first_player": 1,
+         "faces": FRAMED},
+    ]
+    # TT-2.3: round 2 reveals the next card; seat 1 (left of seat 0) is first. A fresh
+    # deal of 3 cards each; the bonus cards are all back in the supply (TT-3.1).
+    round_2 = state.public_view()
+    assert round_2 == view(first_player=1, leader=1, round=2, scoring_cards_left=1,
+                           past_scoring_cards=["odd_values"], scores=[0, 0, 6],
+                           last_round=rows,
+                           players=[player(s, 3, 0, score=[0, 0, 6][s]) for s in range(3)])
+    # TT-2.1: the third round is the last; its end is the game's end.
+    state.round_no = 2
+    end_position(state, "odd_values", first_player=2)
+    over = state.public_view()
+    assert (over["phase"], over["to_act"], over["decision"], over["round"],
+            over["scoring_cards_left"], over["past_scoring_cards"], over["scores"]) == (
+        "game_over", [], decision(""), 3, 0, ["odd_values", "odd_values"], [0, 0, 6])
+    assert state.event_log(None)[-1] == {"kind": "game_over", "scores": [0, 0, 6],
+                                         "winners": [2]}
+
+
+def test_end_of_round_bonus_steps_in_order_with_their_records() -> None:
+    """TT-6.5: one holder at a time, clockwise from the round's first player (seat 1),
+    each holder's Flip first, then Blank, the faces, the Modifier last; every choice is
+    recorded publicly. Then TT-7.2 and TT-7.5 (longest run) score the result."""
+    state = new(4)
+    end_position(state, "longest_run", first_player=1,
+                 tricks={0: [cs("5 moon")], 3: [cs("9 sun", "10 sun")]},
+                 false={0: cs("3 square"), 3: cs("8 circle")},
+                 held={0: [BLANK, 7], 1: [4], 2: [6], 3: [FLIP, 5]})
+    assert (state.to_act(), labels(state, 1)) == ((1,), [
+        (97, "decline"), (370, "value 1"), (372, "value 3"), (374, "value 5"),
+        (376, "value 7"), (378, "value 9"), (380, "value 11")])  # TT-6.3 Odd
+    assert reason(state, 1, 371) == (
+        "the Odd face takes one of the listed odd values (TT-6.3, TT-6.5);"
+        " legal ids [97, 370, 372, 374, 376, 378, 380]")
+    act(state, 1, 374)
+    assert labels(state, 2) == [(97, "decline"), *((369 + v, f"value {v}") for v in range(1, 13))]
+    act(state, 2, st.DECLINE)
+    assert labels(state, 3) == [(97, "decline"), (200, "flip trick 1 to a false trick"),
+                                (293, "flip false trick 8 circle to a trick")]  # 250 + 43
+    act(state, 3, 293)
+    assert labels(state, 3) == [(97, "decline"), *((369 + v, f"value {v}") for v in
+                                                   (2, 4, 6, 8, 10, 12))]
+    act(state, 3, 377)
+    assert labels(state, 0) == [(97, "decline"), (350, "blank as trick"),
+                                (351, "blank as false trick")]
+    assert state.describe(0, 351).payload == {"kind": "blank", "as": "false_trick"}
+    act(state, 0, 351)
+    # The Modifier: only false tricks with a value (the 3 square, not the Blank).
+    assert labels(state, 0) == [(97, "decline"), (400, "modify false trick 1")]
+    assert state.observation(2)["players"][0]["false_tricks"] == [
+        {"family": "square", "value": 3, "cards": cards("3 square"), "source": "card",
+         "modifier": 0},
+        {"family": "", "value": -1, "cards": [], "source": "blank", "modifier": 0}]
+    act(state, 0, 400)
+    assert state.observation(0)["decision"] == decision(
+        "modifier_delta", 0, bonus="v4", face="modifier", index=0)
+    assert [a.to_json() for a in state.legal_actions(0)] == [
+        {"id": 450, "label": "value -1", "payload": {"kind": "modify_delta", "delta": -1}},
+        {"id": 451, "label": "value +1", "payload": {"kind": "modify_delta", "delta": 1}}]
+    act(state, 0, 450)
+    nothing = {"family": "", "value": -1, "delta": 0, "cards": []}
+    assert state.last_round and state.event_log(None)[-8:-2] == [
+        {"kind": "bonus_use", "seat": 1, "bonus": "v1", "face": "odd", "choice": "value",
+         **nothing, "value": 5},
+        {"kind": "bonus_use", "seat": 2, "bonus": "v3", "face": "any", "choice": "decline",
+         **nothing},
+        {"kind": "bonus_use", "seat": 3, "bonus": "flip", "face": "flip",
+         "choice": "false_to_trick", **nothing, "cards": cards("8 circle")},
+        {"kind": "bonus_use", "seat": 3, "bonus": "v2", "face": "even", "choice": "value",
+         **nothing, "value": 8},
+        {"kind": "bonus_use", "seat": 0, "bonus": "blank", "face": "blank",
+         "choice": "false_trick", **nothing},
+        {"kind": "bonus_use", "seat": 0, "bonus": "v4", "face": "modifier", "choice": "modify",
+         "family": "square", "value": 2, "delta": -1, "cards": cards("3 square")},
+    ]
+    # Seat 0: T 1, F 2 (the 2 square, the Blank): 1 + 3 = 4, run of one value: 1 star.
+    # Seat 1: F 1 (the Odd 5): 0 + run 1. Seat 3: T 2, F 1 (the Even 8): 2 + 3 + 1.
+    assert [(r["base"], r["card"], r["round_total"]) for r in state.last_round] == [
+        (4, 1, 5), (0, 1, 1), (0, 0, 0), (5, 1, 6)]
+
+
+def test_symbol_faces_single_card_flip_and_blank_as_a_trick() -> None:
+    """TT-6.3 Symbol (a family, no value), TT-6.1b Flip of a one-card trick (no top to
+    choose), TT-6.1c Blank as a trick; a family scoring card shows the plain faces
+    (TT-6.4), so V4 is a Symbol sun/circle, not the Modifier."""
+    state = new(3)
+    end_position(state, "largest_family", first_player=0,
+                 tricks={0: [cs("6 sun")]}, false={1: cs("2 circle")},
+                 held={0: [FLIP, 4], 1: [BLANK, 7]})
+    assert state.faces[4:] == ("symbol_moon_sun", "symbol_square_circle",
+                               "symbol_moon_square", "symbol_sun_circle")
+    act(state, 0, 200)  # the 6 sun alone: flipped at once
+    assert labels(state, 0) == [(97, "decline"), (360, "symbol moon"), (361, "symbol sun")]
+    assert state.describe(0, 361).payload == {"kind": "symbol", "family": "sun"}
+    assert reason(state, 0, 362) == (
+        "the Symbol face is a false trick of one of its two families (TT-6.3, TT-6.5);"
+        " legal ids [97, 360, 361]")
+    act(state, 0, 361)
+    assert reason(state, 1, 352) == (
+        "Blank counts as a trick or a false trick (TT-6.1c, TT-6.5); legal ids [97, 350, 351]")
+    act(state, 1, 350)
+    assert labels(state, 1) == [(97, "decline"), (361, "symbol sun"), (363, "symbol circle")]
+    act(state, 1, 363)
+    nothing = {"value": -1, "delta": 0, "cards": []}
+    assert [e for e in state.event_log(None) if e["kind"] == "bonus_use"] == [
+        {"kind": "bonus_use", "seat": 0, "bonus": "flip", "face": "flip",
+         "choice": "trick_to_false", "family": "sun", "value": 6, "delta": 0,
+         "cards": cards("6 sun")},
+        {"kind": "bonus_use", "seat": 0, "bonus": "v1", "face": "symbol_moon_sun",
+         "choice": "family", "family": "sun", **nothing},
+        {"kind": "bonus_use", "seat": 1, "bonus": "blank", "face": "blank", "choice": "trick",
+         "family": "", **nothing},
+        {"kind": "bonus_use", "seat": 1, "bonus": "v4", "face": "symbol_sun_circle",
+         "choice": "family", "family": "circle", **nothing},
+    ]
+    # TT-7.5 largest family (0, 0, 1, ...): two suns for seat 0, two circles for seat 1:
+    # 1 star each. TT-7.2: seat 0 T 0, F 2: 0; seat 1 T 1 (the Blank), F 2: 1 + 3 = 4.
+    assert [(r["tricks"], r["false_tricks"], r["base"], r["card"]) for r in state.last_round] \
+        == [(0, 2, 0, 1), (1, 2, 4, 1), (0, 0, 0, 0)]

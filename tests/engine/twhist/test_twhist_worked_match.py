@@ -144,6 +144,10 @@ def test_a_whole_match_to_the_end() -> None:
     # red 5 (the first number card sets red, TH-3.2) wins: seat 1 takes the blue 2
     # (TH-5.1: one card, 1 star); seats 0 and 2 flip the 5 left (2 stars).
     play(state, ["PASS", "PP", "red 5", "blue 2"])
+    # A Twhist card led: no lead colour until the red 5 (TH-3.2).
+    assert [e["lead_colour"] for e in events(state, "play")[-4:]] == ["", "", "red", "red"]
+    assert events(state, "play")[-4] == {"kind": "play", "seat": 3, "card": NO_CARD,
+                                         "twhist": "pass", "lead_colour": ""}
     pick(state, ["blue 2"])
     assert state.scores() == [5, 6, 3, 2]
     # Tricks 4 to 6 hold no number card: nobody flips; the Thief "picks" nothing.
@@ -153,6 +157,8 @@ def test_a_whole_match_to_the_end() -> None:
         "sitting_out": [], "number_cards": 0}
     play(state, ["RW", "RW", "PASS", "RW"])  # the first Round-winner (seat 3) leads
     assert state.observation(3)["leader"] == 3 and state.observation(3)["tricks_done"] == 5
+    assert reason(state, 3, 32) == (
+        "you no longer hold your Round-winner card; each Twhist card is played once (TH-1.2)")
     play(state, ["T", "PASS", "PP", "PP"])  # seat 1's Pole-position is the first
     over = state.public_view()
     assert state.is_terminal() and state.to_act() == ()
@@ -196,6 +202,9 @@ def test_illegal_moves_say_which_rule() -> None:
     state = start()
     play(state, ["red 3", "T"])
     assert reason(state, 2, ID["red 5"]) == "you do not hold red 5 (TH-3.1)"
+    assert reason(state, 2, 0) == "you do not hold red -1 (TH-3.1)"  # the lowest id
+    assert reason(state, 2, 36) == "cards are picked only after a trick is complete (TH-5.1)"
+    assert state.describe(2, 36).label == "pick red -1"
     play(state, ["green 4"])
     assert reason(state, 3, ID["blue 3"]) == (
         "you hold a red card and must follow the lead colour or play a Twhist card (TH-3.3)")
@@ -210,6 +219,8 @@ def test_illegal_moves_say_which_rule() -> None:
         "blue 0 is not among the trick's number cards left to pick (TH-5.1)")
     assert reason(state, 1, ID["red 5"]) == (
         "pick a number card of the trick or stop picking (TH-5.1)")
+    assert reason(state, 1, 36) == (
+        "red -1 is not among the trick's number cards left to pick (TH-5.1)")
     pick(state, ["green 4", "red 3"])
     play(state, ["blue 0"])
     assert reason(state, 1, 33) == (
@@ -219,3 +230,32 @@ def test_illegal_moves_say_which_rule() -> None:
     error = state.check(2, ID["blue 2"])
     assert error is not None and (error.reason, str(error)) == (
         "not_to_act", "seat 2 is not to act; waiting for seat(s) 1")
+
+
+def test_parts_zones_and_voids_in_two_colours() -> None:
+    """The observation in slices (the discard pile and the rules change rarely), every
+    card in its zone at each phase, and TH-3.3: a seat shows a void in each colour it
+    fails to follow."""
+    state = position(3, {0: ["red 0", "blue 0"], 1: ["green 1", "green 2"],
+                         2: ["red 1", "blue 1"]})
+    assert state.vocabulary_version() == 0
+    play(state, ["red 0", "green 1"])
+    ids = {"red 0": 1, "red 1": 2, "green 1": 18, "green 2": 19, "blue 0": 25, "blue 1": 26}
+    zones = state.card_zones()
+    assert (zones["trick"], zones["hand_1"], zones["open"]) == (
+        [ids["red 0"], ids["green 1"]], [ids["green 2"]], [])
+    play(state, ["red 1"])  # the red 1 wins; its player picks from three cards
+    assert state.phase == 1 and state.card_zones()["trick"] == sorted(
+        ids[t] for t in ("red 0", "red 1", "green 1"))
+    pick(state, ["red 1"])
+    assert state.card_zones()["trick"] == [] and state.card_zones()["discard"][-3:] == [
+        ids["red 1"], ids["red 0"], ids["green 1"]]
+    play(state, ["blue 1", "blue 0", "green 2"])  # seat 2 leads; seat 1 has no blue
+    assert state.observation(0)["players"][1]["void"] == ["red", "blue"]
+    parts = state.observation_parts(1)
+    assert [(p.slot, p.version) for p in parts] == [
+        ("table", None), ("discard", tuple(state.discard)), ("rules", 0)]
+    merged: dict[str, Any] = {}
+    for part in parts:
+        merged.update(part.build())
+    assert merged == state.observation(1)

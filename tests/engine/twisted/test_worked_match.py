@@ -8,10 +8,12 @@ worked out from docs/rules/twisted.md, not read back from the engine.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
 from twistarena.engine import IllegalAction
+from twistarena.engine.twisted.cards import DECK
 from twistarena.engine.twisted.state import TwistedState
 
 from .helpers import table
@@ -35,7 +37,7 @@ def view(**fields: Any) -> dict[str, Any]:
     return out
 
 
-def started(hands: list[list[int]], row: list[int], pile: list[int], starter: int,
+def started(hands: list[list[int]], row: list[int], pile: list[int] | None, starter: int,
             options: dict[str, Any]) -> TwistedState:
     state = table(hands, row=row, pile=pile, turn=starter, options=options)
     state.first_starter = state.starter = starter  # TW-2.2 draws it at random
@@ -175,3 +177,25 @@ def test_illegal_moves_and_labels_say_which_rule() -> None:
         "id": 150, "label": "150 is not a Twisted action", "payload": {"kind": "none"}}
     state.row.append(42)
     assert state.describe(0, TAKE).label == "take the row (2 cards)"
+
+
+def test_zones_and_determinize_with_an_unseen_expert_card() -> None:
+    """TW-4.5: the expert take puts the pile's top card face-down, unseen; every card
+    stays in exactly one zone, and a determinized copy re-deals what the seat cannot
+    see (the other hand, the pile, the face-down card) without losing one."""
+    state = started([[12, 13, 14], [21, 23, 24]], [31], None, 0, {"expert": True})
+    top = state.pile[-1]
+    state.apply(0, TAKE)  # a one-card row: the top of the pile goes face-down too
+    zones = state.card_zones()
+    assert (zones["row"], zones["minus_0"], zones["face_down_0"], zones["hand_1"],
+            zones["plus_1"]) == ([], [31], [top], [21, 23, 24], [])
+    assert sorted(c for cards in zones.values() for c in cards) == list(DECK)
+    assert state.observation(0)["seats"][0]["minus_face_down"] == 1
+    copy = state.determinize(0, random.Random(2))
+    assert isinstance(copy, TwistedState)
+    zones = copy.card_zones()
+    assert sorted(c for cards in zones.values() for c in cards) == list(DECK)
+    assert (len(zones["face_down_0"]), len(zones["hand_1"]), len(zones["draw_pile"])) == (
+        1, 3, len(state.pile))
+    assert copy.observation(0) == state.observation(0)
+    assert list(copy.legal_action_ids(0)) == [12, 13, 14]  # TW-3.3: start the new row

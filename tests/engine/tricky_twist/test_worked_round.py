@@ -10,6 +10,7 @@ docs/rules/tricky_twist.md, not read back from the engine. Card ids are
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from twistarena.engine import IllegalAction
 from twistarena.engine.tricky_twist import state as st
 from twistarena.engine.tricky_twist.cards import BLANK, DECK_SIZE, FLIP
 
-from .helpers import act, c, cs, end_position, new
+from .helpers import act, c, cs, end_position, new, play_position
 
 FAMILY = ("moon", "sun", "square", "circle")
 #: TT-6.4: odd_values shows the framed faces.
@@ -354,3 +355,74 @@ def test_symbol_faces_single_card_flip_and_blank_as_a_trick() -> None:
     # 1 star each. TT-7.2: seat 0 T 0, F 2: 0; seat 1 T 1 (the Blank), F 2: 1 + 3 = 4.
     assert [(r["tricks"], r["false_tricks"], r["base"], r["card"]) for r in state.last_round] \
         == [(0, 2, 0, 1), (1, 2, 4, 1), (0, 0, 0, 0)]
+
+
+def test_refusal_boundaries_and_the_remaining_face_texts() -> None:
+    """TT-4.3 with the lowest card id, TT-5.4 with a bonus already taken and an id past
+    the bonus cards, TT-6.3's Even, Any and Modifier texts."""
+    state = new(3)
+    play_position(state, [cs("3 sun", "1 moon"), cs("7 sun"), cs("5 sun", "9 sun")], leader=1)
+    act(state, 1, c("7 sun"))
+    act(state, 2, c("5 sun"))
+    assert reason(state, 0, c("1 moon")) == (
+        "you hold a sun card and must follow the led family sun; 1 moon is not allowed"
+        " (TT-4.3)")
+    assert reason(state, 0, DECK_SIZE) == f"play a card from your hand: ids {[c('3 sun')]} (TT-4.2)"
+    act(state, 0, c("3 sun"))  # the 7 sun wins: seat 1 picks a bonus (TT-5.4)
+    state.supply.remove(0)  # Take back is gone already
+    state._cache_seat = -1
+    assert reason(state, 1, 100) == "bonus take_back is not in the supply (TT-5.4)"
+    assert reason(state, 1, 108) == (
+        "for your 7 you may take a bonus card still in the supply or decline (TT-5.4);"
+        " legal ids [97, 101, 102, 103, 104, 105, 106, 107]")
+    ends = new(3)
+    end_position(ends, "even_values", false={0: cs("12 moon")}, held={0: [5, 6, 7]})
+    assert reason(ends, 0, 370) == (
+        "the Even face takes one of the listed even values (TT-6.3, TT-6.5);"
+        " legal ids [97, 371, 373, 375, 377, 379, 381]")
+    act(ends, 0, st.DECLINE)
+    assert reason(ends, 0, 450) == (
+        "the Any face takes a value from 1 to 12 (TT-6.3, TT-6.5); legal ids "
+        f"{[97, *range(370, 382)]}")
+    act(ends, 0, st.DECLINE)
+    assert reason(ends, 0, 401) == (
+        "the Modifier changes a valued false trick by +1 or -1 within 1..12 (TT-6.3, TT-6.5);"
+        " legal ids [97, 400]")
+    act(ends, 0, 400)
+    assert list(ends.legal_action_ids(0)) == [450]  # 12 + 1 would leave 1..12
+
+
+def test_a_clone_and_a_determinized_copy_go_on_alone() -> None:
+    """clone() mid end-of-round and mid reserve choice, and determinize() with a box,
+    reserves, a known card and future scoring cards: every card stays in one zone
+    (TT-3.2), what the seat knows stays, the original is untouched."""
+    state = new(3, options={"hand_size_3p": 12})  # 12 of the 48 cards stay in the box
+    assert state.phase == "reserve"
+    first = list(state.legal_action_ids(0))
+    twin = state.clone()
+    assert list(twin.legal_action_ids(1)) == [48 + x for x in state.hands[1]]
+    assert list(twin.legal_action_ids(0)) == first
+    while state.phase == "reserve":
+        for seat in state.to_act():
+            act(state, seat, state.legal_action_ids(seat)[0])
+    assert twin.phase == "reserve" and [len(r) for r in twin.reserves] == [0, 0, 0]
+    seat = state.to_act()[0]
+    state.known[seat].append(state.hands[seat][0])
+    own_reserve = sorted(state.reserves[seat])
+    state.legal_action_ids(seat)
+    copy = state.determinize(seat, random.Random(4))
+    assert isinstance(copy, st.TrickyTwistState)
+    zones = copy.card_zones()
+    assert sorted(x for cards in zones.values() for x in cards) == list(range(DECK_SIZE))
+    assert (len(zones["box"]), sorted(copy.reserves[seat])) == (12, own_reserve)
+    assert [len(r) for r in copy.reserves] == [5, 5, 5]
+    assert copy.observation(seat) == state.observation(seat)
+    assert copy.scoring_deck[:1] == state.scoring_deck[:1]
+    assert sorted(copy.scoring_deck) == sorted(state.scoring_deck)
+    assert list(copy.legal_action_ids(seat)) == list(state.legal_action_ids(seat))
+    ends = new(3)
+    end_position(ends, "longest_run", false={0: cs("4 moon")}, held={0: [BLANK, 7]})
+    other = ends.clone()
+    act(other, 0, 351)
+    act(other, 0, 400)
+    assert ends.end_steps == [(0, BLANK), (0, 7)] and ends.false[0] == [st._card_false(3)]

@@ -11,6 +11,7 @@ other users) and keeps its results in ``build/mutation/mutants/``, so a second r
 re-tests only what changed.
 
     python tests/mutation.py run [MODULE ...]   mutate these modules (default: all)
+    python tests/mutation.py rerun [MODULE ...]  only the survivors of the last run again
     python tests/mutation.py summary [MODULE ...]  killed / survived / timed out per module
 
 MODULE is a dotted name under the engine (``core``, ``twhist.state``). ``make
@@ -87,10 +88,18 @@ def stage() -> None:
     )
 
 
-def run(modules: list[str]) -> int:
-    """mutmut over ``modules`` (all of the engine when empty), one process, niced."""
-    stage()
+def run(modules: list[str], survivors_only: bool = False) -> int:
+    """mutmut over ``modules`` (all of the engine when empty), one process, niced;
+    ``survivors_only``: just the mutants that survived (or no test reached) last time,
+    the quick check after adding tests."""
     patterns = [f"{PACKAGE}.{m}.*" for m in modules]
+    if survivors_only:
+        patterns = [name for name, state in results().items()
+                    if state in ("survived", "no tests")
+                    and (not modules or module_of(name) in modules)]
+        if not patterns:
+            return 0
+    stage()
     command = ["nice", "-n", "19", str(MUTMUT), "run", "--max-children", "1", *patterns]
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     return subprocess.run(command, cwd=STAGE, env=env, check=False).returncode
@@ -148,10 +157,11 @@ def summary(modules: list[str]) -> int:
     for module in sorted(counts):
         c = counts[module]
         judged = c["killed"] + c["survived"] + c["timed out"] + c["no tests"]
-        score = 100 * (c["killed"] + c["timed out"]) / judged if judged else 100.0
-        if module in GOAL and score < 90:
+        score = 100 * (c["killed"] + c["timed out"]) / judged if judged else None
+        if module in GOAL and score is not None and score < 90:
             short.append(module)
-        print(f"{module:<24}" + "".join(f"{c[k]:>11}" for k in columns) + f"{score:>7.1f}%")
+        shown = "-" if score is None else f"{score:.1f}%"
+        print(f"{module:<24}" + "".join(f"{c[k]:>11}" for k in columns) + f"{shown:>8}")
     if survivors:
         print("\nsurviving mutants (`mutmut show NAME` in build/mutation shows one):")
         print("\n".join(f"  {s}" for s in sorted(survivors)))
@@ -162,11 +172,11 @@ def summary(modules: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=("run", "summary"))
+    parser.add_argument("command", choices=("run", "rerun", "summary"))
     parser.add_argument("modules", nargs="*", help="e.g. core, twhist.state (default: all)")
     args = parser.parse_args(argv)
-    if args.command == "run":
-        return run(args.modules)
+    if args.command != "summary":
+        return run(args.modules, survivors_only=args.command == "rerun")
     return summary(args.modules)
 
 

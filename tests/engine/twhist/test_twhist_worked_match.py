@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from twistarena import engine
 from twistarena.engine import IllegalAction
 from twistarena.engine.twhist.data import DEFAULTS
 
@@ -259,3 +260,23 @@ def test_parts_zones_and_voids_in_two_colours() -> None:
     for part in parts:
         merged.update(part.build())
     assert merged == state.observation(1)
+
+
+@pytest.mark.parametrize(("n", "hand", "open_cards"), [(3, 10, 2), (4, 8, 0)])
+def test_the_deal_is_seeded_and_its_event_says_what_everyone_sees(n: int, hand: int,
+                                                                  open_cards: int) -> None:
+    """TH-2.1: 10 or 8 cards each, the 31st and 32nd open with 3 players; TH-2.3: the
+    seat left of the dealer leads. The same seed deals the same cards (the conventions
+    in docs/rules/twisted.md); an observation's rules are a copy of the options."""
+    state = engine.make("twhist", n, 41)
+    again = engine.make("twhist", n, 41)
+    assert state.seed == 41 and state.observation(0) == again.observation(0)
+    (deal,) = state.event_log(None)
+    dealer = deal["dealer"]
+    seen = state.observation(1)
+    assert deal == {"kind": "deal", "dealer": dealer, "leader": (dealer + 1) % n,
+                    "open_cards": seen["open_cards"], "hand_size": hand}
+    assert len(seen["open_cards"]) == open_cards and len(seen["hand"]) == hand
+    assert state.event_log(1)[0]["hand"] == seen["hand"]
+    seen["rules"]["colours"].append("purple")
+    assert state.options["colours"] == ["red", "yellow", "green", "blue"]

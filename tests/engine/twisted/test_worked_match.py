@@ -190,6 +190,9 @@ def test_zones_and_determinize_with_an_unseen_expert_card() -> None:
     assert (zones["row"], zones["minus_0"], zones["face_down_0"], zones["hand_1"],
             zones["plus_1"]) == ([], [31], [top], [21, 23, 24], [])
     assert sorted(c for cards in zones.values() for c in cards) == list(DECK)
+    assert sorted(zones) == sorted(["draw_pile", "row"] + [
+        f"{zone}_{s}" for zone in ("hand", "plus", "minus", "face_down") for s in (0, 1)])
+    assert zones["draw_pile"] == state.pile and len(state.pile) == 79 - 7 - 1
     assert state.observation(0)["seats"][0]["minus_face_down"] == 1
     copy = state.determinize(0, random.Random(2))
     assert isinstance(copy, TwistedState)

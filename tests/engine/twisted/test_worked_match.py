@@ -12,6 +12,7 @@ import random
 from typing import Any
 
 import pytest
+from twistarena import engine
 from twistarena.engine import IllegalAction
 from twistarena.engine.twisted.cards import DECK
 from twistarena.engine.twisted.state import TwistedState
@@ -137,23 +138,32 @@ def test_start_row_phase_and_the_next_round() -> None:
 def test_scoring_options_away_from_their_defaults() -> None:
     """TW-4.3 with ``plus_point`` 3, ``minus_point`` 2, ``toad_penalty`` 7 and TW-3.1's
     ``extend_distance`` 7: two plus cards and a minus pile of a toad and a plain card
-    score 2 * 3 - (7 + 2) = -3 (with the defaults: 2 - 5 - 1 = -4)."""
+    score 2 * 3 - (7 + 2) = -3 (with the defaults: 2 - 5 - 1 = -4); a second twist
+    adds two more plus cards: 4 * 3 - 9 = 3."""
     options = {"rounds": 1, "plus_point": 3, "minus_point": 2, "toad_penalty": 7,
                "extend_distance": 7}
-    state = started([[27, 48], [14, 35]], [41], [], 0, options)
+    state = started([[14, 27, 48], [12, 35]], [41], [], 0, options)
     state.plus[0], state.minus[0] = [34, 43], [55, 61]
     seen = state.observation(0)
     assert (seen["extend_distance"], seen["extend_low"], seen["extend_high"]) == (7, 34, 48)
     assert seen["seats"][0]["round_score"] == -3 and seen["scores"] == [-3, 0]
-    assert list(state.legal_action_ids(0)) == [48, TAKE]  # 27 is 14 away
+    assert list(state.legal_action_ids(0)) == [48, 114, TAKE]  # 27 is 14 away
     assert reason(state, 0, 27) == "27 is more than 7 away from the rightmost card 41 (TW-3.1)"
-    state.apply(0, 48)
-    state.apply(1, 114)  # 14 twists 41 out: 2 plus cards, worth 3 each
-    state.apply(0, TAKE)  # takes the 48 left: the pile is empty, the round ends
+    state.apply(0, 114)  # the row's last card twisted away with no pile: the round ends
     assert state.event_log(None)[-2] == {
-        "kind": "round_end", "round": 1, "round_scores": [-3 - 2, 6], "scores": [-5, 6],
+        "kind": "round_end", "round": 1, "round_scores": [3, 0], "scores": [3, 0],
         "face_down_revealed": []}
-    assert state.scores() == [-5, 6] and state.winners() == [1]
+    assert state.public_view()["seats"][0]["plus_pile"] == [34, 43, 41, 14]
+    assert state.scores() == [3, 0] and state.winners() == [0]
+
+
+def test_the_same_seed_deals_the_same_match() -> None:
+    """The conventions (docs/rules/twisted.md): options, seed and moves fix the match;
+    TW-2.1: 9 cards each with 3 players, the other 52 in the pile."""
+    state, again = engine.make("twisted", 3, 17), engine.make("twisted", 3, 17)
+    assert state.seed == 17 and state.observation(0) == again.observation(0)
+    assert state.event_log(1) == again.event_log(1)
+    assert state.public_view()["draw_pile"] == 79 - 27
 
 
 def test_illegal_moves_and_labels_say_which_rule() -> None:
@@ -186,19 +196,20 @@ def test_zones_and_determinize_with_an_unseen_expert_card() -> None:
     state = started([[12, 13, 14], [21, 23, 24]], [31], None, 0, {"expert": True})
     top = state.pile[-1]
     state.apply(0, TAKE)  # a one-card row: the top of the pile goes face-down too
+    state.face_down[1].append(state.pile.pop())  # as if seat 1 had done the same
     zones = state.card_zones()
     assert (zones["row"], zones["minus_0"], zones["face_down_0"], zones["hand_1"],
             zones["plus_1"]) == ([], [31], [top], [21, 23, 24], [])
     assert sorted(c for cards in zones.values() for c in cards) == list(DECK)
     assert sorted(zones) == sorted(["draw_pile", "row"] + [
         f"{zone}_{s}" for zone in ("hand", "plus", "minus", "face_down") for s in (0, 1)])
-    assert zones["draw_pile"] == state.pile and len(state.pile) == 79 - 7 - 1
+    assert zones["draw_pile"] == state.pile and len(state.pile) == 79 - 7 - 2
     assert state.observation(0)["seats"][0]["minus_face_down"] == 1
     copy = state.determinize(0, random.Random(2))
     assert isinstance(copy, TwistedState)
     zones = copy.card_zones()
     assert sorted(c for cards in zones.values() for c in cards) == list(DECK)
-    assert (len(zones["face_down_0"]), len(zones["hand_1"]), len(zones["draw_pile"])) == (
-        1, 3, len(state.pile))
+    assert [len(zones[z]) for z in ("face_down_0", "face_down_1", "hand_1", "draw_pile")] == [
+        1, 1, 3, len(state.pile)]
     assert copy.observation(0) == state.observation(0)
     assert list(copy.legal_action_ids(0)) == [12, 13, 14]  # TW-3.3: start the new row

@@ -213,3 +213,29 @@ def test_zones_and_determinize_with_an_unseen_expert_card() -> None:
         1, 1, 3, len(state.pile)]
     assert copy.observation(0) == state.observation(0)
     assert list(copy.legal_action_ids(0)) == [12, 13, 14]  # TW-3.3: start the new row
+
+
+def test_option_bounds_and_the_vocabulary_version() -> None:
+    """TW-2.1 / TW-3.1 / TW-4.4 options at their edges: one card each and a distance of
+    0 are playable; more cards than the deck (79, TW-1.1) holds, a negative distance
+    and zero rounds are refused with the bound. A label changes only with the phase
+    or the row's length, which is what the vocabulary version follows."""
+    small = engine.make("twisted", 2, 3, {"hand_size": {"2": 1}, "extend_distance": 0})
+    assert [len(h) for h in small.hands] == [1, 1] and small.distance == 0
+    with pytest.raises(engine.InvalidOptions,
+                       match=r"^hand_size for 3 players must be 1\.\.26, got 27$"):
+        engine.make("twisted", 3, 3, {"hand_size": {"3": 27}})
+    options = engine.game("twisted").defaults
+    for key, value, text in (("extend_distance", -1, "extend_distance must be >= 0, got -1"),
+                             ("rounds", 0, "rounds must be >= 1, got 0")):
+        with pytest.raises(engine.InvalidOptions, match=f"^{text}$"):
+            TwistedState(2, 3, {**options, key: value})
+    state = started([[12, 13, 14], [21, 23, 24]], [], None, 0, {})
+    empty = state.vocabulary_version()
+    assert state.describe(0, 12).label == "start the row with 12"
+    state.apply(0, 12)
+    assert state.vocabulary_version() != empty
+    assert state.describe(1, 21).label == "extend the row with 21"
+    twin = started([[15, 16, 17], [21, 23, 24]], [], None, 0, {})
+    twin.apply(0, 15)
+    assert twin.vocabulary_version() == state.vocabulary_version()

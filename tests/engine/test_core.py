@@ -19,8 +19,8 @@ from twistarena.engine.core import Action, Event, IllegalAction, State
 
 
 class Toy(State):
-    """Seats take turns naming 1, 2 or 3 (ids 0..2) until ``turns`` moves are made;
-    a seat scores what it named. Seat 0 also 'holds' a secret number."""
+    """Seats take turns naming 1, 2 or 3 (ids 0..2; seat 1 only 1 or 2) until ``turns``
+    moves are made; a seat scores what it named. Seat 0 also 'holds' a secret number."""
 
     game_id = "toy"
 
@@ -37,14 +37,14 @@ class Toy(State):
         return (len(self.history) % self.num_players,)
 
     def _legal_ids(self, seat: int) -> Sequence[int]:
-        return (0, 1, 2)
+        return (0, 1) if seat == 1 else (0, 1, 2)
 
     def _apply(self, seat: int, action_id: int) -> None:
         self.points[seat] += action_id + 1
         self.log("named", seat=seat, number=action_id + 1)
 
     def _describe(self, seat: int, action_id: int) -> Action:
-        return Action(action_id, f"name {action_id + 1}", {"number": action_id + 1})
+        return Action(action_id, f"seat {seat} names {action_id + 1}", {"number": action_id + 1})
 
     def _observation(self, seat: int) -> dict[str, Any]:
         return {"seat": seat, "points": list(self.points)}
@@ -86,7 +86,11 @@ def test_refusals_name_the_reason_and_change_nothing() -> None:
         state.apply(0, 7)
     assert state.history == [] and state.points == [0, 0, 0] and len(state.events) == 1
     assert state.check(0, 2) is None
-    for seat, action in ((0, 2), (1, 0), (2, 1)):
+    state.apply(0, 2)
+    error = state.check(1, 2)
+    assert error is not None and error.message == (
+        "action 2 is not legal now; legal ids: [0, 1]")
+    for seat, action in ((1, 0), (2, 1)):
         state.apply(seat, action)
     assert state.history == [(0, 2), (1, 0), (2, 1)]
     assert state.is_terminal() and state.to_act() == ()
@@ -98,9 +102,10 @@ def test_refusals_name_the_reason_and_change_nothing() -> None:
 def test_labels_views_and_parts() -> None:
     state = toy()
     assert [a.to_json() for a in state.legal_actions(0)] == [
-        {"id": i, "label": f"name {i + 1}", "payload": {"number": i + 1}} for i in range(3)]
+        {"id": i, "label": f"seat 0 names {i + 1}", "payload": {"number": i + 1}}
+        for i in range(3)]
     assert state.legal_actions(1) == []
-    assert state.describe(2, 1) == Action(1, "name 2", {"number": 2})
+    assert state.describe(2, 1) == Action(1, "seat 2 names 2", {"number": 2})
     assert state.vocabulary_version() is None
     state.apply(0, 2)
     assert state.observation(1) == {"seat": 1, "points": [3, 0, 0]}
@@ -144,9 +149,9 @@ def test_clone_is_independent_and_replays_the_same_randomness() -> None:
     state.apply(0, 0)
     twin = state.clone()
     assert twin.history == [(0, 0)] and twin.event_log(0) == state.event_log(0)
-    twin.apply(1, 2)
+    twin.apply(1, 1)
     assert state.history == [(0, 0)] and len(state.events) == 2 and state.points == [1, 0, 0]
-    assert twin.points == [1, 3, 0]
+    assert twin.points == [1, 2, 0]
     assert [state.rng.random() for _ in range(3)] == [twin.rng.random() for _ in range(3)]
 
 

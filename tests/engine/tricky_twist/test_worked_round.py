@@ -103,6 +103,9 @@ def test_a_round_through_every_phase() -> None:
         "legal ids [54, 56, 61]")
     act(state, 0, 56)
     assert state.to_act() == (1, 2)
+    error = state.check(0, 54)
+    assert error is not None and (error.reason, str(error)) == (
+        "not_to_act", "seat 0 is not to act; waiting for seat(s) 1, 2")  # TT-3.3
     act(state, 1, 48 + c("1 circle"))
     act(state, 2, 48 + c("4 square"))
     # TT-4.1: every reserve holds a card, so the window runs 0, 1, 2 from the leader.

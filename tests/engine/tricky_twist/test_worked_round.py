@@ -185,6 +185,15 @@ def test_a_round_through_every_phase() -> None:
         phase="take_back", to_act=[1], leader=2, players=players, supply=SUPPLY[2:],
         bonus_out=["take_back"], decision=decision("take_back", 1))
     assert labels(state, 1) == [(97, "decline"), (150, "take back 7 square")]  # 120 + 30
+    zones = state.card_zones()
+    assert (zones["false_tricks_1"], zones["tricks_2"], zones["trick"], zones["reserve_2"]) == (
+        [30], cs("7 moon", "5 moon", "12 moon", "3 sun", "2 sun"), [], [c("4 square")])
+    assert sorted(x for cards in zones.values() for x in cards) == list(range(DECK_SIZE))
+    declined = state.clone()
+    act(declined, 1, st.DECLINE)  # TT-6.1a: declining is allowed too
+    assert declined.event_log(None)[-1] == {
+        "kind": "take_back", "seat": 1, "declined": True,
+        "card": {"id": -1, "family": "", "value": -1}}
     assert reason(state, 1, 120 + c("3 sun")) == (
         "Take back returns one of your own false tricks to your hand, or you decline"
         " (TT-6.1a); legal ids [97, 150]")
@@ -331,6 +340,8 @@ def test_symbol_faces_single_card_flip_and_blank_as_a_trick() -> None:
     assert state.faces[4:] == ("symbol_moon_sun", "symbol_square_circle",
                                "symbol_moon_square", "symbol_sun_circle")
     act(state, 0, 200)  # the 6 sun alone: flipped at once
+    assert state.public_view()["players"][0]["false_tricks"] == [
+        {"family": "sun", "value": 6, "cards": cards("6 sun"), "source": "flip", "modifier": 0}]
     assert labels(state, 0) == [(97, "decline"), (360, "symbol moon"), (361, "symbol sun")]
     assert state.describe(0, 361).payload == {"kind": "symbol", "family": "sun"}
     assert reason(state, 0, 362) == (
@@ -429,3 +440,56 @@ def test_a_clone_and_a_determinized_copy_go_on_alone() -> None:
     act(other, 0, 351)
     act(other, 0, 400)
     assert ends.end_steps == [(0, BLANK), (0, 7)] and ends.false[0] == [st._card_false(3)]
+
+
+def test_observation_parts_and_their_versions() -> None:
+    """The observation in slices: the table, the round and one part per player; a
+    slice's version changes exactly when its content does (TT-4.3 play, TT-5.4 pick)."""
+    state = new(3)
+    play_position(state, [cs("7 sun", "2 moon"), cs("3 sun"), cs("5 sun")], leader=0)
+
+    def merged(seat: int) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for part in state.observation_parts(seat):
+            for key, value in part.build().items():
+                out[key] = out[key] + value if key == "players" and key in out else value
+        return out
+
+    def versions() -> list[Any]:
+        return [(p.slot, p.version) for p in state.observation_parts(1)]
+
+    assert merged(1) == state.observation(1)
+    before = versions()
+    assert [slot for slot, _ in before] == ["table", "round", 0, 1, 2]
+    assert before[0][1] is None
+    act(state, 0, c("7 sun"))  # only seat 0's part changes (one card fewer in hand)
+    after = versions()
+    assert (after[1], after[3], after[4]) == (before[1], before[3], before[4])
+    assert after[2] != before[2]
+    act(state, 1, c("3 sun"))
+    act(state, 2, c("5 sun"))  # the 7 sun wins: seat 0 picks a bonus
+    act(state, 0, 103)  # Plus leaves the supply: the round's part changes
+    assert versions()[1] != after[1] and merged(2) == state.observation(2)
+
+
+def test_a_determinized_copy_deals_any_family_to_reserves_and_the_box() -> None:
+    """TT-3.3: a reserve is unseen, so no family is ruled out for another seat's reserve
+    or the undealt box; the seat to act gets legal ids from its re-dealt hand."""
+    state = new(3, options={"hand_size_3p": 12})
+    state.first_player = 1  # leads the first trick (TT-2.2 draws it at random)
+    while state.phase == "reserve":
+        for seat in state.to_act():
+            act(state, seat, state.legal_action_ids(seat)[-1])
+    while state.phase == "reserve_window":
+        act(state, state.to_act()[0], st.DECLINE)
+    leader, observer = 1, 2
+    assert state.to_act() == (leader,) and state.phase == "play"
+    state.legal_action_ids(leader)
+    moons_in_box = moons_in_reserves = 0
+    for k in range(20):
+        copy = state.determinize(observer, random.Random(k))
+        assert isinstance(copy, st.TrickyTwistState)
+        assert list(copy.legal_action_ids(leader)) == copy.hands[leader]  # TT-4.2
+        moons_in_box += any(x < 12 for x in copy.box)
+        moons_in_reserves += any(x < 12 for x in copy.reserves[leader])
+    assert moons_in_box > 0 and moons_in_reserves > 0

@@ -493,3 +493,44 @@ def test_a_determinized_copy_deals_any_family_to_reserves_and_the_box() -> None:
         moons_in_box += any(x < 12 for x in copy.box)
         moons_in_reserves += any(x < 12 for x in copy.reserves[leader])
     assert moons_in_box > 0 and moons_in_reserves > 0
+
+
+@pytest.mark.parametrize(("action", "label", "payload"), [
+    (0, "play 1 moon", {"kind": "play", "card": card("1 moon")}),
+    (47, "play 12 circle", {"kind": "play", "card": card("12 circle")}),
+    (48, "reserve 1 moon", {"kind": "reserve", "card": card("1 moon")}),
+    (95, "reserve 12 circle", {"kind": "reserve", "card": card("12 circle")}),
+    (96, "take reserve card", {"kind": "take_reserve"}),
+    (97, "decline", {"kind": "decline"}),
+    (100, "take bonus take_back", {"kind": "bonus", "bonus": "take_back", "face": "take_back"}),
+    (107, "take bonus v4 (modifier)", {"kind": "bonus", "bonus": "v4", "face": "modifier"}),
+    (120, "take back 1 moon", {"kind": "take_back", "card": card("1 moon")}),
+    (167, "take back 12 circle", {"kind": "take_back", "card": card("12 circle")}),
+    (200, "flip trick 1 to a false trick", {"kind": "flip_trick", "trick": 0}),
+    (249, "flip trick 50 to a false trick", {"kind": "flip_trick", "trick": 49}),
+    (250, "flip false trick 1 moon to a trick", {"kind": "flip_false_trick",
+                                                 "card": card("1 moon")}),
+    (297, "flip false trick 12 circle to a trick", {"kind": "flip_false_trick",
+                                                    "card": card("12 circle")}),
+    (300, "1 moon on top", {"kind": "flip_top", "card": card("1 moon")}),
+    (347, "12 circle on top", {"kind": "flip_top", "card": card("12 circle")}),
+    (350, "blank as trick", {"kind": "blank", "as": "trick"}),
+    (351, "blank as false trick", {"kind": "blank", "as": "false_trick"}),
+    (360, "symbol moon", {"kind": "symbol", "family": "moon"}),
+    (363, "symbol circle", {"kind": "symbol", "family": "circle"}),
+    (370, "value 1", {"kind": "value", "value": 1}),
+    (381, "value 12", {"kind": "value", "value": 12}),
+    (400, "modify false trick 1", {"kind": "modify", "false_trick": 0}),
+    (449, "modify false trick 50", {"kind": "modify", "false_trick": 49}),
+    (450, "value -1", {"kind": "modify_delta", "delta": -1}),
+    (451, "value +1", {"kind": "modify_delta", "delta": 1}),
+    *((a, f"unknown action {a}", {"kind": "unknown"})
+      for a in (98, 108, 168, 298, 348, 352, 364, 369, 382, 452)),
+])
+def test_every_action_range_is_labelled_at_its_edges(action: int, label: str,
+                                                     payload: dict[str, Any]) -> None:
+    """The action ids of docs/rules/tricky_twist.md's bot table, first and last of each
+    range and the gaps between them; bonus faces as TT-6.4 shows them for odd_values."""
+    state = dealt()
+    assert state.describe(0, action).to_json() == {"id": action, "label": label,
+                                                   "payload": payload}

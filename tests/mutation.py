@@ -11,7 +11,7 @@ other users) and keeps its results in ``build/mutation/mutants/``, so a second r
 re-tests only what changed.
 
     python tests/mutation.py run [MODULE ...]   mutate these modules (default: all)
-    python tests/mutation.py rerun [MODULE ...]  only the survivors of the last run again
+    python tests/mutation.py rerun [MODULE ...]  only what survived or was not run, again
     python tests/mutation.py summary [MODULE ...]  killed / survived / timed out per module
 
 MODULE is a dotted name under the engine (``core``, ``twhist.state``). ``make
@@ -90,12 +90,13 @@ def stage() -> None:
 
 def run(modules: list[str], survivors_only: bool = False) -> int:
     """mutmut over ``modules`` (all of the engine when empty), one process, niced;
-    ``survivors_only``: just the mutants that survived (or no test reached) last time,
-    the quick check after adding tests."""
+    ``survivors_only``: just the mutants that survived (or no test reached, or were
+    not run) last time, less the known equivalent ones: the check after adding tests."""
     patterns = [f"{PACKAGE}.{m}.*" for m in modules]
     if survivors_only:
+        same = equivalent()
         patterns = [name for name, state in results().items()
-                    if state in ("survived", "no tests")
+                    if state in ("survived", "no tests", "not run") and name not in same
                     and (not modules or module_of(name) in modules)]
         if not patterns:
             return 0

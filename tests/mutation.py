@@ -66,12 +66,17 @@ def stage() -> None:
         shutil.copytree(src, STAGE / "twistarena" / name, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("__pycache__"))
     tests = STAGE / "tests"
+    before = _fingerprint(tests)
     shutil.rmtree(tests, ignore_errors=True)
     shutil.copytree(ROOT / "tests" / "engine", tests / "engine",
                     ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("__init__.py", "conftest.py", "server/__init__.py", "server/hidden.py"):
         (tests / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / "tests" / name, tests / name)
+    if _fingerprint(tests) != before:
+        # mutmut re-profiles only new tests: a changed one could reach functions it
+        # did not reach before, so which tests reach what is measured again.
+        (STAGE / "mutants" / "mutmut-stats.json").unlink(missing_ok=True)
     shutil.copytree(ROOT / "docs" / "rules", STAGE / "docs" / "rules", dirs_exist_ok=True)
     args = ["-q", "-p", "no:cacheprovider", *(f"--deselect={t}" for t in LEFT_OUT)]
     (STAGE / "pyproject.toml").write_text(
@@ -86,6 +91,10 @@ def stage() -> None:
         "[tool.pytest.ini_options]\n"
         "pythonpath = []\n"
     )
+
+
+def _fingerprint(tests: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(tests)): p.read_bytes() for p in sorted(tests.rglob("*.py"))}
 
 
 def run(modules: list[str], survivors_only: bool = False) -> int:

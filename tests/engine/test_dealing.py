@@ -67,6 +67,7 @@ def test_rejection_sampling_takes_the_first_of_twenty_shuffles_that_respects() -
     ([(2, 0b001), (2, 0b001), (2, 0)], 6),  # two places share a void: split as one group
     ([(3, 0b001), (3, 0b100)], 2),
     ([(2, 0b001), (2, 0b010), (2, 0)], 19),
+    ([(1, 0b001), (1, 0b001), (2, 0b001), (2, 0)], 12),
 ])
 def test_exact_sampling_is_uniform_over_the_consistent_deals(
         places: list[tuple[int, int]], ways: int) -> None:
@@ -77,7 +78,9 @@ def test_exact_sampling_is_uniform_over_the_consistent_deals(
     (3) with k0, k1, k2 cards of suits 0, 1, 2 in the free place (k0 + k1 + k2 = 2),
     the first place holds the other 2 - k1 suit-1 cards and k1 suit-2 cards, the
     second 2 - k0 suit-0 cards and k0 suit-2 cards: C(2, k0) C(2, k1) 2! / (k0! k1! k2!)
-    deals, 1 + 1 + 1 + 8 + 4 + 4 = 19 over the six (k0, k1, k2)."""
+    deals, 1 + 1 + 1 + 8 + 4 + 4 = 19 over the six (k0, k1, k2); (4) the suit-0 pair
+    goes to the last place, the four other cards split 1 + 1 + 2 over three places
+    sharing one void: 4! / (1! 1! 2!) = 12."""
     seen: Counter[tuple[tuple[int, ...], ...]] = Counter()
     for seed in range(100 * ways):
         dealt = deal_hidden(POOL, places, SUIT, random.Random(seed), tries=0)

@@ -156,7 +156,9 @@ def test_a_whole_match_to_the_end() -> None:
     assert events(state, "resolve")[-1] == {
         "kind": "resolve", "trick": 4, "natural_winner": -1, "picker": 0, "next_leader": 3,
         "sitting_out": [], "number_cards": 0}
-    play(state, ["RW", "RW", "PASS", "RW"])  # the first Round-winner (seat 3) leads
+    play(state, ["RW"])
+    assert state.card_zones()["trick"] == []  # a Twhist card is no card of the 32
+    play(state, ["RW", "PASS", "RW"])  # the first Round-winner (seat 3) leads
     assert state.observation(3)["leader"] == 3 and state.observation(3)["tricks_done"] == 5
     assert reason(state, 3, 32) == (
         "you no longer hold your Round-winner card; each Twhist card is played once (TH-1.2)")

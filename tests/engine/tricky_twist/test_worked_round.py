@@ -283,6 +283,8 @@ def test_end_of_round_bonus_steps_in_order_with_their_records() -> None:
         "the Odd face takes one of the listed odd values (TT-6.3, TT-6.5);"
         " legal ids [97, 370, 372, 374, 376, 378, 380]")
     act(state, 1, 374)
+    assert state.public_view()["players"][1]["false_tricks"] == [
+        {"family": "", "value": 5, "cards": [], "source": "odd", "modifier": 0}]
     assert labels(state, 2) == [(97, "decline"), *((369 + v, f"value {v}") for v in range(1, 13))]
     act(state, 2, st.DECLINE)
     assert labels(state, 3) == [(97, "decline"), (200, "flip trick 1 to a false trick"),
@@ -291,6 +293,11 @@ def test_end_of_round_bonus_steps_in_order_with_their_records() -> None:
     assert labels(state, 3) == [(97, "decline"), *((369 + v, f"value {v}") for v in
                                                    (2, 4, 6, 8, 10, 12))]
     act(state, 3, 377)
+    seen = state.public_view()["players"][3]
+    assert (seen["tricks"], seen["false_tricks"]) == (
+        [{"cards": cards("9 sun", "10 sun"), "blank": False},
+         {"cards": cards("8 circle"), "blank": False}],
+        [{"family": "", "value": 8, "cards": [], "source": "even", "modifier": 0}])
     assert labels(state, 0) == [(97, "decline"), (350, "blank as trick"),
                                 (351, "blank as false trick")]
     assert state.describe(0, 351).payload == {"kind": "blank", "as": "false_trick"}
@@ -347,10 +354,16 @@ def test_symbol_faces_single_card_flip_and_blank_as_a_trick() -> None:
     assert reason(state, 0, 362) == (
         "the Symbol face is a false trick of one of its two families (TT-6.3, TT-6.5);"
         " legal ids [97, 360, 361]")
+    moon = state.clone()
+    act(moon, 0, 360)
+    assert moon.end_choices[-1]["family"] == "moon"
     act(state, 0, 361)
+    assert state.public_view()["players"][0]["false_tricks"][1] == {
+        "family": "sun", "value": -1, "cards": [], "source": "symbol", "modifier": 0}
     assert reason(state, 1, 352) == (
         "Blank counts as a trick or a false trick (TT-6.1c, TT-6.5); legal ids [97, 350, 351]")
     act(state, 1, 350)
+    assert state.public_view()["players"][1]["tricks"] == [{"cards": [], "blank": True}]
     assert labels(state, 1) == [(97, "decline"), (361, "symbol sun"), (363, "symbol circle")]
     act(state, 1, 363)
     nothing = {"value": -1, "delta": 0, "cards": []}
@@ -534,3 +547,23 @@ def test_every_action_range_is_labelled_at_its_edges(action: int, label: str,
     state = dealt()
     assert state.describe(0, action).to_json() == {"id": action, "label": label,
                                                    "payload": payload}
+
+
+def test_the_modifier_on_a_flipped_trick_records_its_top_card() -> None:
+    """TT-6.1b: a flipped trick of two cards is a false trick whose top card alone gives
+    its value; TT-6.3: the Modifier changes that value, and the record names the top."""
+    state = new(3)
+    end_position(state, "odd_values", tricks={0: [cs("5 moon", "6 moon")]},
+                 held={0: [FLIP, 7]})
+    act(state, 0, 200)
+    act(state, 0, 300 + c("6 moon"))
+    assert state.public_view()["players"][0]["false_tricks"] == [
+        {"family": "moon", "value": 6, "cards": cards("6 moon", "5 moon"), "source": "flip",
+         "modifier": 0}]
+    act(state, 0, 400)
+    act(state, 0, 450)
+    assert state.event_log(None)[-3] == {
+        "kind": "bonus_use", "seat": 0, "bonus": "v4", "face": "modifier", "choice": "modify",
+        "family": "moon", "value": 5, "delta": -1, "cards": cards("6 moon")}
+    # TT-7.5 odd values: the modified 5 counts (1 star); TT-7.2: T 0, F 1: 0.
+    assert (state.last_round[0]["base"], state.last_round[0]["card"]) == (0, 1)

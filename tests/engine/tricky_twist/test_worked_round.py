@@ -553,12 +553,15 @@ def test_the_modifier_on_a_flipped_trick_records_its_top_card() -> None:
     """TT-6.1b: a flipped trick of two cards is a false trick whose top card alone gives
     its value; TT-6.3: the Modifier changes that value, and the record names the top."""
     state = new(3)
-    end_position(state, "odd_values", tricks={0: [cs("5 moon", "6 moon")]},
+    end_position(state, "odd_values", tricks={0: [cs("1 moon", "6 moon")]},
                  held={0: [FLIP, 7]})
     act(state, 0, 200)
+    lowest = state.clone()
+    act(lowest, 0, 300)  # card id 0, the 1 moon, on top
+    assert lowest.false[0] == [(0, 1, (0, 5), "flip", 0)]
     act(state, 0, 300 + c("6 moon"))
     assert state.public_view()["players"][0]["false_tricks"] == [
-        {"family": "moon", "value": 6, "cards": cards("6 moon", "5 moon"), "source": "flip",
+        {"family": "moon", "value": 6, "cards": cards("6 moon", "1 moon"), "source": "flip",
          "modifier": 0}]
     act(state, 0, 400)
     act(state, 0, 450)
@@ -567,3 +570,41 @@ def test_the_modifier_on_a_flipped_trick_records_its_top_card() -> None:
         "family": "moon", "value": 5, "delta": -1, "cards": cards("6 moon")}
     # TT-7.5 odd values: the modified 5 counts (1 star); TT-7.2: T 0, F 1: 0.
     assert (state.last_round[0]["base"], state.last_round[0]["card"]) == (0, 1)
+
+
+@pytest.mark.parametrize(("value", "legal"), [(1, [451]), (2, [450, 451]), (11, [450, 451]),
+                                              (12, [450])])
+def test_the_modifier_stays_within_1_to_12(value: int, legal: list[int]) -> None:
+    """TT-6.3: +1 or -1, staying within 1..12."""
+    state = new(3)
+    end_position(state, "odd_values", false={0: [c(f"{value} sun")]}, held={0: [7]})
+    act(state, 0, 400)
+    assert list(state.legal_action_ids(0)) == legal
+
+
+def test_other_variable_faces_pairs_and_plus() -> None:
+    """Options away from their defaults: ``variable_cards`` (TT-6.4) gives V1 the
+    Modifier and V4 the Odd face, so V4 is decided first and V1 last (TT-6.5: the
+    Modifier after the faces, whatever the card); ``pair_stars`` 2 and
+    ``balanced_pair_stars`` 4 (TT-7.2); Plus adds a star per trick (TT-6.1d)."""
+    options = {"variable_cards": {"v1": {"framed": "modifier"}, "v4": {"framed": "odd"}},
+               "pair_stars": 2, "balanced_pair_stars": 4}
+    state = new(3, options=options)
+    end_position(state, "odd_values", first_player=0,
+                 tricks={0: [cs("9 sun")], 1: [cs("10 sun"), cs("11 sun")]},
+                 false={0: cs("4 square"), 1: cs("2 circle")}, held={0: [4, 7], 1: [3]})
+    assert state.faces[4:] == ("modifier", "even", "any", "odd")
+    assert state.observation(0)["decision"] == decision("odd", 0, bonus="v4", face="odd")
+    act(state, 0, 369 + 3)  # the Odd face as a 3
+    assert state.observation(0)["decision"] == decision("modifier", 0, bonus="v1",
+                                                        face="modifier")
+    act(state, 0, 401)  # the Odd face's 3 ...
+    act(state, 0, 451)  # ... becomes a 4
+    # Seat 0: T 1, F 2 (4 square, the face's 4): 1 + one pair at 2 = 3; odd values: none.
+    # Seat 1: T 2, F 1: 2 + one pair at 2 = 4, Plus: +2 (its two tricks): 6.
+    rows = state.last_round
+    assert [(r["base"], r["plus"], r["card"], r["round_total"], r["total"]) for r in rows] == [
+        (3, 0, 0, 3, 3), (4, 2, 0, 6, 6), (0, 0, 0, 0, 0)]
+    balanced = new(3, options=options)
+    end_position(balanced, "odd_values", tricks={2: [cs("5 moon")]}, false={2: cs("6 sun")})
+    assert balanced.last_round[2]["base"] == 1 + 4  # T = F = 1: one balanced pair

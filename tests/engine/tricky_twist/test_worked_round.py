@@ -14,9 +14,11 @@ import random
 from typing import Any
 
 import pytest
+from twistarena import engine
 from twistarena.engine import IllegalAction
 from twistarena.engine.tricky_twist import state as st
 from twistarena.engine.tricky_twist.cards import BLANK, DECK_SIZE, FLIP
+from twistarena.engine.tricky_twist.data import DEFAULTS
 
 from .helpers import act, c, cs, end_position, new, play_position
 
@@ -608,3 +610,79 @@ def test_other_variable_faces_pairs_and_plus() -> None:
     balanced = new(3, options=options)
     end_position(balanced, "odd_values", tricks={2: [cs("5 moon")]}, false={2: cs("6 sun")})
     assert balanced.last_round[2]["base"] == 1 + 4  # T = F = 1: one balanced pair
+
+
+def test_sevens_pick_clockwise_from_a_winner_who_is_not_seat_0() -> None:
+    """TT-5.4: three 7s collected; the picks go clockwise from the winner (seat 1): 1,
+    2, 0. TT-5.1 with the lowest ids: the 2 moon beats the 1 moon."""
+    lowest = new(3)
+    play_position(lowest, [cs("1 moon", "9 sun"), cs("2 moon", "9 circle"), cs("5 sun", "8 sun")],
+                  leader=0)
+    act(lowest, 0, c("1 moon"))
+    act(lowest, 1, c("2 moon"))
+    trick = lowest.observation(2)["trick"]
+    assert [t["seat"] for t in trick] == [0, 1]
+    act(lowest, 2, c("5 sun"))
+    assert lowest.event_log(None)[-1]["winner"] == 1
+    several = new(4)
+    play_position(several, [cs("7 moon", "1 moon"), cs("7 sun", "2 moon"),
+                            cs("7 square", "3 moon"), cs("3 sun", "4 moon")], leader=3)
+    for seat, spec in ((3, "3 sun"), (0, "7 moon"), (1, "7 sun"), (2, "7 square")):
+        act(several, seat, c(spec))
+    assert several.observation(0)["decision"]["pick_queue"] == [1, 2, 0]
+    act(several, 1, st.DECLINE)
+    assert several.event_log(None)[-1] == {"kind": "bonus_decline", "seat": 1}
+    assert several.observation(0)["players"][0]["void"] == ["sun"]
+
+
+def test_voids_in_two_families_and_a_known_card_played() -> None:
+    """TT-4.3: a seat that does not follow shows a void in each family it fails; a card
+    taken back (known to all, TT-6.1a) stops being known once played."""
+    state = new(3)
+    play_position(state, [cs("9 moon", "9 sun", "10 circle"),
+                          cs("1 circle", "2 circle", "3 circle"),
+                          cs("5 moon", "5 sun", "6 circle")], leader=0)
+    state.known[1].append(c("3 circle"))
+    for seat, spec in ((0, "9 moon"), (1, "3 circle"), (2, "5 moon")):
+        act(state, seat, c(spec))
+    assert state.observation(2)["players"][1]["known_in_hand"] == []
+    for seat, spec in ((0, "9 sun"), (1, "1 circle"), (2, "5 sun")):
+        act(state, seat, c(spec))
+    assert state.observation(2)["players"][1]["void"] == ["moon", "sun"]
+
+
+def test_the_round_start_event_and_a_round_without_reserves() -> None:
+    """TT-3.3 with ``reserve_size`` 0: no reserve phase, the first player leads at once
+    (TT-2.2); the round_start event gives each seat its own hand only."""
+    state = new(3, seed=4, options={"reserve_size": 0, "hand_size_3p": 1})
+    first = state.first_player
+    assert (state.phase, state.to_act(), state.leader) == ("play", (first,), first)
+    (event,) = state.event_log(None)
+    assert event == {"kind": "round_start", "round": 1, "scoring_card": state.scoring_card,
+                     "first_player": first, "faces": list(state.faces[4:])}
+    for seat in range(3):
+        assert state.event_log(seat)[0] == {**event, "hand": state.observation(seat)["hand"]}
+
+
+def test_options_refused_with_their_reason() -> None:
+    """TT-3.2/TT-3.3 sizes, TT-2.1/TT-7.5 the scoring deck, TT-6.4 the faces."""
+    defaults = dict(DEFAULTS)
+    for players, changes, text in (
+        (5, {}, "no hand size for 5 players"),
+        (3, {"hand_size_3p": 17}, "hand_size_3p must be 1..16"),
+        (3, {"reserve_size": 16}, "reserve_size must be at least 0 and below the hand size"),
+        (3, {"scoring_cards": ["odd_values", "most"]},
+         f"unknown scoring card 'most'; known: {st.SCORING_CARDS}"),
+        (3, {"scoring_cards": ["odd_values"] * 2},
+         "the scoring deck needs at least 3 cards (one per round)"),
+    ):
+        with pytest.raises(engine.InvalidOptions) as raised:
+            st.TrickyTwistState(players, 1, {**defaults, **changes})
+        assert str(raised.value) == text
+    for face in ("symbol", "symbol_planet_sun", "symbol_sun_sun", "joker"):
+        with pytest.raises(engine.InvalidOptions) as raised:
+            st.parse_face(face)
+        assert str(raised.value) == (
+            f"unknown variable bonus face {face!r}; use symbol_<family>_<family>, odd, even,"
+            " any or modifier")
+    assert st.parse_face("symbol_sun_moon") == ("symbol", (0, 1))

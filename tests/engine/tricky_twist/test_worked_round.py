@@ -665,7 +665,8 @@ def test_the_round_start_event_and_a_round_without_reserves() -> None:
 
 
 def test_options_refused_with_their_reason() -> None:
-    """TT-3.2/TT-3.3 sizes, TT-2.1/TT-7.5 the scoring deck, TT-6.4 the faces."""
+    """TT-3.2/TT-3.3 sizes, TT-2.1/TT-7.5 the scoring deck, TT-6.3/TT-6.4 the faces and
+    their values, TT-7.6 the place stars."""
     defaults = dict(DEFAULTS)
     for players, changes, text in (
         (5, {}, "no hand size for 5 players"),
@@ -675,6 +676,10 @@ def test_options_refused_with_their_reason() -> None:
          f"unknown scoring card 'most'; known: {st.SCORING_CARDS}"),
         (3, {"scoring_cards": ["odd_values"] * 2},
          "the scoring deck needs at least 3 cards (one per round)"),
+        (3, {"odd_values": [1, 13]}, "odd_values must be values 1..12"),
+        (3, {"variable_cards": {"v1": DEFAULTS["variable_cards"]["v1"]}},
+         "variable_cards must describe v1..v4"),
+        (3, {"place_stars": []}, "star tables must not be empty"),
     ):
         with pytest.raises(engine.InvalidOptions) as raised:
             st.TrickyTwistState(players, 1, {**defaults, **changes})

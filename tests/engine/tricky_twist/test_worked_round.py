@@ -264,7 +264,7 @@ def test_a_round_through_every_phase() -> None:
     over = state.public_view()
     assert (over["phase"], over["to_act"], over["decision"], over["round"],
             over["scoring_cards_left"], over["past_scoring_cards"], over["scores"]) == (
-        "game_over", [], decision(""), 3, 0, ["odd_values", "odd_values"], [0, 0, 6])
+        "over", [], decision(""), 3, 0, ["odd_values", "odd_values"], [0, 0, 6])
     assert state.event_log(None)[-1] == {"kind": "game_over", "scores": [0, 0, 6],
                                          "winners": [2]}
 

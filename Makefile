@@ -29,8 +29,14 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# The in-process layers' tests (rules, bots, ratings, learning environments) hold no
+# timed assertion and share nothing, so they run on both cores; the rest (servers,
+# stores, faults, clocks) runs one test at a time, as its timings assume.
+IN_PROCESS_TESTS := tests/engine tests/bots tests/league tests/rl
+
 pytest: $(STAMP) $(NODE_DEPS)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2 $(IN_PROCESS_TESTS)
+	$(BIN)/pytest -q $(addprefix --ignore=,$(IN_PROCESS_TESTS))
 
 test: lint typecheck pytest
 

@@ -50,7 +50,8 @@ def test_engine_pingpong_starts_a_new_game_when_one_ends() -> None:
     assert group.seed == first_seed + 1 and not group.state.is_terminal()
 
 
-def test_protocol_bots_play_a_match_to_the_end(server: Any) -> None:
+@pytest.mark.parametrize("batched", [True, False])
+def test_protocol_bots_play_a_match_to_the_end(server: Any, batched: bool) -> None:
     async def scenario() -> None:
         client = ArenaClient(server.target)
         created = await client.create_match("tricky_twist", 4, seed=5, decision_ms=60_000)
@@ -58,7 +59,7 @@ def test_protocol_bots_play_a_match_to_the_end(server: Any) -> None:
         seen: dict[str, list[float]] = {"decision": [], "answer": []}
         bots = [ProtocolBot(channel, created.match.match_id, t.token, t.seat,
                             lambda key, t: seen["decision"].append(t),
-                            lambda key, t: seen["answer"].append(t))
+                            lambda key, t: seen["answer"].append(t), batched=batched)
                 for t in created.seat_tokens]
         try:
             overs = await asyncio.gather(*(b.run() for b in bots))

@@ -85,7 +85,7 @@ class MatchRunner:
                                    joined=s in record.joined))
         self.spectators: set[Outbox] = set()
         self.book = DecisionBook(self.state)
-        self.feed = EventFeed(self.state, self.info)
+        self.feed = EventFeed(self.state, self.info, self.seats)
         #: Kept encodings of this match's observation parts and actions.
         self.observations = wire.ObservationEncoder(self.game_id)
         self.vocabulary = wire.ActionVocabulary(self.game_id)
@@ -109,7 +109,7 @@ class MatchRunner:
                                  game_options(self.record.options))
         self.book = DecisionBook(self.state)
         self.feed.stop()
-        self.feed = EventFeed(self.state, self.info)
+        self.feed = EventFeed(self.state, self.info, self.seats)
         for seat in self.seats:
             seat.cancel_deadline()
             seat.decision_id = 0
@@ -218,6 +218,7 @@ class MatchRunner:
         lapsed (the look-up would wait on a dead link, or name a stale owner)."""
         self.stopped_by = Close(code, reason, details, redirect)
         self.timers.cancel()
+        self.feed.flush_all()
         self.feed.stop()
         for seat in self.seats:
             seat.cancel_timers()
@@ -263,14 +264,26 @@ class MatchRunner:
             seat.stream = outbox
             seat.abandoned = False
             seat.cancel_grace()
+            # A stream resumes from its own seq. A batched one is told the acceptance
+            # of the seat's latest answer again: it may have waited for a message
+            # that a dropped stream or a crashed server never sent.
+            seat.take_waiting()
+            seat.batched = outbox.batched
+            latest = self.book.latest_acceptance(seat_no) if outbox.batched else None
+            if latest is not None:
+                self.feed.hold_accepted(seat, wire.accepted(*latest))
             outbox.send(wire.joined_message(self._joined(), seat_no))
             resume_from = await rewinds.resume_seat_from(self, seat_no, outbox, resume_from)
             if self._refused(outbox):
                 return
-            if not outbox.no_events:
+            if outbox.batched:
+                if not outbox.no_events:
+                    self.feed.seat_backlog(seat, resume_from)
+            elif not outbox.no_events:
                 for seq in range(max(0, resume_from), len(self.state.events)):
                     outbox.send(wire.event_server_message(self.feed.for_seat(seq, seat_no)))
             if self.over:
+                self.feed.flush(seat)
                 outbox.send(ppb.ServerMessage(match_over=ppb.MatchOver(result=self.result)))
                 outbox.finish()
                 return
@@ -281,7 +294,8 @@ class MatchRunner:
                 if await self._start_when_seated():
                     return
             if seat.decision_id and seat.decision_id == self.book.open_id(seat_no):
-                # A still-open decision: send it again, same id, with the time left.
+                # A still-open decision: send it again, same id, with the time left
+                # (and, on a batched stream, the backlog).
                 if seat.abandoned or seat.timer is None:
                     self._arm_timer(seat, self.clock.decision_s)
                 self._send_request(seat)
@@ -378,6 +392,7 @@ class MatchRunner:
         left = max(0.0, seat.deadline - self.loop.time())
         body = seat.request
         if body is None:
+            started = time.perf_counter_ns()
             seat_no, state = seat.seat, self.state
             body = wire.decision_body(
                 self._match_id_field, seat.decision_id, seat_no,
@@ -387,8 +402,12 @@ class MatchRunner:
                                         partial(state.describe, seat_no)),
                 int(seat.deadline_wall * 1e9))
             seat.request = body
+            traffic = metrics.PLAY_TRAFFIC
+            traffic.requests_built += 1
+            traffic.request_build_ns += time.perf_counter_ns() - started
         seat.sent_at = time.perf_counter()
-        seat.stream.send(wire.decision_message(body, int(left * 1000)))
+        batched = wire.batched_fields(*seat.take_waiting()) if seat.waiting_since else b""
+        seat.stream.send(wire.decision_message(body, int(left * 1000), batched))
 
     async def answer(self, seat_no: int, decision_id: int, action_id: int,
                      stream: Outbox) -> Reply:
@@ -532,7 +551,10 @@ class MatchRunner:
         did = self.book.decision_id(seat_no)
         self.book.advance(seat_no, action, timeout)
         if not timeout and not seat.house_bot:
-            self._reply(seat.stream, did, action, ACCEPTED)
+            if seat.batched:
+                self.feed.hold_accepted(seat, wire.accepted(did, action))
+            else:
+                self._reply(seat.stream, did, action, ACCEPTED)
         self.feed.send_new(first_event, self.seats, self.spectators)
         if self.state.is_terminal():
             await self.finish(mpb.END_REASON_COMPLETED, "")
@@ -571,6 +593,8 @@ class MatchRunner:
         self.result = result
         metrics.MATCHES_ENDED.labels(mpb.EndReason.Name(reason)).inc()
         over = ppb.ServerMessage(match_over=ppb.MatchOver(result=result))
+        self.feed.flush_all()
+        self.feed.stop()
         for seat in self.seats:
             seat.cancel_timers()
             seat.decision_id = 0

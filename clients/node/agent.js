@@ -18,7 +18,9 @@ const { load, structToJs } = require('./lib/proto');
 const { makeStrategy } = require('./lib/strategy');
 
 const REASON_KEY = 'twistarena-reason';
-const OWNER_KEY = 'twistarena-owner'; // NOT_OWNER: HOST:PORT of the match's owner
+const OWNER_KEY = 'twistarena-owner'; // NOT_OWNER, STORE_UNAVAILABLE: HOST:PORT of the match's owner
+// A refusal's hint: do not call this server again before this many ms (another first).
+const RETRY_AFTER_KEY = 'twistarena-retry-after-ms';
 // Refusals that no retry can fix (the `twistarena-reason` trailer of the failed stream).
 const FATAL_REASONS = new Set([
   'BAD_TOKEN', 'UNKNOWN_MATCH', 'MALFORMED_MESSAGE', 'TAKEN_OVER',
@@ -57,6 +59,19 @@ const USAGE = `usage: node agent.js --server HOST:PORT[,HOST:PORT...] --match ID
   --probe-illegal testing: answer the first decision with an illegal action id first,
                   to exercise AnswerRejected(ILLEGAL_ACTION) and the retry
   --verbose       log every message on stderr`;
+
+// The server to try after the one at `index`: the next of the list whose retry hint
+// has run out (`waitMs` 0), else the one whose hint runs out first and how long that is.
+function nextServer(servers, index, notBefore) {
+  const now = Date.now();
+  let best = { index: index + 1, waitMs: Infinity };
+  for (let step = 1; step <= servers.length; step += 1) {
+    const waitMs = Math.max(0, (notBefore.get(servers[(index + step) % servers.length]) || 0) - now);
+    if (waitMs === 0) return { index: index + step, waitMs: 0 };
+    if (waitMs < best.waitMs) best = { index: index + step, waitMs };
+  }
+  return best;
+}
 
 class FatalError extends Error {
   constructor(message, exitCode) {
@@ -146,9 +161,11 @@ class Agent {
     let attempt = 0;
     let index = 0;
     let lastSeated = Date.now();
-    // A NOT_OWNER refusal may name the match's owner (trailer twistarena-owner):
-    // the next attempt goes there at once; the server list stays the fallback.
+    // A refusal may name the match's owner (trailer twistarena-owner): the next
+    // attempt goes there at once; the server list stays the fallback.
     let redirect = '';
+    // address -> Date.now() before which it is not called again (twistarena-retry-after-ms).
+    const notBefore = new Map();
     for (;;) {
       const address = redirect || this.servers[index % this.servers.length];
       const followed = redirect !== '';
@@ -165,19 +182,26 @@ class Agent {
         throw new FatalError(`no server of ${this.servers.join(',')} gave the seat back for `
           + `${this.giveUpMs / 1000} s; giving up`, 3);
       }
+      if (verdict.retryAfterMs) notBefore.set(address, Date.now() + verdict.retryAfterMs);
       if (verdict.owner && verdict.owner !== address && (outcome.joined || !followed)) {
         redirect = verdict.owner;
         this.log(`stream ended (${verdict.why}); the match is at ${redirect}`);
         continue;
       }
-      // Exponential backoff with jitter: half fixed, half random; no wait after our own drop.
+      // Exponential backoff with jitter: half fixed, half random; no wait after our own
+      // drop, none either after a hint (the server that gave it is skipped meanwhile).
       const cap = Math.min(2000, 100 * 2 ** attempt);
-      const delay = outcome.dropped ? 0 : cap / 2 + Math.random() * (cap / 2);
+      let delay = outcome.dropped || verdict.retryAfterMs ? 0 : cap / 2 + Math.random() * (cap / 2);
+      if (!outcome.joined && !outcome.dropped) {
+        // The next server whose hint has run out; if none, wait for the soonest.
+        const next = nextServer(this.servers, index, notBefore);
+        index = next.index;
+        delay = Math.max(delay, next.waitMs);
+      }
       this.log(`stream ended (${verdict.why}); reconnecting in ${Math.round(delay)} ms `
         + `with resume_from_seq=${this.nextSeq}`);
       await sleep(delay);
       attempt += 1;
-      if (!outcome.joined && !outcome.dropped) index += 1; // try the next server
     }
   }
 
@@ -236,11 +260,12 @@ class Agent {
     if (FATAL_REASONS.has(reason) || FATAL_CODES.has(code)) {
       throw new FatalError(`the server refused the seat: ${why}`, 2);
     }
-    if (reason === 'NOT_OWNER' && metadata) {
+    const retryAfterMs = (metadata && Number(metadata.get(RETRY_AFTER_KEY)[0])) || 0;
+    if ((reason === 'NOT_OWNER' || reason === 'STORE_UNAVAILABLE') && metadata) {
       const owner = metadata.get(OWNER_KEY)[0];
-      if (owner) return { why, owner: String(owner) };
+      if (owner) return { why, owner: String(owner), retryAfterMs };
     }
-    return { why };
+    return { why, retryAfterMs };
   }
 
   fetchResult(address) {
@@ -519,4 +544,4 @@ if (require.main === module) {
   );
 }
 
-module.exports = { Agent, main };
+module.exports = { Agent, main, nextServer };

@@ -1,6 +1,6 @@
 """The bridge behind matchmaking and tournaments: ``practice --exec``, ``queue --exec``
 until a tournament ends, and ``tournament create --entrants exec:...`` running
-submitted programs under resource limits."""
+submitted programs in the sandbox, with its limits."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from twistarena.clients.bridge import can_unshare_network
 from twistarena.clients.cli import main
-from twistarena.clients.sdk import TournamentClient, register_agent
+from twistarena.clients.sdk import ArenaClient, TournamentClient, register_agent
 
 from tests.clients.helpers import run
 
@@ -52,10 +51,10 @@ def test_queue_plays_a_tournament_until_it_is_over(server: Any,
     assert _lines(capsys.readouterr().out) == []
 
 
-def test_tournament_runs_submitted_programs_under_limits(
-        server: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    report = tmp_path / "report.jsonl"
-    command = shlex.join([sys.executable, str(PROBE), str(report), str(server.port)])
+def test_tournament_runs_submitted_programs_in_the_sandbox(
+        server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """The probe answers with garbage if its sandbox is not as promised (see probe_bot)."""
+    command = shlex.join(["python3", str(PROBE), "30", "32", str(server.port)])
     assert main(["tournament", "create", "--server", server.target, "--game", "twisted",
                  "--players", "2", "--entrants", f"exec:{command},random", "--seed", "9",
                  "--cpu-seconds", "30", "--memory-mb", "900", "--open-files", "32",
@@ -64,10 +63,15 @@ def test_tournament_runs_submitted_programs_under_limits(
     rows = {row["entrant"]: row for row in standings["standings"]}
     program = next(e for e in rows if e != "random")
     assert program.startswith("ag_") and rows[program]["games"] == 2
-    seen = [json.loads(line) for line in report.read_text().splitlines()]
-    assert len(seen) == 2  # one process per match
-    for probe in seen:
-        assert probe["cpu"] == 30 and probe["memory"] == 900 * 1024 * 1024
-        assert probe["files"] == 32 and probe["own_group"]
-        if can_unshare_network():
-            assert probe["network"].startswith("refused"), probe
+    matches = run(ArenaClient(server.target).list_matches("twisted", limit=200))
+    seats = [s for m in matches for s in m.seats if s.name == PROBE.name]
+    assert len(seats) == 2
+    assert all(s.timeouts == 0 for s in seats), "the probe found its sandbox wrong (stderr)"
+
+
+def test_a_host_command_outside_the_sandbox_is_refused_before_anything_starts(
+        server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    command = shlex.join([sys.executable, str(PROBE)])
+    assert main(["tournament", "create", "--server", server.target, "--game", "twisted",
+                 "--players", "2", "--entrants", f"exec:{command},random"]) == 2
+    assert "is not in the sandbox" in capsys.readouterr().out

@@ -9,6 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 from twistarena.clients.bridge import HttpBot, play_bridged
 from twistarena.clients.sdk import ArenaClient
 
@@ -16,7 +17,8 @@ from tests.clients.helpers import run
 
 
 class Endpoint(BaseHTTPRequestHandler):
-    """Answers the lowest legal id, except a garbage body for the third decision."""
+    """Answers the lowest legal id, except a garbage body for the third decision and an
+    id that is not legal for the fifth."""
 
     moves: list[dict[str, Any]] = []
     ends: list[dict[str, Any]] = []
@@ -25,8 +27,10 @@ class Endpoint(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         if self.path == "/move":
             self.moves.append(body)
-            reply = b"no idea" if len(self.moves) == 3 else json.dumps(
-                {"id": body["legal_actions"][0]["id"]}).encode()
+            legal = [a["id"] for a in body["legal_actions"]]
+            reply = (b"no idea" if len(self.moves) == 3 else
+                     str(max(legal) + 1000).encode() if len(self.moves) == 5 else
+                     json.dumps({"id": legal[0]}).encode())
         else:
             self.ends.append(body)
             reply = b"{}"
@@ -58,10 +62,22 @@ def test_http_bot_plays_a_match_and_hears_the_result(server: Any, endpoint: str)
         created = await client.create_match("twhist", 3, seed=6, decision_ms=1000,
                                             house_bots=["", "random", "random"])
         bot = HttpBot(endpoint)
-        result = await play_bridged(bot, server=server.target,
-                                    match_id=created.match.match_id,
-                                    token=created.seat_tokens[0].token, no_events=True)
+        with capture_logs() as logs:
+            result = await play_bridged(bot, server=server.target,
+                                        match_id=created.match.match_id,
+                                        token=created.seat_tokens[0].token, no_events=True)
         assert result.reason == "COMPLETED"
+        # The garbage is quoted as text, not as Python bytes.
+        whys = [e["why"] for e in logs if "why" in e]
+        assert whys == ["its answer 'no idea' is not a legal action id"]
+        # The illegal id was refused, and the same decision POSTed again with the refusal.
+        refused, again = Endpoint.moves[4], Endpoint.moves[5]
+        assert "rejected" not in refused
+        assert again["decision_id"] == refused["decision_id"]
+        assert again["rejected"].startswith("ILLEGAL_ACTION: ")
+        assert again["time_left_ms"] <= refused["time_left_ms"]
+        assert again["legal_actions"] == refused["legal_actions"]
+        assert sum("rejected" in m for m in Endpoint.moves) == 1
         first = Endpoint.moves[0]
         assert first["type"] == "decision" and first["game"] == "twhist" and first["seat"] == 0
         assert first["observation"]["hand"] and first["legal_actions"][0]["label"]

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from twistarena import engine
 from twistarena.clients.bridge import JSON_FORM, TEXT_FORM, decision_message, parse_answer
-from twistarena.clients.bridge.messages import flatten
+from twistarena.clients.bridge.messages import flatten, parse_id
 
 
 def _decision(form: str, game: str, players: int) -> tuple[str, engine.State, int]:
@@ -73,3 +74,23 @@ def test_answers_are_legal_ids_as_numbers_or_json() -> None:
     assert parse_answer(" 3 ", legal) == 3
     for garbage in ("8", "", "seven", "{}", "[7]", '{"id": "x"}', "7 7"):
         assert parse_answer(garbage, legal) is None, garbage
+
+
+def test_kind_comes_first_in_both_forms_whatever_order_the_wire_gives() -> None:
+    # A payload from the wire's Struct (a map) has its keys in no promised order.
+    state = engine.make("twisted", 2, seed=1)
+    for payload in ({"card": 14, "kind": "extend"}, {"kind": "extend", "card": 14}):
+        action = engine.Action(14, "extend the row with 14", payload)
+        common: dict[str, Any] = {"decision_id": 3, "game": "twisted", "seat": 0,
+                                  "time_left_ms": 100, "observation": state.observation(0),
+                                  "legal_actions": [action]}
+        text = decision_message(TEXT_FORM, **common)
+        assert "action 14 kind=extend card=14 | extend the row with 14" in text.splitlines()
+        sent = json.loads(decision_message(JSON_FORM, **common))["legal_actions"][0]
+        assert list(sent["payload"]) == ["kind", "card"]
+
+
+def test_an_id_is_any_number_the_contract_carries_legal_or_not() -> None:
+    assert parse_id("8") == 8 and parse_id('{"id": -3}') == -3
+    for garbage in ("seven", "{}", '{"id": true}', '{"id": 7.5}', str(1 << 31), "7 7"):
+        assert parse_id(garbage) is None, garbage

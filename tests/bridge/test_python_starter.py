@@ -1,12 +1,15 @@
 """The Python starter (clients/starters/python/bot.py) plays ismcts through the
-stdin/stdout bridge: a whole match with its own game options, every decision
-answered by the search, each one the action the same bot picks in-process from
-the replayed state (which it only can if the bridge passed it those options)."""
+stdin/stdout bridge, in the sandbox: a whole match with its own game options, every
+decision answered by the search, each one the action the same bot picks in-process
+from the replayed state (which it only can if the bridge passed it those options).
+
+In the sandbox it has only its own folder and the system's Python, so its folder
+holds what it imports, as a submitted version would: the pure engine and bots."""
 
 from __future__ import annotations
 
 import json
-import sys
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +21,16 @@ from twistarena.clients.sdk import ArenaClient
 from tests.bots.replayed import decisions_match_the_log
 from tests.clients.helpers import run
 
-STARTER = Path(__file__).resolve().parents[2] / "clients" / "starters" / "python" / "bot.py"
+ROOT = Path(__file__).resolve().parents[2]
+STARTER = ROOT / "clients" / "starters" / "python" / "bot.py"
+ENGINE = ROOT / "engine" / "twistarena"
 
 
-def test_python_starter_plays_ismcts_through_the_bridge(server: Any,
+def test_python_starter_plays_ismcts_through_the_bridge(server: Any, tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    shutil.copy(STARTER, tmp_path / "bot.py")
+    shutil.copytree(ENGINE, tmp_path / "twistarena",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     client = ArenaClient(server.target)
     # A narrower extend distance than the default changes which cards are in reach:
     # a search on the default rules would simulate another game.
@@ -30,9 +38,9 @@ def test_python_starter_plays_ismcts_through_the_bridge(server: Any,
     created = run(client.create_match("twisted", 2, seed=31, decision_ms=20_000,
                                       game_options=options, house_bots=["", "heuristic"]))
     match_id = created.match.match_id
-    command = f"{sys.executable} {STARTER} ismcts-fast"
+    command = f"python3 {tmp_path / 'bot.py'} ismcts-fast"
     assert main(["bot", "--server", server.target, "--match", match_id, "--token",
-                 created.seat_tokens[0].token, "--exec", command, "--json"]) == 0
+                 created.seat_tokens[0].token, "--exec", command, "--sandbox", "--json"]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out["reason"] == "COMPLETED" and out["seat"] == 0
     assert run(client.get_match(match_id)).seats[0].timeouts == 0

@@ -1,7 +1,9 @@
 """The starter bots of clients/starters: each one whose toolchain is here is built and plays
-a full match of every game through ``twistarena bot --exec``, answering every decision
-with a legal action (no decision left to the fallback). Under CI every toolchain must be
-present (.ci/run installs them)."""
+a full match of every game through ``twistarena bot --exec --sandbox`` (as a hosted
+program runs: its folder only, no network, the sandbox's limits, a JVM included),
+answering every decision with a legal action (no decision left to the fallback). Under
+CI every toolchain must be present (.ci/run installs them). The README's table of
+starters lists each with the command that runs it."""
 
 from __future__ import annotations
 
@@ -30,12 +32,18 @@ def _build(language: str, out: Path) -> tuple[list[str], bool]:
         subprocess.run(["javac", "-d", str(out), str(STARTERS / "java" / "Bot.java")],
                        check=True, timeout=120)
         return ["java", "-cp", str(out), "Bot"], True
-    subprocess.run(["cc", "-O2", "-Wall", "-Werror", "-o", str(out / "bot"),
-                    str(STARTERS / "c" / "bot.c")], check=True, timeout=120)
+    compile_command = {
+        "c": ["cc", "-O2", "-Wall", "-Werror", "-o", str(out / "bot"),
+              str(STARTERS / "c" / "bot.c")],
+        "go": ["go", "build", "-o", str(out / "bot"), str(STARTERS / "go" / "bot.go")],
+        "rust": ["rustc", "-O", "-D", "warnings", "-o", str(out / "bot"),
+                 str(STARTERS / "rust" / "bot.rs")],
+    }[language]
+    subprocess.run(compile_command, check=True, timeout=120, cwd=out)
     return [str(out / "bot")], True
 
 
-TOOLS = {"javascript": "node", "java": "javac", "c": "cc"}
+TOOLS = {"javascript": "node", "java": "javac", "c": "cc", "go": "go", "rust": "rustc"}
 
 
 @pytest.mark.parametrize("language", sorted(TOOLS))
@@ -52,7 +60,8 @@ def test_starter_plays_every_game(language: str, server: Any, tmp_path: Path,
                                           house_bots=["", *["random"] * (players - 1)]))
         match_id = created.match.match_id
         args = ["bot", "--server", server.target, "--match", match_id,
-                "--token", created.seat_tokens[0].token, "--exec", " ".join(command), "--json"]
+                "--token", created.seat_tokens[0].token, "--exec", " ".join(command),
+                "--sandbox", "--json"]
         assert main(args + (["--text"] if text else [])) == 0
         out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
         assert out["reason"] == "COMPLETED" and out["seat"] == 0
@@ -60,3 +69,13 @@ def test_starter_plays_every_game(language: str, server: Any, tmp_path: Path,
         assert match.seats[0].timeouts == 0, f"{language} left decisions to the fallback"
         replay = run(client.get_replay(match_id))
         assert any(a.seat == 0 for a in replay.actions)
+
+
+def test_the_readme_lists_every_starter_with_its_command() -> None:
+    readme = (STARTERS.parents[1] / "README.md").read_text()
+    table = readme[readme.index("| starter |"):]
+    table = table[:table.index("\n\n")]
+    rows = {line.split("`clients/starters/")[1].split("/")[0]: line
+            for line in table.splitlines()[2:]}
+    assert sorted(rows) == sorted(p.name for p in STARTERS.iterdir())
+    assert all("--exec" in row for row in rows.values())

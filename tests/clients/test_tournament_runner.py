@@ -75,7 +75,7 @@ def test_evaluate_round_robin_with_ismcts_and_files(tmp_path: pathlib.Path,
     assert [(c["a"], c["b"]) for c in report["comparisons"]] == [
         ("ismcts", "heuristic"), ("ismcts", "random"), ("heuristic", "random")]
     assert len(report["results"]) == 6  # 3 pairs x 2 rotations
-    assert csv_path.read_text().startswith("entrant,games,")
+    assert csv_path.read_text().startswith("name,entrant,games,")
 
 
 def test_evaluate_rejects_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:

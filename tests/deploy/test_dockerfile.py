@@ -13,6 +13,7 @@ from tests.deploy.helpers import (
     flag_values,
     parse_cli,
     serve_argv,
+    shell_commands,
 )
 
 BASE = "python:3.11-slim"
@@ -110,3 +111,11 @@ def test_dockerignore_admits_what_the_build_copies_and_nothing_else() -> None:
                     "engine/twistarena/engine/__pycache__/core.cpython-311.pyc",
                     "twistarena.egg-info/PKG-INFO", "docker-compose.yml"):
         assert not build_context_includes(private, rules), f".dockerignore lets in {private}"
+
+
+def test_runtime_stage_installs_the_sandbox() -> None:
+    """Submitted programs run in bubblewrap (Debian's package)."""
+    final = dockerfile_stages()[-1]
+    installs = [shell_commands(i.text) for i in final.all("RUN")]
+    assert any({"apt-get", "install", "bubblewrap"} <= set(c)
+               for commands in installs for c in commands), installs

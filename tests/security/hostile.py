@@ -15,12 +15,19 @@ import grpc
 from google.protobuf.descriptor import MethodDescriptor
 from grpc import aio
 from twistarena.server.config import Limits, ServerConfig
-from twistarena.v1 import match_pb2, match_pb2_grpc, matchmaking_pb2, play_pb2, tournaments_pb2
+from twistarena.v1 import (
+    hosting_pb2,
+    match_pb2,
+    match_pb2_grpc,
+    matchmaking_pb2,
+    play_pb2,
+    tournaments_pb2,
+)
 
 from tests.support.agents import Agent, create, options, play_to_end, random_chooser, tokens
 from tests.support.server import InProcessServer
 
-FILES = (match_pb2, play_pb2, matchmaking_pb2, tournaments_pb2)
+FILES = (match_pb2, play_pb2, matchmaking_pb2, tournaments_pb2, hosting_pb2)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,9 @@
 ``blackhole()`` stops forwarding in both directions without closing anything
 (no FIN, no RST: the peers see silence), ``heal()`` resets the silenced
 connections and forwards new ones again, ``retarget(port)`` sends new
-connections elsewhere (a failover behind a fixed address).
+connections elsewhere (a failover behind a fixed address). ``trip`` blackholes
+the link the moment a client sends bytes containing it (that chunk is dropped):
+a fault at one chosen command.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ class TcpProxy:
         self.silent = False
         #: Seconds every chunk waits before it is forwarded (an artificially slow link).
         self.delay = 0.0
+        #: Byte strings that blackhole the link when a client sends one (see above).
+        self.trip: tuple[bytes, ...] = ()
+        #: Set once a trip fired.
+        self.tripped = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -62,15 +68,20 @@ class TcpProxy:
             writer.transport.abort()
             return
         self._writers.update((writer, up_writer))
-        await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer),
-                             return_exceptions=True)
+        await asyncio.gather(self._pipe(reader, up_writer, upstream=True),
+                             self._pipe(up_reader, writer), return_exceptions=True)
 
-    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                    upstream: bool = False) -> None:
         try:
             while True:
                 data = await reader.read(65536)
                 if not data:
                     break
+                if upstream and self.trip and any(t in data for t in self.trip):
+                    self.trip = ()
+                    self.silent = True
+                    self.tripped.set()
                 if self.silent:
                     continue  # dropped on the floor
                 if self.delay:
@@ -80,10 +91,12 @@ class TcpProxy:
         except (OSError, asyncio.CancelledError):
             pass
         finally:
+            # A silenced connection stays listed until ``heal`` resets it: its peer
+            # must learn then that it is gone, as it would from the late RST.
             if not self.silent:
                 with contextlib.suppress(Exception):
                     writer.close()
-            self._writers.discard(writer)
+                self._writers.discard(writer)
 
     def _call(self, fn: object) -> None:
         assert self._loop is not None

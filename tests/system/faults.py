@@ -91,8 +91,7 @@ def logs_of(url_port: int, match_ids: Sequence[str]) -> dict[str, list[bytes]]:
 
 def read_logs(data_dir: Path, match_ids: Sequence[str]) -> dict[str, list[bytes]]:
     """The logs an AOF directory holds, read by a throwaway Valkey on a copy."""
-    copy = data_dir.parent / (data_dir.name + f"-read-{free_port()}")
-    shutil.copytree(data_dir / "appendonlydir", copy / "appendonlydir")
+    copy = copy_aof(data_dir, "read")
     proc = ValkeyProcess(copy).start()
     try:
         return logs_of(proc.port, match_ids)
@@ -148,3 +147,20 @@ async def finish_all(tasks: Sequence[asyncio.Task[Any]], agents: Sequence[Agent]
                  or r.get("match_id") in stuck or set(r.get("match_ids", ())) & stuck]
         raise AssertionError(f"matches {stuck} stalled; seats {seats}; node log:\n"
                              + "\n".join(lines[-60:])) from None
+
+
+def copy_aof(data_dir: Path, name: str) -> Path:
+    """A copy of ``data_dir``'s AOF (read later with ``read_logs``: copying is fast,
+    so the store can be restarted at once)."""
+    copy = data_dir.parent / f"{data_dir.name}-{name}-{free_port()}"
+    shutil.copytree(data_dir / "appendonlydir", copy / "appendonlydir")
+    return copy
+
+
+def loss_records(proc: ServeProcess) -> dict[str, list[dict[str, Any]]]:
+    """The node's ``store_loss`` records, by match."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for record in records(proc):
+        if record.get("event") == "store_loss":
+            out.setdefault(record["match_id"], []).append(record)
+    return out

@@ -2,6 +2,11 @@
 //   javac -d build Bot.java
 //   twistarena bot --exec "java -cp build Bot" --text --server ... --match ... --token ...
 // Each decision is a block of lines ending with "end"; the bot answers one action id.
+// The connection is the bridge's (the SDK): it reconnects and resumes, follows a
+// refusal's twistarena-owner at once, and honours twistarena-retry-after-ms by
+// trying another server of --server first and the one that refused only once the
+// hint has run out. A Java client that speaks gRPC itself must do the same
+// (docs/protocol.md, sections 8 and 9).
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.util.Map;

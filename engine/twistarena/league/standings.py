@@ -166,12 +166,17 @@ def pairwise(results: Sequence[GameResult], entrants: Sequence[str] | None = Non
 _COLUMNS = [f.name for f in fields(Standing)]
 
 
-def standings_to_csv(standings: Sequence[Standing]) -> str:
+def standings_to_csv(standings: Sequence[Standing],
+                     names: Mapping[str, str] | None = None) -> str:
+    """The standings as CSV: each entrant's ``name`` (from ``names``, else its id) first,
+    then its id (``entrant``) and the figures. ``standings_from_csv`` reads it back."""
+    names = names or {}
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(_COLUMNS)
+    writer.writerow(["name", *_COLUMNS])
     for s in standings:
-        writer.writerow([repr(v) if isinstance(v, float) else v for v in asdict(s).values()])
+        writer.writerow([names.get(s.entrant, s.entrant),
+                         *(repr(v) if isinstance(v, float) else v for v in asdict(s).values())])
     return buf.getvalue()
 
 

@@ -187,7 +187,7 @@ _TT_K = tt_cards.DECK_SIZE
 _TT_FAMILIES = tt_cards.FAMILIES
 _TT_BONUS = tt_cards.BONUS_NAMES
 _TT_PHASES = ("reserve", "reserve_window", "play", "bonus_pick", "take_back", "end_bonus",
-              "game_over")
+              "over")
 #: what ``decision.kind`` may be ("" once the match is over)
 _TT_KINDS = ("reserve", "reserve_window", "play", "bonus_pick", "take_back", "flip", "blank",
              "symbol", "odd", "even", "any", "modifier", "flip_top", "modifier_delta", "")

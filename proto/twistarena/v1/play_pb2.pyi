@@ -77,12 +77,14 @@ class Join(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., seat_token: _Optional[str] = ..., resume_from_seq: _Optional[int] = ..., no_events: _Optional[bool] = ..., batched: _Optional[bool] = ...) -> None: ...
 
 class Answer(_message.Message):
-    __slots__ = ("decision_id", "action_id")
+    __slots__ = ("decision_id", "action_id", "fallback")
     DECISION_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_ID_FIELD_NUMBER: _ClassVar[int]
+    FALLBACK_FIELD_NUMBER: _ClassVar[int]
     decision_id: int
     action_id: int
-    def __init__(self, decision_id: _Optional[int] = ..., action_id: _Optional[int] = ...) -> None: ...
+    fallback: bool
+    def __init__(self, decision_id: _Optional[int] = ..., action_id: _Optional[int] = ..., fallback: _Optional[bool] = ...) -> None: ...
 
 class ServerMessage(_message.Message):
     __slots__ = ("joined", "decision", "accepted", "rejected", "event", "match_over", "rewound", "batch")

@@ -113,6 +113,8 @@ class App:
         self.metrics_port: int | None = None
         self._stopping: asyncio.Task[None] | None = None
         self._watcher: asyncio.Task[None] | None = None
+        #: The store's run id(s) when last checked (see ``Store.identity``).
+        self._store_identity = ""
 
     @property
     def address(self) -> str:
@@ -148,6 +150,7 @@ class App:
             raise ConfigError("--wait-replicas is for one primary with replicas; a Redis "
                               "Cluster's appends span primaries (see deploy/README.md)")
         await self.store.connect()
+        self._store_identity = await self.store.identity()
         self.hub = Hub(self.store, self.node_id, config.waiting_timeout_s,
                        config.max_match_decisions, config.max_match_s,
                        LossPolicy(config.on_store_loss))
@@ -239,8 +242,11 @@ class App:
 
     async def _watch_store(self) -> None:
         """Health follows the store: NOT_SERVING while it does not answer (calls
-        meanwhile end with UNAVAILABLE), SERVING again once it does, and then
-        every live match placed here resumes. The embedded Valkey is restarted
+        meanwhile end with UNAVAILABLE at once), SERVING again once it does, and
+        then every live match placed here resumes. A store that is another
+        process than before (its run id changed: a restart or failover that no
+        ping saw fail) is treated the same, and every match this node
+        acknowledged is checked against it. The embedded Valkey is restarted
         on its own data directory when it dies."""
         assert self.store is not None
         up = True
@@ -261,19 +267,25 @@ class App:
                 log.warning("embedded_valkey_restarted", url=embedded.url,
                             restarts=embedded.restarts)
             try:
-                await asyncio.wait_for(self.store.ping(), STORE_CHECK_S * 4)
+                identity = await asyncio.wait_for(self.store.identity(), STORE_CHECK_S * 4)
             except (StoreError, TimeoutError) as exc:
                 up = await self._store_state(up, False, repr(exc))
                 continue
-            if not up:
+            restarted = identity != self._store_identity
+            if not up or restarted:
+                if restarted:
+                    # However short the restart was: it may have lost what was
+                    # acknowledged, so every match is checked (``Cluster.resume``).
+                    log.warning("store_restarted", run_id=identity,
+                                was=self._store_identity)
                 try:
                     await self.store.reconnected()
                 except StoreError as exc:
                     log.warning("store_not_ready", error=repr(exc))
                     continue
                 up = await self._store_state(up, True, "")
-                if self.cluster is not None:
-                    await self.cluster.resume()
+                if self.cluster is None or await self.cluster.resume():
+                    self._store_identity = identity
 
     async def _trim_index(self) -> None:
         """The match index forgets matches whose keys expired (retention)."""
@@ -288,6 +300,8 @@ class App:
             log.info("index_trimmed", matches=dropped)
 
     async def _store_state(self, was_up: bool, up: bool, why: str) -> bool:
+        if self.cluster is not None:
+            self.cluster.store_reachable = up
         if up != was_up and not self.hub_draining():
             metrics.STORE_UP.set(1 if up else 0)
             if up:

@@ -6,6 +6,8 @@ import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from twistarena.wire import archives
+
 LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost", "ip6-loopback"})
 
 
@@ -133,6 +135,11 @@ class ServerConfig:
     #: Practice matches per minute per client without an api token.
     practice_per_minute: int = 30
     limits: Limits = field(default_factory=Limits)
+    #: Caps on a hosted version's archive: packed bytes, unpacked bytes, files
+    #: (``serve --version-max-packed-mb/--version-max-unpacked-mb/--version-max-files``).
+    version_caps: archives.Caps = field(default_factory=archives.Caps)
+    #: Versions one agent may keep (each is stored for good; ``serve --version-max-per-agent``).
+    max_versions_per_agent: int = 100
     extra_grpc_options: tuple[tuple[str, int | str], ...] = field(default_factory=tuple)
 
     def plaintext_allowed(self) -> bool:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
 
 from twistarena.storage import (
     FencedError,
@@ -21,12 +22,14 @@ from twistarena.storage import (
     TransientStoreError,
 )
 
+T = TypeVar("T")
+
 #: How long a store write (an append, the end) is retried while the store is unreachable.
 STORE_RETRY_S = 20.0
 
 
-async def _retrying(write: Callable[[], Awaitable[None]], retry: type[StoreError],
-                    keep: type[StoreError] | None, stopped: Callable[[], bool]) -> None:
+async def _retrying(write: Callable[[], Awaitable[T]], retry: type[StoreError],
+                    keep: tuple[type[StoreError], ...], stopped: Callable[[], bool]) -> T:
     """Run ``write`` until it succeeds; a ``retry`` error (but not a ``keep`` one) is
     tried again with backoff, until ``STORE_RETRY_S`` passes or ``stopped()``
     (within the lease: once it lapses the runner is stopped)."""
@@ -34,14 +37,20 @@ async def _retrying(write: Callable[[], Awaitable[None]], retry: type[StoreError
     delay = 0.05
     while True:
         try:
-            await write()
-            return
+            return await write()
         except retry as exc:
-            if (keep is not None and isinstance(exc, keep)) or time.monotonic() > deadline \
+            if isinstance(exc, keep) or time.monotonic() > deadline \
                     or stopped():
                 raise
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
+
+
+async def through_outage(call: Callable[[], Awaitable[T]], stopped: Callable[[], bool]) -> T:
+    """A store call a runner cannot go on without (reading the log after a loss,
+    restoring its metadata), retried as appends are: right after a store restart
+    the first calls can fail."""
+    return await _retrying(call, TransientStoreError, (), stopped)
 
 
 async def append_entry(store: Store, match_id: str, owner: str, expected: int,
@@ -57,13 +66,17 @@ async def append_entry(store: Store, match_id: str, owner: str, expected: int,
                     match_id, expected) != entry:
                 raise
             await store.sync()
-    await _retrying(write, TransientStoreError, None, stopped)
+    await _retrying(write, TransientStoreError, (), stopped)
 
 
 async def store_end(store: Store, match_id: str, owner: str, status: int, result: bytes,
-                    stopped: Callable[[], bool]) -> None:
-    """The end, stored and durable before anyone is told; any store error but a
-    fenced write (another node owns the match) is retried as appends are."""
+                    entries: Sequence[LogEntry], stopped: Callable[[], bool]) -> None:
+    """The end, stored and durable before anyone is told, and only on the log it
+    was computed from (``entries``: a store that lost the log's tail raises
+    ``LogConflict``, for the loss policy); any other store error but a fenced
+    write (another node owns the match) is retried as appends are."""
+    log_len, last = len(entries), (entries[-1] if entries else None)
+
     async def write() -> None:
-        await store.matches.finish(match_id, owner, status, result)
-    await _retrying(write, StoreError, FencedError, stopped)
+        await store.matches.finish(match_id, owner, status, result, log_len, last)
+    await _retrying(write, StoreError, (FencedError, LogConflict), stopped)

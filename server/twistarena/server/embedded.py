@@ -7,13 +7,11 @@ supervisor restarts it on the same directory and port). ``fsync`` is the
 AOF's ``appendfsync``: ``everysec`` by default, ``always`` for
 ``serve --durability always``. It listens on loopback only, on a free port,
 and is told to exit when its parent process dies (so a ``kill -9`` of
-twistarena does not leave it running).
+twistarena does not leave it running; ``die_with_parent``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import os
 import shutil
 import signal
@@ -43,11 +41,26 @@ def free_port(host: str = "127.0.0.1") -> int:
         return port
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(Exception):
-            libc = ctypes.CDLL("libc.so.6", use_errno=True)
-            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+#: A fresh interpreter that asks for SIGTERM when its parent (this process) dies, then
+#: becomes the program (same pid). Doing this in a ``preexec_fn`` instead would run
+#: Python between fork and exec in a process that has gRPC's threads: unsafe, and it
+#: makes gRPC's fork handlers print "skipping fork() handlers" at every start. Without
+#: a ``preexec_fn`` the child is started by vfork and exec, which runs no fork handlers.
+_DIE_WITH_PARENT = (
+    "import ctypes, os, signal, sys\n"
+    f"ctypes.CDLL(None).prctl({_PR_SET_PDEATHSIG}, signal.SIGTERM, 0, 0, 0)\n"
+    "if os.getppid() != int(sys.argv[1]):\n"
+    "    sys.exit(1)  # the parent died before the request: nobody to outlive\n"
+    "os.execvp(sys.argv[2], sys.argv[2:])\n"
+)
+
+
+def die_with_parent(argv: list[str]) -> list[str]:
+    """``argv`` started so that it gets SIGTERM when this process dies (Linux; elsewhere
+    ``argv`` unchanged)."""
+    if not sys.platform.startswith("linux"):
+        return argv
+    return [sys.executable, "-S", "-c", _DIE_WITH_PARENT, str(os.getpid()), *argv]
 
 
 def _pid_alive(pid: int) -> bool:
@@ -138,8 +151,8 @@ class EmbeddedValkey:
                 *persistence,
             ]
             self.process = subprocess.Popen(
-                args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent, close_fds=True,
+                die_with_parent(args), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, close_fds=True,
             )
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:

@@ -4,9 +4,10 @@ A store can lose writes it had confirmed: an OS crash under ``appendfsync
 everysec`` loses up to about a second, a failover to a replica that missed the
 latest writes loses what it missed. The node remembers, per match it ran, the
 log length it acknowledged and the end it announced; a runner that finds less
-in the store (an append refused for a shorter log, a match opened from a
-shorter log, a seat or spectator resuming past the stored events) applies the
-``LossPolicy``: never in silence.
+in the store (an append or an end refused for a shorter log, a match opened
+from a shorter log, the check of every remembered match after the store
+restarted) applies the ``LossPolicy``: never in silence. Only this memory
+shows a loss: no number a client sends (a resume seq) is taken for one.
 """
 
 from __future__ import annotations
@@ -73,6 +74,10 @@ class AckMemory:
 
     def __len__(self) -> int:
         return len(self._items)
+
+    def ids(self) -> list[str]:
+        """Every match this node remembers acknowledging (ended ones included)."""
+        return list(self._items)
 
     def get(self, match_id: str) -> Acknowledged | None:
         """What this node acknowledged of ``match_id``, if it remembers the match."""

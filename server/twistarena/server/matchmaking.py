@@ -32,7 +32,7 @@ from .creation import new_match
 from .disclosure import redact
 from .limits import Quotas, RateLimiter
 from .matchmaker import ALIVE_MS, TICK_S, Matchmaker
-from .rpc import fail, is_admin, peer_host, require_admin, shown
+from .rpc import api_agent, fail, is_admin, known_agent, peer_host, require_admin, shown
 
 log = logs.get("twistarena.matchmaking")
 
@@ -70,30 +70,15 @@ class Matchmaking(kgrpc.MatchmakingServicer):
     async def GetAgent(self, request: kpb.GetAgentRequest,
                        context: aio.ServicerContext[Any, Any]) -> kpb.AgentInfo:
         """An agent's name, rating and number of rated matches."""
-        record = await self.agents.get(request.agent_id) if request.agent_id else None
-        if record is None:
-            await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_AGENT",
-                       f"no agent with id {shown(request.agent_id)}")
+        record = await known_agent(context, self.agents, request.agent_id)
         rating = self.agents.rating(record)
         return kpb.AgentInfo(agent_id=record.agent_id, name=record.name, mu=rating.mu,
                              sigma=rating.sigma, matches=record.matches)
 
-    async def _agent(self, context: aio.ServicerContext[Any, Any]) -> str:
-        token = auth.bearer(context.invocation_metadata())
-        if not token:
-            await fail(context, grpc.StatusCode.UNAUTHENTICATED, "BAD_TOKEN",
-                       "Queue needs an api token: metadata 'authorization: Bearer <token>' "
-                       "(Matchmaking.RegisterAgent gives one)")
-        agent_id = await self.agents.by_token(token)
-        if agent_id is None:
-            await fail(context, grpc.StatusCode.UNAUTHENTICATED, "BAD_TOKEN",
-                       "the api token belongs to no registered agent")
-        return agent_id
-
     async def Queue(self, request: kpb.QueueRequest,
                     context: aio.ServicerContext[Any, Any]) -> None:
         """Hold the agent's place in a queue until a match seats it (or its tournament ends)."""
-        agent_id = await self._agent(context)
+        agent_id = await api_agent(context, self.agents.by_token, "Queue")
         game_id, players = request.game_id, request.num_players
         problem = _check_game(game_id, players)
         if problem:

@@ -1,9 +1,9 @@
 """A runner's answer to a store that lost what the node acknowledged.
 
 The store can come back with fewer actions than the node acknowledged (see
-``losses``). Each place that can notice it (a match opened from the store, a
-seat or spectator resuming past the stored events, an append refused for a
-shorter log) comes here, and the loss is never silent: counted, logged, and
+``losses``). Each place that can notice it (a match opened from the store, an
+append or an end refused for a shorter log, the check of every acknowledged
+match after the store restarted) comes here, and the loss is never silent: counted, logged, and
 the node's ``LossPolicy`` applied (rewind: every seat and spectator is told
 where the match went back to; void: the match ends).
 
@@ -12,6 +12,7 @@ The functions take the runner they act on and run with its lock held.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 import grpc
@@ -20,7 +21,7 @@ from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import play_pb2 as ppb
 
 from . import logs, metrics
-from .durable import store_end
+from .durable import store_end, through_outage
 from .losses import Acknowledged, LossPolicy, Rewind
 from .outbox import Outbox
 
@@ -40,7 +41,7 @@ async def lost_at_start(runner: MatchRunner, known: Acknowledged) -> None:
                   acknowledged=known.actions, kept=runner.book.log_len, lost=0)
         try:
             await store_end(runner.store, runner.match_id, runner.owner, known.status,
-                            known.result, lambda: runner.stopped)
+                            known.result, runner.book.entries, lambda: runner.stopped)
         except StoreError as exc:
             log.error("finish_failed", match_id=runner.match_id, error=repr(exc))
             runner.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
@@ -55,26 +56,26 @@ async def lost_at_start(runner: MatchRunner, known: Acknowledged) -> None:
     await store_lost(runner, why, known.actions, void=bool(known.status))
 
 
-async def resume_seat_from(runner: MatchRunner, seat_no: int, outbox: Outbox,
-                           resume_from: int) -> int:
-    """A seat (re)joins: tell it of a rewind it was away for, or notice that it
-    saw events the store no longer has. Returns the seq to resend from."""
+def resume_seat_from(runner: MatchRunner, seat_no: int, outbox: Outbox,
+                     resume_from: int) -> int:
+    """A seat (re)joins: tell it of a rewind it was away for. Returns the seq to
+    resend from.
+
+    Only what this node acknowledged can show a loss: a ``resume_from`` past the
+    stored events is the seat's own number (a bug, or anyone's made-up value),
+    never taken for a store that lost events; the seat simply gets no backlog
+    (docs/protocol.md, section 4)."""
     memory = runner.hub.acknowledged.get(runner.match_id)
-    events = len(runner.state.events)
     rewind = memory.rewind if memory is not None else None
     if rewind is not None and seat_no not in rewind.told:
         rewind.told.add(seat_no)
         if resume_from > rewind.message.to_seq:
             outbox.send(ppb.ServerMessage(rewound=rewind.message))
             return int(rewind.message.to_seq)
-    elif resume_from > events and not runner.over:
-        await store_lost(runner, f"seat {seat_no} had seen {resume_from - events} event(s) "
-                         "more than the store kept", runner.book.log_len)
-        return min(resume_from, len(runner.state.events))
     return resume_from
 
 
-async def resume_spectator_from(runner: MatchRunner, outbox: Outbox, from_seq: int) -> int:
+def resume_spectator_from(runner: MatchRunner, outbox: Outbox, from_seq: int) -> int:
     """As ``resume_seat_from``, for a spectator (told again on every resume past
     the rewind: it keeps no accepted answers to get wrong)."""
     memory = runner.hub.acknowledged.get(runner.match_id)
@@ -82,25 +83,34 @@ async def resume_spectator_from(runner: MatchRunner, outbox: Outbox, from_seq: i
     if rewind is not None and from_seq > rewind.message.to_seq:
         outbox.send(ppb.WatchMessage(rewound=rewind.message))
         return int(rewind.message.to_seq)
-    events = len(runner.state.events)
-    if from_seq > events and not runner.over:
-        await store_lost(runner, f"a spectator had seen {from_seq - events} event(s) more "
-                         "than the store kept", runner.book.log_len)
-        if not runner.over and not runner.stopped:
-            outbox.send(ppb.WatchMessage(rewound=ppb.Rewound(
-                to_seq=len(runner.state.events), actions=runner.book.log_len,
-                reason="the store lost events this spectator had seen")))
-        return len(runner.state.events)
     return from_seq
+
+
+async def recheck(runner: MatchRunner, stored: int) -> None:
+    """After the store restarted: its log of the match held ``stored`` entries
+    (read without the lock); a loss is handled if it still holds fewer than
+    this node acknowledged. Takes the runner's lock."""
+    async with runner.lock:
+        if runner.over or runner.stopped or stored >= runner.book.log_len:
+            return
+        try:
+            stored = len(await through_outage(
+                partial(runner.store.matches.load_log, runner.match_id), lambda: runner.stopped))
+        except StoreError:
+            return  # the next write of the runner finds out
+        if stored < runner.book.log_len:
+            await store_lost(runner, f"the store restarted with {stored} of "
+                             f"{runner.book.log_len} acknowledged action(s)",
+                             runner.book.log_len)
 
 
 async def store_lost(runner: MatchRunner, why: str, acknowledged: int,
                      void: bool = False) -> None:
-    """The store has fewer actions than were acknowledged (or than a seat saw):
-    the policy applied. A log that is not a prefix of what was acknowledged is
-    always void."""
+    """The store has fewer actions than this node acknowledged: the policy
+    applied. A log that is not a prefix of what was acknowledged is always void."""
     try:
-        entries = await runner.store.matches.load_log(runner.match_id)
+        entries = await through_outage(partial(runner.store.matches.load_log, runner.match_id),
+                                     lambda: runner.stopped)
     except StoreError as exc:
         log.error("store_loss_unreadable", match_id=runner.match_id, error=repr(exc))
         runner.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
@@ -137,7 +147,8 @@ async def store_lost(runner: MatchRunner, why: str, acknowledged: int,
 async def _restore_meta(runner: MatchRunner) -> None:
     """What the store may have lost with the log's tail: the status, who joined."""
     try:
-        record = await runner.store.matches.load(runner.match_id)
+        record = await through_outage(partial(runner.store.matches.load, runner.match_id),
+                                    lambda: runner.stopped)
         if record is None:
             raise StoreError(f"match {runner.match_id} is gone from the store")
         fields: dict[str, bytes | str | int] = {
@@ -146,7 +157,8 @@ async def _restore_meta(runner: MatchRunner) -> None:
         if record.status != runner.status:
             fields["status"] = runner.status
         if fields:
-            await runner.store.matches.update_meta(runner.match_id, runner.owner, fields)
+            await through_outage(partial(runner.store.matches.update_meta, runner.match_id,
+                                         runner.owner, fields), lambda: runner.stopped)
     except StoreError as exc:
         log.error("store_loss_unrecoverable", match_id=runner.match_id, error=repr(exc))
         runner.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",

@@ -3,12 +3,15 @@ machine-readable reason, check the admin token, know the caller's host."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn
 
 import grpc
 from grpc import aio
+from twistarena.storage import AgentRecord
 
 from . import auth, front, metrics
+from .agents import Agents
 from .config import ServerConfig
 
 #: Trailing metadata key carrying an ErrorReason name next to a failed call's status.
@@ -48,6 +51,31 @@ async def require_admin(context: aio.ServicerContext[Any, Any], config: ServerCo
     if not auth.same_secret(token, expected):
         await fail(context, grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED_ADMIN",
                    "the admin token is wrong")
+
+
+async def api_agent(context: aio.ServicerContext[Any, Any],
+                    by_token: Callable[[str], Awaitable[str | None]], call: str) -> str:
+    """The agent whose api token the call carries; UNAUTHENTICATED (BAD_TOKEN) without one."""
+    token = auth.bearer(context.invocation_metadata())
+    if not token:
+        await fail(context, grpc.StatusCode.UNAUTHENTICATED, "BAD_TOKEN",
+                   f"{call} needs an api token: metadata 'authorization: Bearer <token>' "
+                   "(Matchmaking.RegisterAgent gives one)")
+    agent_id = await by_token(token)
+    if agent_id is None:
+        await fail(context, grpc.StatusCode.UNAUTHENTICATED, "BAD_TOKEN",
+                   "the api token belongs to no registered agent")
+    return agent_id
+
+
+async def known_agent(context: aio.ServicerContext[Any, Any], agents: Agents,
+                      agent_id: str) -> AgentRecord:
+    """The agent's account; NOT_FOUND (UNKNOWN_AGENT) when there is none."""
+    record = await agents.get(agent_id) if agent_id else None
+    if record is None:
+        await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_AGENT",
+                   f"no agent with id {shown(agent_id)}")
+    return record
 
 
 def is_admin(context: aio.ServicerContext[Any, Any], config: ServerConfig) -> bool:

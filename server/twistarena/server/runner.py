@@ -32,7 +32,7 @@ from twistarena.v1 import play_pb2 as ppb
 
 from . import logs, metrics, rewinds
 from .decisions import ACCEPTED, DecisionBook, Reply, late, seat_of
-from .durable import append_entry, store_end
+from .durable import append_entry, store_end, through_outage
 from .events import EventFeed
 from .housebots import house_action
 from .hub import Hub
@@ -234,7 +234,8 @@ class MatchRunner:
         self.hub.forget(self)
 
     async def _set_status(self, status: int) -> None:
-        await self.store.matches.update_meta(self.match_id, self.owner, {"status": status})
+        await through_outage(partial(self.store.matches.update_meta, self.match_id, self.owner,
+                                     {"status": status}), lambda: self.stopped)
         self.status = status
         if status != mpb.MATCH_STATUS_WAITING:
             self.timers.cancel_waiting()
@@ -273,9 +274,7 @@ class MatchRunner:
             if latest is not None:
                 self.feed.hold_accepted(seat, wire.accepted(*latest))
             outbox.send(wire.joined_message(self._joined(), seat_no))
-            resume_from = await rewinds.resume_seat_from(self, seat_no, outbox, resume_from)
-            if self._refused(outbox):
-                return
+            resume_from = rewinds.resume_seat_from(self, seat_no, outbox, resume_from)
             if outbox.batched:
                 if not outbox.no_events:
                     self.feed.seat_backlog(seat, resume_from)
@@ -288,11 +287,13 @@ class MatchRunner:
                 outbox.finish()
                 return
             if not seat.joined:
+                # Noted only once stored: a seat whose write failed joins again.
+                await through_outage(partial(self.store.matches.update_meta, self.match_id,
+                                             self.owner, {f"joined:{seat_no}": 1}),
+                                     lambda: self.stopped)
                 seat.joined = True
-                await self.store.matches.update_meta(self.match_id, self.owner,
-                                                     {f"joined:{seat_no}": 1})
-                if await self._start_when_seated():
-                    return
+            if await self._start_when_seated():  # again if a start failed before
+                return
             if seat.decision_id and seat.decision_id == self.book.open_id(seat_no):
                 # A still-open decision: send it again, same id, with the time left
                 # (and, on a batched stream, the backlog).
@@ -337,9 +338,7 @@ class MatchRunner:
         async with self.lock:
             if self._refused(outbox):
                 return
-            from_seq = await rewinds.resume_spectator_from(self, outbox, from_seq)
-            if self._refused(outbox):
-                return
+            from_seq = rewinds.resume_spectator_from(self, outbox, from_seq)
             self.feed.backlog(outbox, from_seq, batched)
             if self.over:
                 outbox.send(ppb.WatchMessage(match_over=ppb.MatchOver(result=self.result)))
@@ -410,15 +409,16 @@ class MatchRunner:
         seat.stream.send(wire.decision_message(body, int(left * 1000), batched))
 
     async def answer(self, seat_no: int, decision_id: int, action_id: int,
-                     stream: Outbox) -> Reply:
+                     stream: Outbox, fallback: bool = False) -> Reply:
         """An agent's answer, from ``stream``: decided here, and the reply (accepted
-        or rejected, see ``_reply``) goes back in-band."""
+        or rejected, see ``_reply``) goes back in-band. ``fallback``: the agent has
+        no answer and asks for the match's fallback now (a missed deadline, early)."""
         async with self.lock:
-            reply = await self._decide_answer(seat_no, decision_id, action_id)
+            reply = await self._decide_answer(seat_no, decision_id, action_id, fallback)
             if reply is None:
                 # The store lost actions and the match went back: if the same
                 # decision is open again, this answer settles it there.
-                reply = await self._decide_answer(seat_no, decision_id, action_id)
+                reply = await self._decide_answer(seat_no, decision_id, action_id, fallback)
             if reply is None:
                 reply = Reply(False, ppb.STALE_DECISION,
                               "the match was rewound; answer the decisions sent after it")
@@ -426,8 +426,8 @@ class MatchRunner:
                 self._reply(stream, decision_id, action_id, reply)
             return reply
 
-    async def _decide_answer(self, seat_no: int, decision_id: int,
-                             action_id: int) -> Reply | None:
+    async def _decide_answer(self, seat_no: int, decision_id: int, action_id: int,
+                             fallback: bool) -> Reply | None:
         """Judge an answer and, if it stands, commit it; None when the match was
         rewound meanwhile. Lock held."""
         seat = self.seats[seat_no]
@@ -447,6 +447,11 @@ class MatchRunner:
         if self.loop.time() > seat.deadline + LATE_TOLERANCE_S:
             await self._settle_timeout_locked(seat_no, decision_id)
             return late(decision_id)
+        if fallback:
+            # Settled like a missed deadline (the same seeded action, logged as a
+            # timeout); like one, it is not acknowledged.
+            await self._settle_timeout_locked(seat_no, decision_id)
+            return ACCEPTED
         illegal = self.state.check(seat_no, action_id)
         if illegal is not None:
             return Reply(False, ppb.ILLEGAL_ACTION, illegal.message, may_retry=True)
@@ -573,11 +578,16 @@ class MatchRunner:
         status = end_status(reason)
         present = [s.joined or bool(s.house_bot) for s in self.seats]
         result = match_result(self.state, present, reason, detail, forfeit)
-        self.timers.cancel()
         stored = result.SerializeToString()
         try:
             await store_end(self.store, self.match_id, self.owner, status, stored,
-                            lambda: self.stopped)
+                            self.book.entries, lambda: self.stopped)
+        except LogConflict as conflict:
+            # The store came back without the log this end was computed from.
+            await rewinds.store_lost(
+                self, f"the end was computed on {self.book.log_len} action(s); the store "
+                f"kept {conflict.actual}", self.book.log_len)
+            return
         except FencedError as exc:
             log.error("finish_failed", match_id=self.match_id, error=repr(exc))
             self.hub.leases.fenced(self)
@@ -588,6 +598,7 @@ class MatchRunner:
                       "this server can no longer record the match; reconnect", redirect=False)
             return
         self.hub.acknowledged.note_end(self.match_id, self.book.log_len, stored, status)
+        self.timers.cancel()
         self.over = True
         self.status = status
         self.result = result

@@ -75,6 +75,10 @@ async def pump(cluster: Cluster, match_id: str, outbox: Outbox,
                     return
                 if item.reason == "NOT_OWNER" and item.redirect:
                     await routing.redirect(cluster, match_id, context, item.details)
+                if item.code is grpc.StatusCode.UNAVAILABLE:
+                    # Cut from the store: the hints of a refusal (retry after, owner).
+                    await routing.unless_store_down(cluster, match_id, context, item.reason,
+                                                    item.details)
                 await _end(context, item)
             outbox.writing_since = loop.time()
             await context.write(item)
@@ -124,6 +128,7 @@ class Matches(mgrpc.MatchesServicer):
         if self.hub.draining:
             await fail(context, grpc.StatusCode.UNAVAILABLE, "DRAINING",
                        "server draining; create the match on another server")
+        await routing.unless_store_down(self.cluster, "", context)
         creator = await self.quotas.admit_creation(context, makes_match=True)
         match, tokens = await creation.new_match(self.cluster, request.options)
         self.quotas.created(creator, f"match:{match.match_id}")
@@ -135,6 +140,7 @@ class Matches(mgrpc.MatchesServicer):
 
     async def _record(self, match_id: str,
                       context: aio.ServicerContext[Any, Any]) -> MatchRecord:
+        await routing.unless_store_down(self.cluster, match_id, context)
         record = await self.hub.store.matches.load(match_id) if match_id else None
         if record is None:
             await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_MATCH",
@@ -159,6 +165,7 @@ class Matches(mgrpc.MatchesServicer):
     async def ListMatches(self, request: mpb.ListMatchesRequest,
                           context: aio.ServicerContext[Any, Any]) -> mpb.ListMatchesResponse:
         """Matches newest first, filtered and paged."""
+        await routing.unless_store_down(self.cluster, "", context)
         size = request.page_size or DEFAULT_PAGE
         size = min(size, MAX_PAGE)
         before: tuple[int, str] | None = None
@@ -211,6 +218,7 @@ class Matches(mgrpc.MatchesServicer):
                           context: aio.ServicerContext[Any, Any]) -> mpb.Match:
         """End a match that is not over (admin call)."""
         await require_admin(context, self.config)
+        await routing.unless_store_down(self.cluster, request.match_id, context)
         runner = self.hub.get(request.match_id)
         if runner is None:
             record = await self._record(request.match_id, context)
@@ -283,6 +291,7 @@ class Play(pgrpc.PlayServicer):
                        "Join.match_id is empty")
         if self.hub.draining:
             await routing.refuse_draining(self.cluster, join.match_id, context)
+        await routing.unless_store_down(self.cluster, join.match_id, context)
         token = join.seat_token or auth.bearer(context.invocation_metadata())
         await self.quotas.admit_join(context, token)
         runner, seat = await self._locate(join.match_id, token, context)
@@ -356,7 +365,8 @@ class Play(pgrpc.PlayServicer):
                 kind = msg.WhichOneof("msg")
                 if kind == "answer":
                     answer = msg.answer
-                    await runner.answer(seat, answer.decision_id, answer.action_id, outbox)
+                    await runner.answer(seat, answer.decision_id, answer.action_id, outbox,
+                                        answer.fallback)
                 elif kind == "join":
                     outbox.close(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                                  "Join was already sent on this stream")
@@ -392,6 +402,7 @@ class Watch(pgrpc.WatchServicer):
         if not request.match_id:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                        "WatchRequest.match_id is empty")
+        await routing.unless_store_down(self.cluster, request.match_id, context)
         if not await self.disclosure.may_watch(request.match_id, context):
             await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "REPLAY_CLOSED",
                        f"match {shown(request.match_id)} deals the cards of a duplicate "

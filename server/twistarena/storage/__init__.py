@@ -21,11 +21,13 @@ from .matches import LogEntry, MatchRecord
 from .nodes import Beat, NodeInfo, Renewal
 from .store import Store
 from .tournaments import TournamentRecord
+from .versions import FailureRecord, MatchReport, VersionRecord, VersionStats, version_id
 
 __all__ = [
     "AgentRecord",
     "Beat",
     "Durability",
+    "FailureRecord",
     "FencedError",
     "Grant",
     "Handoff",
@@ -34,6 +36,7 @@ __all__ = [
     "LogConflict",
     "LogEntry",
     "MatchRecord",
+    "MatchReport",
     "MuSigma",
     "NodeInfo",
     "NotDurableError",
@@ -42,4 +45,7 @@ __all__ = [
     "StoreError",
     "TournamentRecord",
     "TransientStoreError",
+    "VersionRecord",
+    "VersionStats",
+    "version_id",
 ]

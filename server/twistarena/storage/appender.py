@@ -16,11 +16,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from redis.exceptions import RedisError
-
 from . import keys, metrics
 from .connection import Connections
-from .errors import FencedError, LogConflict, StoreError, TransientStoreError, translate
+from .errors import FencedError, LogConflict, TransientStoreError, translate
 from .matches import LogEntry, Matches, encode_entry
 from .resp import bulk, encode_command
 from .scripts import Scripts, is_noscript
@@ -96,7 +94,9 @@ class Appender:
             elif self._inflight == 0:
                 self._idle.set()
 
-    async def _execute(self, batch: list[_Append]) -> list[Any]:
+    async def _execute(self, batch: list[_Append], load: bool = False) -> list[Any]:
+        """Send one batch (``load``: the append script first, on the same
+        connection, for a server that forgot it); the appends' replies."""
         lean = self.conn.lean_for(self.scripts.append.name)
         matches = self.matches
         if lean is not None:
@@ -107,8 +107,14 @@ class Appender:
             # The sync commands ride on the same connection: they cover these writes.
             sync = matches.durability.sync_commands(matches.aof, end=False)
             payload += b"".join(encode_command(c) for c in sync)
-            replies = await lean.execute_encoded(payload, len(batch) + len(sync))
+            loading = [("SCRIPT", "LOAD", self.scripts.append.source)] if load else []
+            payload = b"".join(encode_command(c) for c in loading) + payload
+            replies = await lean.execute_encoded(payload,
+                                                 len(loading) + len(batch) + len(sync))
+            replies = replies[len(loading):]
         else:
+            if load:
+                await self.scripts.reload(self.conn.redis)
             script = self.scripts.append
             pipe = self.conn.redis.pipeline(transaction=False)
             for item in batch:
@@ -157,7 +163,10 @@ class Appender:
     async def _send(self, batch: list[_Append]) -> None:
         for attempt in range(2):
             try:
-                results = await self._execute(batch)
+                # A retry after NOSCRIPT (a restarted server) loads the script on the
+                # very connection the batch goes on, so no other connection's
+                # state (a pool connection to the old server) can defeat it.
+                results = await self._execute(batch, load=attempt > 0)
             except Exception as exc:
                 # Whatever failed (a closed transport, a cluster client in the middle
                 # of a reconfiguration), every append of the batch gets an answer: a
@@ -191,12 +200,13 @@ class Appender:
                         item.future.set_exception(LogConflict(int(value)))
             if not retry:
                 return
-            with contextlib.suppress(RedisError, OSError):
-                await self.scripts.reload(self.conn.redis)
             batch = retry
         for item in batch:
             if not item.future.done():
-                item.future.set_exception(StoreError("append script could not be loaded"))
+                # The server forgot the script again (restarted once more): retried
+                # by the runner within its lease, like any store outage.
+                item.future.set_exception(TransientStoreError(
+                    "append script could not be loaded"))
 
     async def drain(self, timeout: float = 10.0) -> None:
         """Wait until every queued append has its answer."""

@@ -11,11 +11,14 @@ A Lua script may only touch keys of one cluster slot, so keys that one script
 ``{agents}``           agent accounts, their inboxes, the rating queue
                        (a rating update WATCHes several agents at once)
 ``{mmq:<game>:<n>}``   one matchmaking queue (enqueue and pop are one script each)
+``{av:<agent>}``       one agent's hosted versions, the active one and their stats
+                       (a stats report is one script over them)
 
 The untagged indexes (``twistarena:matches``, ``twistarena:live``,
-``twistarena:tournaments``, ``twistarena:tournaments:live``) are only ever
-used alone. Key names are stored data: changing one orphans what a running
-arena holds, so they stay as they are.
+``twistarena:tournaments``, ``twistarena:tournaments:live``) and the
+archives (``twistarena:archive:<sha256>``) are only ever used alone. Key
+names are stored data: changing one orphans what a running arena holds, so
+they stay as they are.
 """
 
 from __future__ import annotations
@@ -140,3 +143,42 @@ def tournament_lease(tid: str) -> str:
 TOURNAMENT_INDEX = "twistarena:tournaments"
 #: Set: unfinished tournament ids.
 LIVE_TOURNAMENTS = "twistarena:tournaments:live"
+
+
+# -- hosted versions: tag {av:<agent>}, and the archives by content -------------
+
+
+def agent_versions(agent_id: str) -> str:
+    """Sorted set: the agent's version ids by creation time (ms)."""
+    return f"{{av:{agent_id}}}:versions"
+
+
+def agent_version(agent_id: str, version_id: str) -> str:
+    """Hash: one immutable version (``content_hash``, ``entry``, ``build``,
+    ``build_log``, ``size``, ``unpacked``, ``files``, ``created_ms``)."""
+    return f"{{av:{agent_id}}}:version:{version_id}"
+
+
+def agent_active_version(agent_id: str) -> str:
+    """String: the id of the version the agent's hosted seats run."""
+    return f"{{av:{agent_id}}}:active"
+
+
+def version_stats(agent_id: str) -> list[str]:
+    """The per-version stats of an agent, as the stats script takes them as KEYS:
+    ``counts`` (hash ``<version>:<counter>`` -> total), ``cpumax`` (sorted set
+    version -> the slowest decision's CPU ms), ``seen`` (set of reports already
+    counted, ``<version>:<report id>``)."""
+    tag = f"{{av:{agent_id}}}"
+    return [f"{tag}:counts", f"{tag}:cpumax", f"{tag}:seen"]
+
+
+def version_failures(agent_id: str, version_id: str) -> str:
+    """List: the version's most recent failures, newest first (JSON each)."""
+    return f"{{av:{agent_id}}}:failures:{version_id}"
+
+
+def archive(content_hash: str) -> str:
+    """String: a packed version archive, stored once per sha256 of its bytes and
+    never changed (versions of any agent with the same bytes share it). Used alone."""
+    return f"twistarena:archive:{content_hash}"

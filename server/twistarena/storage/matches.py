@@ -16,7 +16,7 @@ from twistarena.v1 import match_pb2 as mpb
 from . import keys
 from .connection import Connections
 from .durability import Durability
-from .errors import FencedError, driver_errors, translate
+from .errors import FencedError, LogConflict, TransientStoreError, driver_errors, translate
 from .leases import Grant, Holder, Leases
 from .replies import text
 from .scripts import Arg, Scripts, is_noscript
@@ -148,6 +148,14 @@ class Matches:
             rows = await pipe.execute()
         return [[decode_entry(e) for e in row] for row in rows]
 
+    async def log_lengths(self, match_ids: Sequence[str]) -> list[int]:
+        """How many entries the logs of ``match_ids`` hold, in one round trip."""
+        with driver_errors():
+            pipe = self._redis.pipeline(transaction=False)
+            for mid in match_ids:
+                pipe.llen(keys.match_log(mid))
+            return [int(n) for n in await pipe.execute()]
+
     async def entry_at(self, match_id: str, index: int) -> LogEntry | None:
         """One log entry (None past the end)."""
         with driver_errors():
@@ -220,28 +228,31 @@ class Matches:
         """Write metadata fields while ``owner`` holds the lease (``FencedError`` else)."""
         await self.leases.fenced_hset(match_id, owner, keys.match_meta(match_id), fields)
 
-    async def finish(self, match_id: str, owner: str, status: int, result: bytes) -> None:
-        """Store the end of a match (status, result), take it off the live index and
-        the lease index, set its retention, and wait until that is durable: one
-        connection, so the sync commands cover these writes. Raises FencedError,
-        NotDurableError or another StoreError; nobody may be told the end before
-        this returns."""
+    async def finish(self, match_id: str, owner: str, status: int, result: bytes,
+                     log_len: int, last: LogEntry | None) -> None:
+        """Store the end of a match (status, result) and its retention, take it off
+        the live index and the lease index, and wait until that is durable: one
+        connection, so the sync commands cover these writes.
+
+        The end is written only on the log it was computed from: ``log_len``
+        entries, the last one ``last``, checked in the same script as the owner
+        token (``lua/finish.lua``). A store that came back without the log's
+        tail raises ``LogConflict``; a lost lease ``FencedError``; else
+        ``NotDurableError`` or another StoreError. Nobody may be told the end
+        before this returns."""
         mid = match_id
-        fenced = self.scripts.fenced_hset
+        script = self.scripts.finish
         for attempt in range(2):
             sync = [] if self.conn.cluster_mode else self.durability.sync_commands(
                 self.aof, end=True)
             with driver_errors():
                 pipe = self.conn.redis.pipeline(transaction=False)
-                pipe.execute_command(*fenced.command(
-                    [keys.match_meta(mid), keys.match_lease(mid)],
-                    [owner, "", "status", status, "result", result]))
+                pipe.execute_command(*script.command(
+                    [keys.match_meta(mid), keys.match_log(mid), keys.match_lease(mid)],
+                    [owner, log_len, encode_entry(last) if last is not None else b"",
+                     self.retain_ms, "status", status, "result", result]))
                 pipe.srem(keys.LIVE_MATCHES, mid)
                 pipe.zrem(keys.MATCH_LEASES, mid)
-                if self.retain_ms:
-                    for key in (keys.match_meta(mid), keys.match_log(mid),
-                                keys.match_lease(mid)):
-                        pipe.pexpire(key, self.retain_ms)
                 for command in sync:
                     pipe.execute_command(*command)
                 replies = await pipe.execute(raise_on_error=False)
@@ -252,6 +263,16 @@ class Matches:
                 continue
             if isinstance(first, Exception):
                 raise translate(first)
+            if isinstance(first, list):
+                # Taken off the indexes for nothing: back, since the match goes on
+                # (rewound, or voided by a later finish); the next beat renews its
+                # lease expiry in the lease index.
+                with driver_errors():
+                    pipe = self._redis.pipeline(transaction=False)
+                    pipe.sadd(keys.LIVE_MATCHES, mid)
+                    pipe.zadd(keys.MATCH_LEASES, {mid: 0}, nx=True)
+                    await pipe.execute()
+                raise LogConflict(int(first[1]))
             if not first:
                 raise FencedError(f"match {mid}: this node is no longer its owner")
             for reply in replies[1:len(replies) - len(sync)]:
@@ -259,3 +280,4 @@ class Matches:
                     raise translate(reply)
             self.durability.check(replies[len(replies) - len(sync):])
             return
+        raise TransientStoreError(f"match {mid}: the finish script could not be loaded")

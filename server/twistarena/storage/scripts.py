@@ -54,9 +54,12 @@ class Scripts:
         self.lease_renew = Script.read("lease_renew")
         self.lease_release = Script.read("lease_release")
         self.fenced_hset = Script.read("fenced_hset")
+        self.finish = Script.read("finish")
         self.heartbeat = Script.read("heartbeat")
         self.queue_enqueue = Script.read("queue_enqueue")
         self.queue_pop = Script.read("queue_pop")
+        self.version_put = Script.read("version_put")
+        self.version_stats = Script.read("version_stats")
 
     def all(self) -> list[Script]:
         """Every script, to load them all at once."""

@@ -2,7 +2,8 @@
 
 ``Store.matches`` (records, logs, leases), ``Store.appender`` (batched
 appends), ``Store.nodes`` (membership, lease index, node inboxes),
-``Store.agents``, ``Store.queues`` and ``Store.tournaments``. Each part's
+``Store.agents``, ``Store.queues``, ``Store.tournaments`` and ``Store.versions``
+(hosted agents' versions, archives and stats). Each part's
 module lists the keys it owns; ``keys`` has them all.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
 from . import keys
@@ -17,13 +19,14 @@ from .agents import AgentStore
 from .appender import Appender
 from .connection import Connections
 from .durability import Durability
-from .errors import driver_errors
+from .errors import StoreError, TransientStoreError, driver_errors
 from .leases import Holder
 from .matches import Matches
 from .nodes import Nodes
 from .queues import QueueStore
 from .scripts import Scripts
 from .tournaments import TournamentStore
+from .versions import VersionStore
 
 
 class Store:
@@ -44,6 +47,7 @@ class Store:
         self.agents = AgentStore(self.conn)
         self.queues = QueueStore(self.conn, self.scripts)
         self.tournaments = TournamentStore(self.conn, self.scripts, holder)
+        self.versions = VersionStore(self.conn, self.scripts)
 
     @property
     def cluster_mode(self) -> bool:
@@ -97,6 +101,32 @@ class Store:
         """Raise a StoreError unless the store answers."""
         with driver_errors():
             await self.conn.redis.ping()
+
+    async def identity(self) -> str:
+        """Which server process answers: its run id (every primary's, on a
+        cluster), new after any restart, failover or reload, however short,
+        which may have lost what this node acknowledged. Raises a StoreError
+        unless the store answers (so it serves as a ping too)."""
+        try:
+            with driver_errors():
+                if self.conn.cluster_mode:
+                    cluster: Any = self.conn.redis  # a RedisCluster, typed as Redis
+                    info: Any = await cluster.execute_command(
+                        "INFO", "server", target_nodes=RedisCluster.PRIMARIES)
+                else:
+                    info = await self.conn.redis.info("server")
+        except TransientStoreError:
+            raise
+        except StoreError:
+            # INFO refused (a store that restricts it): reachability only; a
+            # restart then shows only if a check saw the store down.
+            await self.ping()
+            return ""
+        if "run_id" in info:
+            return str(info["run_id"])
+        # A cluster client answers for every node: {node name: its INFO}.
+        return ",".join(sorted(str(node.get("run_id", "")) for node in info.values()
+                               if isinstance(node, dict)))
 
     async def close(self) -> None:
         """Flush the pending appends, then close the connections."""

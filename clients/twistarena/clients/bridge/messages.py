@@ -45,7 +45,8 @@ def decision_message(form: str, *, decision_id: int, game: str, seat: int, time_
             "type": "decision", "decision_id": decision_id, "game": game, "seat": seat,
             "time_left_ms": time_left_ms, "game_options": _plain(game_options or {}),
             "observation": _plain(observation),
-            "legal_actions": [{"id": a.id, "label": a.label, "payload": _plain(a.payload)}
+            "legal_actions": [{"id": a.id, "label": a.label,
+                               "payload": _plain(kind_first(a.payload))}
                               for a in legal_actions]}
         if rejected:
             body["rejected"] = rejected
@@ -58,7 +59,7 @@ def decision_message(form: str, *, decision_id: int, game: str, seat: int, time_
     lines.extend(f"obs {path} {values}".rstrip() for path, values in flatten(observation))
     for action in legal_actions:
         fields = " ".join(f"{path}={values.replace(' ', ',')}"
-                          for path, values in flatten(action.payload))
+                          for path, values in flatten(kind_first(action.payload)))
         lines.append(f"action {action.id} {fields} | {action.label}".replace("  ", " "))
     lines.append("end")
     return "\n".join(lines)
@@ -74,9 +75,22 @@ def over_message(form: str, *, seat: int, scores: Sequence[int], places: Sequenc
             f"places={','.join(map(str, places))} reason={reason}")
 
 
+def kind_first(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """An action's payload with ``kind`` first, as docs/bots.md shows it: a program that
+    reads the text form word by word knows what an action is before its details."""
+    return {**({"kind": payload["kind"]} if "kind" in payload else {}), **payload}
+
+
 def parse_answer(line: str, legal_ids: Sequence[int]) -> int | None:
     """The action id in an answer line, or None when the line is not one of ``legal_ids``
     written as a number (or ``{"id": N}``)."""
+    action = parse_id(line)
+    return action if action in legal_ids else None
+
+
+def parse_id(line: str) -> int | None:
+    """The action id an answer line holds (``16`` or ``{"id": 16}``), legal or not, or None
+    when it holds no number that fits the contract's action id (int32)."""
     text = line.strip()
     value: Any = None
     if text.startswith("{"):
@@ -88,11 +102,13 @@ def parse_answer(line: str, legal_ids: Sequence[int]) -> int | None:
             value = data.get("id", data.get("action_id"))
     else:
         value = text
+    if isinstance(value, bool | float):
+        return None
     try:
         action = int(value)
     except (TypeError, ValueError):
         return None
-    return action if action in legal_ids else None
+    return action if -(1 << 31) <= action < (1 << 31) else None
 
 
 def flatten(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, str]]:

@@ -1,18 +1,27 @@
 """A bot that is any program: decisions go to its stdin, answers come from its stdout.
 
-The program is started at the first decision and kept for the whole match. A
-program that crashes, does not answer before the decision's deadline or
-prints something that is not a legal action id gets no answer sent for it:
-the match's fallback settles the decision (as for any seat that misses its
-deadline), a log line says what happened, and the program is started again
-for the next decision. Nothing the program does can stop the bridge.
+The program is started as soon as the server has seated the agent (``seated``,
+called by ``run_bridged``), so its start-up is not charged to the first
+decision, and kept for the whole match. A program that exits, does not answer
+before the decision's deadline or prints something that is not an action id
+gets no answer sent for it: the SDK asks the server to settle the decision
+with the match's fallback at once (``NoAnswer``), a log line says what
+happened, and the program is started again right away, for the next decision.
+After ``max_restarts`` restarts (3) the seat plays the fallback to the end of
+the match. An id that is not legal goes to the server, and the program reads
+the refusal in the decision sent again (``seat.py``); a second illegal id for
+the same decision is a failed one. Nothing the program does can stop the bridge.
 
-Hosts running programs they did not write (``tournament create --entrants
-exec:...``) add ``Limits``: CPU seconds, address space and open files via
-setrlimit (set by the small ``limited`` launcher, which then execs the
-program), always a process group of its own (so the whole tree is killed),
-and no network where ``unshare`` can give the program an empty network
-namespace.
+Programs someone else wrote (``tournament create --entrants exec:...``, hosted
+agents, ``bot --exec --sandbox``) run in the sandbox (``twistarena.clients.sandbox``):
+pass ``sandbox`` (its mode) and, for a version already unpacked, ``code_dir``.
+Without ``sandbox`` the program is the host's own and runs as a plain child
+process (its cwd and environment as given).
+
+``stats`` keeps what happened, for the program's author: decisions, crashes,
+timeouts, illegal outputs, restarts, CPU time per decision (where the sandbox
+measures it) and the last 64 KiB of stderr. Stderr lines are also logged (info,
+``bot stderr``), up to a budget per match, so a program cannot flood the log.
 """
 
 from __future__ import annotations
@@ -23,57 +32,88 @@ import os
 import shlex
 import shutil
 import signal
-import subprocess
-import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from functools import cache
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import structlog
 from twistarena.engine import Action
 
+from ..sandbox import (
+    LINE_LIMIT,
+    SandboxLimits,
+    SandboxSpec,
+    cpu_ns,
+    kill_tree,
+    limit_events,
+    spec_for_command,
+    start,
+)
 from ..sdk import Decision, MatchResult, NoAnswer, Rejection
-from .messages import JSON_FORM, parse_answer
+from ..sdk.hosting import BOT_OUTPUT
+from .messages import JSON_FORM
 from .seat import BridgedSeat
 
 log = structlog.get_logger("twistarena.bridge")
 
-#: Longest answer line read; a longer one is garbage.
-LINE_LIMIT = 1 << 20
 #: How long a program may take to exit after the end of the match.
 EXIT_GRACE_S = 2.0
+#: Restarts a program gets per match after a crash, timeout or illegal output.
+MAX_RESTARTS = 3
+#: The end of its stderr kept for the program's author.
+STDERR_TAIL_BYTES = 64 * 1024
+#: Stderr bytes logged per match; the rest is only kept in the tail.
+STDERR_LOG_BYTES = 64 * 1024
+#: How much stderr is read at once.
+STDERR_CHUNK = 64 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """Resource limits of a hosted program (0: no limit of that kind)."""
+@dataclass(slots=True)
+class ProgramStats:
+    """What one program did in one match (the runner reports it for ``agent show``)."""
 
-    cpu_seconds: int = 60
-    memory_mb: int = 1024
-    open_files: int = 64
-    no_network: bool = True
+    decisions: int = 0
+    answered: int = 0
+    crashes: int = 0
+    timeouts: int = 0
+    illegal_outputs: int = 0
+    restarts: int = 0
+    #: Decisions whose CPU time was measured, their total and the largest (ms).
+    cpu_measured: int = 0
+    cpu_ms_total: float = 0.0
+    cpu_ms_max: float = 0.0
+    #: Forks or threads refused at the process cap; processes killed at the memory cap.
+    process_limit_hits: int = 0
+    oom_kills: int = 0
+    stderr_bytes: int = 0
+    stderr_tail: bytearray = field(default_factory=bytearray)
 
-    def wrap(self, argv: Sequence[str]) -> list[str]:
-        """The command that starts ``argv`` under these limits (see ``limited``)."""
-        return [sys.executable, "-m", "twistarena.clients.bridge.limited",
-                "--cpu", str(self.cpu_seconds),
-                "--memory-bytes", str(self.memory_mb * 1024 * 1024),
-                "--open-files", str(self.open_files), "--", *argv]
+    @property
+    def cpu_ms_mean(self) -> float:
+        return self.cpu_ms_total / self.cpu_measured if self.cpu_measured else 0.0
 
+    def note_cpu(self, ms: float) -> None:
+        self.cpu_measured += 1
+        self.cpu_ms_total += ms
+        self.cpu_ms_max = max(self.cpu_ms_max, ms)
 
-@cache
-def can_unshare_network() -> bool:
-    """Whether ``unshare -rn`` works here (Linux with unprivileged user namespaces)."""
-    tool = shutil.which("unshare")
-    if tool is None:
-        return False
-    try:
-        done = subprocess.run([tool, "-rn", "true"], capture_output=True, timeout=10,
-                              check=False)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
+    def note_stderr(self, chunk: bytes) -> None:
+        self.stderr_bytes += len(chunk)
+        tail = self.stderr_tail
+        tail += chunk[-STDERR_TAIL_BYTES:]
+        if len(tail) > STDERR_TAIL_BYTES:
+            del tail[:len(tail) - STDERR_TAIL_BYTES]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"decisions": self.decisions, "answered": self.answered,
+                "crashes": self.crashes, "timeouts": self.timeouts,
+                "illegal_outputs": self.illegal_outputs, "restarts": self.restarts,
+                "cpu_ms_mean": round(self.cpu_ms_mean, 3),
+                "cpu_ms_max": round(self.cpu_ms_max, 3),
+                "process_limit_hits": self.process_limit_hits, "oom_kills": self.oom_kills,
+                "stderr_bytes": self.stderr_bytes,
+                "stderr_tail": self.stderr_tail.decode(errors="replace")}
 
 
 class ProgramBot(BridgedSeat):
@@ -84,47 +124,83 @@ class ProgramBot(BridgedSeat):
     """
 
     def __init__(self, command: str | Sequence[str], *, form: str = JSON_FORM,
-                 limits: Limits | None = None, name: str = "",
-                 cwd: str | None = None, env: Mapping[str, str] | None = None) -> None:
+                 sandbox: str | None = None, code_dir: str | Path | None = None,
+                 limits: SandboxLimits | None = None, name: str = "",
+                 cwd: str | None = None, env: Mapping[str, str] | None = None,
+                 max_restarts: int = MAX_RESTARTS) -> None:
         super().__init__()
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not self.argv:
             raise ValueError("an empty command")
         self.form = form
-        self.limits = limits
+        self.sandbox = sandbox
+        #: What the sandbox runs (None: the host's own program, run as it is).
+        self.spec: SandboxSpec | None = None
+        if sandbox is not None:
+            limits = limits or SandboxLimits()
+            if code_dir is not None:
+                self.spec = SandboxSpec(Path(code_dir), self.argv, dict(env or {}), limits)
+            elif sandbox == "none":  # the host's command as it is, only with the limits
+                self.spec = SandboxSpec(Path(cwd or "."), self.argv, dict(env or {}), limits)
+            else:
+                self.spec = spec_for_command(self.argv, env=env, limits=limits)
         self.name = name or self.argv[0]
         self.cwd = cwd
         self.env = dict(env) if env is not None else None
-        #: Times the program had to be started again (after a crash, hang or garbage).
-        self.restarts = 0
+        self.max_restarts = max_restarts
+        self.stats = ProgramStats()
         self._proc: asyncio.subprocess.Process | None = None
+        self._starting: asyncio.Task[asyncio.subprocess.Process] | None = None
         self._stderr: asyncio.Task[None] | None = None
         self._started_once = False
+        self._gave_up = False
+        self._logged_stderr = 0
+
+    @property
+    def restarts(self) -> int:
+        """Times the program was started again (after a crash, hang or garbage)."""
+        return self.stats.restarts
 
     # -- the bot API ---------------------------------------------------------------
 
+    async def seated(self) -> None:
+        """The server has seated the agent: start the program now, so that its start-up
+        is not charged to the first decision."""
+        with contextlib.suppress(OSError, NoAnswer):
+            await self._ensure_started()
+
     async def act(self, observation: Mapping[str, Any], legal_actions: Sequence[Action], *,
                   decision: Decision, rejection: Rejection | None = None) -> int:
+        if rejection is None:  # a decision asked again after a refusal is still one
+            self.stats.decisions += 1
+        if self._gave_up:
+            self.failures += 1
+            raise NoAnswer(f"the program was restarted {self.max_restarts} times")
         message, timeout = self.decision_text(decision, observation, legal_actions, rejection)
+        cpu_before: int | None = None
         try:
-            line = await asyncio.wait_for(self._exchange(message), timeout)
+            proc = await asyncio.wait_for(self._ensure_started(), timeout)
+            cpu_before = cpu_ns(proc)
+            line = await asyncio.wait_for(self._exchange(proc, message), timeout)
         except TimeoutError:
-            await self._fail(decision, f"no answer within {decision.time_left_ms} ms")
+            await self._fail(decision, "timeout", f"no answer within {decision.time_left_ms} ms")
         except asyncio.CancelledError:
             # The decision was settled (the fallback at the deadline) while the program
             # thought: its late answer would be read as the next one, so it starts afresh.
-            self._note_failure(decision, "the decision was settled before it answered")
+            self._note_failure(decision, "timeout", "the decision was settled before it answered")
             await self._stop()
+            self._after_failure()
             raise
         except OSError as error:
-            await self._fail(decision, f"could not run it: {error}")
+            await self._fail(decision, "crash", f"could not start it: {error}")
         if not line:
-            await self._fail(decision, f"it exited ({await self._exit_text()})")
-        action = parse_answer(line.decode(errors="replace"), [a.id for a in legal_actions])
+            await self._fail(decision, "crash", f"it exited ({await self._exit_text()})")
+        action, why = self.judge(line.decode(errors="replace"), legal_actions, rejection)
         if action is None:
-            shown = line[:120].decode(errors="replace").rstrip()
-            await self._fail(decision, f"its answer {shown!r} is not a legal action id")
+            await self._fail(decision, "illegal", why)
         assert action is not None
+        self.stats.answered += 1
+        self._note_cpu(proc, cpu_before)
         return action
 
     async def close(self, result: MatchResult | None) -> None:
@@ -140,61 +216,146 @@ class ProgramBot(BridgedSeat):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), EXIT_GRACE_S)
         await self._stop()
+        log.info("bot program done", bot=self.name, **{
+            k: v for k, v in self.stats.to_json().items() if k != "stderr_tail"})
+
+    async def unusable(self) -> str:
+        """A command that names no executable file cannot be started (a sandboxed one
+        was checked against its folder when its spec was made)."""
+        if self.sandbox not in (None, "none"):
+            return ""
+        program = self.argv[0]
+        path = (self.env or os.environ).get("PATH")
+        if os.sep in program:
+            found = os.path.join(self.cwd or "", program)
+            if os.path.isfile(found) and os.access(found, os.X_OK):
+                return ""
+        elif shutil.which(program, path=path) is not None:
+            return ""
+        return f"the program could not start: {program!r} is not an executable file"
 
     # -- the program -------------------------------------------------------------------
 
-    async def _exchange(self, message: str) -> bytes:
-        proc = await self._ensure_started()
+    @staticmethod
+    async def _exchange(proc: asyncio.subprocess.Process, message: str) -> bytes:
         assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(message.encode() + b"\n")
-        await proc.stdin.drain()
+        try:
+            proc.stdin.write(message.encode() + b"\n")
+            await proc.stdin.drain()
+        except ConnectionError:  # it exited: what it printed before may still be read
+            pass
         try:
             return await proc.stdout.readline()
         except ValueError:  # a line longer than LINE_LIMIT
             return b"<a line longer than 1 MiB>\n"
 
     async def _ensure_started(self) -> asyncio.subprocess.Process:
+        """The running program, started if need be (one start at a time; a start is
+        never abandoned half-way, so no process is left behind)."""
         proc = self._proc
-        if proc is not None and proc.returncode is None:
-            return proc
+        if proc is not None:
+            return proc  # even if it exited: the decision it is asked finds that out
+        if self._gave_up:
+            raise NoAnswer(f"the program was restarted {self.max_restarts} times")
+        if self._starting is None:
+            self._starting = asyncio.get_running_loop().create_task(self._start())
+        starting = self._starting
+        try:
+            return await asyncio.shield(starting)
+        finally:
+            if starting.done() and self._starting is starting:
+                self._starting = None
+
+    async def _start(self) -> asyncio.subprocess.Process:
         await self._stop()
         if self._started_once:
-            self.restarts += 1
-            log.warning("starting the bot program again", bot=self.name, restarts=self.restarts)
+            self.stats.restarts += 1
+            log.warning("starting the bot program again", bot=self.name,
+                        restarts=self.stats.restarts)
         self._started_once = True
-        argv = list(self.argv)
-        limits = self.limits
-        if limits is not None:
-            argv = limits.wrap(argv)
-            if limits.no_network and await asyncio.to_thread(can_unshare_network):
-                argv = ["unshare", "-rn", "--", *argv]
-        proc = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, start_new_session=True, limit=LINE_LIMIT,
-            cwd=self.cwd, env=self.env)
+        if self.spec is not None:
+            assert self.sandbox is not None
+            proc = await start(self.spec, self.sandbox, line_limit=LINE_LIMIT)
+        else:
+            proc = await asyncio.create_subprocess_exec(
+                *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE, start_new_session=True, limit=LINE_LIMIT,
+                cwd=self.cwd, env=self.env)
         self._proc = proc
-        self._stderr = asyncio.get_running_loop().create_task(self._log_stderr(proc))
+        self._stderr = asyncio.get_running_loop().create_task(self._read_stderr(proc))
         return proc
 
-    async def _log_stderr(self, proc: asyncio.subprocess.Process) -> None:
+    async def _read_stderr(self, proc: asyncio.subprocess.Process) -> None:
+        """Keep the tail of the program's stderr and log its lines (within the budget),
+        reading in large chunks so that a flood costs little."""
         assert proc.stderr is not None
+        partial = b""
         with contextlib.suppress(ValueError, OSError):
-            async for raw in proc.stderr:
-                log.warning("bot stderr", bot=self.name, pid=proc.pid,
-                            line=raw.decode(errors="replace").rstrip())
+            while chunk := await proc.stderr.read(STDERR_CHUNK):
+                self.stats.note_stderr(chunk)
+                if self._logged_stderr >= STDERR_LOG_BYTES:
+                    continue
+                *lines, partial = (partial + chunk).split(b"\n")
+                for raw in lines:
+                    self._log_stderr(proc, raw)
+                partial = partial[-STDERR_LOG_BYTES:]
+            if partial:
+                self._log_stderr(proc, partial)
 
-    async def _fail(self, decision: Decision, why: str) -> None:
-        """Log the failure, stop the program (it restarts at the next decision), and
-        leave the decision to the match's fallback."""
-        self._note_failure(decision, why)
+    def _log_stderr(self, proc: asyncio.subprocess.Process, raw: bytes) -> None:
+        if self._logged_stderr >= STDERR_LOG_BYTES:
+            return
+        self._logged_stderr += len(raw) + 1
+        log.info(BOT_OUTPUT, bot=self.name, pid=proc.pid,
+                 line=raw.decode(errors="replace").rstrip())
+        if self._logged_stderr >= STDERR_LOG_BYTES:
+            log.info(f"{BOT_OUTPUT}: the rest is not logged (only its end is kept)",
+                     bot=self.name, logged_bytes=self._logged_stderr)
+
+    def _note_cpu(self, proc: asyncio.subprocess.Process, before: int | None) -> None:
+        after = cpu_ns(proc)
+        if before is not None and after is not None:
+            self.stats.note_cpu((after - before) / 1e6)
+
+    async def _fail(self, decision: Decision, kind: str, why: str) -> None:
+        """Record the failure, stop the program (it restarts at once, within the limit),
+        and leave the decision to the match's fallback."""
+        self._note_failure(decision, kind, why)
         await self._stop()
+        self._after_failure()
         raise NoAnswer(why)
 
-    def _note_failure(self, decision: Decision, why: str) -> None:
+    def _note_failure(self, decision: Decision, kind: str, why: str) -> None:
         self.failures += 1
-        log.warning("bot program failed a decision; the match's fallback decides it and "
-                    "the program is restarted", bot=self.name, decision=decision.decision_id,
-                    why=why)
+        stats = self.stats
+        if kind == "crash":
+            stats.crashes += 1
+        elif kind == "timeout":
+            stats.timeouts += 1
+        else:
+            stats.illegal_outputs += 1
+        log.warning("bot program failed a decision; the match's fallback decides it",
+                    bot=self.name, decision=decision.decision_id, kind=kind, why=why,
+                    restarts=stats.restarts)
+
+    def _after_failure(self) -> None:
+        """Start the program again now (so it is ready for the next decision), or give
+        the seat to the fallback once it has had all its restarts."""
+        if self.stats.restarts >= self.max_restarts:
+            self._gave_up = True
+            log.warning("bot program restarted too often; the fallback plays the rest of "
+                        "the match", bot=self.name, restarts=self.stats.restarts)
+            return
+        if self._starting is None:
+            self._starting = asyncio.get_running_loop().create_task(self._start())
+            self._starting.add_done_callback(self._started_in_background)
+
+    def _started_in_background(self, task: asyncio.Task[asyncio.subprocess.Process]) -> None:
+        if self._starting is task:
+            self._starting = None
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("bot program could not be started again", bot=self.name,
+                        error=repr(task.exception()))
 
     async def _exit_text(self) -> str:
         proc = self._proc
@@ -209,15 +370,21 @@ class ProgramBot(BridgedSeat):
         return f"exit code {code}"
 
     async def _stop(self) -> None:
-        """Kill the program's whole process group and reap it."""
+        """Kill the program's whole tree and reap it (a start under way is waited for,
+        so that what it starts is killed too)."""
+        starting = self._starting
+        if starting is not None and asyncio.current_task() is not starting:
+            self._starting = None
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await starting
         proc, self._proc = self._proc, None
         if proc is not None:
-            # The group, even when its leader is gone: children it left must go too.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            with contextlib.suppress(ProcessLookupError):
-                await proc.wait()
+            hits = limit_events(proc)
+            self.stats.process_limit_hits += hits["process_limit"]
+            self.stats.oom_kills += hits["oom_kills"]
+            await kill_tree(proc)
         task, self._stderr = self._stderr, None
         if task is not None:
             with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(task, 1.0)
+

@@ -14,13 +14,15 @@ from twistarena.engine import GAME_IDS
 from ..bench import engine as bench_engine
 from ..bench.ladder import add_cli as add_ladder
 from ..bench.rl import add_cli as add_rl
+from ..bench.sandbox import add_cli as add_sandbox
 from ..bench.service import add_cli as add_service
 from ..bench.web import add_cli as add_web
 from ..terminal import make_console
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("bench", help="measure speed (engine, service, web, ladder, rl)")
+    parser = sub.add_parser("bench",
+                            help="measure speed (engine, service, web, ladder, rl, sandbox)")
     targets = parser.add_subparsers(dest="target", required=True, metavar="TARGET")
     eng = targets.add_parser("engine", help="random full games per game and player count")
     eng.add_argument("--game", choices=GAME_IDS, action="append",
@@ -33,6 +35,7 @@ def register(sub: Any) -> None:
     add_web(targets)
     add_ladder(targets)
     add_rl(targets)
+    add_sandbox(targets)
 
 
 def run_engine(args: argparse.Namespace) -> int:

@@ -4,6 +4,8 @@ With ``--strategy`` it is the same thing a bot author's program does with the
 SDK, so a host can fill a seat (or test a server) without writing any code.
 With ``--exec "CMD ARGS"`` any program plays the seat over stdin/stdout (JSON
 lines, or ``--text``), with ``--http URL`` any HTTP endpoint (docs/bots.md).
+``--sandbox`` runs the program in the sandbox (someone else's program: only its
+folder, no network, limits; ``twistarena.clients.sandbox``).
 """
 
 from __future__ import annotations
@@ -15,14 +17,25 @@ from typing import Any
 
 from rich.console import Console
 from twistarena.bots import STRATEGIES
+from twistarena.v1 import match_pb2
 
 from ..bridge import TEXT_FORM, Bridged, HttpBot, ProgramBot, bridged_agent, run_bridged
 from ..bridge.messages import JSON_FORM
+from ..sandbox import MODES, SandboxUnavailable, sandbox_mode
 from ..sdk import Agent, AgentError, MatchEvent, MatchResult
 from ..sdk.hosting import configure_logging, strategy_agent
 from ..sdk.policies import load_policy, policy_agent
 from ..terminal import make_console
-from .match import add_server_args, event_text, fail, result_table
+from .match import (
+    add_server_args,
+    client_from,
+    event_text,
+    fail,
+    final_record,
+    missed_by_seat,
+    result_table,
+    seat_names,
+)
 
 
 def register(sub: Any) -> None:
@@ -55,25 +68,79 @@ def add_bridge_args(parser: argparse.ArgumentParser, default: str,
                      help="POST each decision to URL/move and play the answer (docs/bots.md)")
     parser.add_argument("--text", action="store_true",
                         help="with --exec: the plain-text messages instead of JSON lines")
+    parser.add_argument("--sandbox", nargs="?", const="bwrap", default=None,
+                        choices=MODES, metavar="MODE",
+                        help="with --exec: run the program in the sandbox (bubblewrap: its "
+                             "folder read-only, no network, limits); 'none' runs it bare "
+                             "with a warning")
     return who
 
 
-def seat_agent(args: argparse.Namespace, **agent_options: Any) -> tuple[Agent, Bridged | None]:
-    """The agent that plays a seat as the arguments say, and its bridge if it has one."""
+def sandbox_of(requested: str | None) -> str | None:
+    """The sandbox mode a command asked for (None: the host's own program, run bare);
+    a host that cannot sandbox is refused with the package to install."""
+    if requested is None:
+        return None
+    try:
+        return sandbox_mode(requested)
+    except SandboxUnavailable as error:
+        raise AgentError(str(error)) from error
+
+
+async def checked_bridge(args: argparse.Namespace) -> Bridged | None:
+    """The program or endpoint that plays the seat (None: a sample strategy), once it is
+    known able to play: a command that cannot start or an endpoint that does not answer
+    is an error at once, before any match (a broken bot must not look like a success)."""
     bridged: Bridged | None = None
     if args.exec_command:
-        bridged = ProgramBot(args.exec_command, form=TEXT_FORM if args.text else JSON_FORM)
+        try:
+            bridged = ProgramBot(args.exec_command, form=TEXT_FORM if args.text else JSON_FORM,
+                                 sandbox=sandbox_of(args.sandbox))
+        except ValueError as error:
+            raise AgentError(str(error)) from error
     elif args.http_url:
         bridged = HttpBot(args.http_url)
+    problem = await bridged.unusable() if bridged is not None else ""
+    if problem:
+        raise AgentError(problem)
+    return bridged
+
+
+def seat_agent(args: argparse.Namespace, bridged: Bridged | None,
+               **agent_options: Any) -> Agent:
+    """The agent that plays a seat: with ``bridged``, or the sample strategy."""
     if bridged is not None:
-        return bridged_agent(bridged, **agent_options), bridged
+        return bridged_agent(bridged, **agent_options)
     if getattr(args, "policy", None):
-        return policy_agent(load_policy(args.policy), **agent_options), None
-    return strategy_agent(args.strategy, args.seed, **agent_options), None
+        return policy_agent(load_policy(args.policy), **agent_options)
+    return strategy_agent(args.strategy, args.seed, **agent_options)
 
 
 async def run_seat(agent: Agent, bridged: Bridged | None) -> MatchResult:
-    return await (agent.run() if bridged is None else run_bridged(agent, bridged))
+    """Play the seat to the end; the outcome the store keeps (a result heard in
+    MatchOver may be voided later, see ``Agent.stored_result``), else the heard one."""
+    heard = await (agent.run() if bridged is None else run_bridged(agent, bridged))
+    return await agent.stored_result() or heard
+
+
+def seat_report(console: Console, result: MatchResult, record: match_pb2.Match | None,
+                seat: int, mine: str, title: str, bridged: Bridged | None) -> int:
+    """The result table (every seat by name, with its missed decisions) and the exit
+    code: 1 when a bridged bot answered none of its decisions."""
+    names = seat_names(record) if record is not None else [""] * len(result.scores)
+    names[seat] = mine
+    console.print(result_table(result, names, title,
+                               missed=missed_by_seat(record) if record is not None else None))
+    return 1 if never_played(console, bridged) else 0
+
+
+def never_played(console: Console, bridged: Bridged | None) -> bool:
+    """Say so when a bridged bot failed every decision it was asked."""
+    if bridged is None or not bridged.answered_nothing():
+        return False
+    console.print("[red]error:[/red] the bot answered none of its decisions: the match's "
+                  "fallback played them all (the log says why)", highlight=False)
+    return True
 
 
 def player_name(args: argparse.Namespace) -> str:
@@ -86,29 +153,32 @@ def run(args: argparse.Namespace) -> int:
     console = make_console()
     configure_logging(args.verbose)
     try:
-        result, seat = asyncio.run(_play(args, console))
+        result, seat, record, bridged = asyncio.run(_play(args, console))
     except AgentError as error:
         return fail(console, error)
     if args.json:
         out = result.to_json()
         out["seat"] = seat
+        if record is not None:
+            out["missed"] = missed_by_seat(record)
         print(json.dumps(out))
-    else:
-        console.print(result_table(result, [f"{player_name(args)} (this bot)" if i == seat else ""
-                                            for i in range(len(result.scores))],
-                                   f"Match {args.match}: seat {seat}"))
-    return 0
+        return 1 if never_played(make_console(stderr=True), bridged) else 0
+    return seat_report(console, result, record, seat, f"{player_name(args)} (this bot)",
+                       f"Match {args.match}: seat {seat}", bridged)
 
 
-async def _play(args: argparse.Namespace, console: Console) -> tuple[MatchResult, int]:
+async def _play(args: argparse.Namespace, console: Console
+                ) -> tuple[MatchResult, int, match_pb2.Match | None, Bridged | None]:
     def show(event: MatchEvent) -> None:
         if args.events and not args.json:
             line = event_text(agent.game_id, event.kind, event.data, event.text)
             if line:
                 console.print(f"[dim]{event.seq:>4}[/dim] {line}", highlight=False)
 
-    agent, bridged = seat_agent(args, server=args.server, match_id=args.match,
-                                token=args.token, root_cert=args.root_cert, tls=args.tls,
-                                on_event=show, no_events=not args.events)
+    bridged = await checked_bridge(args)
+    agent = seat_agent(args, bridged, server=args.server, match_id=args.match,
+                       token=args.token, root_cert=args.root_cert, tls=args.tls,
+                       on_event=show, no_events=not args.events)
     result = await run_seat(agent, bridged)
-    return result, agent.seat if agent.seat is not None else -1
+    record = await final_record(client_from(args), args.match)
+    return result, agent.seat if agent.seat is not None else -1, record, bridged

@@ -25,7 +25,7 @@ from ..local import play_local
 from ..sdk import AgentError, ArenaClient, MatchEvent, MatchResult
 from ..sdk.hosting import configure_logging, run_agents, seat_agents
 from ..terminal import make_console
-from .match import event_text, result_table
+from .match import event_text, final_record, missed_by_seat, result_table
 from .web import DEFAULT_WEB_PORT
 
 #: Seats per game in the network demo (within each game's range).
@@ -125,7 +125,10 @@ async def run_network(args: argparse.Namespace, strategies: Sequence[str],
             names = [strategies[s % len(strategies)] for s in range(players)]
             result, match_id, actions, seconds = await play_one(
                 client, address, game_id, players, args.seed + i, names, args.narrate, console)
-            console.print(result_table(result, names, f"{info.name}: final result"))
+            record = await final_record(client, match_id)
+            console.print(result_table(
+                result, names, f"{info.name}: final result",
+                missed=missed_by_seat(record) if record is not None else None))
             winners = ", ".join(f"{s} ({names[s]})" for s in result.winners)
             summary.add_row(info.name, str(players), match_id[:8], str(actions), f"{seconds:.2f}",
                             f"{actions / seconds:,.0f}" if seconds else "-", winners)

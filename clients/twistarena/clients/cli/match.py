@@ -18,6 +18,7 @@ import grpc.aio
 from rich.console import Console
 from rich.table import Table
 from twistarena import engine, wire
+from twistarena.bots import STRATEGIES
 from twistarena.v1 import match_pb2
 
 from ..sdk import AgentError, ArenaClient, MatchEvent, MatchResult
@@ -59,15 +60,23 @@ def event_text(game_id: str, kind: str, data: Mapping[str, Any], text: str) -> s
     return line
 
 
-def result_table(result: MatchResult, names: Sequence[str] = (), title: str = "Result") -> Table:
+#: The result tables' column of each seat's missed decisions.
+MISSED = "missed (fallback played)"
+
+
+def result_table(result: MatchResult, names: Sequence[str], title: str, *,
+                 missed: Sequence[int] | None) -> Table:
+    """Scores and places by seat, with the decisions each seat missed (the match's
+    fallback played them; None: the server's record could not be read)."""
     table = Table(title=title)
-    for column in ("seat", "player", "score", "place"):
+    for column in ("seat", "player", "score", "place", MISSED):
         table.add_column(column, justify="left" if column == "player" else "right")
     for seat, score in enumerate(result.scores):
         place = result.places[seat] if seat < len(result.places) else 0
         mark = " (winner)" if seat in result.winners else ""
         name = names[seat] if seat < len(names) else ""
-        table.add_row(str(seat), name, str(score), f"{place}{mark}")
+        misses = str(missed[seat]) if missed is not None and seat < len(missed) else "?"
+        table.add_row(str(seat), name, str(score), f"{place}{mark}", misses)
     if result.reason != "COMPLETED" or result.detail:
         table.caption = f"{result.reason}{': ' + result.detail if result.detail else ''}"
     return table
@@ -80,9 +89,24 @@ def seat_names(match: match_pb2.Match) -> list[str]:
         seat = next((s for s in match.seats if s.seat == i), None)
         label = ""
         if seat is not None:
-            label = seat.name or (f"{seat.house_bot} (house)" if seat.house_bot else "")
+            label = seat.name or (f"house {seat.house_bot}" if seat.house_bot else "")
         names.append(label or f"seat {i}")
     return names
+
+
+def missed_by_seat(match: match_pb2.Match) -> list[int]:
+    """The decisions each seat missed so far (the fallback played them): the server's
+    count, ``SeatInfo.timeouts``."""
+    misses = {s.seat: s.timeouts for s in match.seats}
+    return [misses.get(i, 0) for i in range(match.options.num_players)]
+
+
+async def final_record(client: ArenaClient, match_id: str) -> match_pb2.Match | None:
+    """The server's record of a match that just ended (None if it cannot be read)."""
+    try:
+        return await client.get_match(match_id)
+    except (AgentError, grpc.aio.AioRpcError):
+        return None
 
 
 def match_json(match: match_pb2.Match) -> dict[str, Any]:
@@ -91,7 +115,8 @@ def match_json(match: match_pb2.Match) -> dict[str, Any]:
         "match_id": match.match_id,
         "game_id": match.options.game_id,
         "num_players": match.options.num_players,
-        "seed": match.seed,
+        # null while the server keeps it secret (0 on the wire; see seed_text).
+        "seed": match.seed if match.seed or match.status in wire.MATCH_OVER else None,
         "status": STATUSES.get(match.status, str(match.status)),
         "actions": match.actions,
         # The options in force: the game's defaults with the match's overrides.
@@ -155,7 +180,8 @@ def register(sub: Any) -> None:
     create.add_argument("--game", required=True, choices=engine.GAME_IDS)
     create.add_argument("--players", type=int, required=True)
     create.add_argument("--bots", default="",
-                        help="comma-separated strategies (random, heuristic), one per seat, "
+                        help="comma-separated sample bots or house ladder rungs ("
+                             f"{', '.join(STRATEGIES)}), one per seat, "
                              "cycled: play every remote seat in this process")
     create.add_argument("--house", type=parse_house, action="append", default=[],
                         metavar="SEAT:STRATEGY",
@@ -273,19 +299,19 @@ async def _create(args: argparse.Namespace, console: Console, strategies: list[s
     agents = seat_agents(args.server, created, strategies, seed=args.seed, on_event=narrate,
                          root_cert=client.root_cert, tls=args.tls)
     result = await run_agents(agents)
+    record = await final_record(client, match.match_id)
     if args.json:
         # The server's record of the finished match (actions, timeouts, status);
         # the agents' own view of the result if it cannot be read.
-        try:
-            out = match_json(await client.get_match(match.match_id))
-        except grpc.aio.AioRpcError:
-            out = {**match_json(match), "status": "FINISHED", "actions": None}
+        out = match_json(record) if record is not None else {
+            **match_json(match), "status": "FINISHED", "actions": None}
         out["result"] = result.to_json()
         out["bots"] = names or seat_names(match)
         print(json.dumps(out))
         return 0
     console.print(result_table(result, names or seat_names(match),
-                               f"Final result of {match.match_id}"))
+                               f"Final result of {match.match_id}",
+                               missed=missed_by_seat(record) if record is not None else None))
     return 0
 
 
@@ -315,7 +341,8 @@ def print_match(console: Console, match: match_pb2.Match, as_json: bool) -> None
                       str(s.timeouts))
     console.print(table)
     if match.status in wire.MATCH_OVER:
-        console.print(result_table(MatchResult.from_proto(match.result), seat_names(match)))
+        console.print(result_table(MatchResult.from_proto(match.result), seat_names(match),
+                                   "Result", missed=missed_by_seat(match)))
 
 
 def run_list(args: argparse.Namespace) -> int:

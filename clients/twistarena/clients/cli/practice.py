@@ -21,11 +21,19 @@ from rich.console import Console
 from twistarena.bots import LADDER
 from twistarena.engine import GAME_IDS
 
-from ..sdk import AgentError, MatchResult, practice
+from ..sdk import AgentError, ArenaClient, MatchResult, practice
 from ..sdk.hosting import configure_logging
 from ..terminal import make_console
-from .bot import add_bridge_args, player_name, run_seat, seat_agent
-from .match import add_server_args, fail, result_table
+from .bot import (
+    add_bridge_args,
+    checked_bridge,
+    never_played,
+    player_name,
+    run_seat,
+    seat_agent,
+    seat_report,
+)
+from .match import add_server_args, fail, final_record, missed_by_seat
 
 NODE_AGENT = Path("clients") / "node" / "agent.js"
 
@@ -65,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace, console: Console) -> int:
+    bridged = await checked_bridge(args)
     created = await practice(args.server, args.game, args.players, strength=args.strength,
                              seed=args.seed, api_token=args.api_token,
                              decision_ms=args.decision_ms, root_cert=args.root_cert,
@@ -91,16 +100,18 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
         console.print(f"practice match {match.match_id}: {args.game}, {players} players; "
                       f"{player_name(args)} plays seat {created.seat} against {args.strength} "
                       "house bots", highlight=False)
-    agent, bridged = seat_agent(args, server=address, match_id=match.match_id,
-                                token=created.seat_token, root_cert=args.root_cert, tls=args.tls,
-                                no_events=True)
+    agent = seat_agent(args, bridged, server=address, match_id=match.match_id,
+                       token=created.seat_token, root_cert=args.root_cert, tls=args.tls,
+                       no_events=True)
     result: MatchResult = await run_seat(agent, bridged)
+    record = await final_record(ArenaClient(address, root_cert=args.root_cert, tls=args.tls),
+                                match.match_id)
     if args.json:
         out = result.to_json()
         out.update({"match_id": match.match_id, "seat": created.seat})
+        if record is not None:
+            out["missed"] = missed_by_seat(record)
         print(json.dumps(out))
-    else:
-        names = [f"{player_name(args)} (you)" if s == created.seat else f"house {args.strength}"
-                 for s in range(players)]
-        console.print(result_table(result, names, f"Practice {match.match_id}"))
-    return 0
+        return 1 if never_played(make_console(stderr=True), bridged) else 0
+    return seat_report(console, result, record, created.seat, f"{player_name(args)} (you)",
+                       f"Practice {match.match_id}", bridged)

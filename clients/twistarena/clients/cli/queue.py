@@ -21,7 +21,7 @@ from twistarena.engine import GAME_IDS
 from ..sdk import AgentError, TournamentEnded, parse_servers, queue
 from ..sdk.hosting import configure_logging
 from ..terminal import make_console
-from .bot import add_bridge_args, player_name, run_seat, seat_agent
+from .bot import add_bridge_args, checked_bridge, player_name, run_seat, seat_agent
 from .match import add_server_args, fail
 
 
@@ -68,6 +68,7 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
     tls = {"root_cert": args.root_cert, "tls": args.tls}
     played = 0
     while args.tournament or played < args.matches:
+        bridged = await checked_bridge(args)  # a fresh program for every match
         try:
             assigned = await queue(args.server, args.api_token, args.game, players,
                                    house_fill_after=args.house_fill_after,
@@ -78,8 +79,8 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
             break
         servers = [assigned.server_address, *(s for s in parse_servers(args.server)
                                               if s != assigned.server_address)]
-        agent, bridged = seat_agent(args, server=servers, match_id=assigned.match_id,
-                                    token=assigned.seat_token, no_events=True, **tls)
+        agent = seat_agent(args, bridged, server=servers, match_id=assigned.match_id,
+                           token=assigned.seat_token, no_events=True, **tls)
         result = await run_seat(agent, bridged)
         played += 1
         if args.json:

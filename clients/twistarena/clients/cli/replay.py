@@ -112,7 +112,9 @@ def run(args: argparse.Namespace) -> int:
             console.print(result_table(
                 MatchResult(tuple(check.scores), tuple(check.places),
                             tuple(s for s, p in enumerate(check.places) if p == 1),
-                            "COMPLETED"), seat_names(match), "Replayed result"))
+                            "COMPLETED"), seat_names(match), "Replayed result",
+                missed=[sum(a.timeout for a in replay.actions if a.seat == seat)
+                        for seat in range(match.options.num_players)]))
     if check.ok:
         console.print(f"[green]OK[/green]: the replay reproduces the recorded result "
                       f"(scores {list(check.recorded.scores)}, places "

@@ -16,6 +16,8 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
+from twistarena.wire.archives import MIB, Caps
+
 from .web import DEFAULT_WEB_PORT
 from .workers import run_workers, worker_count
 
@@ -168,6 +170,17 @@ def register(subparsers: Any) -> None:
     limits.add_argument("--connections-per-peer", type=int, default=None,
                         help="open connections per client address, kept by a relay in front "
                              "of the gRPC port (default: docs/security.md)")
+    hosting = p.add_argument_group(
+        "hosted agents", "caps on the versions agents submit (twistarena submit; "
+        "docs/hosting.md)")
+    hosting.add_argument("--version-max-packed-mb", type=float, default=10.0, metavar="MB",
+                         help="largest archive of a version, packed (default 10)")
+    hosting.add_argument("--version-max-unpacked-mb", type=float, default=50.0, metavar="MB",
+                         help="largest archive of a version, unpacked (default 50)")
+    hosting.add_argument("--version-max-files", type=int, default=2000, metavar="N",
+                         help="most files in a version (default 2000)")
+    hosting.add_argument("--version-max-per-agent", type=int, default=100, metavar="N",
+                         help="most versions one agent may keep (default 100)")
     p.add_argument("--log-format", choices=("auto", "json", "console"), default="auto",
                    help="log format (default: JSON unless stdout is a terminal)")
     p.set_defaults(run=run, serve_parser=p)
@@ -215,6 +228,10 @@ def run(args: argparse.Namespace) -> int:
         print("twistarena serve: --wait-replicas, --retain-finished must be >= 0 and "
               "--wait-timeout-ms positive", file=sys.stderr)
         return 2
+    if min(args.version_max_packed_mb, args.version_max_unpacked_mb,
+           args.version_max_files, args.version_max_per_agent) <= 0:
+        print("twistarena serve: the --version-max-* caps must be positive", file=sys.stderr)
+        return 2
     if args.workers > 1:
         return run_workers(args.serve_parser, args, redis_url, node_id)
     tls = None
@@ -240,6 +257,10 @@ def run(args: argparse.Namespace) -> int:
         durability=args.durability, wait_replicas=args.wait_replicas,
         wait_timeout_ms=args.wait_timeout_ms, on_store_loss=args.on_store_loss,
         retain_finished_s=args.retain_finished, archive_dir=args.archive_dir,
+        version_caps=Caps(packed=int(args.version_max_packed_mb * MIB),
+                          unpacked=int(args.version_max_unpacked_mb * MIB),
+                          files=args.version_max_files),
+        max_versions_per_agent=args.version_max_per_agent,
     )
     json_logs = {"auto": None, "json": True, "console": False}[args.log_format]
     return run_server(config, json_logs, web_beside(args, redis_url, tls is not None))

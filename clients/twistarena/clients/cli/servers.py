@@ -15,9 +15,10 @@ from rich.console import Console
 from twistarena.server.app import App
 from twistarena.server.app import run as run_server
 from twistarena.server.config import Limits, ServerConfig, TlsConfig
-from twistarena.server.embedded import EmbeddedValkey
+from twistarena.server.embedded import EmbeddedValkey, die_with_parent
 
-__all__ = ["EmbeddedValkey", "Limits", "ServerConfig", "TlsConfig", "local_server", "run_server"]
+__all__ = ["EmbeddedValkey", "Limits", "ServerConfig", "TlsConfig", "die_with_parent",
+           "local_server", "run_server"]
 
 
 @contextlib.asynccontextmanager

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 from typing import Any
@@ -22,8 +23,9 @@ from twistarena.engine import GAME_IDS
 from twistarena.league import report_json, standings_to_csv
 from twistarena.v1 import tournaments_pb2
 
-from ..bridge import JSON_FORM, TEXT_FORM, Limits
-from ..bridge.hosted import play_hosted, register_programs
+from ..bridge import JSON_FORM, TEXT_FORM
+from ..bridge.hosted import play_hosted, program_commands, register_programs
+from ..sandbox import MODES, SandboxLimits, SandboxUnavailable, sandbox_mode, spec_for_command
 from ..sdk import AgentError
 from ..sdk.hosting import configure_logging
 from ..sdk.tournaments import FORMATS, TournamentClient, results_of, standings_of
@@ -42,21 +44,29 @@ def register(sub: Any) -> None:
     create.add_argument("--format", default="round-robin", choices=sorted(FORMATS))
     create.add_argument("--entrants", required=True,
                         help="comma-separated: house bots (random, heuristic, ismcts, "
-                             "'heuristic#2'...), registered agent ids, and exec:COMMAND "
-                             "for a program this command runs itself (docs/bots.md), "
-                             "one process per match under the limits below")
-    hosting = create.add_argument_group("programs entered as exec:COMMAND")
+                             "'heuristic#2'...), registered agent ids, and "
+                             "exec:[NAME=]COMMAND for a program this command runs itself "
+                             "(docs/bots.md), one process per match under the limits below")
+    hosting = create.add_argument_group(
+        "programs entered as exec:[NAME=]COMMAND",
+        "each runs in the sandbox: its folder read-only at /bot, no network, the limits "
+        "below (docs/bots.md)")
     hosting.add_argument("--text", action="store_true",
                          help="they read the plain-text messages instead of JSON lines")
+    hosting.add_argument("--sandbox", default="bwrap", choices=MODES,
+                         help="bwrap (default; needs Debian's bubblewrap package) or none "
+                              "(run them bare, with a warning at every start)")
     hosting.add_argument("--cpu-seconds", type=int, default=60,
-                         help="CPU time of one match's process (default 60; 0: no limit)")
+                         help="CPU time of each of a program's processes (default 60; 0: no "
+                              "limit)")
     hosting.add_argument("--memory-mb", type=int, default=1024,
-                         help="address space of the process (default 1024; 0: no limit)")
-    hosting.add_argument("--open-files", type=int, default=64,
-                         help="open file descriptors (default 64; 0: no limit)")
-    hosting.add_argument("--allow-network", action="store_true",
-                         help="do not cut the programs off the network (by default they run "
-                              "in an empty network namespace when unshare allows it)")
+                         help="memory of a program's whole tree (default 1024; 0: no limit)")
+    hosting.add_argument("--processes", type=int, default=64,
+                         help="processes and threads of a program (default 64; 0: no limit)")
+    hosting.add_argument("--open-files", type=int, default=256,
+                         help="open file descriptors (default 256; 0: no limit)")
+    hosting.add_argument("--tmp-mb", type=int, default=64,
+                         help="size of its private /tmp and home (default 64)")
     create.add_argument("--players", type=int, default=0,
                         help="seats per match (default: the game's smallest table)")
     create.add_argument("--rounds", type=int, default=0, help="Swiss rounds (default 3)")
@@ -118,8 +128,9 @@ def run_create(args: argparse.Namespace) -> int:
     entrants = [e.strip() for e in args.entrants.split(",") if e.strip()]
     client = _client(args)
 
-    async def go() -> tournaments_pb2.Tournament:
+    async def go() -> tuple[tournaments_pb2.Tournament, dict[str, str]]:
         tls = {"root_cert": args.root_cert, "tls": args.tls}
+        mode = _sandbox_for(entrants, args.sandbox)
         named, hosted = await register_programs(args.server, entrants,
                                                 admin_token=_admin_token(args), **tls)
         if hosted and args.no_follow:
@@ -132,39 +143,60 @@ def run_create(args: argparse.Namespace) -> int:
         console.print(f"tournament [bold]{created.tournament_id}[/bold]: "
                       f"{created.games_planned} games", highlight=False)
         for entrant in hosted:
-            console.print(f"  {entrant.agent_id}: {entrant.command}", highlight=False)
+            console.print(f"  {entrant.name} ({entrant.agent_id}): {entrant.command}",
+                          highlight=False)
         if args.no_follow:
-            return created
-        limits = Limits(args.cpu_seconds, args.memory_mb, args.open_files,
-                        no_network=not args.allow_network)
+            return created, {}
+        limits = SandboxLimits(memory_mb=args.memory_mb, cpu_seconds=args.cpu_seconds,
+                               processes=args.processes, tmp_mb=args.tmp_mb,
+                               open_files=args.open_files)
         players = created.spec.num_players
         programs = [asyncio.ensure_future(play_hosted(
             e, server=args.server, tournament_id=created.tournament_id, game=args.game,
-            players=players, limits=limits, form=TEXT_FORM if args.text else JSON_FORM, **tls))
+            players=players, limits=limits, sandbox=mode,
+            form=TEXT_FORM if args.text else JSON_FORM, **tls))
             for e in hosted]
         try:
-            record = await _follow(client, created.tournament_id, console)
+            record, names = await _follow(client, created.tournament_id, console)
             await asyncio.gather(*programs)
         finally:
             for task in programs:
                 task.cancel()
-        return record
+        return record, names
 
     try:
-        record = asyncio.run(go())
+        record, names = asyncio.run(go())
     except AgentError as error:
         return fail(console, error)
-    return _finish(args, record, console)
+    return _finish(args, record, names, console)
+
+
+def _sandbox_for(entrants: list[str], requested: str) -> str:
+    """The sandbox the exec: entrants will run in, checked before anything is created: a
+    host without bubblewrap, or a command whose program cannot be found, is refused."""
+    commands = program_commands(entrants)
+    if not commands:
+        return requested
+    try:
+        mode = sandbox_mode(requested)
+    except SandboxUnavailable as error:
+        raise AgentError(str(error)) from error
+    for command in commands if mode != "none" else ():
+        try:
+            spec_for_command(command)
+        except ValueError as error:
+            raise AgentError(f"exec:{command}: the program could not start: {error}") from error
+    return mode
 
 
 def run_follow(args: argparse.Namespace) -> int:
     console = make_console(stderr=args.json == "-")
     client = _client(args)
     try:
-        record = asyncio.run(_follow(client, args.tournament_id, console))
+        record, names = asyncio.run(_follow(client, args.tournament_id, console))
     except AgentError as error:
         return fail(console, error)
-    return _finish(args, record, console)
+    return _finish(args, record, names, console)
 
 
 def run_show(args: argparse.Namespace) -> int:
@@ -179,26 +211,33 @@ def run_show(args: argparse.Namespace) -> int:
     except AgentError as error:
         return fail(console, error)
     console.print(standings_table(record, names))
-    return _finish(args, record, console, show=False)
+    return _finish(args, record, names, console)
 
 
 def run_list(args: argparse.Namespace) -> int:
     client = _client(args)
     console = make_console()
+
+    async def fetch() -> tuple[list[tournaments_pb2.Tournament], dict[str, str]]:
+        records = await client.list()
+        leaders = sorted({r.standings[0].entrant for r in records if r.standings})
+        return records, await client.entrant_names(leaders)
+
     try:
-        records = asyncio.run(client.list())
+        records, names = asyncio.run(fetch())
     except AgentError as error:
         return fail(console, error)
     if args.json:
         print(json.dumps([_summary(r) for r in records]))
         return 0
     table = Table(title="Tournaments")
-    for column in ("id", "game", "format", "status", "games", "leader"):
+    for column in ("id", "game", "format", "status", "games", "leader", "leader id"):
         table.add_column(column)
     for r in records:
         s = _summary(r)
         table.add_row(s["tournament_id"], s["game"], s["format"], s["status"],
-                      f"{s['games_done']}/{s['games_planned']}", s["leader"])
+                      f"{s['games_done']}/{s['games_planned']}",
+                      names.get(s["leader"], s["leader"]), s["leader"])
     console.print(table)
     return 0
 
@@ -224,34 +263,38 @@ def _summary(r: tournaments_pb2.Tournament) -> dict[str, Any]:
 
 
 async def _follow(client: TournamentClient, tid: str,
-                  console: Console) -> tournaments_pb2.Tournament:
+                  console: Console) -> tuple[tournaments_pb2.Tournament, dict[str, str]]:
+    """Follow the tournament to its end: on a terminal, live standings and a progress
+    bar; piped, only the final standings (a live display is redrawn for a terminal's
+    width, which would cut the table's cells). Returns it and its entrants' names."""
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn())
     task = progress.add_task("games", total=None)
     record: tournaments_pb2.Tournament | None = None
     names: dict[str, str] | None = None
-    with Live(Group(progress), console=console, refresh_per_second=4,
-              transient=False) as live:
+    live = Live(Group(progress), console=console, refresh_per_second=4, transient=False)
+    with live if console.is_terminal else contextlib.nullcontext(live):
         async for record in client.watch(tid):
             if names is None:
                 names = await client.entrant_names(list(record.spec.entrants))
             progress.update(task, completed=record.games_done, total=record.games_planned)
             live.update(Group(standings_table(record, names), progress))
-    assert record is not None
-    return record
+    assert record is not None and names is not None
+    if not console.is_terminal:
+        console.print(standings_table(record, names))
+    return record, names
 
 
-def _finish(args: argparse.Namespace, record: tournaments_pb2.Tournament, console: Console,
-            show: bool = False) -> int:
-    if show:
-        console.print(standings_table(record))
+def _finish(args: argparse.Namespace, record: tournaments_pb2.Tournament,
+            names: dict[str, str], console: Console) -> int:
     standings = standings_of(record)
     if args.csv:
         with open(args.csv, "w", encoding="utf-8") as f:
-            f.write(standings_to_csv(standings))
+            f.write(standings_to_csv(standings, names))
     if args.json:
         meta = {"tournament_id": record.tournament_id, **_summary(record),
                 "seed": record.spec.seed, "entrants": list(record.spec.entrants),
+                "names": names,
                 "num_players": record.spec.num_players,
                 "duplicate_deals": record.spec.duplicate_deals}
         text = report_json(standings, results_of(record), (), meta)
@@ -272,11 +315,11 @@ def standings_table(record: tournaments_pb2.Tournament,
     table = Table(title=f"Tournament {record.tournament_id}: {record.spec.game_id}, "
                         f"{tournaments_pb2.TournamentFormat.Name(record.spec.format)}, "
                         f"{record.games_done}/{record.games_planned} games, {status.lower()}")
-    for column in ("#", "entrant", "games", "blocks", "wins", "win share (95% CI)",
+    for column in ("#", "entrant", "id", "games", "blocks", "wins", "win share (95% CI)",
                    "mean score", "mean place", "mu ± sigma"):
-        table.add_column(column, justify="left" if column == "entrant" else "right")
+        table.add_column(column, justify="left" if column in ("entrant", "id") else "right")
     for i, s in enumerate(record.standings, 1):
-        table.add_row(str(i), names.get(s.entrant, s.entrant), str(s.games),
+        table.add_row(str(i), names.get(s.entrant, s.entrant), s.entrant, str(s.games),
                       str(blocks.get(s.entrant, 0)), f"{s.wins:.1f}",
                       f"{s.win_share:.2f} ({s.win_ci_low:.2f}-{s.win_ci_high:.2f})",
                       f"{s.mean_score:.1f}", f"{s.mean_place:.2f}",

@@ -11,7 +11,16 @@ from rich.console import Console
 from ..sdk import AgentError, ArenaClient, MatchResult
 from ..sdk.convert import seed_text, struct_to_dict
 from ..terminal import make_console
-from .match import add_server_args, client_from, event_text, fail, result_table, seat_names
+from .match import (
+    add_server_args,
+    client_from,
+    event_text,
+    fail,
+    final_record,
+    missed_by_seat,
+    result_table,
+    seat_names,
+)
 
 
 def register(sub: Any) -> None:
@@ -46,8 +55,10 @@ async def watch(client: ArenaClient, match_id: str, from_seq: int, console: Cons
                 console.print(f"[dim]{ev.seq:>4}[/dim] {line}", highlight=False)
         elif kind == "match_over":
             result = MatchResult.from_proto(msg.match_over.result)
+    record = await final_record(client, match_id)
     if result is None:  # the stream ended without MatchOver: read the record instead
         match = await client.get_match(match_id)
         result = MatchResult.from_proto(match.result)
-    console.print(result_table(result, seat_names(match), f"Final result of {match_id}"))
+    console.print(result_table(result, seat_names(match), f"Final result of {match_id}",
+                               missed=missed_by_seat(record) if record is not None else None))
     return 0

@@ -77,16 +77,6 @@ def reserve_port(host: str) -> socket.socket:
     return sock
 
 
-def _die_with_parent() -> None:
-    """In the child (Linux): SIGTERM when the supervisor dies, so no node is orphaned."""
-    try:
-        import ctypes
-
-        ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
 class Worker:
     """One ``twistarena serve`` child; its output is passed on, but for its address line."""
 
@@ -101,9 +91,12 @@ class Worker:
         self.restart_at: float | None = None
 
     def start(self) -> None:
-        self.process = subprocess.Popen(self.argv, stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, text=True,
-                                        preexec_fn=_die_with_parent)
+        """Start the node; it gets SIGTERM when the supervisor dies (so no node is
+        orphaned), without Python run between fork and exec (``die_with_parent``)."""
+        from .servers import die_with_parent
+
+        self.process = subprocess.Popen(die_with_parent(self.argv), stdout=subprocess.PIPE,
+                                        stderr=subprocess.STDOUT, text=True)
         self.started_at = time.monotonic()
         self.restart_at = None
         threading.Thread(target=self._forward, args=(self.process,), daemon=True).start()

@@ -28,6 +28,7 @@ from .botcall import BotCall, NoAnswer, action_id
 from .connection import (
     AgentError,
     Backoff,
+    ServerList,
     bearer,
     describe,
     error_reason,
@@ -37,6 +38,7 @@ from .connection import (
     read_root_cert,
     redirect_target,
     stub,
+    unary,
 )
 from .convert import JSON, Decision, MatchEvent, MatchResult, Rejection, struct_to_dict
 
@@ -154,16 +156,17 @@ class Agent:
     async def run(self) -> MatchResult:
         """Play until MatchOver, reconnecting as needed; raise AgentError if hopeless."""
         attempt = 0
-        index = 0
+        turns = ServerList(self.servers)
         last_ok = time.monotonic()
-        #: Where a NOT_OWNER refusal said the match lives: the next attempt goes
-        #: there at once; the server list stays the fallback.
+        #: Where a refusal said the match lives: the next attempt goes there at
+        #: once; the server list stays the fallback.
         redirect = ""
         try:
             while True:
-                self.address = redirect or self.servers[index % len(self.servers)]
+                self.address = redirect or turns.current
                 followed, redirect = bool(redirect), ""
                 connects_before = self.connects + self.reconnects
+                hinted = False
                 try:
                     result = await self._session(self.address)
                     if result is not None:
@@ -174,6 +177,9 @@ class Agent:
                     if result is not None:
                         self.result = result
                         return result
+                    # A retry hint keeps this address aside for that long:
+                    # another server of the list is tried first.
+                    hinted = turns.refused(self.address, error)
                     target = redirect_target(error)
                     progressed = self.connects + self.reconnects > connects_before
                     if target and target != self.address and (progressed or not followed):
@@ -190,13 +196,34 @@ class Agent:
                 if redirect:
                     log.info("redirected", agent=self.name, to=redirect)
                     continue
-                await asyncio.sleep(self.options.backoff.delay(attempt, self._rng))
+                wait = turns.advance()
+                await asyncio.sleep(max(wait, 0.0 if hinted else
+                                        self.options.backoff.delay(attempt, self._rng)))
                 attempt += 1
-                index += 1
         finally:
             for task in self._thinking.values():
                 task.cancel()
             self._thinking.clear()
+
+    async def stored_result(self) -> MatchResult | None:
+        """The match's outcome as the store keeps it (``GetMatch``), None while it
+        is not over there or no server answers.
+
+        The result a seat heard in ``MatchOver`` was stored first, but a store
+        that later loses it (see docs/protocol.md, section 9) has the match
+        VOIDED: a caller that reports or rates outcomes asks here, not the
+        stream. Any server of the list answers (redirects are followed)."""
+        try:
+            match = await unary(match_pb2_grpc.MatchesStub, "GetMatch",
+                                match_pb2.GetMatchRequest(match_id=self.match_id),
+                                [self.address, *self.servers] if self.address else self.servers,
+                                self._root_cert, tls=self.options.tls,
+                                backoff=Backoff(give_up_after=10.0))
+        except AgentError:
+            return None
+        if match.status in wire.MATCH_OVER:
+            return MatchResult.from_proto(match.result)
+        return None
 
     def disconnect(self) -> None:
         """Drop the current stream as a network failure would (the agent reconnects)."""
@@ -442,9 +469,19 @@ class Agent:
             raise
         except Exception as error:
             action = self.bot.failed(decision, error)
-        if action is not None:
-            self._answers[did] = action
-            await self._send_answer(did, action)
+        await self._send_decided(did, action)
+
+    async def _send_decided(self, did: int, action: int | None) -> None:
+        """Send the bot's action, or (None: it has no answer) ask for the fallback now."""
+        if action is None:
+            # Settled once the server has it, and never acknowledged: no longer pending,
+            # so the next decision does not cancel this task in the middle of its write
+            # (which would cancel the whole stream).
+            self._pending.pop(did, None)
+            await self._send_answer(did, 0, fallback=True)
+            return
+        self._answers[did] = action
+        await self._send_answer(did, action)
 
     def _decide_inline(self, decision: Decision) -> None:
         """A sync bot asked in the reading loop (no task, no thread): the common case.
@@ -461,7 +498,9 @@ class Agent:
             action: int | None = action_id(value)
         except Exception as error:
             action = self.bot.failed(decision, error)
-        if action is not None:
+        if action is None:
+            self._spawn(did, self._send_decided(did, None))
+        else:
             self._answers[did] = action
             self._ready = (did, action)
 
@@ -473,16 +512,15 @@ class Agent:
             raise
         except Exception as error:
             action = self.bot.failed(decision, error)
-        if action is not None:
-            self._answers[did] = action
-            await self._send_answer(did, action)
+        await self._send_decided(did, action)
 
-    async def _send_answer(self, decision_id: int, action_id: int) -> None:
+    async def _send_answer(self, decision_id: int, action_id: int,
+                           fallback: bool = False) -> None:
         call = self._call
         if call is None:
             return  # disconnected: the server re-sends the decision after the resume
-        msg = play_pb2.AgentMessage(answer=play_pb2.Answer(decision_id=decision_id,
-                                                           action_id=action_id))
+        msg = play_pb2.AgentMessage(answer=play_pb2.Answer(
+            decision_id=decision_id, action_id=action_id, fallback=fallback))
         try:
             async with self._write_lock:
                 if self.tracer is not None:

@@ -22,8 +22,9 @@ SLOW_CALL_S = 0.005
 
 class NoAnswer(Exception):
     """Raised by a bot that has no answer for this decision (a bridged program that
-    crashed, hung or printed garbage): the decision stays open and the match's
-    fallback settles it at the deadline, as for any seat that does not answer."""
+    crashed, hung or printed garbage): the agent asks the server to settle it with
+    the match's fallback at once (``Answer.fallback``), as a missed deadline would,
+    without waiting for the deadline."""
 
 
 def _resolve(bot: Any) -> tuple[Callable[..., Any], Callable[[Rejection], Any] | None]:
@@ -102,8 +103,8 @@ class BotCall:
         return action_id(value)
 
     def failed(self, decision: Decision, error: Exception) -> int | None:
-        """The one answer to a bot that raised: ``NoAnswer`` leaves the decision
-        open (None); any other error plays the first legal action, so that a bot
+        """The one answer to a bot that raised: ``NoAnswer`` gives the decision to
+        the fallback (None); any other error plays the first legal action, so that a bot
         bug does not cost the seat its match."""
         if isinstance(error, NoAnswer):
             return None

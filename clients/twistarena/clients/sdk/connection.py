@@ -48,8 +48,11 @@ RETRYABLE = frozenset({
 FATAL_REASONS = frozenset({"TAKEN_OVER", "BAD_TOKEN", "UNKNOWN_MATCH", "MALFORMED_MESSAGE",
                            "INVALID_OPTIONS", "PERMISSION_DENIED_ADMIN"})
 
-#: Trailing metadata of a NOT_OWNER refusal: HOST:PORT of the node that owns the match.
+#: Trailing metadata of a NOT_OWNER or STORE_UNAVAILABLE refusal: HOST:PORT of the
+#: node that owns the match (or will).
 OWNER_KEY = "twistarena-owner"
+#: Trailing metadata of a refusal: do not call this server again before this many ms.
+RETRY_AFTER_KEY = "twistarena-retry-after-ms"
 
 
 class AgentError(Exception):
@@ -113,10 +116,59 @@ def error_reason(error: grpc.aio.AioRpcError) -> str:
 
 
 def redirect_target(error: grpc.aio.AioRpcError) -> str:
-    """Where a NOT_OWNER refusal says the match lives ('' if it does not say)."""
-    if error_reason(error) != "NOT_OWNER":
+    """Where a refusal (NOT_OWNER, or STORE_UNAVAILABLE from a node cut from its
+    store) says the match lives ('' if it does not say)."""
+    if error_reason(error) not in ("NOT_OWNER", "STORE_UNAVAILABLE"):
         return ""
     return metadata_value(error.trailing_metadata(), OWNER_KEY)
+
+
+def retry_after_s(error: grpc.aio.AioRpcError) -> float:
+    """How long the refusing server asked not to be called again (0: no hint)."""
+    try:
+        return max(0.0, int(metadata_value(error.trailing_metadata(), RETRY_AFTER_KEY)
+                            or 0) / 1000)
+    except ValueError:
+        return 0.0
+
+
+class ServerList:
+    """The servers to try in turn, skipping an address while the hint of its last
+    refusal (``twistarena-retry-after-ms``) runs: another server is tried first,
+    and the one that turned the caller away only once its wait is over."""
+
+    def __init__(self, servers: Sequence[str]) -> None:
+        self.servers = list(servers)
+        self.index = 0
+        #: address -> monotonic time before which it is not called again
+        self.not_before: dict[str, float] = {}
+
+    @property
+    def current(self) -> str:
+        """The address to call now."""
+        return self.servers[self.index % len(self.servers)]
+
+    def refused(self, address: str, error: grpc.aio.AioRpcError) -> bool:
+        """Note ``address``'s refusal; True when it came with a retry hint."""
+        wait = retry_after_s(error)
+        if wait:
+            self.not_before[address] = time.monotonic() + wait
+        return wait > 0
+
+    def advance(self) -> float:
+        """Move to the next server whose wait is over; returns how long to wait
+        before calling it (0 when one is free now, else until the earliest)."""
+        now = time.monotonic()
+        count = len(self.servers)
+        for step in range(1, count + 1):
+            address = self.servers[(self.index + step) % count]
+            if self.not_before.get(address, 0.0) <= now:
+                self.index += step
+                return 0.0
+        soonest = min(range(1, count + 1), key=lambda step: self.not_before.get(
+            self.servers[(self.index + step) % count], 0.0))
+        self.index += soonest
+        return max(0.0, self.not_before.get(self.current, 0.0) - now)
 
 
 def describe(error: grpc.aio.AioRpcError) -> str:
@@ -160,8 +212,9 @@ async def call_with_failover(servers: Sequence[str], root_cert: bytes | None,
     start = time.monotonic()
     attempt = 0
     redirect = ""
+    turns = ServerList(servers)
     while True:
-        address = redirect or servers[attempt % len(servers)]
+        address = redirect or turns.current
         followed, redirect = bool(redirect), ""
         async with make_channel(address, root_cert, tls) as channel:
             try:
@@ -171,12 +224,14 @@ async def call_with_failover(servers: Sequence[str], root_cert: bytes | None,
                 if not retry or time.monotonic() - start > policy.give_up_after:
                     raise AgentError(f"{address}: {describe(error)}", error.code(),
                                      error_reason(error)) from None
-                # NOT_OWNER naming the owner: go there at once (once in a row).
+                hinted = turns.refused(address, error)
+                # A refusal naming the owner: go there at once (once in a row).
                 target = redirect_target(error)
                 if target and target != address and not followed:
                     redirect = target
                     continue
-        await asyncio.sleep(policy.delay(attempt))
+        wait = turns.advance()
+        await asyncio.sleep(max(wait, 0.0 if hinted else policy.delay(attempt)))
         attempt += 1
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import Any
 
 import structlog
@@ -85,16 +85,30 @@ async def run_agents(agents: Sequence[Agent]) -> MatchResult:
     return results[0]
 
 
+#: The log event of a line a bridged bot wrote to its stderr: logged at info, and shown
+#: without ``-v`` too (the author's own output, not the command's chatter).
+BOT_OUTPUT = "bot output (stderr)"
+
+
+def _quiet_unless_bot_output(_logger: Any, method: str,
+                             event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """Without ``-v``: warnings and errors, and what bots wrote to their stderr."""
+    if method in ("debug", "info") and event.get("event") != BOT_OUTPUT:
+        raise structlog.DropEvent
+    return event
+
+
 def configure_logging(verbose: bool = False) -> None:
     """Readable logs on stderr, so that stdout stays for results (and ``--json``)."""
+    quiet: list[structlog.typing.Processor] = [] if verbose else [_quiet_unless_bot_output]
     structlog.configure(
         processors=[
+            *quiet,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="%H:%M:%S"),
             structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()),
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(
-            logging.INFO if verbose else logging.WARNING),
+        wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
         logger_factory=structlog.PrintLoggerFactory(sys.stderr),
         cache_logger_on_first_use=False,
     )

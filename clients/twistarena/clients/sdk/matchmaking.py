@@ -24,7 +24,7 @@ import grpc
 import grpc.aio
 from twistarena.v1 import matchmaking_pb2, matchmaking_pb2_grpc
 
-from .agent import play
+from .agent import Agent
 from .connection import (
     AgentError,
     Backoff,
@@ -152,15 +152,18 @@ async def queue_and_play(act: Any, server: str | Sequence[str], api_token: str, 
                          tournament_id: str = "", on_status: StatusCallback | None = None,
                          **agent_options: Any) -> MatchResult:
     """Queue for one match, then play the assigned seat to the end with ``act``
-    (``TournamentEnded`` when the tournament of ``tournament_id`` is over)."""
+    (``TournamentEnded`` when the tournament of ``tournament_id`` is over); the
+    outcome the store keeps (``Agent.stored_result``), else the one heard."""
     tls = {k: agent_options[k] for k in ("root_cert", "tls") if k in agent_options}
     assigned = await queue(server, api_token, game, players, house_fill_after=house_fill_after,
                            house_bot=house_bot, tournament_only=tournament_only,
                            tournament_id=tournament_id, on_status=on_status, **tls)
     servers = [assigned.server_address, *(s for s in parse_servers(server)
                                           if s != assigned.server_address)]
-    return await play(act, server=servers, match_id=assigned.match_id,
-                      token=assigned.seat_token, **agent_options)
+    agent = Agent(act, server=servers, match_id=assigned.match_id,
+                  token=assigned.seat_token, **agent_options)
+    heard = await agent.run()
+    return await agent.stored_result() or heard
 
 
 def run_queue_and_play(act: Any, server: str | Sequence[str], api_token: str, game: str,

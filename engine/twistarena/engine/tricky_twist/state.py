@@ -64,7 +64,7 @@ PLAY = "play"
 BONUS_PICK = "bonus_pick"
 TAKE_BACK_PHASE = "take_back"
 END_BONUS = "end_bonus"
-GAME_OVER = "game_over"
+GAME_OVER = "over"
 
 #: order in which one player decides their end-of-round bonuses (TT-6.5): Flip
 #: first (it acts on real tricks), then Blank, the false-trick faces, Modifier last

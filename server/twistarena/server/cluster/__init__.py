@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from typing import NamedTuple
 
 from twistarena.storage import FencedError, MatchRecord, Store, StoreError
 from twistarena.v1 import match_pb2 as mpb
@@ -50,6 +51,8 @@ class Cluster:
         hub.leases = self.keeper
         self.claims = Claims(store, hub, self.membership, self.placement, self.keeper)
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        #: Set by the store watcher: False while the node's health is NOT_SERVING.
+        self.store_reachable = True
 
     def load(self) -> int:
         """Matches this node runs or is opening (sent with each heartbeat)."""
@@ -75,16 +78,36 @@ class Cluster:
                  lease_ms=self.membership.lease_ms, live_nodes=sorted(self.membership.live),
                  matches=len(self.hub.runners))
 
-    async def resume(self) -> None:
-        """The store is back after being unreachable (or restarted): take the live
-        matches placed on this node again. A match whose store lost what this
-        node acknowledged is caught when its runner opens (see ``MatchRunner.start``)."""
+    async def resume(self) -> bool:
+        """The store is back after being unreachable, or is another process than
+        before (restarted, failed over): take the live matches placed on this
+        node again, then check every match this node acknowledged against what
+        the store kept (``Claims.check_acknowledged``). False when the store
+        failed meanwhile (the caller tries again)."""
         try:
             await self.keeper.beat()
             await self.store.nodes.index_live_matches()
             await self.claims.recover()
+            await self.claims.check_acknowledged()
         except StoreError as exc:
             log.warning("resume_failed", error=repr(exc))
+            return False
+        return True
+
+    @property
+    def store_up(self) -> bool:
+        """Whether calls that need the store are served: the store answers the
+        watcher and this node's heartbeats get through (else they are refused
+        at once, see ``routing.refuse_store_down``)."""
+        return self.store_reachable and self.keeper.beating
+
+    def successor(self, match_id: str) -> str:
+        """Where ``match_id`` goes if this node drops out: the live node ranked
+        first for it after this one, as this node last saw them ('' if none)."""
+        if not self.placement.enabled:
+            return ""
+        best = self.placement.choose(match_id, balanced=False, exclude=(self.node_id,))
+        return best.address if best is not None else ""
 
     @property
     def retry_after_ms(self) -> int:
@@ -150,27 +173,29 @@ class Cluster:
         n = record.options.num_players
         return match_proto(record, record.status, None, 0, [0] * n)
 
-    async def locate(self, match_id: str, may_claim: bool = True,
-                     ) -> tuple[MatchRunner | None, str]:
-        """(the runner, if this node runs or may now claim the match; else the
-        address of the node that owns it or should, '' when unknown)."""
+    async def locate(self, match_id: str, may_claim: bool = True) -> Location:
+        """The runner, if this node runs or may now claim the match; else the
+        address of the node that owns it or should ('' when unknown), and when a
+        lapsing lease lets another node claim it."""
         m = self.membership
         pending = self.claims.opening.get(match_id)
         if pending is not None:
             runner = await asyncio.shield(pending)
             if runner is not None:
-                return runner, ""
+                return Location(runner)
         runner = self.hub.get(match_id)
         if runner is not None:
-            return runner, ""
+            return Location(runner)
         for _attempt in range(2):
             [lease] = await self.claims.leases([match_id])
             now = m.server_now_ms()
             if lease.node and lease.until > now and lease.node != self.node_id:
                 # Owned elsewhere; an owner that stopped heartbeating gets no
-                # redirect (its lease will expire and the match move).
+                # redirect (its lease will expire and the match move, a scan later).
                 renewed = lease.until - now > m.lease_ms - 2 * m.beat_s * 1000
-                return None, m.reachable(lease.node, lease.address) if renewed else ""
+                if renewed:
+                    return Location(None, m.reachable(lease.node, lease.address))
+                return Location(None, "", lease.until - now + int(self.claims.scan_s * 1000))
             if lease.node == self.node_id and lease.until > now:
                 target = self.node_id  # this node's lease, its runner stopped
             else:
@@ -178,15 +203,27 @@ class Cluster:
                 if target != self.node_id:
                     self.claims.kick.set()
             if target != self.node_id:
-                return None, m.reachable(
-                    target, lease.next_address if lease.next == target else "")
+                return Location(None, m.reachable(
+                    target, lease.next_address if lease.next == target else ""))
             if not may_claim or m.leaving or self.hub.draining:
-                return None, ""
+                return Location(None)
             opened = await self.claims.open_many([match_id], "on_demand")
             runner = opened.get(match_id) or self.hub.get(match_id)
             if runner is not None:
-                return runner, ""
-        return None, ""
+                return Location(runner)
+        return Location(None)
 
 
-__all__ = ["Cluster"]
+class Location(NamedTuple):
+    """Where a match runs, as ``Cluster.locate`` found it."""
+
+    #: Its runner, when this node runs it.
+    runner: MatchRunner | None
+    #: Else the address of the node that owns it or should ('' when unknown).
+    address: str = ""
+    #: Else, when its owner's lease lapses and another node may claim it (ms from
+    #: now; 0: unknown).
+    retry_after_ms: int = 0
+
+
+__all__ = ["Cluster", "Location"]

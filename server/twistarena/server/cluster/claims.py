@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from twistarena import wire
 from twistarena.storage import Grant, LeaseState, MatchRecord, Store, StoreError
 
-from .. import logs, metrics
+from .. import logs, metrics, rewinds
 from ..hub import Hub
 from ..runner import MatchRunner
 from .leases import LeaseKeeper
@@ -47,6 +47,8 @@ class Claims:
         self.opening: dict[str, asyncio.Future[MatchRunner | None]] = {}
         #: Set to scan for expired leases before the next period.
         self.kick = asyncio.Event()
+        #: Checks of live matches after a store restart, still running.
+        self._rechecks: set[asyncio.Task[None]] = set()
 
     async def leases(self, ids: Sequence[str]) -> list[LeaseState]:
         """The current leases of ``ids``, as the store holds them."""
@@ -85,6 +87,44 @@ class Claims:
             await self.keeper.beat()
         if total:
             log.info("recovered", matches=total)
+
+    async def check_acknowledged(self) -> None:
+        """After the store restarted (or failed over, or reloaded): every match this
+        node remembers acknowledging, ended ones included, is compared with what
+        the store kept. A live one that lost actions goes through its runner's
+        loss policy; an ended one whose end or actions are gone is opened again,
+        and its runner finds the loss at start (``MatchRunner.start``)."""
+        memory = self.hub.acknowledged
+        ids = memory.ids()
+        for at in range(0, len(ids), SCAN_BATCH):
+            batch = ids[at:at + SCAN_BATCH]
+            records = await self.store.matches.load_many(batch)
+            lengths = await self.store.matches.log_lengths(batch)
+            reopen: list[str] = []
+            for mid, record, stored in zip(batch, records, lengths, strict=True):
+                known = memory.get(mid)
+                if known is None:
+                    continue
+                runner = self.hub.get(mid)
+                if runner is not None:
+                    if stored < runner.book.log_len:
+                        # Under the runner's lock, which a write retrying through
+                        # the outage may hold: not waited for here.
+                        task = asyncio.get_running_loop().create_task(
+                            rewinds.recheck(runner, stored))
+                        self._rechecks.add(task)
+                        task.add_done_callback(self._rechecks.discard)
+                elif record is None:
+                    metrics.STORE_LOSSES.labels("match_gone").inc()
+                    metrics.LOST_ACTIONS.inc(known.actions)
+                    log.error("store_loss", match_id=mid, policy="match_gone",
+                              why="the store lost the whole match", acknowledged=known.actions,
+                              kept=0, lost=known.actions)
+                elif stored < known.actions or (
+                        known.status and record.status not in wire.MATCH_OVER):
+                    reopen.append(mid)
+            if reopen:
+                await self.open_many(reopen, "store_loss")
 
     async def scan_loop(self) -> None:
         """Claim the matches with an expired lease that are placed on this node."""

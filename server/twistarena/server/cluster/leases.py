@@ -40,10 +40,18 @@ class LeaseKeeper:
         self.margin_s = membership.lease_s / 10
         #: match id -> (lease token, loop-monotonic time until which it is ours)
         self.valid: dict[str, tuple[str, float]] = {}
+        #: When the latest heartbeat that the store answered was sent (monotonic).
+        self.beat_sent = time.monotonic()
 
     def good_until(self, sent: float) -> float:
         """Until when a lease granted or renewed by a call sent at ``sent`` is ours."""
         return sent + self.membership.lease_s - self.margin_s
+
+    @property
+    def beating(self) -> bool:
+        """Whether a heartbeat got through recently enough that this node's leases
+        hold (else they are lapsing: the node is cut from its store)."""
+        return time.monotonic() <= self.good_until(self.beat_sent)
 
     def hold(self, match_id: str, token: str, sent: float) -> None:
         """Note a lease granted to a call sent at ``sent``: valid until ``good_until(sent)``."""
@@ -74,6 +82,7 @@ class LeaseKeeper:
         rtt_ms = (time.monotonic() - sent) * 1000
         if not isinstance(beat, StoreError):
             m.learn(beat, wall_ms + rtt_ms / 2)
+            self.beat_sent = sent
         expiries: dict[str, int] = {}
         lost: list[MatchRunner] = []
         good_until = self.good_until(sent)

@@ -1,0 +1,261 @@
+"""``twistarena agent``: register an agent and manage the versions the arena hosts.
+
+``agent register --name N`` prints the new agent's id and api token (shown
+once: keep it). ``agent versions`` lists the versions of the agent whose api
+token is given, ``agent activate VERSION`` makes one (an id or a unique
+prefix of at least 6 digits) the one its seats run, and ``agent show ID``
+prints an agent with each version's stats: anyone may look, and with the
+agent's own api token the build logs and the stderr of recent failures are
+shown too. ``twistarena submit`` uploads a version (docs/hosting.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from twistarena.v1 import hosting_pb2
+
+from ..sdk import AgentError, register_agent
+from ..sdk.hosting import configure_logging
+from ..sdk.versions import VersionClient
+from ..terminal import make_console
+from .match import add_server_args, fail
+
+#: Lines of a build log or stderr tail printed (--json has them whole).
+TAIL_LINES = 20
+#: Digits of a version id in tables (``agent activate`` takes such a prefix).
+SHORT_ID = 12
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("agent", help="register an agent, manage its hosted versions",
+                            description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    new = actions.add_parser("register", help="register an agent: prints its id and api token")
+    add_server_args(new)
+    new.add_argument("--name", required=True, help="display name (1-100 characters)")
+    new.add_argument("--admin-token", default=None,
+                     help="admin token, when the server has one "
+                          "(default: $TWISTARENA_ADMIN_TOKEN)")
+    new.add_argument("--json", action="store_true", help="print JSON")
+    new.set_defaults(run=run_register)
+
+    versions = actions.add_parser("versions", help="the agent's versions, newest first")
+    add_server_args(versions)
+    add_token_arg(versions)
+    versions.add_argument("--json", action="store_true", help="print JSON")
+    versions.set_defaults(run=run_versions)
+
+    activate = actions.add_parser("activate", help="make a version the one its seats run")
+    add_server_args(activate)
+    add_token_arg(activate)
+    activate.add_argument("version", help="a version id or a unique prefix (6+ digits)")
+    activate.add_argument("--json", action="store_true", help="print JSON")
+    activate.set_defaults(run=run_activate)
+
+    show = actions.add_parser("show", help="an agent, its versions and their stats")
+    add_server_args(show)
+    show.add_argument("agent_id", metavar="ID")
+    show.add_argument("--api-token", default=os.environ.get("TWISTARENA_API_TOKEN"),
+                      help="the agent's own api token: adds build logs and failures "
+                           "(default: $TWISTARENA_API_TOKEN)")
+    show.add_argument("--json", action="store_true", help="print JSON")
+    show.set_defaults(run=run_show)
+
+
+def add_token_arg(parser: argparse.ArgumentParser) -> None:
+    """``--api-token`` (the agent's; default ``$TWISTARENA_API_TOKEN``)."""
+    parser.add_argument("--api-token", default=os.environ.get("TWISTARENA_API_TOKEN"),
+                        help="the agent's api token (default: $TWISTARENA_API_TOKEN)")
+
+
+def client_from(args: argparse.Namespace) -> VersionClient:
+    """The Hosting client of a command's --server, TLS and --api-token flags."""
+    configure_logging(args.verbose)
+    return VersionClient(args.server, api_token=args.api_token, root_cert=args.root_cert,
+                         tls=args.tls)
+
+
+def call(args: argparse.Namespace, work: Callable[[Console], Coroutine[Any, Any, int]],
+         needs_token: bool = True) -> int:
+    """Run one command's calls; a clear line and exit code 2 on a refusal."""
+    console = make_console(stderr=args.json)
+    if needs_token and not args.api_token:
+        console.print("an api token is needed: --api-token or $TWISTARENA_API_TOKEN "
+                      "(twistarena agent register prints one)")
+        return 2
+    try:
+        return asyncio.run(work(console))
+    except AgentError as error:
+        return fail(console, error)
+
+
+def print_json(value: Any) -> None:
+    """One JSON document on stdout."""
+    print(json.dumps(value, indent=2))
+
+
+# -- register ---------------------------------------------------------------------
+
+
+def run_register(args: argparse.Namespace) -> int:
+    async def work(console: Console) -> int:
+        configure_logging(args.verbose)
+        admin = args.admin_token or os.environ.get("TWISTARENA_ADMIN_TOKEN")
+        agent_id, token = await register_agent(args.server, args.name, admin_token=admin,
+                                               root_cert=args.root_cert, tls=args.tls)
+        if args.json:
+            print_json({"agent_id": agent_id, "name": args.name, "api_token": token})
+        else:
+            console.print(f"agent id:  {agent_id}\napi token: {token}\n"
+                          "keep the token secret: it is shown only this once", highlight=False,
+                          soft_wrap=True)
+        return 0
+
+    return call(args, work, needs_token=False)
+
+
+# -- versions and activate ------------------------------------------------------------
+
+
+def run_versions(args: argparse.Namespace) -> int:
+    async def work(console: Console) -> int:
+        listed = await client_from(args).versions()
+        if args.json:
+            print_json({"agent_id": listed.agent_id,
+                        "versions": [version_json(v) for v in listed.versions]})
+        elif not listed.versions:
+            console.print(f"agent {listed.agent_id} has no versions yet (twistarena submit)")
+        else:
+            console.print(versions_table(listed.versions))
+        return 0
+
+    return call(args, work)
+
+
+def run_activate(args: argparse.Namespace) -> int:
+    async def work(console: Console) -> int:
+        version = await client_from(args).activate(args.version)
+        if args.json:
+            print_json(version_json(version))
+        else:
+            console.print(f"active: {version.version_id} ({version.entry})", highlight=False,
+                          soft_wrap=True)
+        return 0
+
+    return call(args, work)
+
+
+# -- show -----------------------------------------------------------------------------
+
+
+def run_show(args: argparse.Namespace) -> int:
+    async def work(console: Console) -> int:
+        details = await client_from(args).details(args.agent_id)
+        if args.json:
+            print_json(details_json(details))
+            return 0
+        active = details.active_version_id[:SHORT_ID] or "none"
+        console.print(f"[bold]{details.name}[/bold] ({details.agent_id})  rating "
+                      f"{details.mu:.1f} ± {details.sigma:.1f} over {details.matches} rated "
+                      f"matches  active version: {active}", highlight=False, soft_wrap=True)
+        if details.versions:
+            console.print(versions_table(details.versions))
+        if details.owner:
+            _print_private(console, details.versions)
+        return 0
+
+    return call(args, work, needs_token=False)
+
+
+def _print_private(console: Console, versions: Any) -> None:
+    """Build logs and failures, the tail of each."""
+    for version in versions:
+        short = version.version_id[:SHORT_ID]
+        if version.build_log:
+            console.rule(f"build log of {short} ({version.build})")
+            console.print(_tail(version.build_log), highlight=False, markup=False)
+        for failure in version.stats.failures:
+            console.rule(f"{short} in match {failure.match_id}: {_failure_counts(failure)}")
+            console.print(_tail(failure.stderr_tail) or "(no stderr)", highlight=False,
+                          markup=False)
+
+
+def _failure_counts(failure: hosting_pb2.VersionFailure) -> str:
+    counts = {"crashes": failure.crashes, "timeouts": failure.timeouts,
+              "illegal outputs": failure.illegal_outputs, "restarts": failure.restarts}
+    return ", ".join(f"{n} {what}" for what, n in counts.items() if n) or "failed"
+
+
+def _tail(text: str) -> str:
+    lines = text.rstrip("\n").splitlines()
+    cut = len(lines) - TAIL_LINES
+    return "\n".join(([f"... {cut} lines before"] if cut > 0 else []) + lines[-TAIL_LINES:])
+
+
+# -- shared output --------------------------------------------------------------------
+
+
+def versions_table(versions: Any) -> Table:
+    """The versions as a table, newest first; the active one starred."""
+    table = Table(show_edge=False)
+    for column in ("version", "created (UTC)", "entry", "size", "files", "matches",
+                   "crashes", "timeouts", "illegal", "restarts", "cpu ms mean/max"):
+        table.add_column(column, justify="right" if column in (
+            "size", "files", "matches", "crashes", "timeouts", "illegal", "restarts") else "left")
+    for v in versions:
+        stats = v.stats
+        table.add_row(
+            ("* " if v.active else "  ") + v.version_id[:SHORT_ID],
+            time.strftime("%Y-%m-%d %H:%M", time.gmtime(v.created_ms / 1000)),
+            v.entry, human_size(v.size), str(v.files), str(stats.matches),
+            str(stats.crashes), str(stats.timeouts), str(stats.illegal_outputs),
+            str(stats.restarts), f"{stats.cpu_ms_mean:.1f} / {stats.cpu_ms_max:.1f}")
+    return table
+
+
+def human_size(size: int) -> str:
+    """Bytes as "812 B", "40.2 KiB", "3.1 MiB"."""
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KiB"
+    return f"{size / 1024 / 1024:.1f} MiB"
+
+
+def version_json(v: hosting_pb2.VersionInfo) -> dict[str, Any]:
+    """A version as the commands' --json prints it (numbers as numbers)."""
+    stats = v.stats
+    return {
+        "version_id": v.version_id, "content_hash": v.content_hash, "entry": v.entry,
+        "build": v.build, "size": v.size, "unpacked_size": v.unpacked_size, "files": v.files,
+        "created_ms": v.created_ms, "active": v.active, "build_log": v.build_log,
+        "stats": {
+            "matches": stats.matches, "decisions": stats.decisions, "crashes": stats.crashes,
+            "timeouts": stats.timeouts, "illegal_outputs": stats.illegal_outputs,
+            "restarts": stats.restarts, "cpu_ms_mean": stats.cpu_ms_mean,
+            "cpu_ms_max": stats.cpu_ms_max,
+            "failures": [{
+                "match_id": f.match_id, "at_ms": f.at_ms, "crashes": f.crashes,
+                "timeouts": f.timeouts, "illegal_outputs": f.illegal_outputs,
+                "restarts": f.restarts, "stderr_tail": f.stderr_tail,
+            } for f in stats.failures],
+        },
+    }
+
+
+def details_json(d: hosting_pb2.AgentDetails) -> dict[str, Any]:
+    """``agent show --json``."""
+    return {"agent_id": d.agent_id, "name": d.name, "mu": d.mu, "sigma": d.sigma,
+            "matches": d.matches, "active_version_id": d.active_version_id, "owner": d.owner,
+            "versions": [version_json(v) for v in d.versions]}

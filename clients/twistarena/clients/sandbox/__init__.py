@@ -1,0 +1,73 @@
+"""The sandbox: how every program someone else wrote is run (bots and their builds).
+
+``start(SandboxSpec(code_dir, argv), sandbox_mode())`` runs ``argv`` in
+bubblewrap (Debian's ``bubblewrap`` package):
+
+- new user, mount, PID, IPC, UTS, network and cgroup namespaces; no network at
+  all (not even loopback to the host), no capabilities, uid and gid 65534
+  inside, no nested user namespaces, a new session (no terminal injection);
+- a file system of read-only system directories (/usr and the /bin, /lib links),
+  a handful of /etc entries a runtime needs (the loader cache, the alternatives
+  links, Java's configuration), the program's files read-only at ``/bot`` (its
+  working directory), a build's output read-write at ``/out``, and a private
+  tmpfs at ``/tmp`` capped at ``tmp_mb`` that holds its home (``/tmp/home``);
+  its own /proc (its processes only) and a minimal /dev;
+- an environment of PATH, HOME, LANG and the ``TWISTARENA_*`` variables the
+  caller passes, nothing of the host's;
+- a seccomp filter refusing ptrace, process_vm_*, perf, bpf and keyrings
+  (``seccomp.py``);
+- limits (``SandboxLimits``): processes and threads together, and memory, for the
+  whole tree by a cgroup where this host lets us make one (``cgroups.py``), else
+  by rlimits; CPU seconds and open files by rlimits (``prlimit``). Rlimits cannot
+  be raised again from inside.
+
+``kill_tree`` ends all of it: the PID namespace dies with bwrap, taking every
+process with it (double forks and setsid included), and the cgroup is emptied
+and removed. ``sandbox_mode("none")`` runs programs bare (with a warning at every
+start) for hosts that accept that; without bubblewrap, ``sandbox_mode()`` refuses
+with the package name.
+"""
+
+from __future__ import annotations
+
+from .launch import (
+    LINE_LIMIT,
+    MODES,
+    PACKAGE,
+    bwrap_argv,
+    cpu_ns,
+    kill_tree,
+    limit_events,
+    sandbox_mode,
+    start,
+)
+from .spec import (
+    CODE_PATH,
+    ENV_PREFIX,
+    HOME_PATH,
+    OUTPUT_PATH,
+    SandboxLimits,
+    SandboxSpec,
+    SandboxUnavailable,
+    spec_for_command,
+)
+
+__all__ = [
+    "CODE_PATH",
+    "ENV_PREFIX",
+    "HOME_PATH",
+    "LINE_LIMIT",
+    "MODES",
+    "OUTPUT_PATH",
+    "PACKAGE",
+    "SandboxLimits",
+    "SandboxSpec",
+    "SandboxUnavailable",
+    "bwrap_argv",
+    "cpu_ns",
+    "kill_tree",
+    "limit_events",
+    "sandbox_mode",
+    "spec_for_command",
+    "start",
+]

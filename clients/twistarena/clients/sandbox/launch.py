@@ -1,0 +1,293 @@
+"""Starting a program in bubblewrap, and killing all of it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+
+import structlog
+
+from . import cgroups, seccomp
+from .spec import CODE_PATH, HOME_PATH, OUTPUT_PATH, SandboxLimits, SandboxSpec, SandboxUnavailable
+
+log = structlog.get_logger("twistarena.sandbox")
+
+BWRAP = "bwrap"
+MODES = ("bwrap", "none")
+#: The Debian (and Ubuntu) package that provides bwrap.
+PACKAGE = "bubblewrap"
+#: The uid and gid the program has inside its user namespace ("nobody").
+SANDBOX_UID = 65534
+#: Longest line the program's stdout reader accepts by default.
+LINE_LIMIT = 1 << 20
+#: How long ``kill_tree`` waits for the last processes of a tree to be gone.
+KILL_WAIT_S = 5.0
+#: Top-level directories that hold programs and libraries: read-only, nothing else of /.
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+#: What of /etc a runtime needs: the dynamic loader's cache, the alternatives links
+#: (``/usr/bin/java`` goes through them), Java's configuration, the time zone. Not the
+#: users, hosts, certificates or anything else the host keeps there.
+ETC_ENTRIES = ("ld.so.cache", "alternatives", "localtime", "java-*")
+
+#: pid of a started program -> its cgroup, until ``kill_tree``.
+_cgroups: dict[int, cgroups.Cgroup] = {}
+
+
+def sandbox_mode(requested: str = "bwrap") -> str:
+    """The mode programs will run in: "bwrap", or "none" only when asked for by name.
+
+    Raises ``SandboxUnavailable`` (naming the package to install) when bubblewrap is
+    missing or cannot make its namespaces here.
+    """
+    if requested not in MODES:
+        raise ValueError(f"unknown sandbox mode {requested!r}: one of {', '.join(MODES)}")
+    if requested == "none":
+        log.warning("programs will run WITHOUT a sandbox: with this host's files, "
+                    "environment and network (--sandbox none)")
+        return "none"
+    problem = _bwrap_problem()
+    if problem:
+        raise SandboxUnavailable(
+            f"cannot sandbox programs: {problem}. Install Debian's `{PACKAGE}` package "
+            f"(apt-get install {PACKAGE}), or run them unsandboxed with --sandbox none")
+    return "bwrap"
+
+
+@cache
+def _bwrap_problem() -> str:
+    """Why bubblewrap cannot run a sandbox here ("" when it can)."""
+    tool = shutil.which(BWRAP)
+    if tool is None:
+        return "bwrap is not installed"
+    try:
+        done = subprocess.run(
+            [tool, "--unshare-all", "--unshare-user", "--disable-userns", *_system_mounts(),
+             "--size", "1048576", "--tmpfs", "/tmp", "true"],
+            capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"bwrap failed to start: {error}"
+    if done.returncode != 0:
+        return f"bwrap cannot make a sandbox here: {done.stderr.decode(errors='replace').strip()}"
+    return ""
+
+
+async def start(spec: SandboxSpec, mode: str, *,
+                line_limit: int = LINE_LIMIT) -> asyncio.subprocess.Process:
+    """Start ``spec``'s program (stdin, stdout and stderr are pipes; its own process
+    group). Always end it with ``kill_tree``, even after it exited: that frees its
+    cgroup."""
+    if mode not in MODES:
+        raise ValueError(f"unknown sandbox mode {mode!r}")
+    cgroup = await asyncio.to_thread(cgroups.create, spec.limits.memory_mb,
+                                     spec.limits.processes)
+    argv = _prelude(spec.limits, cgroup)
+    env = spec.environment()
+    fds: list[int] = []
+    cwd: Path | None = None
+    if mode == "bwrap":
+        program = seccomp.program()
+        filter_fd = _memfd("seccomp", program) if program is not None else None
+        if filter_fd is not None:
+            fds.append(filter_fd)
+        # The options go through a file descriptor, so that the program, which can read
+        # its namespace's init's command line (/proc/1/cmdline), sees no host path.
+        options = bwrap_argv(spec, filter_fd, _process_rlimit(spec.limits, cgroup))
+        command = options.index("--")
+        fds.append(_memfd("bwrap-args",
+                          b"".join(o.encode() + b"\0" for o in options[1:command])))
+        argv += [options[0], "--args", str(fds[-1]), *options[command:]]
+        env = {}
+        cwd = Path("/")
+    else:
+        log.warning("starting a program WITHOUT a sandbox (--sandbox none)", argv=spec.argv)
+        env["HOME"] = tempfile.gettempdir()
+        cwd = spec.code_dir
+        argv += [*_process_rlimit(spec.limits, cgroup), *spec.argv]
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, start_new_session=True, limit=line_limit,
+            env=env, cwd=cwd, pass_fds=fds)
+    except BaseException:
+        if cgroup is not None:
+            cgroup.remove()
+        raise
+    finally:
+        for fd in fds:
+            os.close(fd)
+    if cgroup is not None:
+        _cgroups[proc.pid] = cgroup
+    return proc
+
+
+async def kill_tree(proc: asyncio.subprocess.Process) -> None:
+    """Kill the program and everything it started, and reap it.
+
+    In bubblewrap, the program's processes live in their own PID namespace, whose
+    init is the child of the bwrap we started: killing that init makes the kernel
+    kill every process in the namespace, also those that double-forked or called
+    setsid (bwrap's --die-with-parent alone does not always: the signal it asks for
+    is forgotten when the init changes its uid). The cgroup, where there is one, is
+    emptied the same way and removed.
+    """
+    for pid in [*_children(proc.pid), proc.pid]:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    cgroup = _cgroups.pop(proc.pid, None)
+    if cgroup is not None:
+        await asyncio.to_thread(_empty_and_remove, cgroup)
+    try:
+        await asyncio.wait_for(proc.wait(), KILL_WAIT_S)
+    except TimeoutError:
+        # Something outside the tree holds its pipes; the process itself is gone.
+        log.error("a sandboxed program's pipes stayed open after kill_tree", pid=proc.pid)
+
+
+def _children(pid: int) -> list[int]:
+    """The direct children of ``pid`` (in bwrap: the init of the program's namespace)."""
+    found: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError, ValueError):
+                found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def cpu_ns(proc: asyncio.subprocess.Process) -> int | None:
+    """CPU time (user + system) the program's whole tree used so far, where measured."""
+    cgroup = _cgroups.get(proc.pid)
+    return cgroup.cpu_ns() if cgroup is not None else None
+
+
+def limit_events(proc: asyncio.subprocess.Process) -> dict[str, int]:
+    """How often the program's tree hit its cgroup limits so far (``Cgroup.events``;
+    zeros where there is no cgroup). Read it before ``kill_tree``."""
+    cgroup = _cgroups.get(proc.pid)
+    return cgroup.events() if cgroup is not None else {"process_limit": 0, "oom_kills": 0}
+
+
+def _empty_and_remove(cgroup: cgroups.Cgroup) -> None:
+    deadline = time.monotonic() + KILL_WAIT_S
+    while True:
+        cgroup.kill()
+        if cgroup.remove():
+            return
+        if time.monotonic() > deadline:
+            log.error("a sandbox's processes outlived kill_tree", pids=sorted(cgroup.pids()))
+            return
+        time.sleep(0.002)
+
+
+def _prelude(limits: SandboxLimits, cgroup: cgroups.Cgroup | None) -> list[str]:
+    """A shell that joins the cgroup and sets the rlimits, then execs what follows: both
+    bind everything it starts. The shell's built-ins cost a millisecond; a Python
+    launcher would cost tens (and ``preexec_fn`` is unsafe in a threaded process)."""
+    steps = [f"echo $$ > {shlex.quote(str(p))}" for p in (cgroup.procs_files() if cgroup else [])]
+    steps.append("ulimit -c 0")
+    if limits.cpu_seconds:
+        steps.append(f"ulimit -t {limits.cpu_seconds}")
+    if limits.open_files:
+        steps.append(f"ulimit -n {limits.open_files}")
+    if limits.memory_mb and not (cgroup and cgroup.limits_memory):
+        # Address space, not resident memory: runtimes that reserve much more than they
+        # use (the JVM, Node) need a generous figure here.
+        steps.append(f"ulimit -v {limits.memory_mb * 1024}")
+    steps.append("unset PWD OLDPWD")  # the shell's own: not the host's to show
+    return ["/bin/sh", "-c", " && ".join([*steps, 'exec "$@"']), "sandbox"]
+
+
+def _process_rlimit(limits: SandboxLimits, cgroup: cgroups.Cgroup | None) -> list[str]:
+    """Without a pids cgroup, the process rlimit, as a ``prlimit`` prefix of the program.
+
+    In bubblewrap it is set inside the sandbox, after its user namespace exists: the
+    kernel then counts the processes of the sandbox's uid in that namespace (its own
+    tree) against it, not every process of the host's user. It does not bind a
+    program whose host uid is root, so a host running as root needs the cgroup."""
+    if not limits.processes or (cgroup and cgroup.limits_processes):
+        return []
+    if os.getuid() == 0:
+        _warn_processes_uncapped()
+        return []
+    return [_tool("prlimit"), f"--nproc={limits.processes}", "--"]
+
+
+@cache
+def _warn_processes_uncapped() -> None:
+    log.warning("sandboxed programs' processes are not capped: no pids cgroup can be "
+                "made here, and the process rlimit does not bind root")
+
+
+@cache
+def _tool(name: str) -> str:
+    found = shutil.which(name)
+    if found is None:
+        raise SandboxUnavailable(f"{name} (util-linux) is not installed")
+    return found
+
+
+def _memfd(name: str, data: bytes) -> int:
+    """An anonymous file holding ``data``, read from its start by whoever inherits it."""
+    fd = os.memfd_create(name, 0)  # not close-on-exec: bwrap reads it
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def bwrap_argv(spec: SandboxSpec, seccomp_fd: int | None,
+               wrapper: Sequence[str] = ()) -> list[str]:
+    """The bubblewrap command that runs ``spec`` (see the package docstring), its
+    program behind ``wrapper`` (a command that execs the rest) if one is given."""
+    argv = [_tool(BWRAP),
+            "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net",
+            "--unshare-uts", "--unshare-cgroup-try", "--disable-userns",
+            "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--hostname", "bot",
+            *_system_mounts(),
+            "--proc", "/proc", "--dev", "/dev"]
+    if spec.limits.tmp_mb:
+        argv += ["--size", str(spec.limits.tmp_mb * 1024 * 1024)]
+    argv += ["--perms", "1777", "--tmpfs", "/tmp", "--dir", HOME_PATH]
+    if spec.limits.tmp_mb:  # POSIX shared memory and semaphores (multiprocessing) live here
+        argv += ["--size", str(spec.limits.tmp_mb * 1024 * 1024)]
+    argv += ["--perms", "1777", "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+             "--ro-bind", str(Path(spec.code_dir).resolve()), CODE_PATH]
+    if spec.output_dir is not None:
+        argv += ["--bind", str(Path(spec.output_dir).resolve()), OUTPUT_PATH]
+    # The root bwrap builds is a tmpfs of its own: read-only too, so that only the
+    # capped /tmp (and a build's /out) can be written.
+    argv += ["--remount-ro", "/", "--chdir", CODE_PATH, "--clearenv"]
+    for key, value in spec.environment().items():
+        argv += ["--setenv", key, value]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
+    return [*argv, "--", *wrapper, *spec.argv]
+
+
+@cache
+def _system_mounts() -> tuple[str, ...]:
+    """Read-only binds of the system directories (symlinks kept as symlinks, as on a
+    merged-/usr system) and of the few /etc entries a runtime needs."""
+    mounts: list[str] = []
+    for top in SYSTEM_DIRS:
+        path = Path(top)
+        if path.is_symlink():
+            mounts += ["--symlink", os.readlink(path), top]
+        elif path.is_dir():
+            mounts += ["--ro-bind", top, top]
+    etc = Path("/etc")
+    for pattern in ETC_ENTRIES:
+        for entry in sorted(etc.glob(pattern)):
+            mounts += ["--ro-bind", str(entry), str(entry)]
+    return tuple(mounts)

@@ -1,0 +1,306 @@
+"""Hosted agents in the store: their immutable versions, the archives, the active
+version and what each version did in its matches.
+
+Keys (tag ``{av:<agent>}``, see ``keys``): ``{av:<agent>}:versions``,
+``{av:<agent>}:version:<id>``, ``{av:<agent>}:active``, the stats
+(``:counts``, ``:cpumax``, ``:seen``) and ``{av:<agent>}:failures:<id>``; one
+agent's keys share a slot so that one script counts a match report. The
+archives are ``twistarena:archive:<sha256>``, one per content, shared by every
+version with those bytes and readable by every node and runner.
+
+A version is identified by what makes it run: its archive's content hash, its
+entry command and its build command (``version_id``). Submitting the same
+again gives the same version (stored once); nothing of a version changes after
+it is stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Collection, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from . import keys
+from .connection import Connections
+from .errors import StoreError, driver_errors
+from .replies import integer, text
+from .scripts import Scripts
+
+#: The tail of a program's stderr kept per failed match (the newest bytes).
+STDERR_TAIL_BYTES = 64 * 1024
+#: Failures kept per version (the newest); older ones are dropped.
+FAILURES_KEPT = 5
+#: A version's fields but its build log (what a list of versions reads).
+LISTED_FIELDS = ("content_hash", "entry", "build", "size", "unpacked", "files", "created_ms")
+#: Counters of a version, summed over its match reports.
+COUNTERS = ("matches", "decisions", "cpu_us", "crashes", "timeouts", "illegal_outputs",
+            "restarts")
+
+
+class TooManyVersions(StoreError):
+    """The agent keeps as many versions as it may; the new one was not stored."""
+
+
+def version_id(content_hash: str, entry: str, build: str) -> str:
+    """A version's id: sha256 (hex) of its content hash, entry and build command.
+    The same archive with another entry command is another version."""
+    canonical = json.dumps([content_hash, entry, build], separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _tail_text(raw: bytes) -> str:
+    """The newest ``STDERR_TAIL_BYTES`` of a stream as text of at most that many
+    bytes in UTF-8 (a replaced undecodable byte takes three)."""
+    text = raw[-STDERR_TAIL_BYTES:].decode("utf-8", "replace")
+    return text.encode()[-STDERR_TAIL_BYTES:].decode("utf-8", "ignore")
+
+
+@dataclass(frozen=True, slots=True)
+class VersionRecord:
+    """One immutable version of a hosted agent, as stored (the archive apart)."""
+
+    agent_id: str
+    version_id: str
+    #: sha256 (hex) of the packed archive: the key of its bytes (``archive``).
+    content_hash: str
+    #: The command that starts the program, run in the version's directory.
+    entry: str
+    #: The build command the archive was made with ('' when none).
+    build: str
+    #: The build's output (private to the agent's owner).
+    build_log: str
+    #: Packed bytes.
+    size: int
+    #: Unpacked bytes, all files together.
+    unpacked: int
+    files: int
+    created_ms: int
+
+
+def _record(agent_id: str, vid: str, raw: dict[bytes, bytes]) -> VersionRecord:
+    def get(name: str) -> Any:
+        return raw.get(name.encode())
+
+    return VersionRecord(agent_id, vid, text(get("content_hash")), text(get("entry")),
+                         text(get("build")), text(get("build_log")), integer(get("size")),
+                         integer(get("unpacked")), integer(get("files")),
+                         integer(get("created_ms")))
+
+
+@dataclass(slots=True)
+class MatchReport:
+    """What one seat's program did in one match, as the runner that ran it saw it."""
+
+    #: Counted once per id (a report sent again after a lost reply is not
+    #: counted twice): the match id and the seat, e.g. ``<match>:<seat>``.
+    report_id: str
+    match_id: str
+    decisions: int = 0
+    #: CPU the program used for its decisions, all together and the slowest one.
+    cpu_ms_total: float = 0.0
+    cpu_ms_max: float = 0.0
+    crashes: int = 0
+    timeouts: int = 0
+    illegal_outputs: int = 0
+    restarts: int = 0
+    #: The end of the program's stderr; only the last ``STDERR_TAIL_BYTES`` are kept,
+    #: and only when something failed.
+    stderr_tail: bytes = b""
+
+    @property
+    def failed(self) -> bool:
+        """Whether anything went wrong (then the failure is kept with its stderr)."""
+        return bool(self.crashes or self.timeouts or self.illegal_outputs or self.restarts)
+
+
+@dataclass(frozen=True, slots=True)
+class FailureRecord:
+    """One match in which a version failed, with the tail of its stderr."""
+
+    match_id: str
+    at_ms: int
+    crashes: int
+    timeouts: int
+    illegal_outputs: int
+    restarts: int
+    stderr_tail: str
+
+
+@dataclass(slots=True)
+class VersionStats:
+    """A version's match reports added up."""
+
+    matches: int = 0
+    decisions: int = 0
+    crashes: int = 0
+    timeouts: int = 0
+    illegal_outputs: int = 0
+    restarts: int = 0
+    cpu_ms_mean: float = 0.0
+    cpu_ms_max: float = 0.0
+    #: Newest first, at most ``FAILURES_KEPT``.
+    failures: list[FailureRecord] = field(default_factory=list)
+
+
+class VersionStore:
+    """Versions of hosted agents, their archives and their per-version stats."""
+
+    def __init__(self, conn: Connections, scripts: Scripts) -> None:
+        self.conn = conn
+        self.scripts = scripts
+
+    @property
+    def _redis(self) -> Any:
+        return self.conn.redis
+
+    # -- versions ---------------------------------------------------------------------
+
+    async def put(self, record: VersionRecord, archive: bytes,
+                  most: int = 0) -> tuple[VersionRecord, bool]:
+        """Store a version and its archive: the archive first (once per content
+        hash), so that a stored version never lacks its bytes. Returns the stored
+        version and whether it is new (an existing one is returned unchanged);
+        ``TooManyVersions`` when the agent already has ``most`` others (0: no cap)."""
+        fields = asdict(record)
+        vid = fields.pop("version_id")
+        agent_id = fields.pop("agent_id")
+        args: list[str | int] = [vid, record.created_ms, most]
+        for name, value in fields.items():
+            args += [name, value]
+        with driver_errors():
+            await self._redis.set(keys.archive(record.content_hash), archive, nx=True)
+            created = await self.scripts.run(
+                self._redis, self.scripts.version_put,
+                [keys.agent_version(agent_id, vid), keys.agent_versions(agent_id)], args)
+        if created == -1:
+            raise TooManyVersions(f"agent {agent_id} has {most} versions already")
+        if created:
+            return record, True
+        stored = await self.get(agent_id, vid)
+        return (stored or record), False
+
+    async def get(self, agent_id: str, vid: str) -> VersionRecord | None:
+        """One version of the agent, None if it has no such version."""
+        with driver_errors():
+            raw: Any = await self._redis.hgetall(keys.agent_version(agent_id, vid))
+        return _record(agent_id, vid, raw) if raw else None
+
+    async def ids(self, agent_id: str) -> list[str]:
+        """The agent's version ids, newest first."""
+        with driver_errors():
+            raw: Any = await self._redis.zrevrange(keys.agent_versions(agent_id), 0, -1)
+        return [text(v) for v in raw]
+
+    async def all_of(self, agent_id: str,
+                     logs_of: Collection[str] | None = None) -> list[VersionRecord]:
+        """The agent's versions, newest first; the build log only of the versions
+        in ``logs_of`` (None: of all), so that a long list does not read them all."""
+        vids = await self.ids(agent_id)
+        with driver_errors():
+            pipe = self._redis.pipeline(transaction=False)
+            for vid in vids:
+                if logs_of is None or vid in logs_of:
+                    pipe.hgetall(keys.agent_version(agent_id, vid))
+                else:
+                    pipe.hmget(keys.agent_version(agent_id, vid), LISTED_FIELDS)
+            rows = await pipe.execute()
+        records = []
+        for vid, raw in zip(vids, rows, strict=True):
+            if isinstance(raw, list):
+                raw = {f.encode(): v for f, v in zip(LISTED_FIELDS, raw, strict=True)
+                       if v is not None}
+            if raw:
+                records.append(_record(agent_id, vid, raw))
+        return records
+
+    async def activate(self, agent_id: str, vid: str) -> bool:
+        """Make ``vid`` the version the agent's hosted seats run from now on;
+        False if the agent has no such version. (Versions are never deleted, so
+        one that exists now exists when its seats start.)"""
+        with driver_errors():
+            if not await self._redis.exists(keys.agent_version(agent_id, vid)):
+                return False
+            await self._redis.set(keys.agent_active_version(agent_id), vid)
+        return True
+
+    async def active_id(self, agent_id: str) -> str | None:
+        """The id of the agent's active version, None when none was activated."""
+        with driver_errors():
+            raw: Any = await self._redis.get(keys.agent_active_version(agent_id))
+        return text(raw) if raw else None
+
+    async def active(self, agent_id: str) -> VersionRecord | None:
+        """The agent's active version (what a runner starts for its seats)."""
+        vid = await self.active_id(agent_id)
+        return await self.get(agent_id, vid) if vid else None
+
+    # -- archives ---------------------------------------------------------------------
+
+    async def archive(self, content_hash: str) -> bytes | None:
+        """The packed archive with this sha256, None if the store has none. What
+        a runner fetches (and caches by the hash) before it starts a version."""
+        with driver_errors():
+            raw: Any = await self._redis.get(keys.archive(content_hash))
+        return bytes(raw) if raw is not None else None
+
+    # -- stats ------------------------------------------------------------------------
+
+    async def record_match(self, agent_id: str, vid: str, report: MatchReport) -> bool:
+        """Add one match report to the version's stats; a failed match is also kept
+        (newest ``FAILURES_KEPT``) with its stderr tail. False when this report id
+        was counted already."""
+        failure = ""
+        if report.failed:
+            failure = json.dumps(asdict(FailureRecord(
+                report.match_id, await self._now_ms(), report.crashes, report.timeouts,
+                report.illegal_outputs, report.restarts, _tail_text(report.stderr_tail))))
+        increments = {
+            "matches": 1, "decisions": report.decisions,
+            "cpu_us": round(report.cpu_ms_total * 1000), "crashes": report.crashes,
+            "timeouts": report.timeouts, "illegal_outputs": report.illegal_outputs,
+            "restarts": report.restarts}
+        args: list[str | int | float] = [vid, report.report_id, report.cpu_ms_max,
+                                         FAILURES_KEPT, failure]
+        for name, value in increments.items():
+            args += [name, value]
+        with driver_errors():
+            counted = await self.scripts.run(
+                self._redis, self.scripts.version_stats,
+                [*keys.version_stats(agent_id), keys.version_failures(agent_id, vid)], args)
+        return bool(counted)
+
+    async def stats(self, agent_id: str, vids: Sequence[str],
+                    failures_of: Collection[str] | None = None) -> dict[str, VersionStats]:
+        """Each version's stats added up (zeros for a version never reported on);
+        the failures only of the versions in ``failures_of`` (None: of all)."""
+        counts_key, cpumax_key, _seen = keys.version_stats(agent_id)
+        with driver_errors():
+            pipe = self._redis.pipeline(transaction=False)
+            for vid in vids:
+                pipe.hmget(counts_key, [f"{vid}:{name}" for name in COUNTERS])
+                pipe.zscore(cpumax_key, vid)
+                if failures_of is None or vid in failures_of:
+                    pipe.lrange(keys.version_failures(agent_id, vid), 0, FAILURES_KEPT - 1)
+            rows = iter(await pipe.execute())
+        out: dict[str, VersionStats] = {}
+        for vid in vids:
+            counts_raw, cpu_max = next(rows), next(rows)
+            failures = next(rows) if failures_of is None or vid in failures_of else []
+            counts = dict(zip(COUNTERS, (integer(x) for x in counts_raw), strict=True))
+            decisions = counts["decisions"]
+            out[vid] = VersionStats(
+                matches=counts["matches"], decisions=decisions, crashes=counts["crashes"],
+                timeouts=counts["timeouts"], illegal_outputs=counts["illegal_outputs"],
+                restarts=counts["restarts"],
+                cpu_ms_mean=counts["cpu_us"] / 1000 / decisions if decisions else 0.0,
+                cpu_ms_max=float(cpu_max or 0.0),
+                failures=[FailureRecord(**json.loads(f)) for f in failures])
+        return out
+
+    async def _now_ms(self) -> int:
+        """The store's clock (TIME), so that every runner stamps failures alike."""
+        with driver_errors():
+            seconds, micros = await self._redis.time()
+        return int(seconds) * 1000 + int(micros) // 1000

@@ -1,0 +1,115 @@
+"""The sandbox's contract with its callers: a host without bubblewrap is refused with
+the package to install (by the API and by every command that runs programs) unless
+it asks for ``--sandbox none``, which warns at every start and still hides the host's
+environment; a host command becomes its program's folder and a command inside it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from structlog.testing import capture_logs
+from twistarena.clients.cli import main
+from twistarena.clients.sandbox import (
+    SandboxSpec,
+    SandboxUnavailable,
+    kill_tree,
+    launch,
+    sandbox_mode,
+    spec_for_command,
+    start,
+)
+
+
+@pytest.fixture
+def no_bubblewrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A PATH on which bwrap cannot be found (the answers are cached per process)."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    launch._bwrap_problem.cache_clear()
+    launch._tool.cache_clear()
+    yield
+    launch._bwrap_problem.cache_clear()
+    launch._tool.cache_clear()
+
+
+def test_without_bubblewrap_the_api_refuses_and_names_the_package(no_bubblewrap: None) -> None:
+    with pytest.raises(SandboxUnavailable) as refused:
+        sandbox_mode()
+    assert "`bubblewrap`" in str(refused.value) and "--sandbox none" in str(refused.value)
+    assert sandbox_mode("none") == "none"
+
+
+def test_without_bubblewrap_the_commands_refuse_before_playing(
+        no_bubblewrap: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    program = tmp_path / "bot"
+    program.write_text("#!/bin/sh\n")
+    assert main(["bot", "--server", "127.0.0.1:9", "--match", "m", "--token", "t",
+                 "--exec", str(program), "--sandbox"]) == 2
+    assert "apt-get install bubblewrap" in capsys.readouterr().out
+    assert main(["tournament", "create", "--server", "127.0.0.1:9", "--game", "twisted",
+                 "--entrants", f"exec:{program},random"]) == 2
+    assert "apt-get install bubblewrap" in capsys.readouterr().out
+
+
+def test_none_runs_bare_with_a_warning_at_every_start_and_no_host_environment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ARENA_HOST_SECRET", "s3cret")
+    spec = SandboxSpec(tmp_path, ["/bin/sh", "-c", "env; pwd"], {"TWISTARENA_SEAT": "1"})
+
+    async def twice() -> list[bytes]:
+        outputs = []
+        for _ in range(2):
+            proc = await start(spec, "none")
+            out, _ = await proc.communicate()
+            await kill_tree(proc)
+            outputs.append(out)
+        return outputs
+
+    with capture_logs() as logs:
+        outputs = asyncio.run(twice())
+    warnings = [e for e in logs if e["log_level"] == "warning" and "WITHOUT" in e["event"]]
+    assert len(warnings) == 2
+    for out in outputs:
+        names = {line.split("=")[0] for line in out.decode().splitlines() if "=" in line}
+        assert names <= {"PATH", "HOME", "LANG", "PWD", "TWISTARENA_SEAT"}
+        assert b"s3cret" not in out and str(tmp_path).encode() in out
+
+
+def test_a_host_command_becomes_its_programs_folder(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    alice, bob, carol = (tmp_path / "uploads" / n for n in ("alice", "bob", "carol"))
+    for folder in (alice, bob, carol):
+        folder.mkdir(parents=True)
+    (alice / "bot").write_text("#!/bin/sh\n")
+    (bob / "bot.js").write_text("")
+    monkeypatch.chdir(tmp_path)
+    cases: list[tuple[str, Path, list[str]]] = [
+        ("uploads/alice/bot --fast", alice, ["./bot", "--fast"]),
+        ("node uploads/bob/bot.js", bob, ["node", "bot.js"]),
+        ("java -Xmx64m -cp uploads/carol Bot", carol, ["java", "-Xmx64m", "-cp", ".", "Bot"]),
+    ]
+    for command, folder, argv in cases:
+        spec = spec_for_command(command)
+        assert (spec.code_dir, list(spec.argv)) == (folder.resolve(), argv), command
+
+
+@pytest.mark.parametrize("command,why", [
+    ("python3 -c 'print(1)'", "cannot tell which folder"),
+    ("/opt/tools/python3 uploads/alice/bot", "is not in the sandbox"),
+])
+def test_a_command_the_sandbox_cannot_hold_is_refused(command: str, why: str, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "uploads" / "alice").mkdir(parents=True)
+    (tmp_path / "uploads" / "alice" / "bot").write_text("")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=why):
+        spec_for_command(command)
+
+
+def test_only_twistarena_variables_may_be_passed(tmp_path: Path) -> None:
+    env: Any = {"TWISTARENA_SEAT": "0", "HOME": "/root"}
+    with pytest.raises(ValueError, match="HOME"):
+        SandboxSpec(tmp_path, ["true"], env)

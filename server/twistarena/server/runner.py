@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
+from types import MappingProxyType
 from typing import Any
 
 import grpc
@@ -153,13 +154,17 @@ class MatchRunner:
             elif self.waiting_timeout_s > 0:
                 self.timers.arm_waiting(self.waiting_timeout_s, self._waiting_expired)
 
-    async def _start_when_seated(self) -> bool:
+    async def _start_when_seated(self, joining: Seat | None = None) -> bool:
         """A waiting match starts running once every seat has joined (house bots
-        always have). True if it started now. Lock held."""
+        always have). True if it started now. ``joining``: a seat joining now, noted
+        in the same write as the start (one store call fewer per match). Lock held."""
         if self.status != mpb.MATCH_STATUS_WAITING or not all(
-                s.joined or s.house_bot for s in self.seats):
+                s.joined or s.house_bot or s is joining for s in self.seats):
             return False
-        await self._set_status(mpb.MATCH_STATUS_RUNNING)
+        await self._set_status(mpb.MATCH_STATUS_RUNNING,
+                               {f"joined:{joining.seat}": 1} if joining is not None else {})
+        if joining is not None:
+            joining.joined = True
         self._run()
         return True
 
@@ -233,9 +238,11 @@ class MatchRunner:
                 task.cancel()
         self.hub.forget(self)
 
-    async def _set_status(self, status: int) -> None:
+    async def _set_status(self, status: int, also: Mapping[str, int] = MappingProxyType({})
+                          ) -> None:
+        """Store the match's status (and the fields ``also`` names, in the same write)."""
         await through_outage(partial(self.store.matches.update_meta, self.match_id, self.owner,
-                                     {"status": status}), lambda: self.stopped)
+                                     {**also, "status": status}), lambda: self.stopped)
         self.status = status
         if status != mpb.MATCH_STATUS_WAITING:
             self.timers.cancel_waiting()
@@ -288,6 +295,8 @@ class MatchRunner:
                 return
             if not seat.joined:
                 # Noted only once stored: a seat whose write failed joins again.
+                if await self._start_when_seated(joining=seat):
+                    return
                 await through_outage(partial(self.store.matches.update_meta, self.match_id,
                                              self.owner, {f"joined:{seat_no}": 1}),
                                      lambda: self.stopped)

@@ -66,8 +66,9 @@ class _PlayTrafficCollector(Collector):
                                   "DecisionRequests built (a request sent again is not rebuilt)",
                                   value=traffic.requests_built)
         yield CounterMetricFamily("twistarena_decision_request_build_seconds",
-                                  "Time spent building DecisionRequests (observation, legal "
-                                  "actions, encoding)", value=traffic.request_build_ns / 1e9)
+                                  "CPU time of the event loop building DecisionRequests "
+                                  "(observation, legal actions, encoding)",
+                                  value=traffic.request_build_ns / 1e9)
 
 
 REGISTRY.register(_PlayTrafficCollector())

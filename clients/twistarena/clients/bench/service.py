@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import statistics
 import sys
@@ -242,6 +243,18 @@ class Throughput:
         }
 
 
+#: How long closing a run's channels may take before the run goes on without.
+CLOSE_TIMEOUT_S = 10.0
+
+
+async def close_channels(channels: Sequence[grpc.aio.Channel]) -> None:
+    """Close a run's channels, bounded in time: a close stuck on a loaded machine
+    must not hold the benchmark."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.gather(*(c.close() for c in channels),
+                                              return_exceptions=True), CLOSE_TIMEOUT_S)
+
+
 async def _measure(timing: Timing, server: ServerProcess, warmup: float, duration: float,
                    label: str, progress: Progress, finished: Callable[[], int],
                    stop: Callable[[], Awaitable[None]]) -> Throughput:
@@ -362,8 +375,7 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        await asyncio.gather(*(c.close() for c in [*channels, *owners.values()]),
-                             return_exceptions=True)
+        await close_channels([*channels, *owners.values()])
 
     try:
         label = "service, SDK agents" if agents == "sdk" else "service, protocol bots"
@@ -439,7 +451,7 @@ async def match_costs(server: ServerProcess, game: str, players: int, matches: i
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        await asyncio.gather(*(c.close() for c in channels), return_exceptions=True)
+        await close_channels(channels)
 
     try:
         run = await _measure(timing, server, warmup, duration, "per match (no decisions)",
@@ -483,7 +495,7 @@ async def raw_throughput(players: int, matches: int, sizes: Sizes, warmup: float
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        await asyncio.gather(*(c.close() for c in channels), return_exceptions=True)
+        await close_channels(channels)
 
     label = "gRPC + engine only" if game else "bare gRPC"
     try:

@@ -25,7 +25,7 @@ PROTO_ROOT = Path(__file__).resolve().parent
 OUTPUT = PROTO_ROOT.parent / "docs" / "protocol-reference.md"
 #: The order of the files in the reference: the lifecycle first, then play.
 FILE_ORDER = ("match.proto", "play.proto", "observations.proto", "matchmaking.proto",
-              "tournaments.proto", "hosting.proto")
+              "tournaments.proto", "hosting.proto", "runners.proto", "arenas.proto")
 
 # Field numbers inside descriptor.proto, for SourceCodeInfo paths.
 _FILE_MESSAGE, _FILE_ENUM, _FILE_SERVICE, _FILE_SYNTAX = 4, 5, 6, 12

@@ -121,7 +121,7 @@ def test_a_program_that_exits_is_settled_at_once_not_at_the_deadline(server: Any
 def test_the_program_starts_when_the_seat_is_assigned_not_at_the_first_decision(
         server: Any, tmp_path: Path) -> None:
     """Seat 1 never joins, so no decision is ever sent; the program is started anyway,
-    once the server has seated the agent."""
+    and the agent joins once it waits for its input."""
     async def scenario() -> None:
         client = ArenaClient(server.target)
         created = await client.create_match("twisted", 2, seed=7)
@@ -132,7 +132,8 @@ def test_the_program_starts_when_the_seat_is_assigned_not_at_the_first_decision(
         playing = asyncio.get_running_loop().create_task(run_bridged(agent, bot))
         try:
             await wait_until(started.exists, "the program to start")
-            assert agent.seated.is_set() and agent.decisions == 0
+            await wait_until(agent.seated.is_set, "the agent to join")
+            assert agent.decisions == 0
         finally:
             playing.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -140,3 +141,50 @@ def test_the_program_starts_when_the_seat_is_assigned_not_at_the_first_decision(
         assert bot.stats.decisions == 0 and bot.restarts == 0
 
     run(scenario(), 60)
+
+
+@pytest.mark.clock  # its later answers must each come within 250 ms
+def test_a_restarted_program_still_starting_is_waited_for_then_skipped_not_killed(
+        server: Any, tmp_path: Path) -> None:
+    """The program answers once and exits; started again, it computes for a second
+    before it reads. Each decision of that second waits for it as long as its own
+    time allows, then goes to the fallback without being sent (the program is not
+    killed for it, so not restarted again); the later decisions are its own."""
+    async def scenario() -> None:
+        client = ArenaClient(server.target)
+        created = await client.create_match("twisted", 2, seed=8, decision_ms=300,
+                                            house_bots=["", "random"])
+        script = tmp_path / "slow_restart.py"
+        script.write_text(SLOW_RESTART)
+        bot = ProgramBot([sys.executable, str(script), str(tmp_path / "restarted")])
+        result = await play_bridged(bot, server=server.target,
+                                    match_id=created.match.match_id,
+                                    token=created.seat_tokens[0].token, no_events=True)
+        assert result.reason == "COMPLETED"
+        stats = bot.stats
+        assert (stats.crashes, stats.restarts, stats.illegal_outputs) == (1, 1, 0)
+        assert stats.missed_while_starting >= 1 and stats.answered >= 2
+        assert stats.decisions == (stats.answered + stats.crashes + stats.timeouts
+                                   + stats.missed_while_starting)
+
+    run(scenario(), 60)
+
+
+SLOW_RESTART = """
+import json, sys, time
+from pathlib import Path
+marker = Path(sys.argv[1])
+if marker.exists():
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end:
+        pass
+marker.touch()
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["type"] != "decision":
+        break
+    print(message["legal_actions"][0]["id"], flush=True)
+    if not Path(sys.argv[1] + ".crashed").exists():
+        Path(sys.argv[1] + ".crashed").touch()
+        sys.exit(1)
+"""

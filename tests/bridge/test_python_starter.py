@@ -20,17 +20,23 @@ from twistarena.clients.sdk import ArenaClient
 
 from tests.bots.replayed import decisions_match_the_log
 from tests.clients.helpers import run
+from tests.support.sandboxed import program_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTER = ROOT / "clients" / "starters" / "python" / "bot.py"
 ENGINE = ROOT / "engine" / "twistarena"
 
 
-def test_python_starter_plays_ismcts_through_the_bridge(server: Any, tmp_path: Path,
+def test_python_starter_plays_ismcts_through_the_bridge(server: Any,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    shutil.copy(STARTER, tmp_path / "bot.py")
-    shutil.copytree(ENGINE, tmp_path / "twistarena",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    with program_folder() as folder:
+        shutil.copy(STARTER, folder / "bot.py")
+        shutil.copytree(ENGINE, folder / "twistarena",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        _play(server, folder, capsys)
+
+
+def _play(server: Any, folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
     client = ArenaClient(server.target)
     # A narrower extend distance than the default changes which cards are in reach:
     # a search on the default rules would simulate another game.
@@ -38,7 +44,7 @@ def test_python_starter_plays_ismcts_through_the_bridge(server: Any, tmp_path: P
     created = run(client.create_match("twisted", 2, seed=31, decision_ms=20_000,
                                       game_options=options, house_bots=["", "heuristic"]))
     match_id = created.match.match_id
-    command = f"python3 {tmp_path / 'bot.py'} ismcts-fast"
+    command = f"python3 {folder / 'bot.py'} ismcts-fast"
     assert main(["bot", "--server", server.target, "--match", match_id, "--token",
                  created.seat_tokens[0].token, "--exec", command, "--sandbox", "--json"]) == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])

@@ -19,6 +19,7 @@ from twistarena.clients.cli import main
 from twistarena.clients.sdk import ArenaClient
 
 from tests.clients.helpers import run
+from tests.support.sandboxed import program_folder
 
 STARTERS = Path(__file__).resolve().parents[2] / "clients" / "starters"
 GAMES = (("tricky_twist", 3), ("twisted", 2), ("twhist", 4))
@@ -31,7 +32,10 @@ def _build(language: str, out: Path) -> tuple[list[str], bool]:
     if language == "java":
         subprocess.run(["javac", "-d", str(out), str(STARTERS / "java" / "Bot.java")],
                        check=True, timeout=120)
-        return ["java", "-cp", str(out), "Bot"], True
+        # Heap, class space and collector sized for a sandbox whose memory cap is an
+        # address-space rlimit (a host without a memory cgroup).
+        return ["java", "-Xmx128m", "-XX:CompressedClassSpaceSize=64m", "-XX:+UseSerialGC",
+                "-cp", str(out), "Bot"], True
     compile_command = {
         "c": ["cc", "-O2", "-Wall", "-Werror", "-o", str(out / "bot"),
               str(STARTERS / "c" / "bot.c")],
@@ -47,13 +51,19 @@ TOOLS = {"javascript": "node", "java": "javac", "c": "cc", "go": "go", "rust": "
 
 
 @pytest.mark.parametrize("language", sorted(TOOLS))
-def test_starter_plays_every_game(language: str, server: Any, tmp_path: Path,
+def test_starter_plays_every_game(language: str, server: Any,
                                   capsys: pytest.CaptureFixture[str]) -> None:
     if shutil.which(TOOLS[language]) is None:
         if os.environ.get("CI") == "true":
             pytest.fail(f"{TOOLS[language]} is missing; .ci/run installs it")
         pytest.skip(f"no {TOOLS[language]} here")
-    command, text = _build(language, tmp_path)
+    with program_folder() as out:
+        _play_every_game(language, server, out, capsys)
+
+
+def _play_every_game(language: str, server: Any, out: Path,
+                     capsys: pytest.CaptureFixture[str]) -> None:
+    command, text = _build(language, out)
     client = ArenaClient(server.target)
     for game, players in GAMES:
         created = run(client.create_match(game, players, seed=21, decision_ms=10_000,

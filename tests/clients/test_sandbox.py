@@ -6,6 +6,7 @@ environment; a host command becomes its program's folder and a command inside it
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,14 +15,19 @@ import pytest
 from structlog.testing import capture_logs
 from twistarena.clients.cli import main
 from twistarena.clients.sandbox import (
+    SandboxLimits,
     SandboxSpec,
     SandboxUnavailable,
+    cgroups,
+    cpu_ns,
     kill_tree,
     launch,
     sandbox_mode,
     spec_for_command,
     start,
 )
+
+from tests.support.sandboxed import program_folder
 
 
 @pytest.fixture
@@ -113,3 +119,65 @@ def test_only_twistarena_variables_may_be_passed(tmp_path: Path) -> None:
     env: Any = {"TWISTARENA_SEAT": "0", "HOME": "/root"}
     with pytest.raises(ValueError, match="HOME"):
         SandboxSpec(tmp_path, ["true"], env)
+
+
+def test_bench_sandbox_prints_its_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "sandbox", "--runs", "3", "--json"]) == 0
+    figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert figures["mode"] == "bwrap" and figures["runs"] == 3
+    for part in ("start", "kill"):
+        row = figures[part]
+        assert 0 < row["min_ms"] <= row["median_ms"] <= row["max_ms"]
+
+
+BOMB = """
+import errno, os, signal, sys
+children, refused = [], ""
+try:
+    for _ in range(500):
+        pid = os.fork()
+        if pid == 0:
+            signal.pause()
+            os._exit(0)
+        children.append(pid)
+except OSError as error:
+    refused = errno.errorcode[error.errno]
+for pid in children:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+try:
+    block = bytearray(2 << 30)
+    memory = "allocated"
+except MemoryError:
+    memory = "MemoryError"
+print(len(children), refused, memory, flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_without_a_cgroup_the_rlimits_still_cap_processes_and_memory(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host where no cgroup can be made (as a container's non-root user): the
+    process rlimit, set inside the sandbox (as root, bubblewrap runs as nobody so
+    that it binds), stops a fork bomb, and the address space stops 2 GiB; CPU time
+    is then read from /proc."""
+    monkeypatch.setattr(cgroups, "create", lambda memory_mb, processes: None)
+    with program_folder() as folder:
+        (folder / "bomb.py").write_text(BOMB)
+        limits = SandboxLimits(memory_mb=256, processes=16)
+        spec = SandboxSpec(folder, ["python3", "bomb.py"], limits=limits)
+
+        async def play() -> tuple[str, int | None]:
+            proc = await start(spec, sandbox_mode())
+            assert proc.stdout is not None and proc.stdin is not None
+            line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
+            used = cpu_ns(proc)
+            proc.stdin.close()
+            await kill_tree(proc)
+            return line, used
+
+        line, used = asyncio.run(play())
+    forked, refused, memory = line.split()
+    assert int(forked) < limits.processes and refused == "EAGAIN"
+    assert memory == "MemoryError"
+    assert used is not None and used > 0

@@ -161,11 +161,21 @@ def test_demo_is_reachable_from_the_host() -> None:
             "the plaintext demo is published on the host's loopback only")
 
 
+#: The entrypoint of the services that run ``twistarena runner``.
+RUNNER_ENTRYPOINT = ["twistarena", "runner"]
+
+
+def runner_services() -> dict[str, dict[str, Any]]:
+    """Services that run hosted agents' seats (``twistarena runner``)."""
+    return {name: s for name, s in services().items()
+            if s.get("image") == project_image() and s.get("entrypoint") == RUNNER_ENTRYPOINT}
+
+
 def test_bots_play_every_game_through_the_nodes() -> None:
     from twistarena import engine
 
     bots = [s for s in services().values() if s.get("image") == project_image()
-            and "entrypoint" in s]
+            and "entrypoint" in s and s["entrypoint"] != RUNNER_ENTRYPOINT]
     assert bots, "a bots service runs the CLI in a loop"
     nodes = node_services()
     games = set()
@@ -193,5 +203,23 @@ def test_bots_play_every_game_through_the_nodes() -> None:
 
 def test_admin_token_is_shared_by_nodes_and_bots() -> None:
     tokens = {s.get("environment", {}).get("TWISTARENA_ADMIN_TOKEN")
-              for s in services().values() if s.get("image") == project_image()}
+              for name, s in services().items()
+              if s.get("image") == project_image() and name not in runner_services()}
     assert len(tokens) == 1 and None not in tokens, tokens
+
+
+def test_runners_play_through_the_nodes_with_the_nodes_runner_token() -> None:
+    runners = runner_services()
+    assert runners, "a runner service plays hosted agents' seats"
+    nodes = node_services()
+    for service in runners.values():
+        args = parse_cli(["runner", *service["command"]])
+        for address in args.server.split(","):
+            host, port = host_port(address)
+            assert host in nodes, f"--server {address}: not a node service"
+            assert port == known_settings(node_argv(nodes[host])).port
+        assert args.sandbox == "bwrap", "runners run programs in the sandbox"
+        assert str(args.cache_dir).startswith("/tmp"), "the cache is on the writable tmpfs"
+        tokens = {s["environment"]["TWISTARENA_RUNNER_TOKEN"]
+                  for s in [service, *nodes.values()]}
+        assert len(tokens) == 1, tokens

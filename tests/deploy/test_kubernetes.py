@@ -302,3 +302,27 @@ def test_only_the_nodes_may_reach_valkey() -> None:
     [rule] = policy["ingress"]
     [source] = rule["from"]
     assert selector_matches(source["podSelector"], server_pod()["metadata"]["labels"])
+
+
+# -- runners ---------------------------------------------------------------------------
+
+
+def test_runners_reach_the_nodes_with_the_nodes_runner_token() -> None:
+    runners = find_object("Deployment", "twistarena-runner")
+    [container] = runners["spec"]["template"]["spec"]["containers"]
+    assert container["command"] == ["twistarena", "runner"]
+    args = parse_cli(["runner", *container["args"]])
+    host, port = host_port(args.server)
+    service = find_object("Service", host)
+    assert port in {p["port"] for p in service["spec"]["ports"]}
+    assert args.sandbox == "bwrap"
+    token = {e["name"]: e for e in container["env"]}["TWISTARENA_RUNNER_TOKEN"]
+    secret = token["valueFrom"]["secretKeyRef"]["name"]
+    assert secret in [e["secretRef"]["name"] for e in server_container()["envFrom"]
+                      if "secretRef" in e], "the nodes read the same Secret"
+    mounts = {m["mountPath"] for m in container["volumeMounts"]}
+    assert str(args.cache_dir) in mounts, "the version cache is on a writable volume"
+    spec = runners["spec"]["template"]["spec"]
+    assert spec["hostUsers"] is False, "bubblewrap's namespaces inside the pod's own"
+    assert not selector_matches(find_object("PodDisruptionBudget", "twistarena")["spec"][
+        "selector"], runners["spec"]["template"]["metadata"]["labels"])

@@ -18,11 +18,13 @@ import pytest
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FileDescriptor, ServiceDescriptor
 from twistarena import engine
 from twistarena.v1 import (
+    arenas_pb2,
     hosting_pb2,
     match_pb2,
     matchmaking_pb2,
     observations_pb2,
     play_pb2,
+    runners_pb2,
     tournaments_pb2,
 )
 
@@ -33,7 +35,8 @@ DOC = ROOT / "docs" / "protocol.md"
 REFERENCE = ROOT / "docs" / "protocol-reference.md"
 FILES: list[FileDescriptor] = [match_pb2.DESCRIPTOR, play_pb2.DESCRIPTOR,
                                observations_pb2.DESCRIPTOR, matchmaking_pb2.DESCRIPTOR,
-                               tournaments_pb2.DESCRIPTOR, hosting_pb2.DESCRIPTOR]
+                               tournaments_pb2.DESCRIPTOR, hosting_pb2.DESCRIPTOR,
+                               runners_pb2.DESCRIPTOR, arenas_pb2.DESCRIPTOR]
 HEADING = re.compile(r"^(#{1,6})\s+(.*)$", re.MULTILINE)
 NAMED = re.compile(r"^`(\w+)`$")
 
@@ -97,7 +100,7 @@ def test_the_guide_leaves_the_field_tables_to_the_reference() -> None:
 
 
 def test_the_contract_is_not_empty() -> None:
-    assert len(messages()) > 40 and len(enums()) == 6 and len(services()) == 6
+    assert len(messages()) > 40 and len(enums()) == 7 and len(services()) == 8
 
 
 @pytest.mark.parametrize("desc", messages(), ids=lambda d: d.name)

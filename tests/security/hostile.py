@@ -16,6 +16,7 @@ from google.protobuf.descriptor import MethodDescriptor
 from grpc import aio
 from twistarena.server.config import Limits, ServerConfig
 from twistarena.v1 import (
+    arenas_pb2,
     hosting_pb2,
     match_pb2,
     match_pb2_grpc,
@@ -27,7 +28,7 @@ from twistarena.v1 import (
 from tests.support.agents import Agent, create, options, play_to_end, random_chooser, tokens
 from tests.support.server import InProcessServer
 
-FILES = (match_pb2, play_pb2, matchmaking_pb2, tournaments_pb2, hosting_pb2)
+FILES = (match_pb2, play_pb2, matchmaking_pb2, tournaments_pb2, hosting_pb2, arenas_pb2)
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,9 @@ def json_records(text: str) -> list[dict[str, Any]]:
 
 class ServeProcess:
     def __init__(self, args: Sequence[str], env: dict[str, str] | None = None) -> None:
-        self.args = list(args)
+        # Runners (serve --runners) only where a test asks for them: each is a
+        # process of its own, and most tests have no hosted agent to play.
+        self.args = list(args) if "--runners" in args else [*args, "--runners", "0"]
         self.env = env
         self.proc: subprocess.Popen[bytes] | None = None
         self.port = 0

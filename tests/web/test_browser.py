@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -181,14 +182,51 @@ def test_lobby_lists_a_live_match_whose_page_moves_with_it(
 
 def public_views(replay: Any) -> list[dict[str, Any]]:
     """The public view after each recorded action, re-simulated on the engine."""
+    return [state.public_view() for state in replayed(replay)]
+
+
+def replayed(replay: Any) -> Iterator[engine.State]:
+    """The engine state before the first and after each recorded action."""
     options = replay.match.options
     state = engine.make(options.game_id, num_players=options.num_players,
                         seed=replay.match.seed, options=struct_to_dict(options.game_options))
-    views = [state.public_view()]
+    yield state
     for action in replay.actions:
         state.apply(action.seat, action.action_id)
-        views.append(state.public_view())
-    return views
+        yield state
+
+
+def hidden_zones(game: str, state: engine.State) -> dict[str, list[str]]:
+    """The zones "show hands" adds or turns face up: every seat's hand, Tricky
+    Twist reserve, Twhist cards and Twisted face-down expert cards, as sets."""
+    zones = state.card_zones()
+    out: dict[str, list[str]] = {}
+    for seat in range(state.num_players):
+        out[f"hand-{seat}"] = sorted(str(c) for c in zones[f"hand_{seat}"])
+        if game == "tricky_twist":
+            out[f"reserve-{seat}"] = sorted(str(c) for c in zones[f"reserve_{seat}"])
+        if game == "twisted":
+            out[f"facedown-{seat}"] = sorted(str(c) for c in zones[f"face_down_{seat}"])
+        if game == "twhist":
+            held = state.observation(seat)["twhist_hand"]
+            out[f"twhist-{seat}"] = sorted(f"tw:{name}" for name in held)
+    return {zone: cards for zone, cards in out.items() if cards}
+
+
+HIDDEN_DRAWN = """(() => { const z = {};
+  document.querySelectorAll('#table .card').forEach((c) => {
+    const zone = c.dataset.zone;
+    if (/^(hand|reserve|facedown|twhist)-/.test(zone))
+      (z[zone] = z[zone] || []).push(c.dataset.card); });
+  Object.values(z).forEach((cards) => cards.sort());
+  return z; })()"""
+
+
+async def go_to_step(page: Page, step: int) -> None:
+    """Move the replay's slider to ``step`` as a user drags it, and wait for the draw."""
+    await page.evaluate(f"(() => {{ const s = document.getElementById('step');"
+                        f" s.value = '{step}'; s.dispatchEvent(new Event('input')); }})()")
+    await page.wait_for(f"document.body.dataset.step === '{step}'", what=f"step {step}")
 
 
 @pytest.mark.parametrize("game", list(PLAYERS))
@@ -203,7 +241,8 @@ def test_replay_scrubber_draws_the_public_view_of_each_step(
         while (await client.get_match(match_id)).status < 3:
             assert time.monotonic() < deadline, "the house bots did not finish"
             await asyncio.sleep(0.1)
-        views = public_views(await client.get_replay(match_id))
+        recorded = await client.get_replay(match_id)
+        views = public_views(recorded)
         step = len(views) // 2
         async with browser_page(chromium) as page:
             await page.goto(f"{web}/matches/{match_id}?step={step}")
@@ -226,6 +265,17 @@ def test_replay_scrubber_draws_the_public_view_of_each_step(
             await page.evaluate(f"(() => {{ const s = document.getElementById('step');"
                                 f" s.value = '{last}'; s.dispatchEvent(new Event('input')); }})()")
             await expect_table(page, game, views[last], "the last step")
+            states = [hidden_zones(game, s) for s in replayed(recorded)]
+            assert states[step], "the middle step holds hidden cards"
+            await go_to_step(page, step)
+            assert "back0" in json.dumps(await page.evaluate(HIDDEN_DRAWN))
+            await page.evaluate("document.getElementById('show-hands').click()")
+            await page.wait_for("document.body.dataset.hands === 'shown'", what="show hands")
+            for at in (step, last):
+                await go_to_step(page, at)
+                drawn = await page.evaluate(HIDDEN_DRAWN)
+                assert drawn == states[at], f"step {at}: drawn {drawn}, dealt {states[at]}"
+            await page.screenshot(f"match-replay-hands-{game}")
             assert_no_console_errors(page)
 
     run(scenario(), timeout=120)
@@ -267,3 +317,65 @@ def test_tournament_page_shows_standings_and_other_pages_load(
             assert_no_console_errors(page)
 
     run(scenario(), timeout=150)
+
+
+def test_arena_leaderboard_agent_page_and_lobby_show_the_ladder(
+        server: InProcessServer, web: str, chromium: str) -> None:
+    from twistarena.clients.sdk import register_agent
+    from twistarena.clients.sdk.arenas import ArenaLadderClient
+
+    ladder = server.app.extras.ladder
+
+    async def rate(*args: Any) -> bool:
+        return bool(await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(
+            ladder.record(*args), server.loop)))  # type: ignore[arg-type]
+
+    async def scenario() -> None:
+        arenas = ArenaLadderClient(server.target)
+        await arenas.create("tricky_twist", 4, house=["random"])
+        strong, mid, weak = [(await register_agent(server.target, f"web-{name}"))[0]
+                             for name in ("strong", "mid", "weak")]
+        played = (await ArenaClient(server.target).create_match(
+            "tricky_twist", 3, seed=9, house_bots=["random"] * 3)).match.match_id
+        table = [f"{strong}@1", f"{mid}@1", "house:random@0", f"{weak}@1"]
+        for match_id in (played, "w1", "w2"):
+            assert await rate("tricky_twist-4", match_id, table, [1, 2, 3, 4], True)
+        # The weak agent's second version plays once.
+        await rate("tricky_twist-4", "w-new", [*table[:3], f"{weak}@2"], [2, 3, 4, 1], True)
+        board = await arenas.leaderboard("tricky_twist-4")
+        async with browser_page(chromium) as page:
+            await page.goto(f"{web}/arenas/tricky_twist-4")
+            await page.wait_for("document.querySelectorAll('#leaderboard tr[data-agent]').length",
+                                what="the leaderboard")
+            drawn = await page.evaluate(
+                "[...document.querySelectorAll('#leaderboard tr[data-agent]')]"
+                ".map((r) => [r.dataset.agent, r.cells[2].textContent, r.cells[3].textContent,"
+                " !!r.querySelector('.anchor')])")
+            assert drawn == [[r.agent_id, f"v{r.version}" if r.version else "—",
+                              f"{r.conservative:.2f}", r.house] for r in board.rows]
+            assert await page.evaluate("document.querySelectorAll('#ratings polyline').length") \
+                == len(board.history) == len(board.rows)
+            await page.screenshot("arena")
+            await page.goto(f"{web}/agents/{weak}")
+            await page.wait_for("document.querySelectorAll('#ratings-table tr[data-arena]')"
+                                ".length === 2", what="both versions of the agent")
+            versions = await page.evaluate(
+                "[...document.querySelectorAll('#ratings-table tr[data-arena]')]"
+                ".map((r) => r.dataset.version)")
+            assert versions == ["1", "2"]
+            links = await page.evaluate(
+                "[...document.querySelectorAll('#recent-matches a')].map((a) => a.textContent)")
+            assert links[0] == "w-new" and played in links
+            assert "0 errors" in await page.evaluate(
+                "document.getElementById('counts').textContent")
+            await page.screenshot("agent")
+            await page.goto(f"{web}/")
+            await page.wait_for("!!document.querySelector('#arenas a[href=\"/arenas/"
+                                "tricky_twist-4\"]')", what="the lobby's arena link")
+            await page.goto(f"{web}/arenas")
+            await page.wait_for("!!document.querySelector("
+                                "'#arenas tr[data-arena=\"tricky_twist-4\"]')",
+                                what="the arenas page")
+            assert_no_console_errors(page)
+
+    run(scenario(), timeout=90)

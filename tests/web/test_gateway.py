@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from typing import Any
 
@@ -99,9 +100,43 @@ def test_api_lists_a_finished_match_and_its_replay_ends_where_the_match_ended(
     last = replay["steps"][-1]["view"]
     assert last["scores"] == replay["match"]["result"]["scores"]
     assert len(replay["steps"]) == replay["match"]["actions"] + 1
+    assert_hands_are_the_deal(replay, run(ArenaClient(server.target).get_replay(match_id)))
     with pytest.raises(urllib.error.HTTPError) as missing:
         get(f"{web}/api/matches/no-such-match")
     assert missing.value.code == 404
+
+
+def assert_hands_are_the_deal(replay: dict[str, Any], recorded: Any) -> None:
+    """Each step of a finished replay carries every seat's hidden cards: its hand
+    and Twhist cards, as the engine rebuilt from the seed holds them then."""
+    options = recorded.match.options
+    state = engine.make(options.game_id, num_players=options.num_players,
+                        seed=recorded.match.seed)
+    for index, step in enumerate(replay["steps"]):
+        if index:
+            action = recorded.actions[index - 1]
+            state.apply(action.seat, action.action_id)
+        for seat in range(options.num_players):
+            zones = state.card_zones()
+            shown = step["hands"][seat]
+            assert sorted(c["id"] for c in shown["hand"]) == sorted(zones[f"hand_{seat}"])
+            assert shown["twhist"] == state.observation(seat)["twhist_hand"]
+    assert any(step["hands"][0]["hand"] for step in replay["steps"])
+
+
+def test_a_running_match_has_no_replay_and_no_hands(server: InProcessServer, web: str) -> None:
+    client = ArenaClient(server.target)
+    created = run(client.create_match("twisted", 2, seed=8, decision_ms=60_000))
+    match_id = created.match.match_id
+    try:
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            get(f"{web}/api/matches/{match_id}/replay")
+        body = refused.value.read().decode()
+        assert refused.value.code == 409 and "hands" not in body, body
+        shown = get(f"{web}/api/matches/{match_id}")
+        assert "seed" not in shown and "hands" not in json.dumps(shown)
+    finally:
+        run(client.cancel_match(match_id, "test over"))
 
 
 def test_many_browsers_share_one_upstream_watch(server: InProcessServer, web: str) -> None:

@@ -1,11 +1,12 @@
 """Leagues between bots, as pure logic: schedules (round robin, Swiss, gauntlet,
-duplicate deals), Plackett-Luce ratings, standings with confidence intervals,
-paired comparisons and CSV/JSON export.
+duplicate deals), the arenas' ladder (``ladder``), Plackett-Luce ratings,
+standings with confidence intervals, paired comparisons and CSV/JSON export.
 
 Nothing here does I/O or networking, and everything is deterministic from its
 seeds: the server's tournaments and matchmaking and the clients' in-process
 runner (``twistarena.league``) share it. It imports only the engine."""
 
+from .ladder import Rung, next_version_rating, pick_tables, rate_table
 from .ratings import PlackettLuce, Rating
 from .schedule import (
     ScheduledGame,
@@ -38,6 +39,7 @@ __all__ = [
     "PairedTest",
     "PlackettLuce",
     "Rating",
+    "Rung",
     "ScheduledGame",
     "Standing",
     "compute_standings",
@@ -46,10 +48,13 @@ __all__ = [
     "gauntlet",
     "lineup",
     "mean_ci",
+    "next_version_rating",
     "paired_test",
     "pairwise",
     "per_block",
+    "pick_tables",
     "rate_results",
+    "rate_table",
     "report_from_json",
     "report_json",
     "round_robin",

@@ -26,19 +26,19 @@ from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19twistarena/v1/match.proto\x12\rtwistarena.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x99\x01\n\x0bTimeControl\x12\x13\n\x0b\x64\x65\x63ision_ms\x18\x01 \x01(\r\x12)\n\x08\x66\x61llback\x18\x02 \x01(\x0e\x32\x17.twistarena.v1.Fallback\x12\x15\n\rforfeit_after\x18\x03 \x01(\r\x12\x1a\n\x12reconnect_grace_ms\x18\x04 \x01(\r\x12\x17\n\x0fjoin_timeout_ms\x18\x05 \x01(\r\"+\n\x08SeatSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\thouse_bot\x18\x02 \x01(\t\"\xd9\x01\n\x0cMatchOptions\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x13\n\x0bnum_players\x18\x02 \x01(\r\x12\x11\n\x04seed\x18\x03 \x01(\x04H\x00\x88\x01\x01\x12-\n\x0cgame_options\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x30\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x1a.twistarena.v1.TimeControl\x12&\n\x05seats\x18\x06 \x03(\x0b\x32\x17.twistarena.v1.SeatSpecB\x07\n\x05_seed\"x\n\x0bMatchResult\x12\x0e\n\x06scores\x18\x01 \x03(\x05\x12\x0e\n\x06places\x18\x02 \x03(\x05\x12\x0f\n\x07winners\x18\x03 \x03(\x05\x12(\n\x06reason\x18\x04 \x01(\x0e\x32\x18.twistarena.v1.EndReason\x12\x0e\n\x06\x64\x65tail\x18\x05 \x01(\t\"^\n\x08SeatInfo\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\thouse_bot\x18\x03 \x01(\t\x12\x11\n\tconnected\x18\x04 \x01(\x08\x12\x10\n\x08timeouts\x18\x05 \x01(\r\"\x96\x02\n\x05Match\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12,\n\x07options\x18\x02 \x01(\x0b\x32\x1b.twistarena.v1.MatchOptions\x12\x0c\n\x04seed\x18\x03 \x01(\x04\x12*\n\x06status\x18\x04 \x01(\x0e\x32\x1a.twistarena.v1.MatchStatus\x12&\n\x05seats\x18\x05 \x03(\x0b\x32\x17.twistarena.v1.SeatInfo\x12\x0f\n\x07\x61\x63tions\x18\x06 \x01(\r\x12.\n\ncreated_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12*\n\x06result\x18\x08 \x01(\x0b\x32\x1a.twistarena.v1.MatchResult\"B\n\x12\x43reateMatchRequest\x12,\n\x07options\x18\x01 \x01(\x0b\x32\x1b.twistarena.v1.MatchOptions\"(\n\tSeatToken\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\r\n\x05token\x18\x02 \x01(\t\"i\n\x13\x43reateMatchResponse\x12#\n\x05match\x18\x01 \x01(\x0b\x32\x14.twistarena.v1.Match\x12-\n\x0bseat_tokens\x18\x02 \x03(\x0b\x32\x18.twistarena.v1.SeatToken\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"z\n\x12ListMatchesRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12,\n\x08statuses\x18\x02 \x03(\x0e\x32\x1a.twistarena.v1.MatchStatus\x12\x11\n\tpage_size\x18\x03 \x01(\r\x12\x12\n\npage_token\x18\x04 \x01(\t\"U\n\x13ListMatchesResponse\x12%\n\x07matches\x18\x01 \x03(\x0b\x32\x14.twistarena.v1.Match\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"6\n\x12\x43\x61ncelMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"$\n\x10GetReplayRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"B\n\x0eRecordedAction\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x11\n\taction_id\x18\x02 \x01(\x05\x12\x0f\n\x07timeout\x18\x03 \x01(\x08\"\x83\x01\n\x06Replay\x12#\n\x05match\x18\x01 \x01(\x0b\x32\x14.twistarena.v1.Match\x12.\n\x07\x61\x63tions\x18\x02 \x03(\x0b\x32\x1d.twistarena.v1.RecordedAction\x12$\n\x06\x65vents\x18\x03 \x03(\x0b\x32\x14.twistarena.v1.Event\"W\n\x05\x45vent\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12%\n\x04\x64\x61ta\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0c\n\x04text\x18\x04 \x01(\t*O\n\x08\x46\x61llback\x12\x18\n\x14\x46\x41LLBACK_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x46\x41LLBACK_RANDOM\x10\x01\x12\x14\n\x10\x46\x41LLBACK_FORFEIT\x10\x02*\x96\x01\n\x0bMatchStatus\x12\x1c\n\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14MATCH_STATUS_WAITING\x10\x01\x12\x18\n\x14MATCH_STATUS_RUNNING\x10\x02\x12\x19\n\x15MATCH_STATUS_FINISHED\x10\x03\x12\x1a\n\x16MATCH_STATUS_CANCELLED\x10\x04*\xc1\x01\n\tEndReason\x12\x1a\n\x16\x45ND_REASON_UNSPECIFIED\x10\x00\x12\x18\n\x14\x45ND_REASON_COMPLETED\x10\x01\x12\x16\n\x12\x45ND_REASON_FORFEIT\x10\x02\x12\x18\n\x14\x45ND_REASON_CANCELLED\x10\x03\x12\x18\n\x14\x45ND_REASON_ABANDONED\x10\x04\x12\x1b\n\x17\x45ND_REASON_LENGTH_LIMIT\x10\x05\x12\x15\n\x11\x45ND_REASON_VOIDED\x10\x06\x32\x84\x03\n\x07Matches\x12T\n\x0b\x43reateMatch\x12!.twistarena.v1.CreateMatchRequest\x1a\".twistarena.v1.CreateMatchResponse\x12@\n\x08GetMatch\x12\x1e.twistarena.v1.GetMatchRequest\x1a\x14.twistarena.v1.Match\x12T\n\x0bListMatches\x12!.twistarena.v1.ListMatchesRequest\x1a\".twistarena.v1.ListMatchesResponse\x12\x46\n\x0b\x43\x61ncelMatch\x12!.twistarena.v1.CancelMatchRequest\x1a\x14.twistarena.v1.Match\x12\x43\n\tGetReplay\x12\x1f.twistarena.v1.GetReplayRequest\x1a\x15.twistarena.v1.Replayb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19twistarena/v1/match.proto\x12\rtwistarena.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x99\x01\n\x0bTimeControl\x12\x13\n\x0b\x64\x65\x63ision_ms\x18\x01 \x01(\r\x12)\n\x08\x66\x61llback\x18\x02 \x01(\x0e\x32\x17.twistarena.v1.Fallback\x12\x15\n\rforfeit_after\x18\x03 \x01(\r\x12\x1a\n\x12reconnect_grace_ms\x18\x04 \x01(\r\x12\x17\n\x0fjoin_timeout_ms\x18\x05 \x01(\r\"+\n\x08SeatSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x11\n\thouse_bot\x18\x02 \x01(\t\"\xd9\x01\n\x0cMatchOptions\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x13\n\x0bnum_players\x18\x02 \x01(\r\x12\x11\n\x04seed\x18\x03 \x01(\x04H\x00\x88\x01\x01\x12-\n\x0cgame_options\x18\x04 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x30\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x1a.twistarena.v1.TimeControl\x12&\n\x05seats\x18\x06 \x03(\x0b\x32\x17.twistarena.v1.SeatSpecB\x07\n\x05_seed\"x\n\x0bMatchResult\x12\x0e\n\x06scores\x18\x01 \x03(\x05\x12\x0e\n\x06places\x18\x02 \x03(\x05\x12\x0f\n\x07winners\x18\x03 \x03(\x05\x12(\n\x06reason\x18\x04 \x01(\x0e\x32\x18.twistarena.v1.EndReason\x12\x0e\n\x06\x64\x65tail\x18\x05 \x01(\t\"^\n\x08SeatInfo\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x11\n\thouse_bot\x18\x03 \x01(\t\x12\x11\n\tconnected\x18\x04 \x01(\x08\x12\x10\n\x08timeouts\x18\x05 \x01(\r\"\x96\x02\n\x05Match\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12,\n\x07options\x18\x02 \x01(\x0b\x32\x1b.twistarena.v1.MatchOptions\x12\x0c\n\x04seed\x18\x03 \x01(\x04\x12*\n\x06status\x18\x04 \x01(\x0e\x32\x1a.twistarena.v1.MatchStatus\x12&\n\x05seats\x18\x05 \x03(\x0b\x32\x17.twistarena.v1.SeatInfo\x12\x0f\n\x07\x61\x63tions\x18\x06 \x01(\r\x12.\n\ncreated_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12*\n\x06result\x18\x08 \x01(\x0b\x32\x1a.twistarena.v1.MatchResult\"B\n\x12\x43reateMatchRequest\x12,\n\x07options\x18\x01 \x01(\x0b\x32\x1b.twistarena.v1.MatchOptions\"(\n\tSeatToken\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\r\n\x05token\x18\x02 \x01(\t\"i\n\x13\x43reateMatchResponse\x12#\n\x05match\x18\x01 \x01(\x0b\x32\x14.twistarena.v1.Match\x12-\n\x0bseat_tokens\x18\x02 \x03(\x0b\x32\x18.twistarena.v1.SeatToken\"#\n\x0fGetMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"\x9e\x01\n\x12ListMatchesRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12,\n\x08statuses\x18\x02 \x03(\x0e\x32\x1a.twistarena.v1.MatchStatus\x12\x11\n\tpage_size\x18\x03 \x01(\r\x12\x12\n\npage_token\x18\x04 \x01(\t\x12\x10\n\x08\x61gent_id\x18\x05 \x01(\t\x12\x10\n\x08\x61rena_id\x18\x06 \x01(\t\"U\n\x13ListMatchesResponse\x12%\n\x07matches\x18\x01 \x03(\x0b\x32\x14.twistarena.v1.Match\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"6\n\x12\x43\x61ncelMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"$\n\x10GetReplayRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"B\n\x0eRecordedAction\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x11\n\taction_id\x18\x02 \x01(\x05\x12\x0f\n\x07timeout\x18\x03 \x01(\x08\"\x83\x01\n\x06Replay\x12#\n\x05match\x18\x01 \x01(\x0b\x32\x14.twistarena.v1.Match\x12.\n\x07\x61\x63tions\x18\x02 \x03(\x0b\x32\x1d.twistarena.v1.RecordedAction\x12$\n\x06\x65vents\x18\x03 \x03(\x0b\x32\x14.twistarena.v1.Event\"W\n\x05\x45vent\x12\x0b\n\x03seq\x18\x01 \x01(\x04\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12%\n\x04\x64\x61ta\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x0c\n\x04text\x18\x04 \x01(\t*O\n\x08\x46\x61llback\x12\x18\n\x14\x46\x41LLBACK_UNSPECIFIED\x10\x00\x12\x13\n\x0f\x46\x41LLBACK_RANDOM\x10\x01\x12\x14\n\x10\x46\x41LLBACK_FORFEIT\x10\x02*\x96\x01\n\x0bMatchStatus\x12\x1c\n\x18MATCH_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14MATCH_STATUS_WAITING\x10\x01\x12\x18\n\x14MATCH_STATUS_RUNNING\x10\x02\x12\x19\n\x15MATCH_STATUS_FINISHED\x10\x03\x12\x1a\n\x16MATCH_STATUS_CANCELLED\x10\x04*\xc1\x01\n\tEndReason\x12\x1a\n\x16\x45ND_REASON_UNSPECIFIED\x10\x00\x12\x18\n\x14\x45ND_REASON_COMPLETED\x10\x01\x12\x16\n\x12\x45ND_REASON_FORFEIT\x10\x02\x12\x18\n\x14\x45ND_REASON_CANCELLED\x10\x03\x12\x18\n\x14\x45ND_REASON_ABANDONED\x10\x04\x12\x1b\n\x17\x45ND_REASON_LENGTH_LIMIT\x10\x05\x12\x15\n\x11\x45ND_REASON_VOIDED\x10\x06\x32\x84\x03\n\x07Matches\x12T\n\x0b\x43reateMatch\x12!.twistarena.v1.CreateMatchRequest\x1a\".twistarena.v1.CreateMatchResponse\x12@\n\x08GetMatch\x12\x1e.twistarena.v1.GetMatchRequest\x1a\x14.twistarena.v1.Match\x12T\n\x0bListMatches\x12!.twistarena.v1.ListMatchesRequest\x1a\".twistarena.v1.ListMatchesResponse\x12\x46\n\x0b\x43\x61ncelMatch\x12!.twistarena.v1.CancelMatchRequest\x1a\x14.twistarena.v1.Match\x12\x43\n\tGetReplay\x12\x1f.twistarena.v1.GetReplayRequest\x1a\x15.twistarena.v1.Replayb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'twistarena.v1.match_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_FALLBACK']._serialized_start=1877
-  _globals['_FALLBACK']._serialized_end=1956
-  _globals['_MATCHSTATUS']._serialized_start=1959
-  _globals['_MATCHSTATUS']._serialized_end=2109
-  _globals['_ENDREASON']._serialized_start=2112
-  _globals['_ENDREASON']._serialized_end=2305
+  _globals['_FALLBACK']._serialized_start=1914
+  _globals['_FALLBACK']._serialized_end=1993
+  _globals['_MATCHSTATUS']._serialized_start=1996
+  _globals['_MATCHSTATUS']._serialized_end=2146
+  _globals['_ENDREASON']._serialized_start=2149
+  _globals['_ENDREASON']._serialized_end=2342
   _globals['_TIMECONTROL']._serialized_start=108
   _globals['_TIMECONTROL']._serialized_end=261
   _globals['_SEATSPEC']._serialized_start=263
@@ -59,20 +59,20 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CREATEMATCHRESPONSE']._serialized_end=1242
   _globals['_GETMATCHREQUEST']._serialized_start=1244
   _globals['_GETMATCHREQUEST']._serialized_end=1279
-  _globals['_LISTMATCHESREQUEST']._serialized_start=1281
-  _globals['_LISTMATCHESREQUEST']._serialized_end=1403
-  _globals['_LISTMATCHESRESPONSE']._serialized_start=1405
-  _globals['_LISTMATCHESRESPONSE']._serialized_end=1490
-  _globals['_CANCELMATCHREQUEST']._serialized_start=1492
-  _globals['_CANCELMATCHREQUEST']._serialized_end=1546
-  _globals['_GETREPLAYREQUEST']._serialized_start=1548
-  _globals['_GETREPLAYREQUEST']._serialized_end=1584
-  _globals['_RECORDEDACTION']._serialized_start=1586
-  _globals['_RECORDEDACTION']._serialized_end=1652
-  _globals['_REPLAY']._serialized_start=1655
-  _globals['_REPLAY']._serialized_end=1786
-  _globals['_EVENT']._serialized_start=1788
-  _globals['_EVENT']._serialized_end=1875
-  _globals['_MATCHES']._serialized_start=2308
-  _globals['_MATCHES']._serialized_end=2696
+  _globals['_LISTMATCHESREQUEST']._serialized_start=1282
+  _globals['_LISTMATCHESREQUEST']._serialized_end=1440
+  _globals['_LISTMATCHESRESPONSE']._serialized_start=1442
+  _globals['_LISTMATCHESRESPONSE']._serialized_end=1527
+  _globals['_CANCELMATCHREQUEST']._serialized_start=1529
+  _globals['_CANCELMATCHREQUEST']._serialized_end=1583
+  _globals['_GETREPLAYREQUEST']._serialized_start=1585
+  _globals['_GETREPLAYREQUEST']._serialized_end=1621
+  _globals['_RECORDEDACTION']._serialized_start=1623
+  _globals['_RECORDEDACTION']._serialized_end=1689
+  _globals['_REPLAY']._serialized_start=1692
+  _globals['_REPLAY']._serialized_end=1823
+  _globals['_EVENT']._serialized_start=1825
+  _globals['_EVENT']._serialized_end=1912
+  _globals['_MATCHES']._serialized_start=2345
+  _globals['_MATCHES']._serialized_end=2733
 # @@protoc_insertion_point(module_scope)

@@ -165,16 +165,20 @@ class GetMatchRequest(_message.Message):
     def __init__(self, match_id: _Optional[str] = ...) -> None: ...
 
 class ListMatchesRequest(_message.Message):
-    __slots__ = ("game_id", "statuses", "page_size", "page_token")
+    __slots__ = ("game_id", "statuses", "page_size", "page_token", "agent_id", "arena_id")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     STATUSES_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    ARENA_ID_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     statuses: _containers.RepeatedScalarFieldContainer[MatchStatus]
     page_size: int
     page_token: str
-    def __init__(self, game_id: _Optional[str] = ..., statuses: _Optional[_Iterable[_Union[MatchStatus, str]]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    agent_id: str
+    arena_id: str
+    def __init__(self, game_id: _Optional[str] = ..., statuses: _Optional[_Iterable[_Union[MatchStatus, str]]] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., agent_id: _Optional[str] = ..., arena_id: _Optional[str] = ...) -> None: ...
 
 class ListMatchesResponse(_message.Message):
     __slots__ = ("matches", "next_page_token")

@@ -1,7 +1,8 @@
 from twistarena.v1 import match_pb2 as _match_pb2
+from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Mapping as _Mapping
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
@@ -21,20 +22,22 @@ class RegisterAgentResponse(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ..., api_token: _Optional[str] = ...) -> None: ...
 
 class QueueRequest(_message.Message):
-    __slots__ = ("game_id", "num_players", "house_fill_after_ms", "house_bot", "tournament_only", "tournament_id")
+    __slots__ = ("game_id", "num_players", "house_fill_after_ms", "house_bot", "tournament_only", "tournament_id", "hosted")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     NUM_PLAYERS_FIELD_NUMBER: _ClassVar[int]
     HOUSE_FILL_AFTER_MS_FIELD_NUMBER: _ClassVar[int]
     HOUSE_BOT_FIELD_NUMBER: _ClassVar[int]
     TOURNAMENT_ONLY_FIELD_NUMBER: _ClassVar[int]
     TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    HOSTED_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     num_players: int
     house_fill_after_ms: int
     house_bot: str
     tournament_only: bool
     tournament_id: str
-    def __init__(self, game_id: _Optional[str] = ..., num_players: _Optional[int] = ..., house_fill_after_ms: _Optional[int] = ..., house_bot: _Optional[str] = ..., tournament_only: _Optional[bool] = ..., tournament_id: _Optional[str] = ...) -> None: ...
+    hosted: bool
+    def __init__(self, game_id: _Optional[str] = ..., num_players: _Optional[int] = ..., house_fill_after_ms: _Optional[int] = ..., house_bot: _Optional[str] = ..., tournament_only: _Optional[bool] = ..., tournament_id: _Optional[str] = ..., hosted: _Optional[bool] = ...) -> None: ...
 
 class QueueUpdate(_message.Message):
     __slots__ = ("status", "assigned", "tournament_over")
@@ -85,18 +88,20 @@ class MatchAssigned(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., seat_token: _Optional[str] = ..., server_address: _Optional[str] = ..., game_id: _Optional[str] = ..., num_players: _Optional[int] = ..., tournament_id: _Optional[str] = ...) -> None: ...
 
 class PracticeRequest(_message.Message):
-    __slots__ = ("game_id", "num_players", "strength", "seed", "time_control")
+    __slots__ = ("game_id", "num_players", "strength", "seed", "time_control", "hosted")
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     NUM_PLAYERS_FIELD_NUMBER: _ClassVar[int]
     STRENGTH_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     TIME_CONTROL_FIELD_NUMBER: _ClassVar[int]
+    HOSTED_FIELD_NUMBER: _ClassVar[int]
     game_id: str
     num_players: int
     strength: str
     seed: int
     time_control: _match_pb2.TimeControl
-    def __init__(self, game_id: _Optional[str] = ..., num_players: _Optional[int] = ..., strength: _Optional[str] = ..., seed: _Optional[int] = ..., time_control: _Optional[_Union[_match_pb2.TimeControl, _Mapping]] = ...) -> None: ...
+    hosted: bool
+    def __init__(self, game_id: _Optional[str] = ..., num_players: _Optional[int] = ..., strength: _Optional[str] = ..., seed: _Optional[int] = ..., time_control: _Optional[_Union[_match_pb2.TimeControl, _Mapping]] = ..., hosted: _Optional[bool] = ...) -> None: ...
 
 class PracticeResponse(_message.Message):
     __slots__ = ("match", "seat", "seat_token", "server_address")
@@ -117,15 +122,61 @@ class GetAgentRequest(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ...) -> None: ...
 
 class AgentInfo(_message.Message):
-    __slots__ = ("agent_id", "name", "mu", "sigma", "matches")
+    __slots__ = ("agent_id", "name", "mu", "sigma", "matches", "arena_ratings", "recent_match_ids", "errors", "timeouts")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     MU_FIELD_NUMBER: _ClassVar[int]
     SIGMA_FIELD_NUMBER: _ClassVar[int]
     MATCHES_FIELD_NUMBER: _ClassVar[int]
+    ARENA_RATINGS_FIELD_NUMBER: _ClassVar[int]
+    RECENT_MATCH_IDS_FIELD_NUMBER: _ClassVar[int]
+    ERRORS_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUTS_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     name: str
     mu: float
     sigma: float
     matches: int
-    def __init__(self, agent_id: _Optional[str] = ..., name: _Optional[str] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., matches: _Optional[int] = ...) -> None: ...
+    arena_ratings: _containers.RepeatedCompositeFieldContainer[ArenaRating]
+    recent_match_ids: _containers.RepeatedScalarFieldContainer[str]
+    errors: int
+    timeouts: int
+    def __init__(self, agent_id: _Optional[str] = ..., name: _Optional[str] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., matches: _Optional[int] = ..., arena_ratings: _Optional[_Iterable[_Union[ArenaRating, _Mapping]]] = ..., recent_match_ids: _Optional[_Iterable[str]] = ..., errors: _Optional[int] = ..., timeouts: _Optional[int] = ...) -> None: ...
+
+class ArenaRating(_message.Message):
+    __slots__ = ("arena_id", "version", "mu", "sigma", "games", "wins", "history")
+    ARENA_ID_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    MU_FIELD_NUMBER: _ClassVar[int]
+    SIGMA_FIELD_NUMBER: _ClassVar[int]
+    GAMES_FIELD_NUMBER: _ClassVar[int]
+    WINS_FIELD_NUMBER: _ClassVar[int]
+    HISTORY_FIELD_NUMBER: _ClassVar[int]
+    arena_id: str
+    version: int
+    mu: float
+    sigma: float
+    games: int
+    wins: int
+    history: _containers.RepeatedCompositeFieldContainer[RatingPoint]
+    def __init__(self, arena_id: _Optional[str] = ..., version: _Optional[int] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., games: _Optional[int] = ..., wins: _Optional[int] = ..., history: _Optional[_Iterable[_Union[RatingPoint, _Mapping]]] = ...) -> None: ...
+
+class RatingPoint(_message.Message):
+    __slots__ = ("mu", "sigma", "match_id")
+    MU_FIELD_NUMBER: _ClassVar[int]
+    SIGMA_FIELD_NUMBER: _ClassVar[int]
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    mu: float
+    sigma: float
+    match_id: str
+    def __init__(self, mu: _Optional[float] = ..., sigma: _Optional[float] = ..., match_id: _Optional[str] = ...) -> None: ...
+
+class RatingHistory(_message.Message):
+    __slots__ = ("agent_id", "version", "points")
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    POINTS_FIELD_NUMBER: _ClassVar[int]
+    agent_id: str
+    version: int
+    points: _containers.RepeatedCompositeFieldContainer[RatingPoint]
+    def __init__(self, agent_id: _Optional[str] = ..., version: _Optional[int] = ..., points: _Optional[_Iterable[_Union[RatingPoint, _Mapping]]] = ...) -> None: ...

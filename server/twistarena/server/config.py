@@ -134,6 +134,11 @@ class ServerConfig:
     match_by_rating: bool = False
     #: Practice matches per minute per client without an api token.
     practice_per_minute: int = 30
+    #: Arenas to open at start, ``GAME:PLAYERS`` each (kept as they are if open).
+    arenas: tuple[str, ...] = ()
+    #: Runners (``twistarena runner``) authenticate with this token, or with one
+    #: an admin minted (Runners.MintRunnerToken). None: only minted ones.
+    runner_token: str | None = None
     limits: Limits = field(default_factory=Limits)
     #: Caps on a hosted version's archive: packed bytes, unpacked bytes, files
     #: (``serve --version-max-packed-mb/--version-max-unpacked-mb/--version-max-files``).

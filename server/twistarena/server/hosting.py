@@ -13,7 +13,6 @@ import asyncio
 import hashlib
 import posixpath
 import re
-import shlex
 import time
 from collections.abc import AsyncIterator
 from typing import Any, NoReturn
@@ -26,6 +25,7 @@ from twistarena.storage.versions import STDERR_TAIL_BYTES, TooManyVersions
 from twistarena.v1 import hosting_pb2 as hpb
 from twistarena.v1 import hosting_pb2_grpc as hgrpc
 from twistarena.wire import archives
+from twistarena.wire.entries import split_entry
 
 from . import auth, logs
 from .agents import Agents
@@ -232,10 +232,12 @@ async def _check_manifest(context: aio.ServicerContext[Any, Any],
         await _malformed(context, f"the entry command has 1-{MAX_COMMAND} characters "
                          "(e.g. 'python3 bot.py')")
     try:
-        shlex.split(entry)
+        program = split_entry(entry)[1]
     except ValueError as exc:
         await _malformed(context, f"the entry command {shown(entry)} does not split into "
                          f"words: {exc}")
+    if not program:
+        await _malformed(context, f"the entry command {shown(entry)} names no program")
     if len(manifest.build) > MAX_COMMAND:
         await _malformed(context, f"the build command has at most {MAX_COMMAND} characters")
 
@@ -243,7 +245,7 @@ async def _check_manifest(context: aio.ServicerContext[Any, Any],
 def _missing_program(entry: str, summary: archives.Summary) -> str:
     """The entry's program when it is a path into the archive (``./bot``,
     ``bin/run``) that the archive lacks; '' otherwise (``python3 bot.py``)."""
-    program = shlex.split(entry)[0]
+    program = split_entry(entry)[1][0]
     if "/" not in program or program.startswith("/"):
         return ""
     name = posixpath.normpath(program)

@@ -26,6 +26,7 @@ from twistarena.v1 import tournaments_pb2 as tpb
 
 from . import auth, logs
 from .agents import Agents
+from .arenas import Arenas
 from .cluster import Cluster
 from .config import ServerConfig, is_loopback
 from .creation import new_match
@@ -33,6 +34,7 @@ from .disclosure import redact
 from .limits import Quotas, RateLimiter
 from .matchmaker import ALIVE_MS, TICK_S, Matchmaker
 from .rpc import api_agent, fail, is_admin, known_agent, peer_host, require_admin, shown
+from .runnerhub import RunnerHub
 
 log = logs.get("twistarena.matchmaking")
 
@@ -45,14 +47,17 @@ class Matchmaking(kgrpc.MatchmakingServicer):
     """The Matchmaking service: agent accounts, Queue streams and Practice."""
 
     def __init__(self, cluster: Cluster, config: ServerConfig, agents: Agents,
-                 matchmaker: Matchmaker, quotas: Quotas) -> None:
+                 matchmaker: Matchmaker, quotas: Quotas, runners: RunnerHub) -> None:
         self.cluster = cluster
+        self.runners = runners
         self.hub = cluster.hub
         self.config = config
         self.quotas = quotas
         self.agents = agents
         self.matchmaker = matchmaker
         self.limiter = RateLimiter(config.practice_per_minute)
+        #: The arenas whose ratings and matches GetAgent adds (set by ``Extras``).
+        self.arenas: Arenas | None = None
 
     async def RegisterAgent(self, request: kpb.RegisterAgentRequest,
                             context: aio.ServicerContext[Any, Any]) -> kpb.RegisterAgentResponse:
@@ -69,11 +74,17 @@ class Matchmaking(kgrpc.MatchmakingServicer):
 
     async def GetAgent(self, request: kpb.GetAgentRequest,
                        context: aio.ServicerContext[Any, Any]) -> kpb.AgentInfo:
-        """An agent's name, rating and number of rated matches."""
+        """An agent's name, rating and number of rated matches, with its arena
+        ratings (every version, with history) and recent arena matches."""
         record = await known_agent(context, self.agents, request.agent_id)
         rating = self.agents.rating(record)
-        return kpb.AgentInfo(agent_id=record.agent_id, name=record.name, mu=rating.mu,
+        info = kpb.AgentInfo(agent_id=record.agent_id, name=record.name, mu=rating.mu,
                              sigma=rating.sigma, matches=record.matches)
+        if self.arenas is not None:
+            info.arena_ratings.extend(await self.arenas.arena_ratings(record.agent_id))
+            info.recent_match_ids.extend(await self.arenas.recent_matches(record.agent_id))
+            info.errors, info.timeouts = await self.arenas.failures(record.agent_id)
+        return info
 
     async def Queue(self, request: kpb.QueueRequest,
                     context: aio.ServicerContext[Any, Any]) -> None:
@@ -90,6 +101,8 @@ class Matchmaking(kgrpc.MatchmakingServicer):
         if self.hub.draining:
             await fail(context, grpc.StatusCode.UNAVAILABLE, "DRAINING",
                        "server draining; queue on another server")
+        if request.hosted:
+            await self._check_hosted(agent_id, context)
         if request.HasField("house_fill_after_ms"):
             fill_ms = int(request.house_fill_after_ms)
         elif self.config.house_fill_after_s is not None:
@@ -142,6 +155,8 @@ class Matchmaking(kgrpc.MatchmakingServicer):
                 waiter.clear()
                 assigned = await self.agents.take_assignment(agent_id)
             queued = False
+            if request.hosted:
+                assigned = await self._to_runners(agent_id, assigned)
             await context.write(kpb.QueueUpdate(assigned=assigned))
         finally:
             if self.agents.waiters.get(agent_id) is waiter:
@@ -152,6 +167,31 @@ class Matchmaking(kgrpc.MatchmakingServicer):
                     await self.matchmaker.leave(agent_id, game_id, players)
             if not request.tournament_only and (game_id, players) in self.matchmaker.active:
                 self.matchmaker.detach(game_id, players)
+
+    async def _check_hosted(self, agent_id: str,
+                            context: aio.ServicerContext[Any, Any]) -> None:
+        """A hosted seat needs an active version to run."""
+        problem = await self.runners.unplayable([agent_id])
+        if problem:
+            await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "NO_ACTIVE_VERSION",
+                       problem)
+
+    async def _to_runners(self, agent_id: str,
+                          assigned: kpb.MatchAssigned) -> kpb.MatchAssigned:
+        """Hand a seat the queue gave a hosted agent to the runners; what its stream
+        is told then (no seat token: the runners play it)."""
+        record = await self.cluster.store.matches.load(assigned.match_id)
+        options = record.options if record is not None else mpb.MatchOptions(
+            game_id=assigned.game_id, num_players=assigned.num_players)
+        await self.runners.seat_hosted(
+            options, assigned.match_id, assigned.seat, assigned.seat_token,
+            assigned.server_address, agent_id,
+            "tournament" if assigned.tournament_id else "matchmaking",
+            tournament_id=assigned.tournament_id)
+        told = kpb.MatchAssigned()
+        told.CopyFrom(assigned)
+        told.ClearField("seat_token")
+        return told
 
     async def _tournament_over(self, request: kpb.QueueRequest,
                                context: aio.ServicerContext[Any, Any],
@@ -178,6 +218,7 @@ class Matchmaking(kgrpc.MatchmakingServicer):
         host = peer_host(context)
         who = host
         admin = is_admin(context, self.config)
+        agent_id: str | None = None
         if token:
             agent_id = await self.agents.by_token(token)
             if agent_id is None and not admin:
@@ -208,6 +249,11 @@ class Matchmaking(kgrpc.MatchmakingServicer):
         if request.HasField("seed") and self.config.admin_token and not admin:
             await fail(context, grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED_ADMIN",
                        "seed needs the admin token: whoever picks the seed knows every hand")
+        if request.hosted:
+            if agent_id is None:
+                await fail(context, grpc.StatusCode.UNAUTHENTICATED, "BAD_TOKEN",
+                           "a hosted practice match needs the agent's api token")
+            await self._check_hosted(agent_id, context)
         seed = request.seed if request.HasField("seed") else secrets.randbits(63)
         seat = seed % players
         opts = mpb.MatchOptions(game_id=game_id, num_players=players, seed=seed,
@@ -225,6 +271,11 @@ class Matchmaking(kgrpc.MatchmakingServicer):
             redact(match)
         address = await self.cluster.serving_address(match.match_id,
                                                      self.matchmaker.address())
+        if request.hosted:
+            assert agent_id is not None
+            await self.runners.seat_hosted(match.options, match.match_id, seat, tokens[seat],
+                                           address, agent_id, "practice")
+            return kpb.PracticeResponse(match=match, seat=seat, server_address=address)
         return kpb.PracticeResponse(match=match, seat=seat, seat_token=tokens[seat],
                                     server_address=address)
 

@@ -10,13 +10,14 @@ from typing import Any
 import grpc
 from grpc import aio
 from twistarena import engine, wire
-from twistarena.storage import MatchRecord
+from twistarena.storage import LogEntry, MatchRecord
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 from twistarena.v1 import play_pb2 as ppb
 from twistarena.v1 import play_pb2_grpc as pgrpc
 
 from . import auth, creation, logs, metrics
+from .arenas import arena_match_ids
 from .cluster import Cluster, routing
 from .config import ServerConfig
 from .disclosure import Disclosure
@@ -168,6 +169,8 @@ class Matches(mgrpc.MatchesServicer):
         await routing.unless_store_down(self.cluster, "", context)
         size = request.page_size or DEFAULT_PAGE
         size = min(size, MAX_PAGE)
+        if request.arena_id or request.agent_id:
+            return await self._arena_matches(request, size, context)
         before: tuple[int, str] | None = None
         if request.page_token:
             try:
@@ -197,11 +200,7 @@ class Matches(mgrpc.MatchesServicer):
                 last = (created, mid)
                 if record is None:
                     continue
-                runner = self.hub.get(mid)
-                msg = runner.to_proto() if runner is not None else match_proto(
-                    record, record.status, record.result, len(entries),
-                    timeouts_from_log(entries, record.options.num_players,
-                                      record.result))
+                msg = self._listed(mid, record, entries)
                 if request.game_id and msg.options.game_id != request.game_id:
                     continue
                 if statuses and msg.status not in statuses:
@@ -212,6 +211,34 @@ class Matches(mgrpc.MatchesServicer):
         token = ""
         if not exhausted and last is not None and (len(out) >= size or scanned >= MAX_SCAN):
             token = f"{last[0]}:{last[1]}"
+        return mpb.ListMatchesResponse(matches=out, next_page_token=token)
+
+    def _listed(self, match_id: str, record: MatchRecord, entries: list[LogEntry]) -> mpb.Match:
+        """A listed match: from its runner when it runs here, else from the store."""
+        runner = self.hub.get(match_id)
+        return runner.to_proto() if runner is not None else match_proto(
+            record, record.status, record.result, len(entries),
+            timeouts_from_log(entries, record.options.num_players, record.result))
+
+    async def _arena_matches(self, request: mpb.ListMatchesRequest, size: int,
+                             context: aio.ServicerContext[Any, Any]) -> mpb.ListMatchesResponse:
+        """ListMatches filtered by arena and/or agent: the arenas' rated matches,
+        newest first (the page token is an offset)."""
+        if request.page_token and not request.page_token.isdigit():
+            await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
+                       "page_token is not one this server returned")
+        offset = int(request.page_token or 0)
+        ids = await arena_match_ids(self.hub.store, request.arena_id, request.agent_id,
+                                    offset, size + 1)
+        store = self.hub.store.matches
+        shown_ids = ids[:size]
+        out: list[mpb.Match] = []
+        for mid, record, entries in zip(shown_ids, await store.load_many(shown_ids),
+                                        await store.load_logs(shown_ids), strict=True):
+            if record is not None:
+                out.append(await self.disclosure.visible(self._listed(mid, record, entries),
+                                                         context))
+        token = str(offset + size) if len(ids) > size else ""
         return mpb.ListMatchesResponse(matches=out, next_page_token=token)
 
     async def CancelMatch(self, request: mpb.CancelMatchRequest,

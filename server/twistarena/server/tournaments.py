@@ -20,8 +20,6 @@ match seed and log; see ``housebots``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
 import secrets
 import time
 from collections.abc import Sequence
@@ -39,21 +37,22 @@ from twistarena.league import (
     seatings,
     swiss_tables,
 )
-from twistarena.storage import FencedError, StoreError, TournamentRecord
+from twistarena.storage import TournamentRecord
 from twistarena.storage.tournaments import TournamentStore
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import matchmaking_pb2 as kpb
 from twistarena.v1 import tournaments_pb2 as tpb
 from twistarena.v1 import tournaments_pb2_grpc as tgrpc
 
-from . import logs, metrics
+from . import logs
 from .agents import Agents
 from .cluster import Cluster
 from .config import ServerConfig
 from .creation import CreationError, new_match
+from .leased import LeasedTasks
 from .limits import Quotas
-from .loops import stop_loops
 from .rpc import fail, is_admin, require_admin, shown
+from .runnerhub import RunnerHub
 
 log = logs.get("twistarena.tournaments")
 
@@ -85,6 +84,20 @@ def strategy_of(entrant: str) -> str | None:
     """The house bot strategy an entrant names ('heuristic#2' -> 'heuristic'), or None."""
     base = entrant.split("#", 1)[0]
     return base if base in STRATEGIES else None
+
+
+#: An entrant ``agent:ID`` is a hosted agent: runners play its active version.
+HOSTED_PREFIX = "agent:"
+
+
+def hosted_agent(entrant: str) -> str | None:
+    """The agent id of a hosted entrant ('agent:ag_12' -> 'ag_12'), or None."""
+    return entrant.removeprefix(HOSTED_PREFIX) if entrant.startswith(HOSTED_PREFIX) else None
+
+
+def agent_of(entrant: str) -> str:
+    """The agent account an entrant that is not a house bot plays for."""
+    return hosted_agent(entrant) or entrant
 
 
 # -- the schedule, as pure functions of the spec and the results -----------------------
@@ -261,73 +274,31 @@ def to_proto(snap: Snapshot, with_games: bool = True, admin: bool = False) -> tp
 class Director:
     """Drives the tournaments this node holds the lease of; takes over orphaned ones."""
 
-    def __init__(self, cluster: Cluster, agents: Agents, address: Any) -> None:
+    def __init__(self, cluster: Cluster, agents: Agents, address: Any,
+                 runners: RunnerHub) -> None:
         self.cluster = cluster
+        self.runners = runners
         self.hub = cluster.hub
         self.store = cluster.store.tournaments
         self.agents = agents
         self.node_id = cluster.node_id
         self.address = address
-        self.driving: dict[str, asyncio.Task[None]] = {}
-        #: tournament id -> the token of this node's lease on it
-        self.tokens: dict[str, str] = {}
-        self._supervisor: asyncio.Task[None] | None = None
+        #: The drivers this node runs, one per tournament it holds the lease of.
+        self.drivers = LeasedTasks("tournament", self.store.leases, self.store.live, self._run,
+                                   self.hub)
+        self.tokens = self.drivers.tokens
 
     async def start(self) -> None:
         """Start supervising: pick up tournaments that no live driver holds."""
-        self._supervisor = asyncio.get_running_loop().create_task(
-            self._supervise(), name="tournaments.supervise")
+        await self.drivers.start()
 
     async def close(self) -> None:
         """Stop driving and release the leases, so another node takes over at once."""
-        tasks = [t for t in (self._supervisor, *self.driving.values()) if t is not None]
-        await stop_loops(tasks, "tournaments")
-        # Let another node take over at once.
-        for tid in list(self.driving):
-            token = self.tokens.get(tid)
-            if token:
-                with contextlib.suppress(StoreError):
-                    await self.store.leases.release(tid, token)
-        self.driving.clear()
-        self.tokens.clear()
-
-    async def _supervise(self) -> None:
-        while True:
-            try:
-                for tid in await self.store.live():
-                    if tid not in self.driving and not self.hub.draining:
-                        await self.try_drive(tid)
-            except StoreError as exc:
-                log.warning("tournament_supervise_failed", error=repr(exc))
-            await asyncio.sleep(1.0)
+        await self.drivers.close()
 
     async def try_drive(self, tid: str) -> bool:
         """Drive the tournament if no other node holds its lease."""
-        try:
-            grant = await self.store.leases.claim(tid)
-        except FencedError:
-            return False
-        self.tokens[tid] = grant.token
-        task = asyncio.get_running_loop().create_task(self._drive(tid))
-        self.driving[tid] = task
-        task.add_done_callback(functools.partial(self._done, tid))
-        return True
-
-    def _done(self, tid: str, task: asyncio.Task[None]) -> None:
-        if self.driving.get(tid) is task:
-            del self.driving[tid]
-        if not task.cancelled() and task.exception() is not None:
-            metrics.ERRORS.labels("tournament").inc()
-            log.error("tournament_driver_failed", tournament=tid, error=repr(task.exception()))
-
-    async def _renew(self, tid: str) -> bool:
-        return await self.store.leases.renew(tid, self.tokens.get(tid, "")) > 0
-
-    async def _drive(self, tid: str) -> None:
-        try:
-            await self._run(tid)
-        except FencedError:
-            log.warning("tournament_lease_lost", tournament=tid)
+        return await self.drivers.try_take(tid)
 
     async def _run(self, tid: str) -> None:
         log.info("tournament_driving", tournament=tid, node=self.node_id)
@@ -335,8 +306,7 @@ class Director:
         in_flight: set[tuple[int, int]] = set()
         while True:
             if time.monotonic() - last_renew > RENEW_S:
-                if not await self._renew(tid):
-                    log.warning("tournament_lease_lost", tournament=tid)
+                if not await self.drivers.renew(tid):
                     return
                 last_renew = time.monotonic()
             snap = await load(self.store, tid)
@@ -414,20 +384,26 @@ class Director:
             if strategy is not None:
                 opts.seats.append(mpb.SeatSpec(name=entrant, house_bot=strategy))
             else:
-                record = await self.agents.get(entrant)
+                record = await self.agents.get(agent_of(entrant))
                 opts.seats.append(mpb.SeatSpec(name=record.name if record else entrant))
                 agents[seat] = entrant
         try:
-            _match, tokens = await new_match(self.cluster, opts, match_id=mid)
+            match, tokens = await new_match(self.cluster, opts, match_id=mid)
         except CreationError as exc:
             await self._finish(snap, tpb.TOURNAMENT_CANCELLED, f"cannot create a match: {exc}")
             return
         if agents:
-            await self.agents.track(mid, {s: agents.get(s, f"house:{e}")
-                                          for s, e in enumerate(game.seats)})
+            await self.agents.track(mid, {s: agent_of(agents[s]) if s in agents else
+                                          f"house:{e}" for s, e in enumerate(game.seats)})
             address = await self.cluster.serving_address(mid, self.address())
-            for seat, agent_id in agents.items():
-                await self.agents.assign(agent_id, kpb.MatchAssigned(
+            for seat, entrant in agents.items():
+                hosted = hosted_agent(entrant)
+                if hosted is not None:
+                    await self.runners.seat_hosted(
+                        match.options, mid, seat, tokens[seat], address, hosted, "tournament",
+                        tournament_id=snap.tid)
+                    continue
+                await self.agents.assign(entrant, kpb.MatchAssigned(
                     match_id=mid, seat=seat, seat_token=tokens[seat],
                     server_address=address, game_id=spec.game_id,
                     num_players=spec.num_players, tournament_id=snap.tid))
@@ -508,11 +484,15 @@ class Tournaments(tgrpc.TournamentsServicer):
         problem = normalize(spec)
         if not problem:
             agents = [e for e in spec.entrants if strategy_of(e) is None]
-            known = await self.agents.exists(agents) if agents else []
+            known = await self.agents.exists([agent_of(e) for e in agents]) if agents else []
             missing = [a for a, ok in zip(agents, known, strict=True) if not ok]
             if missing:
                 problem = (f"unknown entrants {missing}: name a house bot strategy "
-                           "(random, heuristic, ismcts) or a registered agent id")
+                           "(random, heuristic, ismcts), a registered agent id, or "
+                           "agent:ID for a hosted agent")
+            else:
+                problem = await self.director.runners.unplayable(
+                    [a for e in agents if (a := hosted_agent(e)) is not None])
         if problem:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", problem)
         creator = await self.quotas.admit_creation(context, makes_match=False)

@@ -69,7 +69,15 @@ class AgentStore:
                 "name": name, "mu": repr(mu), "sigma": repr(sigma), "matches": 0,
                 "created_ms": int(time.time() * 1000)})
             pipe.hset(keys.AGENT_TOKENS, token_hash, agent_id)
+            pipe.zadd(keys.AGENT_INDEX, {agent_id: int(time.time() * 1000)})
             await pipe.execute()
+
+    async def page(self, offset: int, count: int) -> list[str]:
+        """Agent ids, newest first (``count`` from ``offset``)."""
+        with driver_errors():
+            raw: Any = await self._redis.zrevrange(keys.AGENT_INDEX, offset,
+                                                   offset + count - 1)
+        return [text(a) for a in raw]
 
     async def by_token_hash(self, token_hash: str) -> str | None:
         """The agent an api token (by its hash) belongs to."""
@@ -109,6 +117,14 @@ class AgentStore:
         with driver_errors():
             raw: Any = await self._redis.hget(keys.AGENT_QUEUED, agent_id)
         return text(raw) if raw else None
+
+    async def queued_many(self, agent_ids: Sequence[str]) -> list[str | None]:
+        """``queued_in`` of several agents in one call, in order."""
+        if not agent_ids:
+            return []
+        with driver_errors():
+            raw: Any = await self._redis.hmget(keys.AGENT_QUEUED, list(agent_ids))
+        return [text(r) if r else None for r in raw]
 
     async def hold_queued(self, agent_id: str, claim: str) -> None:
         """Mark the agent as held by a Queue stream (``claim``: see ``queued_in``)."""

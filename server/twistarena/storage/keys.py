@@ -11,6 +11,10 @@ A Lua script may only touch keys of one cluster slot, so keys that one script
 ``{agents}``           agent accounts, their inboxes, the rating queue
                        (a rating update WATCHes several agents at once)
 ``{mmq:<game>:<n>}``   one matchmaking queue (enqueue and pop are one script each)
+``{a:<arena>}``        one arena's ratings, board, histories and match indexes
+                       (a result is rated in one WATCH/MULTI)
+``{runners}``          hosted seats waiting for a runner or held by one, runner
+                       tokens and sessions (taking a seat is one script)
 ``{av:<agent>}``       one agent's hosted versions, the active one and their stats
                        (a stats report is one script over them)
 
@@ -85,6 +89,8 @@ AGENT_TOKENS = f"{AGENTS_TAG}:tokens"
 AGENT_QUEUED = f"{AGENTS_TAG}:queued"
 #: Sorted set: match ids whose result updates agents' ratings.
 RATING_QUEUE = f"{AGENTS_TAG}:rate"
+#: Sorted set: agent id -> creation ms, for ListAgents.
+AGENT_INDEX = f"{AGENTS_TAG}:index"
 
 
 def agent(agent_id: str) -> str:
@@ -116,6 +122,31 @@ def queue(game_id: str, players: int) -> list[str]:
     return [f"{tag}:{part}" for part in QUEUE_PARTS]
 
 
+# -- runners: tag {runners} ------------------------------------------------------
+
+RUNNERS_TAG = "{runners}"
+#: List: seat keys (``<match>:<seat>``) of hosted seats waiting for a runner.
+RUNNER_PENDING = f"{RUNNERS_TAG}:pending"
+#: Hash: seat key -> SeatAssignment bytes (and ``<seat key>#handoffs`` -> count).
+RUNNER_SEATS = f"{RUNNERS_TAG}:seats"
+#: Sorted set: seat key -> until when (ms) its runner holds it without a heartbeat.
+RUNNER_HELD = f"{RUNNERS_TAG}:held"
+#: Hash: seat key -> the runner id that holds it.
+RUNNER_HOLDER = f"{RUNNERS_TAG}:holder"
+#: Hash: minted runner token hash -> its name.
+RUNNER_TOKENS = f"{RUNNERS_TAG}:tokens"
+
+
+def runner_session(key_hash: str) -> str:
+    """String with a TTL: a runner session key's hash -> the runner id."""
+    return f"{RUNNERS_TAG}:session:{key_hash}"
+
+
+def runner_played(seat_key: str, runner_id: str) -> str:
+    """String with a TTL: the version a runner played a seat with, until it reports."""
+    return f"{RUNNERS_TAG}:played:{seat_key}:{runner_id}"
+
+
 # -- tournaments: tag {t:<id>} ---------------------------------------------------
 
 
@@ -145,6 +176,64 @@ TOURNAMENT_INDEX = "twistarena:tournaments"
 LIVE_TOURNAMENTS = "twistarena:tournaments:live"
 
 
+# -- arenas: tag {a:<arena>} ------------------------------------------------------
+
+#: Hash: arena id -> its ``Arena`` message (spec and status).
+ARENAS = "twistarena:arenas"
+
+
+def _arena(arena_id: str, part: str) -> str:
+    return f"{{a:{arena_id}}}:{part}"
+
+
+def arena_ratings(arena_id: str) -> str:
+    """Hash: player key (``AGENT@VERSION``) -> its rating row (JSON)."""
+    return _arena(arena_id, "ratings")
+
+
+def arena_board(arena_id: str) -> str:
+    """Sorted set: the player shown for each agent -> mu - 3 sigma."""
+    return _arena(arena_id, "board")
+
+
+def arena_current(arena_id: str) -> str:
+    """Hash: agent id -> the version it last played in the arena."""
+    return _arena(arena_id, "current")
+
+
+def arena_history(arena_id: str, player: str) -> str:
+    """List: ``[mu, sigma, match id]`` after each rated match of the player."""
+    return _arena(arena_id, f"history:{player}")
+
+
+def arena_rated(arena_id: str) -> str:
+    """Set: match ids whose result the arena has applied."""
+    return _arena(arena_id, "rated")
+
+
+def arena_matches(arena_id: str) -> str:
+    """Sorted set: the arena's rated match ids -> end ms."""
+    return _arena(arena_id, "matches")
+
+
+def arena_lease(arena_id: str) -> str:
+    """Hash: the lease of the node scheduling the arena (see ``leases``)."""
+    return _arena(arena_id, "owner")
+
+
+def arena_enrolled(arena_id: str) -> str:
+    """Set: agent ids enrolled in the arena."""
+    return _arena(arena_id, "enrolled")
+
+
+def arena_live(arena_id: str) -> str:
+    """Hash: the arena's unrated matches -> their player keys per seat (JSON)."""
+    return _arena(arena_id, "live")
+
+
+def arena_agent_matches(arena_id: str, agent_id: str) -> str:
+    """Sorted set: one agent's rated match ids in the arena -> end ms."""
+    return _arena(arena_id, f"agent:{agent_id}")
 # -- hosted versions: tag {av:<agent>}, and the archives by content -------------
 
 

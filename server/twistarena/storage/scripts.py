@@ -58,6 +58,11 @@ class Scripts:
         self.heartbeat = Script.read("heartbeat")
         self.queue_enqueue = Script.read("queue_enqueue")
         self.queue_pop = Script.read("queue_pop")
+        self.runner_take = Script.read("runner_take")
+        self.runner_renew = Script.read("runner_renew")
+        self.runner_requeue = Script.read("runner_requeue")
+        self.runner_expire = Script.read("runner_expire")
+        self.runner_done = Script.read("runner_done")
         self.version_put = Script.read("version_put")
         self.version_stats = Script.read("version_stats")
 

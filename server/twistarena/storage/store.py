@@ -2,8 +2,10 @@
 
 ``Store.matches`` (records, logs, leases), ``Store.appender`` (batched
 appends), ``Store.nodes`` (membership, lease index, node inboxes),
-``Store.agents``, ``Store.queues``, ``Store.tournaments`` and ``Store.versions``
-(hosted agents' versions, archives and stats). Each part's
+``Store.agents``, ``Store.queues``, ``Store.tournaments``, ``Store.versions``
+(hosted agents' versions, archives and stats) and ``Store.arenas``. Each part's
+(hosted agents' versions, archives and stats) and ``Store.runners`` (hosted
+seats waiting for or held by runners). Each part's
 module lists the keys it owns; ``keys`` has them all.
 """
 
@@ -17,6 +19,7 @@ from redis.exceptions import RedisError
 from . import keys
 from .agents import AgentStore
 from .appender import Appender
+from .arenas import ArenaStore
 from .connection import Connections
 from .durability import Durability
 from .errors import StoreError, TransientStoreError, driver_errors
@@ -24,6 +27,7 @@ from .leases import Holder
 from .matches import Matches
 from .nodes import Nodes
 from .queues import QueueStore
+from .runners import RunnerStore
 from .scripts import Scripts
 from .tournaments import TournamentStore
 from .versions import VersionStore
@@ -47,6 +51,8 @@ class Store:
         self.agents = AgentStore(self.conn)
         self.queues = QueueStore(self.conn, self.scripts)
         self.tournaments = TournamentStore(self.conn, self.scripts, holder)
+        self.arenas = ArenaStore(self.conn, self.scripts, holder)
+        self.runners = RunnerStore(self.conn, self.scripts)
         self.versions = VersionStore(self.conn, self.scripts)
 
     @property

@@ -64,11 +64,14 @@ def children(pid: int) -> list[int]:
 
 
 def is_helper(pid: int) -> bool:
-    """Whether a server's child is a helper (the embedded Valkey), not a node."""
+    """Whether a server's child is a helper (the embedded Valkey, a runner), not a node."""
     try:
-        return Path(f"/proc/{pid}/comm").read_text().startswith("valkey")
+        if Path(f"/proc/{pid}/comm").read_text().startswith("valkey"):
+            return True
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
+    return b"twistarena.clients.cli" in argv and b"runner" in argv
 
 
 def own_cpu_seconds() -> float:
@@ -97,9 +100,11 @@ class ServerProcess:
 
     @classmethod
     def serve(cls, *args: str, env: dict[str, str] | None = None) -> ServerProcess:
-        """``twistarena serve --host 127.0.0.1 --port 0`` plus ``args``."""
+        """``twistarena serve --host 127.0.0.1 --port 0`` plus ``args`` (no runners unless
+        ``args`` asks for them: they would share the machine being measured)."""
+        runners = () if "--runners" in args else ("--runners", "0")
         return cls([sys.executable, "-c", CLI, "serve", "--host", "127.0.0.1", "--port", "0",
-                    *args], env=env)
+                    *runners, *args], env=env)
 
     @property
     def pid(self) -> int:

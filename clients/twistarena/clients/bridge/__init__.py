@@ -3,14 +3,12 @@
 ``ProgramBot`` runs a command (in the sandbox, for programs someone else wrote)
 and talks to it one line per message; ``HttpBot`` POSTs the same JSON messages
 to an endpoint. Both are ordinary SDK bots: ``play_bridged`` plays one seat with
-either, starts a program as soon as the seat is assigned, and tells it the
-result. docs/bots.md describes the messages.
+either, starts a program as soon as the seat is assigned (joining once it is
+ready), and tells it the result. docs/bots.md describes the messages.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from typing import Any
 
 from ..sdk import Agent, MatchResult
@@ -48,22 +46,13 @@ async def run_bridged(agent: Agent, bot: Bridged) -> MatchResult:
     """Run ``agent`` (from ``bridged_agent``) to the end; the program or endpoint hears
     the result, and a program is stopped, whatever happens."""
     result: MatchResult | None = None
-    warm_up = asyncio.get_running_loop().create_task(_start_when_seated(agent, bot))
     try:
+        if isinstance(bot, ProgramBot):
+            await bot.prepare()  # its seat is assigned: start it, join when it is ready
         result = await agent.run()
     finally:
-        warm_up.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await warm_up
         await bot.close(result)
     return result
-
-
-async def _start_when_seated(agent: Agent, bot: Bridged) -> None:
-    """A program starts when the server seats the agent, not at the first decision."""
-    if isinstance(bot, ProgramBot):
-        await agent.seated.wait()
-        await bot.seated()
 
 
 async def play_bridged(bot: Bridged, **agent_options: Any) -> MatchResult:

@@ -1,16 +1,19 @@
 """A bot that is any program: decisions go to its stdin, answers come from its stdout.
 
-The program is started as soon as the server has seated the agent (``seated``,
-called by ``run_bridged``), so its start-up is not charged to the first
-decision, and kept for the whole match. A program that exits, does not answer
+The program is started as soon as its seat is assigned, and the agent joins the
+match once the program waits for its input (``prepare``, called by
+``run_bridged``; ``sandbox.wait_ready``), so no decision pays for its start-up;
+it is kept for the whole match. A program that exits, does not answer
 before the decision's deadline or prints something that is not an action id
 gets no answer sent for it: the SDK asks the server to settle the decision
 with the match's fallback at once (``NoAnswer``), a log line says what
-happened, and the program is started again right away, for the next decision.
-After ``max_restarts`` restarts (3) the seat plays the fallback to the end of
-the match. An id that is not legal goes to the server, and the program reads
-the refusal in the decision sent again (``seat.py``); a second illegal id for
-the same decision is a failed one. Nothing the program does can stop the bridge.
+happened, and the program is started again right away, for the next decision;
+a decision that comes while it is still starting goes to the fallback too (it
+is not sent, so the program cannot take it for a later one). After
+``max_restarts`` restarts (3) the seat plays the fallback to the end of the
+match. An id that is not legal goes to the server, and the program reads the
+refusal in the decision sent again (``seat.py``); a second illegal id for the
+same decision is a failed one. Nothing the program does can stop the bridge.
 
 Programs someone else wrote (``tournament create --entrants exec:...``, hosted
 agents, ``bot --exec --sandbox``) run in the sandbox (``twistarena.clients.sandbox``):
@@ -49,6 +52,7 @@ from ..sandbox import (
     limit_events,
     spec_for_command,
     start,
+    wait_ready,
 )
 from ..sdk import Decision, MatchResult, NoAnswer, Rejection
 from ..sdk.hosting import BOT_OUTPUT
@@ -61,6 +65,8 @@ log = structlog.get_logger("twistarena.bridge")
 EXIT_GRACE_S = 2.0
 #: Restarts a program gets per match after a crash, timeout or illegal output.
 MAX_RESTARTS = 3
+#: Longest wait for a program to be ready (waiting for input) after it starts.
+START_WAIT_S = 10.0
 #: The end of its stderr kept for the program's author.
 STDERR_TAIL_BYTES = 64 * 1024
 #: Stderr bytes logged per match; the rest is only kept in the tail.
@@ -79,6 +85,8 @@ class ProgramStats:
     timeouts: int = 0
     illegal_outputs: int = 0
     restarts: int = 0
+    #: Decisions that came while a restarted program was still starting.
+    missed_while_starting: int = 0
     #: Decisions whose CPU time was measured, their total and the largest (ms).
     cpu_measured: int = 0
     cpu_ms_total: float = 0.0
@@ -109,6 +117,7 @@ class ProgramStats:
         return {"decisions": self.decisions, "answered": self.answered,
                 "crashes": self.crashes, "timeouts": self.timeouts,
                 "illegal_outputs": self.illegal_outputs, "restarts": self.restarts,
+                "missed_while_starting": self.missed_while_starting,
                 "cpu_ms_mean": round(self.cpu_ms_mean, 3),
                 "cpu_ms_max": round(self.cpu_ms_max, 3),
                 "process_limit_hits": self.process_limit_hits, "oom_kills": self.oom_kills,
@@ -151,6 +160,8 @@ class ProgramBot(BridgedSeat):
         self.stats = ProgramStats()
         self._proc: asyncio.subprocess.Process | None = None
         self._starting: asyncio.Task[asyncio.subprocess.Process] | None = None
+        #: Done once the running program waits for its input.
+        self._ready: asyncio.Task[bool] | None = None
         self._stderr: asyncio.Task[None] | None = None
         self._started_once = False
         self._gave_up = False
@@ -161,13 +172,26 @@ class ProgramBot(BridgedSeat):
         """Times the program was started again (after a crash, hang or garbage)."""
         return self.stats.restarts
 
+    @property
+    def process(self) -> asyncio.subprocess.Process | None:
+        """The running program (None before its start and while it is started again)."""
+        return self._proc
+
     # -- the bot API ---------------------------------------------------------------
 
     async def seated(self) -> None:
-        """The server has seated the agent: start the program now, so that its start-up
-        is not charged to the first decision."""
+        """Start the program now (its seat is assigned), without waiting for it."""
         with contextlib.suppress(OSError, NoAnswer):
             await self._ensure_started()
+
+    async def prepare(self) -> None:
+        """Start the program and wait until it waits for its input (at most
+        ``START_WAIT_S``): call it before the agent joins, so that no decision is
+        charged for the program's start-up."""
+        await self.seated()
+        ready = self._ready
+        if ready is not None:
+            await asyncio.shield(ready)
 
     async def act(self, observation: Mapping[str, Any], legal_actions: Sequence[Action], *,
                   decision: Decision, rejection: Rejection | None = None) -> int:
@@ -178,15 +202,25 @@ class ProgramBot(BridgedSeat):
             raise NoAnswer(f"the program was restarted {self.max_restarts} times")
         message, timeout = self.decision_text(decision, observation, legal_actions, rejection)
         cpu_before: int | None = None
+        deadline = asyncio.get_running_loop().time() + timeout
+        sent = False
         try:
             proc = await asyncio.wait_for(self._ensure_started(), timeout)
+            await self._until_ready(decision, deadline)
             cpu_before = cpu_ns(proc)
-            line = await asyncio.wait_for(self._exchange(proc, message), timeout)
+            sent = True
+            line = await asyncio.wait_for(self._exchange(proc, message), self._left(deadline))
         except TimeoutError:
+            if not sent:  # still starting: the program has not seen this decision
+                self._missed_while_starting(decision)
             await self._fail(decision, "timeout", f"no answer within {decision.time_left_ms} ms")
         except asyncio.CancelledError:
             # The decision was settled (the fallback at the deadline) while the program
             # thought: its late answer would be read as the next one, so it starts afresh.
+            if not sent:
+                self.failures += 1
+                self.stats.missed_while_starting += 1
+                raise
             self._note_failure(decision, "timeout", "the decision was settled before it answered")
             await self._stop()
             self._after_failure()
@@ -282,8 +316,34 @@ class ProgramBot(BridgedSeat):
                 stderr=asyncio.subprocess.PIPE, start_new_session=True, limit=LINE_LIMIT,
                 cwd=self.cwd, env=self.env)
         self._proc = proc
-        self._stderr = asyncio.get_running_loop().create_task(self._read_stderr(proc))
+        loop = asyncio.get_running_loop()
+        self._stderr = loop.create_task(self._read_stderr(proc))
+        self._ready = loop.create_task(wait_ready(proc, START_WAIT_S))
         return proc
+
+    @staticmethod
+    def _left(deadline: float) -> float:
+        return max(0.0, deadline - asyncio.get_running_loop().time())
+
+    async def _until_ready(self, decision: Decision, deadline: float) -> None:
+        """Wait, within the decision's time, for a program that is still starting (after
+        a restart). If it is not ready in time the decision is not sent (it would
+        answer it late, as if it were a later one, and be killed for the delay): the
+        fallback settles it, and the program goes on starting for the next one."""
+        ready = self._ready
+        if ready is None or ready.done():
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), self._left(deadline))
+        except TimeoutError:
+            self._missed_while_starting(decision)
+
+    def _missed_while_starting(self, decision: Decision) -> None:
+        self.failures += 1
+        self.stats.missed_while_starting += 1
+        log.info("bot program still starting; the match's fallback decides", bot=self.name,
+                 decision=decision.decision_id)
+        raise NoAnswer("it is still starting")
 
     async def _read_stderr(self, proc: asyncio.subprocess.Process) -> None:
         """Keep the tail of the program's stderr and log its lines (within the budget),
@@ -383,6 +443,9 @@ class ProgramBot(BridgedSeat):
             self.stats.process_limit_hits += hits["process_limit"]
             self.stats.oom_kills += hits["oom_kills"]
             await kill_tree(proc)
+        ready, self._ready = self._ready, None
+        if ready is not None:
+            ready.cancel()
         task, self._stderr = self._stderr, None
         if task is not None:
             with contextlib.suppress(TimeoutError, asyncio.CancelledError):

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 
 #: Subcommand modules, in the order ``--help`` lists them.
 COMMANDS = ("demo", "serve", "cluster", "match", "bot", "watch", "replay", "practice", "queue",
-            "agent", "submit", "tournament", "evaluate", "web", "loadtest", "soak", "bench")
+            "agent", "submit", "tournament", "arena", "runner", "evaluate", "web", "loadtest",
+            "soak", "bench")
 
 
 def build_parser() -> argparse.ArgumentParser:

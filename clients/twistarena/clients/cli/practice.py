@@ -4,7 +4,9 @@ The server creates the match at once (house bots of ``--strength`` in the
 other seats) and returns one seat's token; this command then plays that seat
 with a sample strategy, a program (``--exec``) or an HTTP endpoint
 (``--http``, see docs/bots.md), or, with ``--node``, prints the match id, the token
-and the exact command that plays it with the Node.js sample agent.
+and the exact command that plays it with the Node.js sample agent. With
+``--hosted`` the arena's runners play the seat with the active version of the
+api token's agent (docs/runners.md), and this command waits for the result.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 from rich.console import Console
 from twistarena.bots import LADDER
 from twistarena.engine import GAME_IDS
+from twistarena.wire import MATCH_OVER
 
 from ..sdk import AgentError, ArenaClient, MatchResult, practice
 from ..sdk.hosting import configure_logging
@@ -33,9 +36,11 @@ from .bot import (
     seat_agent,
     seat_report,
 )
-from .match import add_server_args, fail, final_record, missed_by_seat
+from .match import add_server_args, fail, final_record, missed_by_seat, result_table
 
 NODE_AGENT = Path("clients") / "node" / "agent.js"
+#: How often a hosted practice match is looked at until it is over.
+HOSTED_POLL_S = 0.5
 
 
 def register(sub: Any) -> None:
@@ -53,6 +58,9 @@ def register(sub: Any) -> None:
                           helptext="sample strategy that plays your seat (default heuristic)")
     who.add_argument("--node", action="store_true",
                      help="do not play: print the command for clients/node/agent.js")
+    who.add_argument("--hosted", action="store_true",
+                     help="the runners play the seat with your agent's active version "
+                          "(needs --api-token); wait for the result")
     parser.add_argument("--seed", type=int, default=None, help="seed of the match")
     parser.add_argument("--decision-ms", type=int, default=0,
                         help="time per decision (default: the server's)")
@@ -76,11 +84,13 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
     bridged = await checked_bridge(args)
     created = await practice(args.server, args.game, args.players, strength=args.strength,
                              seed=args.seed, api_token=args.api_token,
-                             decision_ms=args.decision_ms, root_cert=args.root_cert,
-                             tls=args.tls)
+                             decision_ms=args.decision_ms, hosted=args.hosted,
+                             root_cert=args.root_cert, tls=args.tls)
     match = created.match
     address = created.server_address or args.server
     players = match.options.num_players
+    if args.hosted:
+        return await _follow_hosted(args, console, match.match_id, created.seat, players)
     if args.node:
         command = ["node", str(NODE_AGENT), "--server", address, "--match", match.match_id,
                    "--token", created.seat_token]
@@ -115,3 +125,30 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
         return 1 if never_played(make_console(stderr=True), bridged) else 0
     return seat_report(console, result, record, created.seat, f"{player_name(args)} (you)",
                        f"Practice {match.match_id}", bridged)
+
+
+async def _follow_hosted(args: argparse.Namespace, console: Console, match_id: str, seat: int,
+                         players: int) -> int:
+    """Wait for the end of a practice match that a runner plays; print its result."""
+    client = ArenaClient(args.server, root_cert=args.root_cert, tls=args.tls)
+    if not args.json:
+        console.print(f"practice match {match_id}: {args.game}, {players} players; your "
+                      f"hosted agent plays seat {seat} against {args.strength} house bots "
+                      "(watch it: twistarena watch)", highlight=False)
+    with console.status("waiting for the end of the match..."):
+        while True:
+            match = await client.get_match(match_id)
+            if match.status in MATCH_OVER:
+                break
+            await asyncio.sleep(HOSTED_POLL_S)
+    result = MatchResult.from_proto(match.result)
+    if args.json:
+        out = result.to_json()
+        out.update({"match_id": match_id, "seat": seat})
+        print(json.dumps(out))
+    else:
+        names = ["your hosted agent" if s == seat else f"house {args.strength}"
+                 for s in range(players)]
+        console.print(result_table(result, names, f"Practice {match_id}",
+                                   missed=missed_by_seat(match)))
+    return 0

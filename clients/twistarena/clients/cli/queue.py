@@ -4,7 +4,9 @@ Waits in the server's queue for ``--game``/``--players`` with the agent's api
 token, plays the assigned seat with a sample strategy, a program (``--exec``)
 or an HTTP endpoint (``--http``, docs/bots.md), and repeats ``--matches``
 times. ``--tournament ID`` plays that tournament's matches for the agent until
-the tournament is over.
+the tournament is over. With ``--hosted`` the arena's runners play each seat
+with the agent's active version (docs/runners.md): this command only queues,
+and prints each match it was given.
 """
 
 from __future__ import annotations
@@ -35,8 +37,10 @@ def register(sub: Any) -> None:
     parser.add_argument("--game", required=True, choices=GAME_IDS)
     parser.add_argument("--players", type=int, default=0,
                         help="seats (default: the game's smallest table)")
-    add_bridge_args(parser, default="heuristic",
-                    helptext="sample strategy that plays the seats (default heuristic)")
+    who = add_bridge_args(parser, default="heuristic",
+                          helptext="sample strategy that plays the seats (default heuristic)")
+    who.add_argument("--hosted", action="store_true",
+                     help="the runners play the seats with the agent's active version")
     parser.add_argument("--seed", type=int, default=None, help="seed of a sample strategy")
     parser.add_argument("--matches", type=int, default=1, help="matches to play (default 1)")
     parser.add_argument("--house-fill-after", type=float, default=None, metavar="SECONDS",
@@ -73,10 +77,21 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
             assigned = await queue(args.server, args.api_token, args.game, players,
                                    house_fill_after=args.house_fill_after,
                                    tournament_only=bool(args.tournament),
-                                   tournament_id=args.tournament, **tls)
+                                   tournament_id=args.tournament, hosted=args.hosted, **tls)
         except TournamentEnded as ended:
             console.print(str(ended), highlight=False)
             break
+        if args.hosted:
+            played += 1
+            if args.json:
+                print(json.dumps({"match_id": assigned.match_id, "seat": assigned.seat,
+                                  "tournament_id": assigned.tournament_id, "hosted": True}),
+                      flush=True)
+            else:
+                console.print(f"match {assigned.match_id}: the runners play seat "
+                              f"{assigned.seat} with the agent's active version",
+                              highlight=False)
+            continue
         servers = [assigned.server_address, *(s for s in parse_servers(args.server)
                                               if s != assigned.server_address)]
         agent = seat_agent(args, bridged, server=servers, match_id=assigned.match_id,

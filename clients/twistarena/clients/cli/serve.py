@@ -18,6 +18,7 @@ from typing import Any
 
 from twistarena.wire.archives import MIB, Caps
 
+from .runners import add_runner_args, planned_runners, runner_token, runners_beside
 from .web import DEFAULT_WEB_PORT
 from .workers import run_workers, worker_count
 
@@ -122,6 +123,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--spectator-delay-ms", type=int, default=0, metavar="MS",
                    help="hold every message of a live Watch stream this long before "
                         "sending it (default 0: at once)")
+    p.add_argument("--arena", action="append", default=[], metavar="GAME:PLAYERS",
+                   help="open this arena (continuous rated play) at start unless it is "
+                        "open; repeat for more (`twistarena arena create` sets house rungs "
+                        "and rates)")
     p.add_argument("--house-fill-after", type=float, default=None, metavar="SECONDS",
                    help="matchmaking: fill a queued agent's empty seats with house bots "
                         "after this wait (default: only when its Queue request asks)")
@@ -183,6 +188,7 @@ def register(subparsers: Any) -> None:
                          help="most versions one agent may keep (default 100)")
     p.add_argument("--log-format", choices=("auto", "json", "console"), default="auto",
                    help="log format (default: JSON unless stdout is a terminal)")
+    add_runner_args(p)
     p.set_defaults(run=run, serve_parser=p)
 
 
@@ -228,12 +234,17 @@ def run(args: argparse.Namespace) -> int:
         print("twistarena serve: --wait-replicas, --retain-finished must be >= 0 and "
               "--wait-timeout-ms positive", file=sys.stderr)
         return 2
+    if args.runner_slots < 1:
+        print("twistarena serve: --runner-slots must be at least 1", file=sys.stderr)
+        return 2
+    runners = planned_runners(args, redis_url)
+    token = runner_token(args, runners > 0)
     if min(args.version_max_packed_mb, args.version_max_unpacked_mb,
            args.version_max_files, args.version_max_per_agent) <= 0:
         print("twistarena serve: the --version-max-* caps must be positive", file=sys.stderr)
         return 2
     if args.workers > 1:
-        return run_workers(args.serve_parser, args, redis_url, node_id)
+        return run_workers(args.serve_parser, args, redis_url, node_id, runners, token)
     tls = None
     if args.tls_cert is not None:
         tls = TlsConfig(cert_file=args.tls_cert, key_file=args.tls_key,
@@ -257,13 +268,26 @@ def run(args: argparse.Namespace) -> int:
         durability=args.durability, wait_replicas=args.wait_replicas,
         wait_timeout_ms=args.wait_timeout_ms, on_store_loss=args.on_store_loss,
         retain_finished_s=args.retain_finished, archive_dir=args.archive_dir,
-        version_caps=Caps(packed=int(args.version_max_packed_mb * MIB),
+        runner_token=token, version_caps=Caps(packed=int(args.version_max_packed_mb * MIB),
                           unpacked=int(args.version_max_unpacked_mb * MIB),
                           files=args.version_max_files),
         max_versions_per_agent=args.version_max_per_agent,
+        arenas=tuple(args.arena),
     )
     json_logs = {"auto": None, "json": True, "console": False}[args.log_format]
-    return run_server(config, json_logs, web_beside(args, redis_url, tls is not None))
+    web = web_beside(args, redis_url, tls is not None)
+
+    @contextlib.asynccontextmanager
+    async def beside(address: str) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            if web is not None:
+                await stack.enter_async_context(web(address))
+            if runners:
+                assert token is not None
+                await stack.enter_async_context(runners_beside(address, runners, token, args))
+            yield
+
+    return run_server(config, json_logs, beside)
 
 
 def web_beside(args: argparse.Namespace, redis_url: str | None,

@@ -30,7 +30,7 @@ from ..sdk.connection import Backoff
 
 #: Flags the supervisor sets per worker itself (the rest are passed through).
 OWN_FLAGS = frozenset({"workers", "port", "redis_url", "data_dir", "node_id", "metrics_port",
-                       "web_port", "no_web", "shared_port"})
+                       "web_port", "no_web", "shared_port", "runners", "runner_token"})
 LISTENING = "listening on "
 #: A worker that exits within this many seconds of its start is crashing: each such
 #: exit doubles the wait before its next start (0.5 s up to 30 s); a longer life
@@ -39,17 +39,25 @@ STABLE_S = 30.0
 RESTARTS = Backoff(initial=0.5, maximum=30.0)
 
 
-def worker_count(text: str) -> int:
-    """``--workers``: a positive number, or ``auto`` (the cores this process may use)."""
+def count_or_auto(text: str, least: int, what: str) -> int | None:
+    """A flag's number of processes (at least ``least`` ``what``), or None for ``auto``."""
     if text == "auto":
-        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
-            os.cpu_count() or 1
+        return None
     try:
         count = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number or 'auto', not {text!r}") from None
-    if count < 1:
-        raise argparse.ArgumentTypeError("at least 1 worker")
+    if count < least:
+        raise argparse.ArgumentTypeError(f"at least {least} {what}")
+    return count
+
+
+def worker_count(text: str) -> int:
+    """``--workers``: a positive number, or ``auto`` (the cores this process may use)."""
+    count = count_or_auto(text, 1, "worker")
+    if count is None:
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+            os.cpu_count() or 1
     return count
 
 
@@ -78,11 +86,15 @@ def reserve_port(host: str) -> socket.socket:
 
 
 class Worker:
-    """One ``twistarena serve`` child; its output is passed on, but for its address line."""
+    """One ``twistarena serve`` child (or another child of ``serve``: a runner); its
+    output is passed on, but for its address line."""
 
-    def __init__(self, argv: list[str], ready: threading.Semaphore) -> None:
+    def __init__(self, argv: list[str], ready: threading.Semaphore, label: str = "worker",
+                 env: dict[str, str] | None = None) -> None:
         self.argv = argv
         self.ready = ready
+        self.label = label
+        self.env = env
         self.process: subprocess.Popen[str] | None = None
         self.started_at = 0.0
         #: Exits in a row, each within ``STABLE_S`` of its start.
@@ -96,7 +108,7 @@ class Worker:
         from .servers import die_with_parent
 
         self.process = subprocess.Popen(die_with_parent(self.argv), stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, text=True)
+                                        stderr=subprocess.STDOUT, text=True, env=self.env)
         self.started_at = time.monotonic()
         self.restart_at = None
         threading.Thread(target=self._forward, args=(self.process,), daemon=True).start()
@@ -136,8 +148,11 @@ class Worker:
 
 
 def run_workers(parser: argparse.ArgumentParser, args: argparse.Namespace,
-                redis_url: str | None, node_id: str) -> int:
-    """Supervise ``args.workers`` nodes until SIGTERM/SIGINT."""
+                redis_url: str | None, node_id: str, runners: int = 0,
+                runner_token: str | None = None) -> int:
+    """Supervise ``args.workers`` nodes (and ``runners`` runner processes, which
+    authenticate with ``runner_token``) until SIGTERM/SIGINT."""
+    from .runners import TOKEN_ENV, RunnerSet, local_address
     from .servers import EmbeddedValkey
 
     count: int = args.workers
@@ -153,6 +168,7 @@ def run_workers(parser: argparse.ArgumentParser, args: argparse.Namespace,
               *passed_flags(parser, args), "--port", str(port), "--redis-url", redis_url,
               "--shared-port"]
     ready = threading.Semaphore(0)
+    env = {**os.environ, TOKEN_ENV: runner_token} if runner_token else None
     workers = []
     for i in range(count):
         argv = [*common, "--node-id", f"{base}-{i}"]
@@ -160,7 +176,7 @@ def run_workers(parser: argparse.ArgumentParser, args: argparse.Namespace,
             argv += ["--metrics-port", str(args.metrics_port + i if args.metrics_port else 0)]
         argv += ["--web-port", str(args.web_port)] if i == 0 and args.web_port is not None \
             else ["--no-web"]
-        workers.append(Worker(argv, ready))
+        workers.append(Worker(argv, ready, env=env))
     stopping = threading.Event()
 
     def stop(signum: int, frame: object) -> None:
@@ -168,6 +184,8 @@ def run_workers(parser: argparse.ArgumentParser, args: argparse.Namespace,
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    runner_set = RunnerSet(runners, local_address(host, port), runner_token or "", args) \
+        if runners else None
     try:
         for worker in workers:
             worker.start()
@@ -177,10 +195,14 @@ def run_workers(parser: argparse.ArgumentParser, args: argparse.Namespace,
         if held is not None:
             held.close()
         print(f"{LISTENING}{host}:{port}", flush=True)
+        if runner_set is not None:
+            runner_set.start()
         while not stopping.wait(0.1):
-            _restart_exited(workers, time.monotonic())
+            restart_exited(workers, time.monotonic())
         return 0
     finally:
+        if runner_set is not None:
+            runner_set.stop()
         for worker in workers:
             worker.terminate()
         for worker in workers:
@@ -189,7 +211,7 @@ def run_workers(parser: argparse.ArgumentParser, args: argparse.Namespace,
             embedded.stop()
 
 
-def _restart_exited(workers: Sequence[Worker], now: float) -> None:
+def restart_exited(workers: Sequence[Worker], now: float) -> None:
     """Start again, under its node id (it resumes the matches it held), each worker
     that exited and whose wait is over; plan the wait of one that just exited."""
     for i, worker in enumerate(workers):
@@ -198,7 +220,7 @@ def _restart_exited(workers: Sequence[Worker], now: float) -> None:
         if worker.restart_at is None:
             code = worker.process.returncode if worker.process is not None else None
             delay = worker.plan_restart(now)
-            print(f"twistarena serve: worker {i} exited with code {code}; "
+            print(f"twistarena serve: {worker.label} {i} exited with code {code}; "
                   f"starting it again in {delay:.1f} s", file=sys.stderr, flush=True)
         elif now >= worker.restart_at:
             worker.start()

@@ -6,28 +6,32 @@ bubblewrap (Debian's ``bubblewrap`` package):
 - new user, mount, PID, IPC, UTS, network and cgroup namespaces; no network at
   all (not even loopback to the host), no capabilities, uid and gid 65534
   inside, no nested user namespaces, a new session (no terminal injection);
-- a file system of read-only system directories (/usr and the /bin, /lib links),
-  a handful of /etc entries a runtime needs (the loader cache, the alternatives
-  links, Java's configuration), the program's files read-only at ``/bot`` (its
-  working directory), a build's output read-write at ``/out``, and a private
-  tmpfs at ``/tmp`` capped at ``tmp_mb`` that holds its home (``/tmp/home``);
-  its own /proc (its processes only) and a minimal /dev;
+- a read-only file system of the system directories (/usr and the /bin, /lib
+  links), a handful of /etc entries a runtime needs (the loader cache, the
+  alternatives links, Java's configuration), the program's files at ``/bot``
+  (its working directory) and a build's output read-write at ``/out``; the only
+  other writable places are a private /tmp (which holds its home,
+  ``/tmp/home``) and /dev/shm, tmpfs of ``tmp_mb`` each; its own /proc (its
+  processes only) and a minimal /dev;
 - an environment of PATH, HOME, LANG and the ``TWISTARENA_*`` variables the
-  caller passes, nothing of the host's;
+  caller passes, nothing of the host's; bwrap's options (host paths) reach it
+  through a file descriptor, so its namespace's init shows none of them;
 - a seccomp filter refusing ptrace, process_vm_*, perf, bpf and keyrings
   (``seccomp.py``);
 - limits (``SandboxLimits``): processes and threads together, and memory, for the
   whole tree by a cgroup where this host lets us make one (``cgroups.py``), else
-  by rlimits; CPU seconds and open files by rlimits (``prlimit``). Rlimits cannot
-  be raised again from inside.
+  by rlimits (the process count inside the sandbox's user namespace; as root,
+  bubblewrap then runs as nobody so that it binds); CPU seconds and open files by
+  rlimits everywhere. Rlimits cannot be raised again from inside.
 
-``kill_tree`` ends all of it: the PID namespace dies with bwrap, taking every
-process with it (double forks and setsid included), and the cgroup is emptied
-and removed. ``sandbox_mode("none")`` runs programs bare (with a warning at every
-start) for hosts that accept that; without bubblewrap, ``sandbox_mode()`` refuses
-with the package name.
+``wait_ready`` tells when the program waits for its input (a seat joins then);
+``cpu_ns`` and ``limit_events`` measure it; ``kill_tree`` ends all of it: the PID
+namespace dies with its init, taking every process with it (double forks and
+setsid included), and the cgroup is emptied and removed.
+``sandbox_mode("none")`` runs programs bare (with a warning at every start) for
+hosts that accept that; without bubblewrap, ``sandbox_mode()`` refuses with the
+package name.
 """
-
 from __future__ import annotations
 
 from .launch import (
@@ -40,6 +44,7 @@ from .launch import (
     limit_events,
     sandbox_mode,
     start,
+    wait_ready,
 )
 from .spec import (
     CODE_PATH,
@@ -70,4 +75,5 @@ __all__ = [
     "sandbox_mode",
     "spec_for_command",
     "start",
+    "wait_ready",
 ]

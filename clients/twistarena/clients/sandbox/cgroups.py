@@ -126,6 +126,11 @@ class Cgroup:
         return done
 
 
+def controllers() -> set[str]:
+    """The controllers this process can give a sandbox ("pids", "memory", "cpuacct")."""
+    return set(_parents())
+
+
 def create(memory_mb: int, processes: int) -> Cgroup | None:
     """A new group for one program with these limits (0: none), or None when the host
     does not let this process make one."""
@@ -187,6 +192,7 @@ def _parents() -> dict[str, Path]:
         except OSError as error:
             log.info("no cgroup for sandboxes (v2)", error=str(error))
             return {}
+        _sweep(parent)
         return {"pids": parent, "memory": parent, "cpuacct": parent}
     for controller in V1_CONTROLLERS:
         mount = ROOT / controller
@@ -202,7 +208,20 @@ def _parents() -> dict[str, Path]:
             log.info("no cgroup for sandboxes", controller=controller, error=str(error))
             continue
         found[controller] = parent
+        _sweep(parent)
     return found
+
+
+def _sweep(parent: Path) -> None:
+    """End what a process that died without ``kill_tree`` (a runner killed -9) left
+    behind: its groups' names start with its pid; their processes are killed and the
+    groups removed (those still emptying are left for the next sweep)."""
+    for folder in parent.glob("p*-*"):
+        pid = folder.name[1:].partition("-")[0]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            left = Cgroup({"pids": folder}, unified=False)
+            left.kill()
+            left.remove()
 
 
 def _own_paths() -> dict[str, str]:

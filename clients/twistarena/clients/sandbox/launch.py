@@ -8,10 +8,10 @@ import os
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
@@ -39,8 +39,20 @@ SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 #: users, hosts, certificates or anything else the host keeps there.
 ETC_ENTRIES = ("ld.so.cache", "alternatives", "localtime", "java-*")
 
+#: How often ``wait_ready`` looks at the program's processes.
+READY_POLL_S = 0.01
+#: Processes of a tree in bubblewrap before the program itself runs: bwrap, its init.
+BWRAP_PROCESSES = 2
+
+#: The host uid a sandbox runs as when this process is root and no pids cgroup can be
+#: made: the process rlimit, the cap that is left, does not bind root ("nobody").
+UNPRIVILEGED_UID = 65534
+_NS_PER_TICK = 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+
 #: pid of a started program -> its cgroup, until ``kill_tree``.
 _cgroups: dict[int, cgroups.Cgroup] = {}
+#: pids of the programs started in bubblewrap, until ``kill_tree``.
+_bwrapped: set[int] = set()
 
 
 def sandbox_mode(requested: str = "bwrap") -> str:
@@ -88,32 +100,11 @@ async def start(spec: SandboxSpec, mode: str, *,
     cgroup."""
     if mode not in MODES:
         raise ValueError(f"unknown sandbox mode {mode!r}")
-    cgroup = await asyncio.to_thread(cgroups.create, spec.limits.memory_mb,
-                                     spec.limits.processes)
-    argv = _prelude(spec.limits, cgroup)
-    env = spec.environment()
-    fds: list[int] = []
-    cwd: Path | None = None
-    if mode == "bwrap":
-        program = seccomp.program()
-        filter_fd = _memfd("seccomp", program) if program is not None else None
-        if filter_fd is not None:
-            fds.append(filter_fd)
-        # The options go through a file descriptor, so that the program, which can read
-        # its namespace's init's command line (/proc/1/cmdline), sees no host path.
-        options = bwrap_argv(spec, filter_fd, _process_rlimit(spec.limits, cgroup))
-        command = options.index("--")
-        fds.append(_memfd("bwrap-args",
-                          b"".join(o.encode() + b"\0" for o in options[1:command])))
-        argv += [options[0], "--args", str(fds[-1]), *options[command:]]
-        env = {}
-        cwd = Path("/")
-    else:
-        log.warning("starting a program WITHOUT a sandbox (--sandbox none)", argv=spec.argv)
-        env["HOME"] = tempfile.gettempdir()
-        cwd = spec.code_dir
-        argv += [*_process_rlimit(spec.limits, cgroup), *spec.argv]
+    # A few mkdirs and writes in /sys/fs/cgroup: quicker here than a thread's hop.
+    cgroup = cgroups.create(spec.limits.memory_mb, spec.limits.processes)
+    fds: list[int] = []  # what the command reads at its start, closed here after
     try:
+        argv, env, cwd = _command(spec, mode, cgroup, fds)
         proc = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, start_new_session=True, limit=line_limit,
@@ -127,7 +118,71 @@ async def start(spec: SandboxSpec, mode: str, *,
             os.close(fd)
     if cgroup is not None:
         _cgroups[proc.pid] = cgroup
+    if mode == "bwrap":
+        _bwrapped.add(proc.pid)
     return proc
+
+
+def _command(spec: SandboxSpec, mode: str, cgroup: cgroups.Cgroup | None,
+             fds: list[int]) -> tuple[list[str], dict[str, str], Path]:
+    """(argv, environment, working directory) that start ``spec`` in ``mode``; the
+    descriptors the command reads are appended to ``fds``."""
+    argv = _prelude(spec.limits, cgroup)
+    if mode == "none":
+        log.warning("starting a program WITHOUT a sandbox (--sandbox none)", argv=spec.argv)
+        env = {**spec.environment(), "HOME": tempfile.gettempdir()}
+        return [*argv, *_process_rlimit(spec.limits, cgroup), *spec.argv], env, spec.code_dir
+    program = seccomp.program()
+    filter_fd = _memfd("seccomp", program) if program is not None else None
+    if filter_fd is not None:
+        fds.append(filter_fd)
+    # The options go through a file descriptor, so that the program, which can read
+    # its namespace's init's command line (/proc/1/cmdline), sees no host path.
+    options = bwrap_options(spec, filter_fd)
+    fds.append(_memfd("bwrap-args", b"".join(o.encode() + b"\0" for o in options)))
+    argv += [*_unprivileged(spec, cgroup), _tool(BWRAP), "--args", str(fds[-1]), "--",
+             *_process_rlimit(spec.limits, cgroup), *spec.argv]
+    return argv, {}, Path("/")
+
+
+async def wait_ready(proc: asyncio.subprocess.Process, timeout: float) -> bool:
+    """Wait until the program has started and waits for its input: True once every
+    thread of its tree is asleep (none running or in disk wait) twice in a row,
+    ``READY_POLL_S`` apart; False when it exited or ``timeout`` passed first.
+
+    A runtime that starts slowly (a JVM loads and compiles for a few hundred
+    milliseconds) runs until it blocks on stdin; asleep is the first moment it can
+    answer. Works for any process (``proc`` need not come from ``start``)."""
+    least = BWRAP_PROCESSES + 1 if proc.pid in _bwrapped else 1
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    asleep_before = False
+    while proc.returncode is None and loop.time() < deadline:
+        pids = _tree(proc.pid)
+        asleep = len(pids) >= least and all(_asleep(pid) for pid in pids)
+        if asleep and asleep_before:
+            return True
+        asleep_before = asleep
+        await asyncio.sleep(READY_POLL_S)
+    return False
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and every process it started, children first found first."""
+    found = [pid]
+    for parent in found:
+        found += _children(parent)
+    return found
+
+
+def _asleep(pid: int) -> bool:
+    """Whether every thread of ``pid`` sleeps (state S: waiting for an event)."""
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+        states = [(task / "stat").read_text().rpartition(")")[2].split()[0] for task in tasks]
+    except (OSError, IndexError):
+        return False
+    return bool(states) and all(state == "S" for state in states)
 
 
 async def kill_tree(proc: asyncio.subprocess.Process) -> None:
@@ -146,6 +201,7 @@ async def kill_tree(proc: asyncio.subprocess.Process) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     cgroup = _cgroups.pop(proc.pid, None)
+    _bwrapped.discard(proc.pid)
     if cgroup is not None:
         await asyncio.to_thread(_empty_and_remove, cgroup)
     try:
@@ -166,9 +222,20 @@ def _children(pid: int) -> list[int]:
 
 
 def cpu_ns(proc: asyncio.subprocess.Process) -> int | None:
-    """CPU time (user + system) the program's whole tree used so far, where measured."""
+    """CPU time (user + system) the program's whole tree used so far: from its cgroup,
+    else summed over its live processes in /proc (the time of those that exited is
+    then lost); None once it is gone."""
     cgroup = _cgroups.get(proc.pid)
-    return cgroup.cpu_ns() if cgroup is not None else None
+    measured = cgroup.cpu_ns() if cgroup is not None else None
+    if measured is not None:
+        return measured
+    total = 0
+    pids = _tree(proc.pid)
+    for pid in pids:
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+            total += (int(fields[11]) + int(fields[12])) * _NS_PER_TICK
+    return total if proc.returncode is None else None
 
 
 def limit_events(proc: asyncio.subprocess.Process) -> dict[str, int]:
@@ -214,19 +281,37 @@ def _process_rlimit(limits: SandboxLimits, cgroup: cgroups.Cgroup | None) -> lis
     In bubblewrap it is set inside the sandbox, after its user namespace exists: the
     kernel then counts the processes of the sandbox's uid in that namespace (its own
     tree) against it, not every process of the host's user. It does not bind a
-    program whose host uid is root, so a host running as root needs the cgroup."""
+    process whose host uid is root: a root host without the cgroup runs bubblewrap
+    as ``UNPRIVILEGED_UID`` (``_unprivileged``)."""
     if not limits.processes or (cgroup and cgroup.limits_processes):
-        return []
-    if os.getuid() == 0:
-        _warn_processes_uncapped()
         return []
     return [_tool("prlimit"), f"--nproc={limits.processes}", "--"]
 
 
-@cache
-def _warn_processes_uncapped() -> None:
-    log.warning("sandboxed programs' processes are not capped: no pids cgroup can be "
-                "made here, and the process rlimit does not bind root")
+def _unprivileged(spec: SandboxSpec, cgroup: cgroups.Cgroup | None) -> list[str]:
+    """A ``setpriv`` prefix that runs bubblewrap as ``UNPRIVILEGED_UID``, when this
+    process is root and only the process rlimit can cap the program (see
+    ``_process_rlimit``). bubblewrap then reads the program's folder as that user:
+    it must be readable by others, and a build's output folder becomes its own."""
+    if os.getuid() != 0 or not spec.limits.processes or (cgroup and cgroup.limits_processes):
+        return []
+    _check_readable_by_others(Path(spec.code_dir).resolve())
+    if spec.output_dir is not None:
+        os.chown(spec.output_dir, UNPRIVILEGED_UID, UNPRIVILEGED_UID)
+    uid = str(UNPRIVILEGED_UID)
+    return [_tool("setpriv"), f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
+
+
+def _check_readable_by_others(folder: Path) -> None:
+    """Raise PermissionError unless every folder up to ``folder`` may be searched, and
+    ``folder`` read, by any user."""
+    for path in [*reversed(folder.parents), folder]:
+        mode = path.stat().st_mode
+        if not mode & stat.S_IXOTH or (path == folder and not mode & stat.S_IROTH):
+            raise PermissionError(
+                f"{path} is not readable by others, and without a pids cgroup the sandbox "
+                f"reads {folder} as uid {UNPRIVILEGED_UID}: chmod o+rX, or run where a "
+                "cgroup can be made")
 
 
 @cache
@@ -245,34 +330,36 @@ def _memfd(name: str, data: bytes) -> int:
     return fd
 
 
-def bwrap_argv(spec: SandboxSpec, seccomp_fd: int | None,
-               wrapper: Sequence[str] = ()) -> list[str]:
-    """The bubblewrap command that runs ``spec`` (see the package docstring), its
-    program behind ``wrapper`` (a command that execs the rest) if one is given."""
-    argv = [_tool(BWRAP),
-            "--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net",
-            "--unshare-uts", "--unshare-cgroup-try", "--disable-userns",
-            "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--hostname", "bot",
-            *_system_mounts(),
-            "--proc", "/proc", "--dev", "/dev"]
-    if spec.limits.tmp_mb:
-        argv += ["--size", str(spec.limits.tmp_mb * 1024 * 1024)]
-    argv += ["--perms", "1777", "--tmpfs", "/tmp", "--dir", HOME_PATH]
-    if spec.limits.tmp_mb:  # POSIX shared memory and semaphores (multiprocessing) live here
-        argv += ["--size", str(spec.limits.tmp_mb * 1024 * 1024)]
-    argv += ["--perms", "1777", "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
-             "--ro-bind", str(Path(spec.code_dir).resolve()), CODE_PATH]
+def bwrap_argv(spec: SandboxSpec, seccomp_fd: int | None = None) -> list[str]:
+    """The bubblewrap command that runs ``spec``, for a person to read (``start`` passes
+    the options through a file descriptor instead)."""
+    return [_tool(BWRAP), *bwrap_options(spec, seccomp_fd), "--", *spec.argv]
+
+
+def bwrap_options(spec: SandboxSpec, seccomp_fd: int | None) -> list[str]:
+    """bubblewrap's options for ``spec`` (see the package docstring)."""
+    # /tmp (with the home) and /dev/shm (POSIX shared memory, multiprocessing's
+    # semaphores) are the only writable places, each a tmpfs of tmp_mb.
+    size = ["--size", str(spec.limits.tmp_mb * 1024 * 1024)] if spec.limits.tmp_mb else []
+    options = ["--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net",
+               "--unshare-uts", "--unshare-cgroup-try", "--disable-userns",
+               "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+               "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--hostname", "bot",
+               *_system_mounts(),
+               "--proc", "/proc", "--dev", "/dev",
+               *size, "--perms", "1777", "--tmpfs", "/tmp", "--dir", HOME_PATH,
+               *size, "--perms", "1777", "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+               "--ro-bind", str(Path(spec.code_dir).resolve()), CODE_PATH]
     if spec.output_dir is not None:
-        argv += ["--bind", str(Path(spec.output_dir).resolve()), OUTPUT_PATH]
+        options += ["--bind", str(Path(spec.output_dir).resolve()), OUTPUT_PATH]
     # The root bwrap builds is a tmpfs of its own: read-only too, so that only the
     # capped /tmp (and a build's /out) can be written.
-    argv += ["--remount-ro", "/", "--chdir", CODE_PATH, "--clearenv"]
+    options += ["--remount-ro", "/", "--chdir", CODE_PATH, "--clearenv"]
     for key, value in spec.environment().items():
-        argv += ["--setenv", key, value]
+        options += ["--setenv", key, value]
     if seccomp_fd is not None:
-        argv += ["--seccomp", str(seccomp_fd)]
-    return [*argv, "--", *wrapper, *spec.argv]
+        options += ["--seccomp", str(seccomp_fd)]
+    return options
 
 
 @cache

@@ -31,8 +31,9 @@ class SandboxLimits:
     ``memory_mb`` and ``processes`` (processes and threads together) bind the whole
     tree through a cgroup where the host lets us create one, else through rlimits
     per process; ``cpu_seconds`` and ``open_files`` are rlimits of every process;
-    ``tmp_mb`` caps the private /tmp (which holds the home); ``wall_seconds`` is
-    for the caller (``run`` kills a program that lives longer).
+    ``tmp_mb`` caps the private /tmp (which holds the home) and /dev/shm;
+    ``wall_seconds`` is the caller's to enforce (``start`` does not time the
+    program: a build, say, ends it with ``kill_tree`` when it is up).
     """
 
     memory_mb: int = 1024

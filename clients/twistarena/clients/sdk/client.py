@@ -76,8 +76,10 @@ class ArenaClient(ServiceClient):
         return match
 
     async def list_matches(self, game_id: str = "", statuses: Sequence[str] = (),
-                           limit: int = 50) -> list[match_pb2.Match]:
-        """Newest first, following page tokens up to ``limit`` matches."""
+                           limit: int = 50, arena_id: str = "",
+                           agent_id: str = "") -> list[match_pb2.Match]:
+        """Newest first, following page tokens up to ``limit`` matches; ``arena_id``
+        and ``agent_id``: only the rated matches of an arena, of an agent."""
         wanted = [STATUS_NAMES[s.lower()] for s in statuses]
         out: list[match_pb2.Match] = []
         token = ""
@@ -85,7 +87,7 @@ class ArenaClient(ServiceClient):
             page: match_pb2.ListMatchesResponse = await self._unary(
                 "ListMatches", match_pb2.ListMatchesRequest(
                     game_id=game_id, statuses=wanted, page_size=min(500, limit - len(out)),
-                    page_token=token))
+                    page_token=token, arena_id=arena_id, agent_id=agent_id))
             out.extend(page.matches)
             token = page.next_page_token
             if not token or not page.matches:

@@ -83,10 +83,11 @@ async def get_agent(server: str | Sequence[str], agent_id: str,
 async def practice(server: str | Sequence[str], game: str, players: int = 0, *,
                    strength: str = "heuristic", seed: int | None = None,
                    api_token: str | None = None, decision_ms: int = 0,
-                   **tls: Any) -> matchmaking_pb2.PracticeResponse:
-    """A match against house bots of ``strength``, created at once; play the returned seat."""
+                   hosted: bool = False, **tls: Any) -> matchmaking_pb2.PracticeResponse:
+    """A match against house bots of ``strength``, created at once; play the returned seat
+    (``hosted``: a runner plays it with the api token's agent's active version)."""
     request = matchmaking_pb2.PracticeRequest(game_id=game, num_players=players,
-                                              strength=strength)
+                                              strength=strength, hosted=hosted)
     request.time_control.decision_ms = decision_ms
     if seed is not None:
         request.seed = seed
@@ -100,18 +101,21 @@ async def queue(server: str | Sequence[str], api_token: str, game: str, players:
                 tournament_only: bool = False, tournament_id: str = "",
                 on_status: StatusCallback | None = None,
                 root_cert: bytes | str | Path | None = None, tls: bool = False,
-                backoff: Backoff | None = None) -> matchmaking_pb2.MatchAssigned:
+                backoff: Backoff | None = None,
+                hosted: bool = False) -> matchmaking_pb2.MatchAssigned:
     """Wait in the queue until the server assigns a seat (the stream is re-opened on
     the next server after a failure). ``house_fill_after``: seconds before house bots
     fill the empty seats (None: the server's default). ``tournament_id`` (with
-    ``tournament_only``): raise ``TournamentEnded`` once that tournament is over."""
+    ``tournament_only``): raise ``TournamentEnded`` once that tournament is over.
+    ``hosted``: the runners play the seat with the agent's active version (the
+    assignment then has no seat token)."""
     servers = parse_servers(server)
     cert = read_root_cert(root_cert)
     policy = backoff or Backoff(give_up_after=60.0)
     request = matchmaking_pb2.QueueRequest(game_id=game, num_players=players,
                                            house_bot=house_bot,
                                            tournament_only=tournament_only,
-                                           tournament_id=tournament_id)
+                                           tournament_id=tournament_id, hosted=hosted)
     if house_fill_after is not None:
         request.house_fill_after_ms = max(0, int(house_fill_after * 1000))
     attempt = 0

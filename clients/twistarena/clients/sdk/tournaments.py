@@ -67,16 +67,17 @@ class TournamentClient(ServiceClient):
         return list(page.tournaments)
 
     async def entrant_names(self, entrants: Sequence[str]) -> dict[str, str]:
-        """Display names: a registered agent's name (its id when unknown); house
-        bots are their own name."""
+        """Display names: a registered or hosted agent's name (its id when unknown);
+        house bots are their own name."""
         from .matchmaking import get_agent
 
         names = {}
         for entrant in entrants:
             names[entrant] = entrant
-            if entrant.startswith("ag_"):
+            agent_id = entrant.removeprefix("agent:")  # a hosted agent: agent:ID
+            if agent_id.startswith("ag_"):
                 try:
-                    info = await get_agent(self.servers, entrant)
+                    info = await get_agent(self.servers, agent_id)
                 except AgentError:
                     continue
                 names[entrant] = info.name or entrant

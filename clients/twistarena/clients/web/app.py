@@ -38,7 +38,7 @@ HTTP_STATUS = {
     grpc.StatusCode.UNAUTHENTICATED: 401,
 }
 
-NAV = (("/", "Lobby"), ("/agents", "Agents"), ("/nodes", "Nodes"),
+NAV = (("/", "Lobby"), ("/arenas", "Arenas"), ("/agents", "Agents"), ("/nodes", "Nodes"),
        *((f"/rules/{g}", f"{engine.game(g).name} rules") for g in engine.GAME_IDS))
 
 
@@ -99,6 +99,22 @@ async def agents_page(request: web.Request) -> web.Response:
     return page("Agents", '<p class="loading">loading the agents...</p>', "agents.js")
 
 
+async def arenas_page(request: web.Request) -> web.Response:
+    return page("Arenas", '<p class="loading">loading the arenas...</p>', "arenas.js")
+
+
+async def arena_page(request: web.Request) -> web.Response:
+    arena_id = request.match_info["arena_id"]
+    return page(f"Arena {arena_id}", '<p class="loading">loading the leaderboard...</p>',
+                "arena.js", arena=arena_id)
+
+
+async def agent_page(request: web.Request) -> web.Response:
+    agent_id = request.match_info["agent_id"]
+    return page(f"Agent {agent_id}", '<p class="loading">loading the agent...</p>',
+                "agent.js", agent=agent_id)
+
+
 async def nodes_page(request: web.Request) -> web.Response:
     return page("Nodes", '<p class="loading">loading the nodes...</p>', "nodes.js")
 
@@ -151,7 +167,22 @@ async def api_tournament(request: web.Request) -> Any:
 
 @api
 async def api_agents(request: web.Request) -> Any:
-    return await gateway_of(request).agents()
+    return await gateway_of(request).agents(request.query.get("name", ""))
+
+
+@api
+async def api_agent(request: web.Request) -> Any:
+    return await gateway_of(request).agent(request.match_info["agent_id"])
+
+
+@api
+async def api_arenas(request: web.Request) -> Any:
+    return await gateway_of(request).arenas()
+
+
+@api
+async def api_arena(request: web.Request) -> Any:
+    return await gateway_of(request).arena(request.match_info["arena_id"])
 
 
 @api
@@ -193,6 +224,9 @@ def make_app(gateway: Gateway) -> web.Application:
     app.router.add_get("/matches/{match_id}", match_page)
     app.router.add_get("/tournaments/{tournament_id}", tournament_page)
     app.router.add_get("/agents", agents_page)
+    app.router.add_get("/agents/{agent_id}", agent_page)
+    app.router.add_get("/arenas", arenas_page)
+    app.router.add_get("/arenas/{arena_id}", arena_page)
     app.router.add_get("/nodes", nodes_page)
     app.router.add_get("/rules/{game}", rules_page)
     app.router.add_get("/api/games", api_games)
@@ -203,6 +237,9 @@ def make_app(gateway: Gateway) -> web.Application:
     app.router.add_get("/api/tournaments", api_tournaments)
     app.router.add_get("/api/tournaments/{tournament_id}", api_tournament)
     app.router.add_get("/api/agents", api_agents)
+    app.router.add_get("/api/agents/{agent_id}", api_agent)
+    app.router.add_get("/api/arenas", api_arenas)
+    app.router.add_get("/api/arenas/{arena_id}", api_arena)
     app.router.add_get("/api/nodes", api_nodes)
     app.router.add_static("/static/", STATIC)
     return app

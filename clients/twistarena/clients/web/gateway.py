@@ -20,9 +20,19 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from twistarena.v1 import match_pb2
 
 from ..sdk import AgentError, ArenaClient, TournamentClient, get_agent
+from ..sdk.arenas import ArenaLadderClient
 from ..sdk.connection import make_channel, parse_servers, read_root_cert, stub
+from ..sdk.versions import VersionClient
 from .feeds import FeedHub, MatchFeed
-from .views import OVER, match_json, replay_json, tournament_json
+from .views import (
+    OVER,
+    agent_json,
+    arena_json,
+    leaderboard_json,
+    match_json,
+    replay_json,
+    tournament_json,
+)
 
 JSON = dict[str, Any]
 
@@ -47,6 +57,8 @@ class Gateway:
         self.tls = tls
         self.matches = ArenaClient(self.servers, root_cert=self.root_cert, tls=tls)
         self.tournaments = TournamentClient(self.servers, root_cert=self.root_cert, tls=tls)
+        self.ladder = ArenaLadderClient(self.servers, root_cert=self.root_cert, tls=tls)
+        self.versions = VersionClient(",".join(self.servers), root_cert=self.root_cert, tls=tls)
         #: Which node serves a match, learnt from the Watch streams that reached it.
         self.nodes_of: dict[str, str] = {}
         self.feeds = FeedHub(self.servers, self.root_cert, tls, on_node=self._learn_node)
@@ -191,22 +203,32 @@ class Gateway:
                                        full=False))
         return {"tournaments": out}
 
-    async def agents(self) -> JSON:
-        """Registered agents with their ratings. The contract has no agent listing,
-        so these are the agents that entered the tournaments the servers know."""
-        ids: list[str] = []
-        for record in await self.tournaments.list(200):
-            ids.extend(e for e in record.spec.entrants if e.startswith("ag_") and e not in ids)
-        out: list[JSON] = []
-        for agent_id in ids:
-            try:
-                info = await get_agent(self.servers, agent_id)
-            except AgentError:
-                continue
-            out.append({"agent_id": info.agent_id, "name": info.name, "mu": info.mu,
-                        "sigma": info.sigma, "matches": info.matches})
-        out.sort(key=lambda a: float(a["mu"]) - 3 * float(a["sigma"]), reverse=True)
-        return {"agents": out}
+    async def agents(self, name: str = "") -> JSON:
+        """Registered agents (the newest page of ``ListAgents``), best conservative
+        rating first, with the arenas they play in."""
+        page = await self.ladder.agents(page_size=200, name_contains=name)
+        ranked = sorted(page.agents, key=lambda a: a.mu - 3 * a.sigma, reverse=True)
+        out = [{"agent_id": a.agent_id, "name": a.name, "mu": a.mu, "sigma": a.sigma,
+                "matches": a.matches, "arenas": sorted({r.arena_id for r in a.arena_ratings})}
+               for a in ranked]
+        return {"agents": out, "more": bool(page.next_page_token)}
+
+    async def agent(self, agent_id: str) -> JSON:
+        """One agent's page: ratings per arena and version, matches, versions."""
+        info = await get_agent(self.servers, agent_id)
+        try:
+            details = await self.versions.details(agent_id)
+        except AgentError:
+            details = None  # a server without hosting, or an agent with no version
+        return agent_json(info, details)
+
+    async def arenas(self) -> JSON:
+        """Every arena."""
+        return {"arenas": [arena_json(a) for a in await self.ladder.list()]}
+
+    async def arena(self, arena_id: str) -> JSON:
+        """An arena's leaderboard (its first 100 rows) and rating curves."""
+        return leaderboard_json(await self.ladder.leaderboard(arena_id, page_size=100))
 
     async def _health(self, address: str) -> str:
         channel = make_channel(address, self.root_cert, self.tls)

@@ -2,7 +2,10 @@
 
 Only what a spectator may see goes out: a match's seed and action log appear
 once the match is over (the server's replay of a finished match is public),
-never while it runs.
+never while it runs. A replay also carries every seat's hidden cards at each
+step (hands, Tricky Twist reserves, Twisted's face-down expert cards): they
+follow from the seed, so they are shown exactly when the server opens the
+replay (after the end; a duplicate-block game once its block ended).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from typing import Any
 
 from twistarena import engine
 from twistarena.league import PlackettLuce, Rating
-from twistarena.v1 import match_pb2, tournaments_pb2
+from twistarena.v1 import arenas_pb2, hosting_pb2, match_pb2, matchmaking_pb2, tournaments_pb2
 
 from ..sdk.convert import REASONS, STATUSES, MatchResult, struct_to_dict
 
@@ -60,9 +63,25 @@ def match_json(match: match_pb2.Match, node: str = "") -> JSON:
     return out
 
 
+def hands_of(state: engine.State) -> list[JSON]:
+    """Every seat's hidden cards now, as that seat sees them: its hand, its Tricky
+    Twist reserve, its Twhist cards and its Twisted face-down expert cards
+    (which not even their owner sees during play, so they come from the deal)."""
+    zones = state.card_zones()
+    hands: list[JSON] = []
+    for seat in range(state.num_players):
+        seen = state.observation(seat)
+        hands.append({"seat": seat, "hand": seen.get("hand", []),
+                      "reserve": seen.get("reserve", []),
+                      "twhist": seen.get("twhist_hand", []),
+                      "face_down": zones.get(f"face_down_{seat}", [])})
+    return hands
+
+
 def replay_json(replay: match_pb2.Replay) -> JSON:
     """A finished match step by step: the public view after each recorded action,
-    rebuilt on the engine from the public replay, with the events in words."""
+    rebuilt on the engine from the public replay, with the events in words and
+    every seat's hidden cards (``hands``: the replay is public, so is the deal)."""
     match = replay.match
     options = match.options
     info = engine.game(options.game_id)
@@ -76,11 +95,13 @@ def replay_json(replay: match_pb2.Replay) -> JSON:
         seen = len(state.events)
         return lines
 
-    steps: list[JSON] = [{"view": state.public_view(), "lines": new_lines(), "action": None}]
+    steps: list[JSON] = [{"view": state.public_view(), "hands": hands_of(state),
+                          "lines": new_lines(), "action": None}]
     for recorded in replay.actions:
         action = state.describe(recorded.seat, recorded.action_id)
         state.apply(recorded.seat, recorded.action_id)
-        steps.append({"view": state.public_view(), "lines": new_lines(),
+        steps.append({"view": state.public_view(), "hands": hands_of(state),
+                      "lines": new_lines(),
                       "action": {"seat": recorded.seat, "label": action.label,
                                  "timeout": recorded.timeout}})
     return {"match": match_json(match), "steps": steps}
@@ -141,6 +162,54 @@ def tournament_json(record: tournaments_pb2.Tournament, names: dict[str, str],
                          "places": list(g.places)} for g in record.games]
         out["ratings"] = rating_history(record)
     return out
+
+
+def arena_json(arena: arenas_pb2.Arena) -> JSON:
+    """An arena as the lobby and its page show it."""
+    return {"arena_id": arena.arena_id, "game_id": arena.game_id,
+            "game": engine.game(arena.game_id).name
+            if arena.game_id in engine.GAME_IDS else arena.game_id,
+            "num_players": arena.num_players,
+            "status": arenas_pb2.ArenaStatus.Name(arena.status)
+            .removeprefix("ARENA_STATUS_").lower(),
+            "house_bots": list(arena.house_bots), "matches_per_minute": arena.matches_per_minute,
+            "max_concurrent_per_agent": arena.max_concurrent_per_agent,
+            "matches_played": arena.matches_played, "players": arena.players,
+            "enrolled": arena.enrolled}
+
+
+def leaderboard_json(board: arenas_pb2.Leaderboard) -> JSON:
+    """An arena's leaderboard and the rating history (mu, sigma) of its top rows."""
+    rows = [{"rank": r.rank, "agent_id": r.agent_id, "name": r.name, "version": r.version,
+             "conservative": r.conservative, "mu": r.mu, "sigma": r.sigma, "games": r.games,
+             "wins": r.wins, "win_share": r.win_share, "last_match_id": r.last_match_id,
+             "last_match_at": r.last_match_at.ToJsonString()
+             if r.HasField("last_match_at") else "", "house": r.house}
+            for r in board.rows]
+    ratings = {f"{h.agent_id}@{h.version}": [[round(p.mu, 3), round(p.sigma, 3)]
+                                             for p in h.points] for h in board.history}
+    names = {f"{r.agent_id}@{r.version}": r.name for r in board.rows}
+    return {"arena": arena_json(board.arena), "rows": rows, "ratings": ratings,
+            "names": names}
+
+
+def agent_json(info: matchmaking_pb2.AgentInfo,
+               details: hosting_pb2.AgentDetails | None) -> JSON:
+    """An agent's page: its ratings per arena and version with their curves, its
+    recent arena matches, its hosted versions and their error and timeout counts."""
+    versions = [] if details is None else [
+        {"version_id": v.version_id, "created_ms": v.created_ms, "active": v.active,
+         "number": len(details.versions) - i, "matches": v.stats.matches,
+         "crashes": v.stats.crashes, "timeouts": v.stats.timeouts,
+         "illegal_outputs": v.stats.illegal_outputs}
+        for i, v in enumerate(details.versions)]
+    return {"agent_id": info.agent_id, "name": info.name, "mu": info.mu, "sigma": info.sigma,
+            "matches": info.matches, "errors": info.errors, "timeouts": info.timeouts,
+            "ratings": [{"arena_id": r.arena_id, "version": r.version, "mu": r.mu,
+                         "sigma": r.sigma, "games": r.games, "wins": r.wins,
+                         "history": [[round(p.mu, 3), round(p.sigma, 3)] for p in r.history]}
+                        for r in info.arena_ratings],
+            "recent_matches": list(info.recent_match_ids), "versions": versions}
 
 
 def reason_name(reason: int) -> str:

@@ -1,5 +1,7 @@
-// /: live matches and recent results, filterable by game and status, refreshed live.
+// /: live matches and recent results, filterable by game and status, the arenas
+// and tournaments, refreshed live.
 import { badge, el, elapsed, every, getJSON, link, main } from './common.js';
+import { arenasTable } from './ladder.js';
 
 const params = new URLSearchParams(window.location.search);
 const filters = { game: params.get('game') || '', status: params.get('status') || '' };
@@ -47,8 +49,8 @@ async function refresh() {
   const q = new URLSearchParams();
   if (filters.game) q.set('game', filters.game);
   if (filters.status) q.set('status', filters.status);
-  const [lobby, games, tournaments] = await Promise.all([
-    getJSON(`/api/matches?${q}`), getJSON('/api/games'), getJSON('/api/tournaments')]);
+  const [lobby, games, tournaments, arenas] = await Promise.all([
+    getJSON(`/api/matches?${q}`), getJSON('/api/games'), getJSON('/api/tournaments'), getJSON('/api/arenas')]);
   const apply = (key) => (value) => {
     filters[key] = value;
     const url = new URL(window.location.href);
@@ -68,6 +70,7 @@ async function refresh() {
   main().replaceChildren(el('h1', {}, 'Lobby'), bar,
     el('h2', {}, `Live matches (${lobby.live.length})`), liveTable(lobby.live),
     el('h2', {}, 'Recent results'), recentTable(lobby.recent),
+    el('h2', {}, 'Arenas'), arenasTable(arenas.arenas),
     el('h2', {}, 'Tournaments'), tt,
     el('p', { class: 'muted' }, `servers: ${lobby.servers.join(', ')} · JSON: `, link('/api/matches', '/api/matches')));
   document.body.dataset.loaded = String(Date.now());

@@ -1,10 +1,11 @@
 // /matches/ID: the table live (Server-Sent Events), or a finished match's replay
-// with a scrubber (?step=N opens at step N).
+// with a scrubber (?step=N opens at step N) and a "show hands" switch (?hands=1)
+// that draws every seat's hidden cards: only a finished match's replay has them.
 import { badge, el, getJSON, link, main, showError } from './common.js';
 import { drawTable } from './table.js';
 
 const matchId = document.body.dataset.match;
-const state = { match: null, view: null, events: [], toActSince: new Map(), mode: 'live' };
+const state = { match: null, view: null, hands: null, events: [], toActSince: new Map(), mode: 'live' };
 
 function names() { return state.match.seats.map((s) => s.name); }
 
@@ -46,7 +47,7 @@ function eventsBox(lines) {
 }
 
 function render(lines, scrubber) {
-  const table = el('div', { class: 'panel', id: 'table' }, drawTable(state.match.game_id, state.view, names()));
+  const table = el('div', { class: 'panel', id: 'table' }, drawTable(state.match.game_id, state.view, names(), state.hands));
   const side = el('div', {}, clocks(state.view), eventsBox(lines));
   const parts = [headerBox()];
   if (scrubber) parts.push(scrubber);
@@ -137,19 +138,25 @@ async function replay() {
     ...[0.5, 1, 2, 4, 8].map((s) => el('option', s === 1 ? { value: String(s), selected: '' } : { value: String(s) }, `${s}x`)));
   const back = el('button', { id: 'back', title: 'step back (←)' }, '◀');
   const fwd = el('button', { id: 'forward', title: 'step forward (→)' }, '▶');
-  const bar = el('div', { class: 'panel scrubber' }, back, play, fwd, slider, label, speedSel);
+  const handsBox = el('input', { type: 'checkbox', id: 'show-hands' });
+  handsBox.checked = params.get('hands') === '1';
+  const handsSwitch = el('label', { class: 'muted' }, handsBox, ' show hands');
+  const bar = el('div', { class: 'panel scrubber' }, back, play, fwd, slider, label, speedSel, handsSwitch);
 
   const show = (n) => {
     step = Math.min(last, Math.max(0, n));
     state.view = steps[step].view;
+    state.hands = handsBox.checked ? steps[step].hands : null;
     const lines = steps.slice(0, step + 1).flatMap((s) => s.lines);
     slider.value = String(step);
     const action = steps[step].action;
     label.textContent = `step ${step}/${last}${action ? ` · seat ${action.seat}: ${action.label}${action.timeout ? ' (timeout)' : ''}` : ''}`;
     const url = new URL(window.location.href);
     url.searchParams.set('step', String(step));
+    if (handsBox.checked) url.searchParams.set('hands', '1'); else url.searchParams.delete('hands');
     window.history.replaceState(null, '', url);
     document.body.dataset.step = String(step);
+    document.body.dataset.hands = handsBox.checked ? 'shown' : 'hidden';
     render(lines, bar);
   };
   const stop = () => { if (timer) clearInterval(timer); timer = null; play.textContent = 'play'; };
@@ -164,6 +171,7 @@ async function replay() {
   fwd.onclick = () => { stop(); show(step + 1); };
   slider.oninput = () => { stop(); show(Number(slider.value)); };
   speedSel.onchange = () => { speed = Number(speedSel.value); if (timer) start(); };
+  handsBox.onchange = () => show(step);
   document.addEventListener('keydown', (e) => {
     if (e.key === 'ArrowLeft') { stop(); show(step - 1); }
     if (e.key === 'ArrowRight') { stop(); show(step + 1); }

@@ -1,4 +1,6 @@
 // The table of each game, drawn from its public view (what Watch gives a spectator).
+// A finished match's replay may also pass every seat's hidden cards (`hands`,
+// one entry per seat: hand, reserve, twhist, face_down): drawn face up then.
 import {
   COLOUR, FAMILY, backCard, flipCard, trickyCard, twhistCard, twhistSpecial, twistedCard,
 } from './cards.js';
@@ -23,6 +25,12 @@ function seatBox(seat, names, view, lines) {
   return box;
 }
 
+// A seat's hand: face up when its hidden cards are given, else backs.
+function handZone(seat, count, shown, draw) {
+  const cards = shown ? shown.map((c) => draw(`hand-${seat}`, c)) : backs(`hand-${seat}`, count);
+  return zone(`hand (${count})`, cards, `hand-${seat}`);
+}
+
 function header(parts) {
   return el('p', { class: 'muted' }, parts.filter(Boolean).join(' · '));
 }
@@ -31,7 +39,7 @@ function symbolOf(style, name) {
   return style ? `${style.letter} ${name}` : name || '—';
 }
 
-function drawTrickyTwist(view, names) {
+function drawTrickyTwist(view, names, hands) {
   const root = el('div', { class: 'table tricky_twist' });
   root.append(header([`round ${view.round}/${view.rounds}`, `phase ${view.phase}`,
     `scoring card: ${view.scoring_card || '—'}`, `${view.scoring_cards_left} scoring cards left`,
@@ -53,7 +61,9 @@ function drawTrickyTwist(view, names) {
     seats.append(seatBox(p.seat, names, view, [
       el('div', {}, el('strong', { class: 'score' }, `score ${view.scores[p.seat]}`),
         el('span', { class: 'muted' }, ` · ${p.tricks.length} tricks · ${p.false_tricks.length} false tricks · reserve ${p.reserve_count}`)),
-      zone(`hand (${p.hand_count})`, backs(`hand-${p.seat}`, p.hand_count), `hand-${p.seat}`),
+      handZone(p.seat, p.hand_count, hands && hands[p.seat].hand, trickyCard),
+      hands && hands[p.seat].reserve.length
+        ? zone('reserve', hands[p.seat].reserve.map((c) => trickyCard(`reserve-${p.seat}`, c)), `reserve-${p.seat}`) : [],
       known.length ? zone('revealed in hand', known, `known-${p.seat}`) : [],
       zone('tricks', tricks, `tricks-${p.seat}`),
       zone('false tricks', falseTricks, `false-${p.seat}`),
@@ -64,7 +74,7 @@ function drawTrickyTwist(view, names) {
   return root;
 }
 
-function drawTwisted(view, names) {
+function drawTwisted(view, names, hands) {
   const root = el('div', { class: 'table twisted' });
   root.append(header([`round ${view.round}/${view.rounds}`, `phase ${view.phase}`,
     `draw pile ${view.draw_pile}`, `extends ${view.extend_low}..${view.extend_high}`]));
@@ -74,7 +84,9 @@ function drawTwisted(view, names) {
     seats.append(seatBox(s.seat, names, view, [
       el('div', {}, el('strong', { class: 'score' }, `score ${view.scores[s.seat]}`),
         el('span', { class: 'muted' }, ` · this round ${s.round_score} · total ${s.total}`)),
-      zone(`hand (${s.hand_count})`, backs(`hand-${s.seat}`, s.hand_count), `hand-${s.seat}`),
+      handZone(s.seat, s.hand_count, hands && hands[s.seat].hand, twistedCard),
+      hands && hands[s.seat].face_down.length
+        ? zone('face down (expert)', hands[s.seat].face_down.map((n) => twistedCard(`facedown-${s.seat}`, n)), `facedown-${s.seat}`) : [],
       zone('minus pile (toads -5)', s.minus_pile.map((n) => twistedCard(`minus-${s.seat}`, n)), `minus-${s.seat}`),
       zone('plus pile', s.plus_pile.map((n) => twistedCard(`plus-${s.seat}`, n)), `plus-${s.seat}`),
     ]));
@@ -83,7 +95,7 @@ function drawTwisted(view, names) {
   return root;
 }
 
-function drawTwhist(view, names) {
+function drawTwhist(view, names, hands) {
   const root = el('div', { class: 'table twhist' });
   const rules = view.rules || {};
   root.append(header([`phase ${view.phase}`, `tricks ${view.tricks_done}/${view.tricks_total}`,
@@ -107,13 +119,14 @@ function drawTwhist(view, names) {
       const stars = (rules.stars || [])[v - (rules.flip_min ?? -1)] ?? 0;
       flips.push(flipCard(`flip-${p.seat}`, v, p.star_side.includes(v), stars));
     }
-    const held = (p.twhist_names || []).length
-      ? p.twhist_names.map((name) => twhistSpecial(`twhist-${p.seat}`, name))
+    const shownTwhist = hands ? hands[p.seat].twhist : p.twhist_names || [];
+    const held = shownTwhist.length || hands
+      ? shownTwhist.map((name) => twhistSpecial(`twhist-${p.seat}`, name))
       : backs(`twhist-${p.seat}`, p.twhist_count);
     seats.append(seatBox(p.seat, names, view, [
       el('div', {}, el('strong', { class: 'score' }, `score ${view.scores[p.seat]}`),
         el('span', { class: 'muted' }, ` · ${p.stars} stars on ${p.star_cards} FLIP cards · void: ${p.void.join(', ') || '—'}`)),
-      zone(`hand (${p.hand_count})`, backs(`hand-${p.seat}`, p.hand_count), `hand-${p.seat}`),
+      handZone(p.seat, p.hand_count, hands && hands[p.seat].hand, twhistCard),
       zone('FLIP cards (star side: ★)', flips, `flip-${p.seat}`),
       zone(`Twhist cards held (${p.twhist_count})`, held, `twhist-${p.seat}`),
     ]));
@@ -124,7 +137,7 @@ function drawTwhist(view, names) {
 
 const DRAW = { tricky_twist: drawTrickyTwist, twisted: drawTwisted, twhist: drawTwhist };
 
-export function drawTable(game, view, names) {
+export function drawTable(game, view, names, hands) {
   if (!view) return el('p', { class: 'muted' }, 'waiting for the first view...');
-  return (DRAW[game] || (() => el('pre', {}, JSON.stringify(view, null, 1))))(view, names);
+  return (DRAW[game] || (() => el('pre', {}, JSON.stringify(view, null, 1))))(view, names, hands);
 }

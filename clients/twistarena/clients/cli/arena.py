@@ -1,0 +1,187 @@
+"""``twistarena arena``: arenas, the server's continuous rated play.
+
+``create`` opens one for a game and player count (admin), ``pause`` and
+``resume`` stop and restart its tables, ``enroll`` puts an agent's hosted
+version in it (the agent's api token, or the admin's), ``list`` shows every
+arena and ``show`` its leaderboard (house rungs marked). docs/arenas.md has
+the rules of the ratings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from google.protobuf.json_format import MessageToDict
+from rich.table import Table
+from twistarena.engine import GAME_IDS
+from twistarena.v1 import arenas_pb2
+
+from ..sdk import AgentError
+from ..sdk.arenas import ArenaLadderClient
+from ..sdk.hosting import configure_logging
+from ..terminal import make_console
+from .match import add_server_args, fail
+
+T = TypeVar("T")
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("arena", help="arenas: continuous rated play and leaderboards",
+                            description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    create = actions.add_parser("create", help="open an arena for a game and player count")
+    add_server_args(create)
+    create.add_argument("--game", required=True, choices=GAME_IDS)
+    create.add_argument("--players", type=int, required=True)
+    create.add_argument("--house", default="",
+                        help="comma-separated house rungs that fill short tables "
+                             "(e.g. random,heuristic,ismcts-fast)")
+    create.add_argument("--matches-per-minute", type=int, default=0,
+                        help="new matches a minute at most (default 60)")
+    create.add_argument("--max-concurrent-per-agent", type=int, default=0,
+                        help="live matches of one agent at once (default 2)")
+    _token_arg(create)
+    create.set_defaults(run=run_create)
+    listing = actions.add_parser("list", help="every arena")
+    add_server_args(listing)
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(run=run_list)
+    show = actions.add_parser("show", help="an arena's leaderboard")
+    add_server_args(show)
+    show.add_argument("arena_id")
+    show.add_argument("--rows", type=int, default=50, help="rows shown (default 50)")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(run=run_show)
+    for name, paused in (("pause", True), ("resume", False)):
+        p = actions.add_parser(name, help=f"{name} forming tables (running matches finish)")
+        add_server_args(p)
+        p.add_argument("arena_id")
+        _token_arg(p)
+        p.set_defaults(run=run_pause, paused=paused)
+    enroll = actions.add_parser("enroll", help="enroll an agent's hosted version")
+    add_server_args(enroll)
+    enroll.add_argument("arena_id")
+    enroll.add_argument("agent_id")
+    enroll.add_argument("--withdraw", action="store_true", help="take it out instead")
+    enroll.add_argument("--api-token", default=None,
+                        help="the agent's api token (default: $TWISTARENA_API_TOKEN; "
+                             "else the admin token)")
+    _token_arg(enroll)
+    enroll.set_defaults(run=run_enroll)
+
+
+def _token_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--admin-token", default=None,
+                        help="admin token (default: $TWISTARENA_ADMIN_TOKEN)")
+
+
+def _client(args: argparse.Namespace, token: str | None = None) -> ArenaLadderClient:
+    configure_logging(args.verbose)
+    token = token or getattr(args, "admin_token", None) or os.environ.get(
+        "TWISTARENA_ADMIN_TOKEN")
+    return ArenaLadderClient(args.server, admin_token=token, root_cert=args.root_cert,
+                             tls=args.tls)
+
+
+def _call(call: Callable[[], Awaitable[T]]) -> T | int:
+    """The call's answer, or the exit code after printing its error."""
+
+    async def go() -> T:
+        return await call()
+
+    try:
+        return asyncio.run(go())
+    except AgentError as error:
+        return fail(make_console(), error)
+
+
+def _arena_json(arena: arenas_pb2.Arena) -> dict[str, Any]:
+    return MessageToDict(arena, preserving_proto_field_name=True,
+                         always_print_fields_with_no_presence=True)
+
+
+def _print_arena(arena: arenas_pb2.Arena) -> None:
+    status = arenas_pb2.ArenaStatus.Name(arena.status).removeprefix("ARENA_STATUS_").lower()
+    make_console().print(
+        f"arena [bold]{arena.arena_id}[/bold]: {status}, {arena.enrolled} agents enrolled, "
+        f"{arena.matches_played} rated matches, house {', '.join(arena.house_bots) or '-'}",
+        highlight=False)
+
+
+def run_create(args: argparse.Namespace) -> int:
+    client = _client(args)
+    house = [h.strip() for h in args.house.split(",") if h.strip()]
+    arena = _call(lambda: client.create(args.game, args.players, house,
+                                        args.matches_per_minute,
+                                        args.max_concurrent_per_agent))
+    if isinstance(arena, int):
+        return arena
+    _print_arena(arena)
+    return 0
+
+
+def run_pause(args: argparse.Namespace) -> int:
+    client = _client(args)
+    arena = _call(lambda: client.set_paused(args.arena_id, args.paused))
+    if isinstance(arena, int):
+        return arena
+    _print_arena(arena)
+    return 0
+
+
+def run_enroll(args: argparse.Namespace) -> int:
+    client = _client(args, args.api_token or os.environ.get("TWISTARENA_API_TOKEN"))
+    done = _call(lambda: client.enroll(args.arena_id, args.agent_id, args.withdraw))
+    if isinstance(done, int):
+        return done
+    what = "enrolled in" if done.enrolled else "withdrawn from"
+    make_console().print(f"{args.agent_id} {what} {done.arena.arena_id} "
+                         f"({done.agents} agents enrolled)", highlight=False)
+    return 0
+
+
+def run_list(args: argparse.Namespace) -> int:
+    client = _client(args)
+    arenas = _call(client.list)
+    if isinstance(arenas, int):
+        return arenas
+    if args.json:
+        print(json.dumps([_arena_json(a) for a in arenas]))
+        return 0
+    table = Table(title="Arenas")
+    for column in ("arena", "status", "agents", "rated matches", "house rungs", "per minute"):
+        table.add_column(column)
+    for a in arenas:
+        table.add_row(a.arena_id, arenas_pb2.ArenaStatus.Name(a.status)
+                      .removeprefix("ARENA_STATUS_").lower(), str(a.enrolled),
+                      str(a.matches_played), ", ".join(a.house_bots) or "-",
+                      str(a.matches_per_minute))
+    make_console().print(table)
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    client = _client(args)
+    board = _call(lambda: client.leaderboard(args.arena_id, page_size=args.rows))
+    if isinstance(board, int):
+        return board
+    if args.json:
+        print(json.dumps(MessageToDict(board, preserving_proto_field_name=True)))
+        return 0
+    _print_arena(board.arena)
+    table = Table(title=f"Leaderboard of {board.arena.arena_id}")
+    for column in ("rank", "agent", "version", "mu-3sigma", "mu", "sigma", "games", "wins"):
+        table.add_column(column, justify="right" if column != "agent" else "left")
+    for r in board.rows:
+        name = f"{r.name} (house anchor)" if r.house else f"{r.name} [{r.agent_id}]"
+        table.add_row(str(r.rank), name, str(r.version) if r.version else "-",
+                      f"{r.conservative:.2f}", f"{r.mu:.2f}", f"{r.sigma:.2f}", str(r.games),
+                      f"{r.win_share:.0%}")
+    make_console().print(table)
+    return 0

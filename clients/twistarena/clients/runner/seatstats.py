@@ -1,0 +1,38 @@
+"""A hosted seat's program, and what it did: the one place where the runner meets
+the bridge's ``ProgramBot``.
+
+The program runs in the sandbox (``twistarena.clients.sandbox``): the version's
+directory read-only at ``/bot``, its working directory, and an environment of
+PATH, HOME and LANG only (nothing of the runner's: not its token, not its cache,
+not the other versions). The messages tell it the game and its seat.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from twistarena.v1 import runners_pb2 as rpb
+from twistarena.wire.entries import split_entry
+
+from ..bridge import ProgramBot
+from ..sandbox import SandboxLimits
+
+#: What one hosted program may use (the bridge's limits for submitted programs).
+SEAT_LIMITS = SandboxLimits()
+
+
+def seat_program(assignment: rpb.SeatAssignment, code_dir: Path, sandbox: str) -> ProgramBot:
+    """The program of a hosted seat, ready to start (in ``sandbox``, its mode)."""
+    form, argv = split_entry(assignment.entry)
+    return ProgramBot(argv, form=form, sandbox=sandbox, code_dir=code_dir, env={},
+                      limits=SEAT_LIMITS,
+                      name=f"{assignment.agent_id}/{assignment.match_id}/{assignment.seat}")
+
+
+def seat_stats(bot: ProgramBot) -> rpb.SeatStats:
+    """What the seat's program did in its match, as ReportSeat carries it."""
+    stats = bot.stats
+    return rpb.SeatStats(decisions=stats.decisions, crashes=stats.crashes,
+                         timeouts=stats.timeouts, illegal_outputs=stats.illegal_outputs,
+                         restarts=stats.restarts, cpu_ms_total=stats.cpu_ms_total,
+                         cpu_ms_max=stats.cpu_ms_max, stderr_tail=bytes(stats.stderr_tail))

@@ -1,0 +1,329 @@
+"""Arenas: their specs, the rating of every result, and the read calls of the
+ladder (leaderboards, agents), open to anyone.
+
+What a result does to ratings is ``twistarena.league.ladder``'s: one rating
+per arena and version, a new version's head start, voided matches rate
+nothing. This module applies it through ``twistarena.storage.arenas`` (each
+match once, atomically) and answers the Arenas service of arenas.proto.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import grpc
+from grpc import aio
+from twistarena import engine
+from twistarena.league import PlackettLuce, Rating, next_version_rating, rate_table
+from twistarena.league.ladder import counts
+from twistarena.storage import Store
+from twistarena.storage.arenas import RatingRow, split_player
+from twistarena.v1 import arenas_pb2 as apb
+from twistarena.v1 import arenas_pb2_grpc as agrpc
+from twistarena.v1 import matchmaking_pb2 as kpb
+
+from . import auth, logs
+from .agents import Agents
+from .config import ServerConfig
+from .rpc import api_agent, fail, is_admin, known_agent, require_admin, shown
+
+log = logs.get("twistarena.arenas")
+
+DEFAULT_PAGE = 50
+MAX_PAGE = 500
+#: Rows of a leaderboard page whose rating history comes along.
+HISTORY_ROWS = 10
+#: Recent matches GetAgent lists per agent.
+RECENT_MATCHES = 20
+#: Agents ListAgents reads to fill one filtered page (bounded work per call).
+SCAN_LIMIT = 5_000
+DEFAULT_MATCHES_PER_MINUTE = 60
+DEFAULT_MAX_CONCURRENT = 2
+
+
+def arena_id_of(game_id: str, num_players: int) -> str:
+    """An arena's id: its game and player count (one arena each)."""
+    return f"{game_id}-{num_players}"
+
+
+def page_bounds(page_size: int, page_token: str) -> tuple[int, int] | None:
+    """(offset, count) of a page request; None for a token that is no offset."""
+    count = min(page_size or DEFAULT_PAGE, MAX_PAGE)
+    if not page_token:
+        return 0, count
+    return (int(page_token), count) if page_token.isdigit() else None
+
+
+async def arena_match_ids(store: Store, arena_id: str, agent_id: str, offset: int,
+                          count: int) -> list[str]:
+    """Rated arena matches, newest first: of one arena, of one agent (in every
+    arena) or both (ListMatches' arena_id and agent_id filters, GetAgent)."""
+    if not agent_id and not arena_id:
+        return []
+    arenas = [arena_id] if arena_id else [a.arena_id for a in await store.arenas.all()]
+    found: list[tuple[str, int]] = []
+    for one in arenas:
+        found.extend(await store.arenas.match_page(one, agent_id, 0, offset + count))
+    found.sort(key=lambda item: item[1], reverse=True)
+    return [mid for mid, _ in found[offset:offset + count]]
+
+
+def spec_problem(request: apb.CreateArenaRequest) -> str:
+    """What is wrong with an arena's spec ('' when nothing)."""
+    from twistarena.bots import STRATEGIES
+
+    if request.game_id not in engine.GAME_IDS:
+        return f"unknown game {shown(request.game_id)}; one of {sorted(engine.GAME_IDS)}"
+    info = engine.game(request.game_id)
+    low, high = info.min_players, info.max_players
+    if not low <= request.num_players <= high:
+        return f"{request.game_id} is for {low}-{high} players, not {request.num_players}"
+    unknown = [b for b in request.house_bots if b not in STRATEGIES]
+    if unknown:
+        return f"unknown house bots {unknown}; one of {sorted(STRATEGIES)}"
+    return ""
+
+
+class Ladder:
+    """Applies match results to an arena's ratings (the model of ``twistarena.league``)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.model = PlackettLuce()
+
+    async def record(self, arena_id: str, match_id: str, players: Sequence[str],
+                     places: Sequence[int], finished: bool) -> bool:
+        """Rate one match of the arena once (``players``: ``AGENT@VERSION`` per
+        seat, ``house:BOT@0`` for a house rung); False if it moves nothing (voided,
+        or rated before)."""
+        if not counts(finished):
+            log.info("arena_result_not_rated", arena=arena_id, match=match_id)
+            return False
+        model = self.model
+
+        def update(rows: dict[str, RatingRow | None],
+                   previous: dict[str, RatingRow | None]) -> dict[str, RatingRow]:
+            before: list[Rating] = []
+            for key in players:
+                row, old = rows[key], previous.get(key)
+                if row is not None:
+                    before.append(Rating(row.mu, row.sigma))
+                else:
+                    before.append(next_version_rating(
+                        None if old is None else Rating(old.mu, old.sigma), model))
+            after = rate_table(model, before, places)
+            out: dict[str, RatingRow] = {}
+            ended = int(time.time() * 1000)
+            for key, rating, place in zip(players, after, places, strict=True):
+                row = rows[key] or RatingRow(0.0, 0.0)
+                out[key] = RatingRow(rating.mu, rating.sigma, row.games + 1,
+                                     row.wins + (place == 1), match_id, ended)
+            return out
+
+        return await self.store.arenas.rate(arena_id, match_id, int(time.time() * 1000),
+                                            list(players), update)
+
+
+def row_message(rank: int, key: str, row: RatingRow, names: dict[str, str]) -> apb.LeaderboardRow:
+    """One leaderboard row."""
+    agent_id, version = split_player(key)
+    out = apb.LeaderboardRow(
+        rank=rank, agent_id=agent_id, name=names.get(agent_id, agent_id), version=version,
+        conservative=row.mu - 3.0 * row.sigma, mu=row.mu, sigma=row.sigma, games=row.games,
+        wins=row.wins, win_share=row.wins / row.games if row.games else 0.0,
+        last_match_id=row.last_match_id, house=agent_id.startswith("house:"))
+    if row.last_ms:
+        out.last_match_at.FromMilliseconds(row.last_ms)
+    return out
+
+
+class Arenas(agrpc.ArenasServicer):
+    """The Arenas service: specs (admin), leaderboards and agents (anyone)."""
+
+    def __init__(self, store: Store, config: ServerConfig, agents: Agents) -> None:
+        self.store = store
+        self.config = config
+        self.agents = agents
+
+    async def _arena(self, arena_id: str, context: aio.ServicerContext[Any, Any]) -> apb.Arena:
+        arena = await self.store.arenas.get(arena_id)
+        if arena is None:
+            await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_ARENA",
+                       f"no arena {shown(arena_id)}; ListArenas shows them")
+        await self._count(arena)
+        return arena
+
+    async def _count(self, arena: apb.Arena) -> None:
+        counts = await self.store.arenas.counts(arena.arena_id)
+        arena.matches_played, arena.players, arena.enrolled = counts
+
+    async def _page(self, page_size: int, page_token: str,
+                    context: aio.ServicerContext[Any, Any]) -> tuple[int, int]:
+        bounds = page_bounds(page_size, page_token)
+        if bounds is None:
+            await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
+                       "page_token must come from a previous response")
+        return bounds
+
+    async def CreateArena(self, request: apb.CreateArenaRequest,
+                          context: aio.ServicerContext[Any, Any]) -> apb.Arena:
+        """Admin only: open an arena for a game and player count."""
+        await require_admin(context, self.config)
+        problem = spec_problem(request)
+        if problem:
+            await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS", problem)
+        arena = await self.open(request)
+        if arena is None:
+            await fail(context, grpc.StatusCode.ALREADY_EXISTS, "ARENA_EXISTS",
+                       f"arena {arena_id_of(request.game_id, request.num_players)} exists; "
+                       "pause or resume it instead")
+        return arena
+
+    async def open_configured(self, specs: Sequence[str]) -> None:
+        """Open the arenas ``serve --arena GAME:PLAYERS`` names, unless open."""
+        for spec in specs:
+            game_id, _, players = spec.partition(":")
+            request = apb.CreateArenaRequest(game_id=game_id,
+                                             num_players=int(players) if players.isdigit() else 0)
+            problem = spec_problem(request)
+            if problem:
+                raise ValueError(f"--arena {spec}: {problem}")
+            await self.open(request)
+
+    async def open(self, request: apb.CreateArenaRequest) -> apb.Arena | None:
+        """Store a new arena from a checked spec; None if it is open already."""
+        arena = apb.Arena(
+            arena_id=arena_id_of(request.game_id, request.num_players),
+            game_id=request.game_id, num_players=request.num_players,
+            house_bots=list(dict.fromkeys(request.house_bots)),
+            matches_per_minute=request.matches_per_minute or DEFAULT_MATCHES_PER_MINUTE,
+            max_concurrent_per_agent=(request.max_concurrent_per_agent
+                                      or DEFAULT_MAX_CONCURRENT),
+            status=apb.ARENA_STATUS_RUNNING)
+        arena.created_at.GetCurrentTime()
+        if not await self.store.arenas.create(arena):
+            return None
+        log.info("arena_created", arena=arena.arena_id, house=list(arena.house_bots))
+        return arena
+
+    async def ListArenas(self, request: apb.ListArenasRequest,
+                         context: aio.ServicerContext[Any, Any]) -> apb.ListArenasResponse:
+        """Every arena with its counts."""
+        arenas = await self.store.arenas.all()
+        for arena in arenas:
+            await self._count(arena)
+        return apb.ListArenasResponse(arenas=arenas)
+
+    async def GetArena(self, request: apb.GetArenaRequest,
+                       context: aio.ServicerContext[Any, Any]) -> apb.Arena:
+        """One arena."""
+        return await self._arena(request.arena_id, context)
+
+    async def SetArenaPaused(self, request: apb.SetArenaPausedRequest,
+                             context: aio.ServicerContext[Any, Any]) -> apb.Arena:
+        """Admin only: pause or resume forming tables."""
+        await require_admin(context, self.config)
+        arena = await self._arena(request.arena_id, context)
+        arena.status = apb.ARENA_STATUS_PAUSED if request.paused else apb.ARENA_STATUS_RUNNING
+        await self.store.arenas.put(arena)
+        log.info("arena_paused" if request.paused else "arena_resumed", arena=arena.arena_id)
+        return arena
+
+    async def EnrollAgent(self, request: apb.EnrollAgentRequest,
+                          context: aio.ServicerContext[Any, Any]) -> apb.EnrollAgentResponse:
+        """The agent itself (its api token) or the admin enrolls or withdraws it."""
+        if auth.bearer(context.invocation_metadata()) and not is_admin(context, self.config):
+            caller = await api_agent(context, self.agents.by_token, "EnrollAgent")
+            if caller != request.agent_id:
+                await fail(context, grpc.StatusCode.PERMISSION_DENIED, "NOT_YOUR_AGENT",
+                           "an api token enrolls its own agent only")
+        else:
+            await require_admin(context, self.config)
+        arena = await self._arena(request.arena_id, context)
+        await known_agent(context, self.agents, request.agent_id)
+        await self.store.arenas.enroll(arena.arena_id, request.agent_id, not request.withdraw)
+        await self._count(arena)
+        log.info("arena_withdrawn" if request.withdraw else "arena_enrolled",
+                 arena=arena.arena_id, agent=request.agent_id)
+        return apb.EnrollAgentResponse(arena=arena, enrolled=not request.withdraw,
+                                       agents=arena.enrolled)
+
+    async def GetLeaderboard(self, request: apb.GetLeaderboardRequest,
+                             context: aio.ServicerContext[Any, Any]) -> apb.Leaderboard:
+        """One page of the board, best first, with the history of its first rows."""
+        arena = await self._arena(request.arena_id, context)
+        offset, count = await self._page(request.page_size, request.page_token, context)
+        rows, size = await self.store.arenas.board(arena.arena_id, offset, count)
+        agents = [split_player(k)[0] for k, _ in rows]
+        names = await self.store.agents.names([a for a in agents if not a.startswith("house:")])
+        out = apb.Leaderboard(arena=arena, rows=[
+            row_message(offset + i + 1, key, row, names) for i, (key, row) in enumerate(rows)])
+        if offset + count < size:
+            out.next_page_token = str(offset + count)
+        top = [key for key, _ in rows[:HISTORY_ROWS]]
+        for key, points in zip(top, await self.store.arenas.history(arena.arena_id, top),
+                               strict=True):
+            agent_id, version = split_player(key)
+            out.history.append(kpb.RatingHistory(agent_id=agent_id, version=version, points=[
+                kpb.RatingPoint(mu=mu, sigma=sigma, match_id=mid) for mu, sigma, mid in points]))
+        return out
+
+    async def ListAgents(self, request: apb.ListAgentsRequest,
+                         context: aio.ServicerContext[Any, Any]) -> apb.ListAgentsResponse:
+        """Registered agents, newest first, filtered by name and arena; each filtered
+        page reads at most SCAN_LIMIT agents (the token says where to go on)."""
+        offset, count = await self._page(request.page_size, request.page_token, context)
+        wanted = request.name_contains.lower()
+        found: list[kpb.AgentInfo] = []
+        position = offset
+        while len(found) < count and position - offset < SCAN_LIMIT:
+            ids = await self.store.agents.page(position, min(MAX_PAGE, SCAN_LIMIT))
+            if not ids:
+                position = -1
+                break
+            names = await self.store.agents.names(ids)
+            inside = (await self.store.arenas.in_arena(request.arena_id, ids)
+                      if request.arena_id else [True] * len(ids))
+            for agent_id, ok in zip(ids, inside, strict=True):
+                position += 1
+                if ok and wanted in names[agent_id].lower():
+                    found.append(kpb.AgentInfo(agent_id=agent_id, name=names[agent_id]))
+                    if len(found) == count:
+                        break
+        for info in found:
+            info.arena_ratings.extend(await self.arena_ratings(info.agent_id, history=False))
+        out = apb.ListAgentsResponse(agents=found)
+        if position >= 0 and await self.store.agents.page(position, 1):
+            out.next_page_token = str(position)
+        return out
+
+    async def arena_ratings(self, agent_id: str, history: bool = True) -> list[kpb.ArenaRating]:
+        """Every rating of the agent's versions in every arena (GetAgent, ListAgents)."""
+        out: list[kpb.ArenaRating] = []
+        for arena in await self.store.arenas.all():
+            keys = await self.store.arenas.player_keys(arena.arena_id, agent_id)
+            rows = await self.store.arenas.rows(arena.arena_id, keys)
+            points = (await self.store.arenas.history(arena.arena_id, keys) if history
+                      else [[] for _ in keys])
+            for key, row, pts in zip(keys, rows, points, strict=True):
+                if row is None:
+                    continue
+                out.append(kpb.ArenaRating(
+                    arena_id=arena.arena_id, version=split_player(key)[1], mu=row.mu,
+                    sigma=row.sigma, games=row.games, wins=row.wins,
+                    history=[kpb.RatingPoint(mu=m, sigma=s, match_id=mid)
+                             for m, s, mid in pts]))
+        return out
+
+    async def failures(self, agent_id: str) -> tuple[int, int]:
+        """(crashes and illegal answers, timeouts) of the agent's hosted versions."""
+        ids = await self.store.versions.ids(agent_id)
+        stats = (await self.store.versions.stats(agent_id, ids)).values() if ids else []
+        return (sum(s.crashes + s.illegal_outputs for s in stats),
+                sum(s.timeouts for s in stats))
+
+    async def recent_matches(self, agent_id: str) -> list[str]:
+        """The agent's latest arena matches, newest first."""
+        return await arena_match_ids(self.store, "", agent_id, 0, RECENT_MATCHES)

@@ -1,0 +1,177 @@
+"""Hosted seats and the runners that play them, in the store.
+
+Keys (tag ``{runners}``, see ``keys``): ``pending`` (seats waiting for a
+runner, oldest first), ``seats`` (each seat's SeatAssignment), ``held`` and
+``holder`` (which runner holds a seat, until when without a heartbeat),
+``tokens`` (minted runner tokens), ``session:<hash>`` and
+``played:<seat>:<runner>``. A seat key is ``<match id>:<seat>``.
+
+Every node reads and writes the same keys, so a seat created on one node is
+taken by whichever node has a runner with a free slot, and a seat whose runner
+stopped renewing it (the runner died, or the node it talked to did) goes back
+to the front of the line on any node's sweep. Taking, renewing, giving back and
+finishing a seat are one script each, so two nodes never hand one seat to two
+runners.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from . import keys
+from .connection import Connections
+from .errors import driver_errors
+from .replies import text
+from .scripts import Scripts
+
+#: A report of a seat may come this long after the runner took it.
+PLAYED_TTL_S = 86_400
+#: At most this many expired seats move per sweep.
+SWEEP_BATCH = 200
+_SEAT_KEYS = (keys.RUNNER_PENDING, keys.RUNNER_SEATS, keys.RUNNER_HELD, keys.RUNNER_HOLDER)
+
+
+def seat_key(match_id: str, seat: int) -> str:
+    """The key of one seat of one match."""
+    return f"{match_id}:{seat}"
+
+
+def parse_seat_key(key: str) -> tuple[str, int]:
+    """(match id, seat) of a seat key."""
+    match_id, _, seat = key.rpartition(":")
+    return match_id, int(seat)
+
+
+@dataclass(frozen=True, slots=True)
+class TakenSeat:
+    """A seat a runner was just given: its key, its SeatAssignment (bytes), and how
+    many runners had it before."""
+
+    key: str
+    assignment: bytes
+    handoffs: int
+
+
+class RunnerStore:
+    """Hosted seats waiting for or held by runners; runner tokens and sessions."""
+
+    def __init__(self, conn: Connections, scripts: Scripts) -> None:
+        self.conn = conn
+        self.scripts = scripts
+
+    @property
+    def _redis(self) -> Any:
+        return self.conn.redis
+
+    async def _run(self, script: Any, script_keys: tuple[str, ...], args: list[Any]) -> Any:
+        with driver_errors():
+            return await self.scripts.run(self._redis, script, script_keys, args)
+
+    # -- seats ---------------------------------------------------------------------
+
+    async def add_seat(self, key: str, assignment: bytes) -> None:
+        """A hosted seat that needs a runner: stored, and at the end of the line."""
+        with driver_errors():
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.hset(keys.RUNNER_SEATS, key, assignment)
+            pipe.rpush(keys.RUNNER_PENDING, key)
+            await pipe.execute()
+
+    async def take(self, runner_id: str, hold_ms: int) -> TakenSeat | None:
+        """Give the oldest waiting seat to ``runner_id`` (held ``hold_ms`` without a
+        heartbeat), or None when no seat waits."""
+        raw = await self._run(self.scripts.runner_take, _SEAT_KEYS, [runner_id, hold_ms])
+        if not raw:
+            return None
+        return TakenSeat(text(raw[0]), bytes(raw[1]), int(raw[2]))
+
+    async def note_played(self, key: str, runner_id: str, agent_id: str,
+                          version_hash: str) -> None:
+        """Remember which agent's version the runner plays the seat with, until it
+        reports."""
+        with driver_errors():
+            await self._redis.set(keys.runner_played(key, runner_id),
+                                  f"{agent_id} {version_hash}", ex=PLAYED_TTL_S)
+
+    async def take_played(self, key: str, runner_id: str) -> tuple[str, str] | None:
+        """(agent id, version hash) the runner played the seat with, once (None: the
+        seat was never given to it, or it already reported)."""
+        with driver_errors():
+            raw: Any = await self._redis.getdel(keys.runner_played(key, runner_id))
+        if not raw:
+            return None
+        agent_id, _, version = text(raw).partition(" ")
+        return agent_id, version
+
+    async def renew(self, runner_id: str, seat_keys: list[str], hold_ms: int) -> list[str]:
+        """Hold the runner's seats for another ``hold_ms``; returns the keys among
+        them that are not the runner's any more (revoke them)."""
+        if not seat_keys:
+            return []
+        raw = await self._run(self.scripts.runner_renew,
+                              (keys.RUNNER_HELD, keys.RUNNER_HOLDER),
+                              [runner_id, hold_ms, *seat_keys])
+        return [text(k) for k in raw or ()]
+
+    async def give_back(self, runner_id: str, seat_keys: list[str]) -> int:
+        """The runner is gone: its seats go to the front of the line; how many moved."""
+        if not seat_keys:
+            return 0
+        return int(await self._run(self.scripts.runner_requeue, _SEAT_KEYS,
+                                   [runner_id, *seat_keys]))
+
+    async def expire(self) -> list[str]:
+        """Seats whose runner stopped renewing them go to the front of the line."""
+        raw = await self._run(self.scripts.runner_expire, _SEAT_KEYS, [SWEEP_BATCH])
+        return [text(k) for k in raw or ()]
+
+    async def done(self, runner_id: str, key: str) -> bool:
+        """The runner finished the seat: forget it (False: it is not the runner's)."""
+        return bool(await self._run(self.scripts.runner_done,
+                                    (keys.RUNNER_SEATS, keys.RUNNER_HELD, keys.RUNNER_HOLDER),
+                                    [runner_id, key]))
+
+    async def assignment(self, key: str) -> tuple[str, bytes] | None:
+        """(holder runner id, SeatAssignment bytes) of a seat held by a runner."""
+        with driver_errors():
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.hget(keys.RUNNER_HOLDER, key)
+            pipe.hget(keys.RUNNER_SEATS, key)
+            holder, raw = await pipe.execute()
+        if not holder or not raw:
+            return None
+        return text(holder), bytes(raw)
+
+    async def waiting(self) -> int:
+        """Seats waiting for a runner."""
+        with driver_errors():
+            return int(await self._redis.llen(keys.RUNNER_PENDING))
+
+    # -- tokens and sessions ----------------------------------------------------------
+
+    async def add_token(self, token_hash: str, name: str) -> None:
+        """Store a minted runner token (its hash only)."""
+        with driver_errors():
+            await self._redis.hset(keys.RUNNER_TOKENS, token_hash, name)
+
+    async def token_known(self, token_hash: str) -> bool:
+        """Whether a minted runner token has this hash."""
+        with driver_errors():
+            return bool(await self._redis.hexists(keys.RUNNER_TOKENS, token_hash))
+
+    async def open_session(self, key_hash: str, runner_id: str, ttl_ms: int) -> None:
+        """A runner's session key (its hash) names the runner for ``ttl_ms``."""
+        with driver_errors():
+            await self._redis.set(keys.runner_session(key_hash), runner_id, px=ttl_ms)
+
+    async def renew_session(self, key_hash: str, ttl_ms: int) -> None:
+        """Keep a live runner's session key valid."""
+        with driver_errors():
+            await self._redis.pexpire(keys.runner_session(key_hash), ttl_ms)
+
+    async def session_runner(self, key_hash: str) -> str | None:
+        """The runner a session key (by its hash) belongs to."""
+        with driver_errors():
+            raw: Any = await self._redis.get(keys.runner_session(key_hash))
+        return text(raw) if raw else None

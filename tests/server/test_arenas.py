@@ -1,0 +1,237 @@
+"""Arenas over real gRPC and a real Valkey: specs, the rating of results (once,
+per version, voided ones not at all) and the open read calls of the ladder."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import grpc
+import pytest
+from twistarena.clients.sdk import ArenaClient
+from twistarena.clients.sdk.arenas import ArenaLadderClient
+from twistarena.league import PlackettLuce
+from twistarena.league.ladder import NEW_VERSION_SIGMA_SHARE
+from twistarena.v1 import arenas_pb2 as apb
+from twistarena.v1 import arenas_pb2_grpc as agrpc
+from twistarena.v1 import match_pb2 as mpb
+from twistarena.v1 import match_pb2_grpc as mgrpc
+from twistarena.v1 import matchmaking_pb2 as kpb
+from twistarena.v1 import matchmaking_pb2_grpc as kgrpc
+
+from tests.support.server import InProcessServer
+from tests.support.waiting import wait_until
+
+MODEL = PlackettLuce()
+
+
+def test_arena_rates_results_per_version_and_shows_them_to_anyone(
+        server: InProcessServer) -> None:
+    ladder = server.app.extras.ladder
+
+    async def scenario() -> None:
+        async with grpc.aio.insecure_channel(server.target) as channel:
+            arenas = agrpc.ArenasStub(channel)
+            mm = kgrpc.MatchmakingStub(channel)
+            arena = await arenas.CreateArena(apb.CreateArenaRequest(
+                game_id="twhist", num_players=3, house_bots=["random"]))
+            assert arena.arena_id == "twhist-3" and arena.max_concurrent_per_agent == 2
+            with pytest.raises(grpc.aio.AioRpcError) as again:
+                await arenas.CreateArena(apb.CreateArenaRequest(game_id="twhist", num_players=3))
+            assert again.value.code() == grpc.StatusCode.ALREADY_EXISTS
+            with pytest.raises(grpc.aio.AioRpcError) as bad:
+                await arenas.CreateArena(apb.CreateArenaRequest(game_id="twhist", num_players=9))
+            assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+            ids = [(await mm.RegisterAgent(kpb.RegisterAgentRequest(name=f"arena-bot-{n}")))
+                   .agent_id for n in ("strong", "weak")]
+            strong, weak = ids
+            table = [f"{strong}@1", f"{weak}@1", "house:random@0"]
+            for n in range(6):
+                assert await run_on(server, ladder.record("twhist-3", f"m{n}", table,
+                                                          [1, 3, 2], True))
+            # Rated once; a voided match moves nothing.
+            assert not await run_on(server, ladder.record("twhist-3", "m0", table, [3, 1, 2],
+                                                          True))
+            assert not await run_on(server, ladder.record("twhist-3", "void", table,
+                                                          [3, 1, 2], False))
+            board = await arenas.GetLeaderboard(apb.GetLeaderboardRequest(arena_id="twhist-3"))
+            assert [r.agent_id for r in board.rows] == [strong, "house:random", weak]
+            top = board.rows[0]
+            assert (top.rank, top.version, top.games, top.wins, top.name) == \
+                (1, 1, 6, 6, "arena-bot-strong")
+            assert top.conservative == pytest.approx(top.mu - 3 * top.sigma)
+            assert board.rows[1].house and not top.house
+            assert len(board.history) == 3 and len(board.history[0].points) == 6
+            first = await arenas.GetLeaderboard(apb.GetLeaderboardRequest(
+                arena_id="twhist-3", page_size=1))
+            assert len(first.rows) == 1 and first.next_page_token == "1"
+            second = await arenas.GetLeaderboard(apb.GetLeaderboardRequest(
+                arena_id="twhist-3", page_size=2, page_token=first.next_page_token))
+            assert [r.rank for r in second.rows] == [2, 3] and not second.next_page_token
+
+            # A new version of the weak agent starts from its mu with sigma raised.
+            old = board.rows[2]
+            await run_on(server, ladder.record("twhist-3", "m-new", [f"{weak}@2", f"{strong}@1"],
+                                               [1, 2], True))
+            board = await arenas.GetLeaderboard(apb.GetLeaderboardRequest(arena_id="twhist-3"))
+            versions = {r.agent_id: r.version for r in board.rows}
+            assert versions[weak] == 2 and len(board.rows) == 3  # the old version left it
+            start = MODEL.rate([_r(old.mu, max(old.sigma, MODEL.sigma * NEW_VERSION_SIGMA_SHARE)),
+                                _r(top.mu, top.sigma)], [1, 2])[0]
+            new = next(r for r in board.rows if r.agent_id == weak)
+            assert (new.mu, new.sigma) == pytest.approx((start.mu, start.sigma))
+
+            info = await mm.GetAgent(kpb.GetAgentRequest(agent_id=weak))
+            rated = {(r.arena_id, r.version): r for r in info.arena_ratings}
+            assert set(rated) == {("twhist-3", 1), ("twhist-3", 2)}
+            assert len(rated[("twhist-3", 1)].history) == 6
+            assert info.recent_match_ids[0] == "m-new" and "void" not in info.recent_match_ids
+
+            listed = await arenas.ListAgents(apb.ListAgentsRequest(name_contains="ARENA-BOT",
+                                                                   arena_id="twhist-3"))
+            assert {a.agent_id for a in listed.agents} == {strong, weak}
+            paused = await arenas.SetArenaPaused(apb.SetArenaPausedRequest(
+                arena_id="twhist-3", paused=True))
+            assert paused.status == apb.ARENA_STATUS_PAUSED and paused.matches_played == 7
+            shown = {a.arena_id: a for a in
+                     (await arenas.ListArenas(apb.ListArenasRequest())).arenas}
+            assert shown["twhist-3"].status == apb.ARENA_STATUS_PAUSED
+            with pytest.raises(grpc.aio.AioRpcError) as unknown:
+                await arenas.GetLeaderboard(apb.GetLeaderboardRequest(arena_id="nope-2"))
+            assert unknown.value.code() == grpc.StatusCode.NOT_FOUND
+
+            # ListMatches by agent and arena lists the rated matches that exist.
+            played = await finished_match(server)
+            await run_on(server, ladder.record("twhist-3", played, [f"{weak}@2", f"{strong}@1",
+                                                                    "house:random@0"],
+                                               [2, 1, 3], True))
+            matches = mgrpc.MatchesStub(channel)
+            mine = await matches.ListMatches(mpb.ListMatchesRequest(agent_id=weak))
+            assert [m.match_id for m in mine.matches] == [played]
+            assert mine.matches[0].seed  # over: as public as any finished match
+            in_arena = await matches.ListMatches(mpb.ListMatchesRequest(
+                arena_id="twhist-3", agent_id=strong, page_size=1))
+            assert [m.match_id for m in in_arena.matches] == [played]
+            assert in_arena.next_page_token == "1"  # the other rated ids are not matches
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))
+
+
+async def finished_match(server: InProcessServer) -> str:
+    """A real match of three house bots, played to its end."""
+    client = ArenaClient(server.target)
+    created = await client.create_match("twhist", 3, seed=3, house_bots=["random"] * 3)
+    match_id = created.match.match_id
+    deadline = time.monotonic() + 30
+    while (await client.get_match(match_id)).status != mpb.MATCH_STATUS_FINISHED:
+        assert time.monotonic() < deadline, "the house bots did not finish"
+        await asyncio.sleep(0.05)
+    return match_id
+
+
+def _r(mu: float, sigma: float) -> object:
+    from twistarena.league import Rating
+
+    return Rating(mu, sigma)
+
+
+async def run_on(server: InProcessServer, coro: object) -> bool:
+    """Run ``coro`` on the server's own loop (where its store lives)."""
+    return bool(await asyncio.wrap_future(
+        asyncio.run_coroutine_threadsafe(coro, server.loop)))  # type: ignore[arg-type]
+
+
+def test_a_dead_node_s_arena_is_taken_over_and_what_ended_meanwhile_is_rated(
+        server: InProcessServer, valkey: object) -> None:
+    """Two nodes share the store; the one scheduling the arena dies without a word
+    (its scheduler stops, its lease is not released): the other claims the lease
+    once it expires and rates the match that ended meanwhile, from the store."""
+    from twistarena.server.config import Limits, ServerConfig
+
+    other = InProcessServer(ServerConfig(port=0, redis_url=valkey.url,  # type: ignore[attr-defined]
+                                         limits=Limits(creates_per_minute=0, live_per_client=0,
+                                                       max_waiting_matches=0,
+                                                       joins_per_minute_per_peer=0))).start()
+    nodes = [server, other]
+
+    def scheduling(node: InProcessServer) -> bool:
+        return "twhist-4" in node.app.extras.scheduler.running
+
+    async def die(node: InProcessServer) -> None:
+        scheduler = node.app.extras.scheduler
+        tasks = [scheduler.schedulers._supervisor, *scheduler.running.values()]
+        for task in tasks:
+            assert task is not None
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def scenario() -> None:
+        async with grpc.aio.insecure_channel(server.target) as channel:
+            arenas = agrpc.ArenasStub(channel)
+            mm = kgrpc.MatchmakingStub(channel)
+            await arenas.CreateArena(apb.CreateArenaRequest(game_id="twhist", num_players=4))
+            holder = await wait_until(
+                lambda: next((n for n in nodes if scheduling(n)), None),
+                "a node schedules the new arena", timeout=10)
+            survivor = other if holder is server else server
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(die(holder),
+                                                                       holder.loop))
+            # A match of the arena ends while nobody schedules it.
+            a, b = [(await mm.RegisterAgent(kpb.RegisterAgentRequest(name=n))).agent_id
+                    for n in ("left-a", "left-b")]
+            played = await finished_match(server)
+            store = survivor.app.store
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(
+                store.arenas.add_live("twhist-4", played, [f"{a}@1", f"{b}@1",
+                                                           "house:random@0"]), survivor.loop))
+
+            async def rated() -> apb.Leaderboard | None:
+                board = await arenas.GetLeaderboard(
+                    apb.GetLeaderboardRequest(arena_id="twhist-4"))
+                return board if len(board.rows) == 3 else None
+
+            board = await wait_until(rated, "the surviving node rated the match", timeout=15)
+            assert scheduling(survivor) and not scheduling(holder)
+            assert all(r.games == 1 and r.last_match_id == played for r in board.rows)
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(
+                holder.app.extras.scheduler.start(), holder.loop))
+
+    try:
+        asyncio.run(asyncio.wait_for(scenario(), 60))
+    finally:
+        other.stop()
+
+
+def test_a_network_agent_holding_a_queue_plays_the_arena_against_house_rungs(
+        server: InProcessServer) -> None:
+    """An enrolled agent without a hosted version is seated while it holds a Queue
+    for the arena's game (tournament_only: the matchmaker leaves it alone); house
+    rungs fill the table; it is rated as version 0."""
+    from twistarena.clients.sdk import queue_and_play, register_agent
+
+    def first_legal(observation: object, legal_actions: list[Any]) -> int:
+        return int(legal_actions[0].id)
+
+    async def scenario() -> None:
+        ladder = ArenaLadderClient(server.target)
+        await ladder.create("twisted", 3, house=["random", "heuristic"])
+        agent_id, token = await register_agent(server.target, "networked")
+        await ArenaLadderClient(server.target, admin_token=token).enroll("twisted-3", agent_id)
+        for _ in range(2):
+            await queue_and_play(first_legal, server.target, token, "twisted", 3,
+                                 tournament_only=True)
+
+        async def rated() -> Any:
+            board = await ladder.leaderboard("twisted-3")
+            mine = [r for r in board.rows if r.agent_id == agent_id]
+            return board if mine and mine[0].games == 2 else None
+
+        board = await wait_until(rated, "both matches rated", timeout=10)
+        rows = {r.agent_id: r for r in board.rows}
+        assert rows[agent_id].version == 0 and not rows[agent_id].house
+        assert rows["house:random"].house and rows["house:heuristic"].house
+        assert rows["house:random"].games == rows["house:heuristic"].games == 2
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))

@@ -90,7 +90,7 @@ class AgentOptions:
     tracer: Tracer | None = None
     #: Called with every ServerMessage as it arrives.
     on_message: Callable[[play_pb2.ServerMessage], Any] | None = None
-    #: Decode observations and action payloads only when the bot reads them
+    #: Decode observations, action payloads and event data only when read
     #: (read-only Mappings, not dicts).
     lazy_observations: bool = False
     #: The agent's name in logs (default: match id / token prefix).
@@ -389,7 +389,7 @@ class Agent:
     def _on_event(self, event: match_pb2.Event) -> None:
         if event.seq < self.next_seq:
             return  # already seen before a reconnect
-        item = MatchEvent.from_proto(event)
+        item = MatchEvent.from_proto(event, self.options.lazy_observations)
         self.events.append(item)
         self.next_seq = event.seq + 1
         if self.options.on_event is not None:

@@ -243,8 +243,18 @@ class Throughput:
         }
 
 
-#: How long closing a run's channels may take before the run goes on without.
+#: How long a run's tasks may take to end once cancelled, and its channels to
+#: close, before the run goes on without them.
 CLOSE_TIMEOUT_S = 10.0
+
+
+async def cancel_tasks(tasks: Sequence[asyncio.Future[Any]]) -> None:
+    """Cancel a run's tasks and wait for them, bounded in time: a gRPC call cancelled
+    on a loaded machine has been seen to wait for its status for ever."""
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks, timeout=CLOSE_TIMEOUT_S)
 
 
 async def close_channels(channels: Sequence[grpc.aio.Channel]) -> None:
@@ -372,9 +382,7 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
     async def stop() -> None:
         nonlocal running
         running = False
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_tasks(tasks)
         await close_channels([*channels, *owners.values()])
 
     try:
@@ -432,11 +440,16 @@ async def match_costs(server: ServerProcess, game: str, players: int, matches: i
     channels = [make_channel(server.address) for _ in range(matches)]
     creators = [stub(match_pb2_grpc.MatchesStub, c) for c in channels]
     finished = 0
+    running = True
     failed: list[BaseException] = []
 
     async def slot(i: int) -> None:
         nonlocal finished
-        for n in range(1_000_000):
+        n = 0
+        # Checked as well as cancelled: asyncio.wait_for (3.11) can swallow a
+        # cancel that arrives as its wait ends.
+        while running:
+            n += 1
             try:
                 await _seat_and_cancel(channels[i], creators[i], game, players,
                                        i * 100_003 + n, events, batched)
@@ -448,9 +461,9 @@ async def match_costs(server: ServerProcess, game: str, players: int, matches: i
     tasks = [asyncio.ensure_future(slot(i)) for i in range(matches)]
 
     async def stop() -> None:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        nonlocal running
+        running = False
+        await cancel_tasks(tasks)
         await close_channels(channels)
 
     try:
@@ -492,9 +505,7 @@ async def raw_throughput(players: int, matches: int, sizes: Sizes, warmup: float
 
     async def stop() -> None:
         stop_event.set()
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_tasks(tasks)
         await close_channels(channels)
 
     label = "gRPC + engine only" if game else "bare gRPC"

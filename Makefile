@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 
 NODE_DEPS := clients/node/node_modules/.package-lock.json
 
-.PHONY: demo test lint typecheck pytest bench reference clean
+.PHONY: demo test lint typecheck pytest bench mutation reference clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,18 @@ test: lint typecheck pytest
 
 bench: $(STAMP)
 	$(BIN)/twistarena bench engine
+
+# Mutation testing of engine/ with the engine's tests (slow: on demand, never in `make test`).
+# One process at the lowest priority; MODULES="core twhist.state" narrows it.
+# The last result is recorded in docs/mutation.md.
+MUTMUT := $(VENV)/.mutmut
+$(MUTMUT): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[mutation]'
+	touch $(MUTMUT)
+
+mutation: $(MUTMUT)
+	$(BIN)/python tests/mutation.py run $(MODULES)
+	$(BIN)/python tests/mutation.py summary $(MODULES)
 
 # docs/protocol-reference.md from the .proto comments (a test fails when it is stale).
 reference: $(STAMP)

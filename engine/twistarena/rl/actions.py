@@ -11,7 +11,7 @@ no match option widens the engine's id ranges.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 import numpy as np
@@ -32,6 +32,12 @@ class ActionSpace:
     ids: tuple[int, ...]
     #: index of each engine id (-1: not an action of this game); length max id + 1
     index_of: npt.NDArray[np.int64]
+    #: ``index_of`` as a Python list: masks are built per decision, and a list's
+    #: items are read faster than an array's
+    index_list: list[int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "index_list", self.index_of.tolist())
 
     @property
     def size(self) -> int:
@@ -40,9 +46,11 @@ class ActionSpace:
 
     def mask(self, legal_ids: Iterable[int]) -> npt.NDArray[np.int8]:
         """1 at the index of every legal id, 0 elsewhere (PettingZoo's ``action_mask``)."""
-        out = np.zeros(len(self.ids), np.int8)
-        out[self.index_of[list(legal_ids)]] = 1
-        return out
+        out = bytearray(len(self.ids))
+        index = self.index_list
+        for a in legal_ids:
+            out[index[a]] = 1
+        return np.frombuffer(out, np.int8)
 
     def indices(self, legal_ids: Sequence[int]) -> list[int]:
         """The indices of ``legal_ids``, in their order."""

@@ -19,6 +19,7 @@ from pettingzoo import AECEnv
 from twistarena import engine
 
 from .actions import ActionSpace, action_space
+from .live import FollowsLiveTensors, live_tensors
 from .tensors import Encoder, encoder
 from .turns import Turns, check_reward, final_rewards
 
@@ -38,7 +39,7 @@ def observation_space(encoder: Encoder, space: ActionSpace) -> spaces.Dict:
     })
 
 
-class TwistArenaAEC(AECEnv):  # type: ignore[misc]
+class TwistArenaAEC(FollowsLiveTensors, AECEnv):  # type: ignore[misc]
     """One match of ``game_id`` per episode; ``reset(seed=...)`` makes it reproducible."""
 
     metadata = {"render_modes": ["ansi"], "name": "twistarena_v0", "is_parallelizable": False}
@@ -63,7 +64,12 @@ class TwistArenaAEC(AECEnv):  # type: ignore[misc]
         self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
         self.action_spaces = {a: spaces.Discrete(self.space.size) for a in self.possible_agents}
         self._seeds = random.Random()
-        self.turns = Turns(engine.make(game_id, num_players, 0, options))
+        self._new_match(engine.make(game_id, num_players, 0, options))
+
+    def _new_match(self, state: engine.State) -> None:
+        self.turns = Turns(state)
+        #: every seat's tensor, kept up to date between calls (``live``)
+        self.live = live_tensors(self.encoder, state)
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
@@ -76,8 +82,8 @@ class TwistArenaAEC(AECEnv):  # type: ignore[misc]
         are not game options (those are given to ``aec_env``) and are ignored."""
         if seed is not None:
             self._seeds = random.Random(seed)
-        self.turns = Turns(engine.make(self.game_id, self.num_players,
-                                       self._seeds.getrandbits(63), self.options))
+        self._new_match(engine.make(self.game_id, self.num_players,
+                                    self._seeds.getrandbits(63), self.options))
         self.agents = list(self.possible_agents)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -88,9 +94,7 @@ class TwistArenaAEC(AECEnv):  # type: ignore[misc]
         self.agent_selection = self.possible_agents[self._current]
 
     def observe(self, agent: str) -> ObsDict:
-        seat = self._seat[agent]
-        state = self.turns.state
-        return {"observation": self.encoder.encode(state.observation(seat)),
+        return {"observation": self.live.tensor(self._seat[agent]),
                 "action_mask": self.action_mask(agent)}
 
     def action_mask(self, agent: str) -> np.ndarray[Any, np.dtype[np.int8]]:

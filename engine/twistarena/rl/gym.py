@@ -27,6 +27,7 @@ from twistarena import bots, engine
 
 from .actions import action_space
 from .aec import observation_space
+from .live import FollowsLiveTensors, live_tensors
 from .tensors import encoder
 from .turns import Turns, check_reward, final_rewards
 
@@ -37,7 +38,7 @@ ENV_IDS = {"twistarena/TrickyTwist-v0": "tricky_twist", "twistarena/Twisted-v0":
 ObsDict = dict[str, Any]
 
 
-class TwistArenaEnv(gymnasium.Env[ObsDict, np.int64]):
+class TwistArenaEnv(FollowsLiveTensors, gymnasium.Env[ObsDict, np.int64]):
     """One seat of ``game_id`` against house bots; a match per episode."""
 
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
@@ -64,15 +65,19 @@ class TwistArenaEnv(gymnasium.Env[ObsDict, np.int64]):
         self.space = action_space(game_id)
         self.observation_space = observation_space(self.encoder, self.space)
         self.action_space = spaces.Discrete(self.space.size)
-        self.turns = Turns(engine.make(game_id, num_players, 0, options))
+        self._new_match(engine.make(game_id, num_players, 0, options))
         self.house: dict[int, bots.Bot] = {}
+
+    def _new_match(self, state: engine.State) -> None:
+        self.turns = Turns(state)
+        self.live = live_tensors(self.encoder, state)  # the learner's tensor, kept up to date
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[ObsDict, dict[str, Any]]:
         """A new match, its deal and the house bots' seeds drawn from ``self.np_random``."""
         super().reset(seed=seed)
         match_seed = int(self.np_random.integers(2**63 - 1))
-        self.turns = Turns(engine.make(self.game_id, self.num_players, match_seed, self.options))
+        self._new_match(engine.make(self.game_id, self.num_players, match_seed, self.options))
         seeds = random.Random(match_seed)
         others = [s for s in range(self.num_players) if s != self.seat]
         self.house = {s: bots.make_bot(self.rungs[i % len(self.rungs)], self.game_id,
@@ -106,7 +111,7 @@ class TwistArenaEnv(gymnasium.Env[ObsDict, np.int64]):
     def _observe(self) -> ObsDict:
         state = self.turns.state
         legal = state.legal_action_ids(self.seat) if self.turns.current() == self.seat else ()
-        return {"observation": self.encoder.encode(state.observation(self.seat)),
+        return {"observation": self.live.tensor(self.seat),
                 "action_mask": self.space.mask(legal)}
 
     def render(self) -> str | None:

@@ -120,3 +120,9 @@ def test_star_tables_come_from_the_options() -> None:
     state = end_position(new(3, options={"star_tables": tables}), "odd_values",
                          false={0: cs("1 moon", "3 moon")})
     assert state.last_round[0]["card"] == 100
+
+
+def test_an_unknown_scoring_card_is_named_in_the_error() -> None:
+    """TT-7.5 lists nine scoring cards; any other name is a programming error."""
+    with pytest.raises(ValueError, match=r"^unknown scoring card 'fewest_points'$"):
+        scoring.card_count("fewest_points", [(0, 3)])

@@ -1,0 +1,605 @@
+"""Every seat's tensor of one live match, kept up to date instead of rebuilt.
+
+``Encoder.encode`` builds a tensor from the seat's observation dict: exact, and
+the definition of what a tensor holds, but building the dict and walking it
+costs several engine decisions, and a learner asks for a tensor every decision.
+``LiveTensors`` keeps each seat's tensor between calls and rewrites only the
+zones of the state that changed since that seat last asked (a card played, a
+pile grown, the turn passed), writing single elements through a memoryview.
+
+It reads the state itself, not the dict, so it is held to the dict path: where
+there is nothing to start from or the match has ended (Twisted, Twhist), it
+builds the seat's tensor with ``Encoder.encode_into(state.observation(seat))``,
+and tests/rl/test_live.py plays many random matches of every game and player
+count and checks that every seat's live tensor equals the dict path's at every
+decision, so it holds exactly what the seat may know and nothing more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any, Protocol, cast
+
+import numpy as np
+from twistarena.engine import State
+from twistarena.engine.core import JSON
+from twistarena.engine.tricky_twist import cards as tt_cards
+from twistarena.engine.tricky_twist.cards import FAMILY_OF
+from twistarena.engine.tricky_twist.data import SCORING_CARDS
+from twistarena.engine.tricky_twist.state import END_BONUS as TT_END_BONUS
+from twistarena.engine.tricky_twist.state import GAME_OVER as TT_OVER
+from twistarena.engine.tricky_twist.state import RESERVE as TT_RESERVE
+from twistarena.engine.tricky_twist.state import FalseTrick, TrickyTwistState
+from twistarena.engine.twhist.cards import DECK_SIZE as TH_DECK_SIZE
+from twistarena.engine.twhist.cards import TWHIST_BASE
+from twistarena.engine.twhist.state import OVER as TH_OVER
+from twistarena.engine.twhist.state import PICK as TH_PICK
+from twistarena.engine.twhist.state import TwhistState
+from twistarena.engine.twisted.state import OVER as TW_OVER
+from twistarena.engine.twisted.state import TwistedState
+
+from .tensors import (
+    _TT_BONUS,
+    _TT_K,
+    _TT_KINDS,
+    _TT_PHASES,
+    _TW_INDEX,
+    _TW_K,
+    _TW_PHASES,
+    Encoder,
+    Tensor,
+    TrickyTwistEncoder,
+    TwhistEncoder,
+    TwistedEncoder,
+    _face_kind,
+)
+from .turns import Turns
+
+
+class Elements(Protocol):
+    """A tensor's elements written one at a time (a memoryview of it: cheaper than
+    the array's own item assignment)."""
+
+    def __setitem__(self, index: int, value: float, /) -> None: ...
+
+
+assert TWHIST_BASE == TH_DECK_SIZE  # a trick block: 32 number cards, then the 4 Twhist cards
+
+
+def _swap(view: Elements, old: Sequence[int], new: Sequence[int]) -> None:
+    """Clear the flags at ``old``, then set those at ``new`` (element positions)."""
+    for i in old:
+        view[i] = 0.0
+    for i in new:
+        view[i] = 1.0
+
+
+def _change(view: Elements, old: Sequence[int], new: Sequence[int]) -> None:
+    """``_swap`` writing only the positions that differ (for long lists of flags)."""
+    before, after = set(old), set(new)
+    for i in before.difference(after):
+        view[i] = 0.0
+    for i in after.difference(before):
+        view[i] = 1.0
+
+
+def _cards(view: Elements, base: int, index: Sequence[int], old: list[int],
+           new: list[int]) -> None:
+    """Card flags at ``base + index[card]``: from showing ``old`` to showing ``new``
+    (writing only the cards that differ; most zones change by a card or two)."""
+    size = len(old)
+    if len(new) >= size and new[:size] == old:  # grown at the end: a row, a pile
+        for c in new[size:]:
+            view[base + index[c]] = 1.0
+        return
+    before = set(old)
+    for c in before.difference(new):
+        view[base + index[c]] = 0.0
+    for c in set(new).difference(before):
+        view[base + index[c]] = 1.0
+
+
+#: a card's place in a zone of a game whose card ids are 0..deck size - 1 already
+_SAME = tuple(range(64))
+
+
+def _set_bits(view: Elements, base: int, old: int, new: int) -> None:
+    """Flag ``base + b`` is bit ``b`` of ``new``; it was bit ``b`` of ``old`` (bitmask
+    zones: only the bits that differ are written)."""
+    changed = old ^ new
+    b = 0
+    while changed:
+        if changed & 1:
+            view[base + b] = float(new >> b & 1)
+        changed >>= 1
+        b += 1
+
+
+class LiveTensors:
+    """The tensors of ``state``'s seats; ``tensor(seat)`` gives a fresh copy."""
+
+    def __init__(self, encoder: Encoder, state: State) -> None:
+        self.encoder = encoder
+        self.state = state
+        n = state.num_players
+        self.tensors = [np.zeros(encoder.size, np.float32) for _ in range(n)]
+        #: memoryviews of ``tensors``: writing one element is cheaper through them
+        self.views = [cast(Elements, memoryview(t.data)) for t in self.tensors]
+        #: per seat, what its tensor shows (game-specific; None: nothing yet)
+        self.seen: list[Any] = [None] * n
+        #: per seat: observation part slot -> (version, the part's dict)
+        self.parts: list[dict[Hashable, tuple[Hashable, JSON]]] = [{} for _ in range(n)]
+
+    def tensor(self, seat: int) -> Tensor:
+        """``encoder.encode(state.observation(seat))``, from the kept tensor."""
+        self._update(seat)
+        return self.tensors[seat].copy()
+
+    def _update(self, seat: int) -> None:
+        """Bring ``tensors[seat]`` up to date (subclasses rewrite only what changed).
+
+        Here, for a game without a class of its own: the dict path, with the
+        observation made of ``State.observation_parts`` and each part rebuilt only
+        when its version changed (as the wire's ``ObservationEncoder`` does)."""
+        kept = self.parts[seat]
+        observation: dict[str, Any] = {}
+        for slot, version, build in self.state.observation_parts(seat):
+            part = kept.get(slot)
+            if version is None or part is None or part[0] != version:
+                part = (version, build())
+                if version is not None:
+                    kept[slot] = part
+            for key, value in part[1].items():
+                if key in observation:  # parts' lists of the same key are joined
+                    value = [*observation[key], *value]
+                observation[key] = value
+        self.encoder.encode_into(self.tensors[seat], observation)
+
+    def _rebuild(self, seat: int) -> None:
+        self.encoder.encode_into(self.tensors[seat], self.state.observation(seat))
+
+
+# -- Twisted -----------------------------------------------------------------------
+
+
+class _TwistedSeen:
+    """What one seat's Twisted tensor shows; within a round piles only grow."""
+
+    __slots__ = ("decisions", "hand", "phase", "pile", "round", "row", "sizes", "turn")
+
+    def __init__(self, state: TwistedState) -> None:
+        """As an all-zero tensor of ``state``'s round would show it."""
+        self.round = state.round
+        self.decisions = len(state.history)
+        self.hand: list[int] = []
+        self.row: list[int] = []
+        self.phase = ""
+        self.turn = -1
+        self.pile = -1
+        self.sizes = [(-1, -1, 0, 0)] * state.num_players
+
+
+def _tw_sizes(state: TwistedState, seat: int) -> tuple[int, int, int, int]:
+    return (len(state.hands[seat]), len(state.face_down[seat]), len(state.plus[seat]),
+            len(state.minus[seat]))
+
+
+class TwistedLive(LiveTensors):
+    """Twisted: the row, the turn and the mover's hand change every decision; within
+    a round only a seat that moved changes its hand and piles. A new round starts
+    the tensor from zeros; the end of the match rebuilds it."""
+
+    def __init__(self, encoder: TwistedEncoder, state: TwistedState) -> None:
+        super().__init__(encoder, state)
+        self.enc = encoder
+        self.tw = state
+        self.round_scores: list[tuple[tuple[int, int, int], int]] = (
+            [((-1, -1, -1), 0)] * state.num_players)
+
+    def _update(self, seat: int) -> None:
+        st, seen = self.tw, self.seen[seat]
+        if st.phase == TW_OVER:
+            self._rebuild(seat)
+            self.seen[seat] = None
+            return
+        enc, view, index, n = self.enc, self.views[seat], _TW_INDEX, st.num_players
+        movers: Iterable[int]
+        if seen is None or seen.round != st.round:
+            seen = self.seen[seat] = self._new_round(seat)
+            movers = range(n)
+        else:
+            movers = {s for s, _ in st.history[seen.decisions:]}
+        hand = st.hands[seat]
+        if hand != seen.hand:
+            _cards(view, enc.hand, index, seen.hand, hand)
+            seen.hand = list(hand)
+        row = st.row
+        if row != seen.row:
+            right, old = enc.right, seen.row
+            _cards(view, enc.row, index, old, row)
+            if old:
+                view[right + index[old[-1]]] = 0.0
+            if row:
+                view[right + index[row[-1]]] = 1.0
+            view[enc.numbers] = len(row) / 10
+            seen.row = list(row)
+        if st.phase != seen.phase:
+            if seen.phase:
+                view[enc.phase + _TW_PHASES.index(seen.phase)] = 0.0
+            view[enc.phase + _TW_PHASES.index(st.phase)] = 1.0
+            seen.phase = st.phase
+        if st.turn != seen.turn:
+            if seen.turn >= 0:
+                view[enc.to_act + (seen.turn - seat) % n] = 0.0
+            view[enc.to_act + (st.turn - seat) % n] = 1.0
+            seen.turn = st.turn
+        if len(st.pile) != seen.pile:
+            seen.pile = len(st.pile)
+            view[enc.numbers + 1] = seen.pile / _TW_K
+        for s in movers:
+            self._seat_moved(view, seat, s, seen)
+        seen.decisions = len(st.history)
+
+    def _new_round(self, seat: int) -> _TwistedSeen:
+        """Zero ``seat``'s tensor and write what stays fixed for the round."""
+        st, enc, view, n = self.tw, self.enc, self.views[seat], self.tw.num_players
+        self.tensors[seat].fill(0.0)
+        view[enc.starter + (st.starter - seat) % n] = 1.0
+        numbers = enc.numbers
+        view[numbers + 2] = st.round / st.rounds
+        view[numbers + 3] = st.rounds / 20
+        view[numbers + 4] = st.distance / 86
+        view[numbers + 5] = float(st.expert)
+        for s in range(n):
+            view[enc.seats[(s - seat) % n][2] + 3] = st.totals[s] / 10
+        return _TwistedSeen(st)
+
+    def _seat_moved(self, view: Elements, seat: int, s: int, seen: _TwistedSeen) -> None:
+        """Rewrite what changed of seat ``s``'s hand count and piles."""
+        st, index = self.tw, _TW_INDEX
+        old, new = seen.sizes[s], _tw_sizes(st, s)
+        if old == new:
+            return
+        plus, minus, counts = self.enc.seats[(s - seat) % st.num_players]
+        view[counts] = new[0] / 9
+        view[counts + 1] = new[1]
+        if old[2:] != new[2:]:
+            for c in st.plus[s][old[2]:]:
+                view[plus + index[c]] = 1.0
+            for c in st.minus[s][old[3]:]:
+                view[minus + index[c]] = 1.0
+            view[counts + 2] = self._round_score(s, new) / 10
+        seen.sizes[s] = new
+
+    def _round_score(self, s: int, sizes: tuple[int, int, int, int]) -> int:
+        """Seat ``s``'s round score, worked out once for all seats while its piles
+        keep their sizes (and the round its number)."""
+        key = (self.tw.round, sizes[2], sizes[3])
+        kept = self.round_scores[s]
+        if kept[0] != key:
+            kept = self.round_scores[s] = (key, self.tw._round_score(s))
+        return kept[1]
+
+
+# -- Twhist ------------------------------------------------------------------------
+
+
+class _TwhistSeen:
+    """What one seat's Twhist tensor shows: each zone as the element positions it
+    set (flags) or the state values it was written from (numbers)."""
+
+    __slots__ = ("discard", "flips", "hand", "key", "lead", "picked", "pool", "sizes",
+                 "trick", "twhist", "voids")
+
+    def __init__(self, live: TwhistLive, seat: int) -> None:
+        st = live.th
+        self.hand = list(st.hands[seat])
+        self.key = live.key()
+        self.trick = live.trick_flags(seat)
+        self.lead = st.lead_colour
+        self.picked = list(st.picked)
+        self.pool = list(st.pool)
+        self.discard = len(st.discard)
+        self.twhist = list(st.twhist)
+        self.flips = list(st.flips)
+        self.voids = list(st.voids)
+        self.sizes = [len(h) for h in st.hands]
+
+
+class TwhistLive(LiveTensors):
+    """Twhist: the trick, the pick and the FLIP cards change; the discard grows."""
+
+    def __init__(self, encoder: TwhistEncoder, state: TwhistState) -> None:
+        super().__init__(encoder, state)
+        self.enc = encoder
+        self.th = state
+        t = state.t
+        #: the encoder's colour order is the options'; the state's tables use the same
+        assert list(t.colours) == encoder.colours and t.flip_min == encoder.flip_min
+
+    def key(self) -> tuple[int, ...]:
+        """The one-hot zones (phase, to_act, roles) and the trick count."""
+        st = self.th
+        return (st.phase, st.turn, st.dealer, st.leader, st.picker, st.next_leader,
+                st.tricks_done)
+
+    def trick_flags(self, seat: int) -> list[int]:
+        st, enc = self.th, self.enc
+        n, k, block = st.num_players, TWHIST_BASE, enc.trick
+        out = []
+        s = st.leader
+        for a in st.trick:
+            start = block + (s - seat) % n * (k + 4)
+            out.append(start + a)  # a Twhist card's id (TWHIST_BASE + kind) follows the 32
+            s = (s + 1) % n
+        return out
+
+    def _update(self, seat: int) -> None:
+        st, seen = self.th, self.seen[seat]
+        if seen is None:
+            self._rebuild(seat)
+            self.seen[seat] = _TwhistSeen(self, seat)
+            return
+        enc, view, n = self.enc, self.views[seat], st.num_players
+        hand = st.hands[seat]
+        if hand != seen.hand:
+            _cards(view, enc.hand, _SAME, seen.hand, hand)
+            seen.hand = list(hand)
+        key = self.key()
+        if key != seen.key:
+            self._rewrite_key(view, seat, seen.key, key)
+            seen.key = key
+        trick = self.trick_flags(seat)
+        if trick != seen.trick:
+            _swap(view, seen.trick, trick)
+            seen.trick = trick
+        if st.lead_colour != seen.lead:
+            if seen.lead >= 0:
+                view[enc.lead + seen.lead] = 0.0
+            if st.lead_colour >= 0:
+                view[enc.lead + st.lead_colour] = 1.0
+            seen.lead = st.lead_colour
+        if st.picked != seen.picked:
+            _cards(view, enc.picked, _SAME, seen.picked, st.picked)
+            seen.picked = list(st.picked)
+        if st.pool != seen.pool:
+            _cards(view, enc.pool, _SAME, seen.pool, st.pool)
+            seen.pool = list(st.pool)
+        if len(st.discard) != seen.discard:
+            for c in st.discard[seen.discard:]:
+                view[enc.discard + c] = 1.0
+            seen.discard = len(st.discard)
+        if st.twhist != seen.twhist or st.flips != seen.flips or st.voids != seen.voids:
+            self._rewrite_players(view, seat, seen)
+        sizes = [len(h) for h in st.hands]
+        if sizes != seen.sizes:
+            for s in range(n):
+                if sizes[s] != seen.sizes[s]:
+                    view[enc.players[(s - seat) % n][3]] = sizes[s] / 10
+            seen.sizes = sizes
+
+    def _rewrite_key(self, view: Elements, seat: int, old: tuple[int, ...],
+                     new: tuple[int, ...]) -> None:
+        """Phase, the seat to act and the roles as flags; tricks done as a number."""
+        enc = self.enc
+        _swap(view, self._key_flags(seat, old), self._key_flags(seat, new))
+        view[enc.numbers] = new[6] / self.th.tricks_total
+
+    def _key_flags(self, seat: int, key: tuple[int, ...]) -> list[int]:
+        enc, n = self.enc, self.th.num_players
+        phase, turn, *roles = key[:6]
+        out = [enc.phase + phase]
+        if phase != TH_OVER:  # then nobody acts
+            out.append(enc.to_act + ((roles[2] if phase == TH_PICK else turn) - seat) % n)
+        out.extend(enc.roles + i * n + (s - seat) % n for i, s in enumerate(roles) if s >= 0)
+        return out
+
+    def _rewrite_players(self, view: Elements, seat: int, seen: _TwhistSeen) -> None:
+        st, enc, n = self.th, self.enc, self.th.num_players
+        visible = st.t.twhist_visible
+        for s in range(n):
+            tw, flips, voids = st.twhist[s], st.flips[s], st.voids[s]
+            if (tw, flips, voids) == (seen.twhist[s], seen.flips[s], seen.voids[s]):
+                continue
+            twhist, star, void, counts = enc.players[(s - seat) % n]
+            if visible or s == seat:
+                _set_bits(view, twhist, seen.twhist[s], tw)
+            if s == seat:
+                _set_bits(view, enc.twhist_hand, seen.twhist[s], tw)
+            _set_bits(view, star, seen.flips[s], flips)
+            _set_bits(view, void, seen.voids[s], voids)
+            view[counts + 1] = tw.bit_count() / 4
+            view[counts + 2] = st.stars[s] / 10
+            view[counts + 3] = flips.bit_count() / 10
+        seen.twhist, seen.flips, seen.voids = list(st.twhist), list(st.flips), list(st.voids)
+
+
+# -- Tricky Twist ------------------------------------------------------------------
+
+
+class _TrickyTwistSeen:
+    """What one seat's Tricky Twist tensor shows: per group of zones, the key it was
+    written for and the flag positions it set."""
+
+    __slots__ = ("counts", "epoch", "hand", "held", "players", "reserve", "round", "table",
+                 "totals", "voids")
+
+    def __init__(self, players: int) -> None:
+        self.hand: list[int] = []
+        self.reserve: list[int] = []
+        self.table: tuple[object, list[int]] = ((), [])
+        self.round: tuple[object, list[int]] = ((), [])
+        self.epoch: tuple[int, bool, int, int] | None = None
+        #: per player: its known cards, trick count, false tricks; the flags set
+        self.players: list[tuple[list[int], int, list[FalseTrick], list[int]]] = (
+            [([], 0, [], [])] * players)
+        self.held = [0] * players
+        self.totals = [0] * players
+        self.counts: list[tuple[int, int]] = [(-1, -1)] * players
+        self.voids = [0] * players
+
+
+class TrickyTwistLive(LiveTensors):
+    """Tricky Twist: the seat's hand and reserve, the table (trick, phase, decision,
+    turn), the round (scoring cards, bonus cards) and each player (tricks, false
+    tricks, bonuses, counts) are rewritten each when their key changes."""
+
+    def __init__(self, encoder: TrickyTwistEncoder, state: TrickyTwistState) -> None:
+        super().__init__(encoder, state)
+        self.enc = encoder
+        self.tt = state
+
+    def _update(self, seat: int) -> None:
+        st, seen, enc, view = self.tt, self.seen[seat], self.enc, self.views[seat]
+        if seen is None:
+            seen = self.seen[seat] = _TrickyTwistSeen(st.num_players)
+        hand, reserve = st.hands[seat], st.reserves[seat]
+        if hand != seen.hand:
+            _cards(view, enc.hand, _SAME, seen.hand, hand)
+            seen.hand = list(hand)
+        if reserve != seen.reserve:
+            _cards(view, enc.reserve, _SAME, seen.reserve, reserve)
+            seen.reserve = list(reserve)
+        key: object = (st.phase, st.acting, st.leader, st.first_player, tuple(st.trick), st.sub,
+                       len(st.end_steps), tuple(st.picks), tuple(st.window))
+        if key != seen.table[0]:
+            flags = self._table_flags(seat)
+            _swap(view, seen.table[1], flags)
+            seen.table = (key, flags)
+        epoch = (st.round_no, st.phase == TT_OVER, len(st.end_choices), st.sub)
+        new_epoch = epoch != seen.epoch
+        key = (epoch, len(st.supply), len(st.out))
+        if key != seen.round[0]:
+            flags = self._round_flags(view)
+            _swap(view, seen.round[1], flags)
+            seen.round = (key, flags)
+        n = st.num_players
+        for s in range(n):
+            counts = (len(st.hands[s]), len(st.reserves[s]))
+            block = enc.players[(s - seat) % n]
+            if counts != seen.counts[s]:
+                view[block[7]] = counts[0] / 16
+                view[block[7] + 1] = counts[1] / 5
+                seen.counts[s] = counts
+            if st.voids[s] != seen.voids[s]:
+                _set_bits(view, block[4], seen.voids[s], st.voids[s])
+                seen.voids[s] = st.voids[s]
+            # tricks are only added to, but for the end bonuses (the epoch holds them)
+            known, tricks, false, flags = seen.players[s]
+            if (new_epoch or st.known[s] != known or len(st.tricks[s]) != tricks
+                    or st.false[s] != false or len(st.held[s]) != seen.held[s]
+                    or st.total[s] != seen.totals[s]):
+                new_flags = self._player(view, s, block)
+                _change(view, flags, new_flags)
+                seen.players[s] = (list(st.known[s]), len(st.tricks[s]), list(st.false[s]),
+                                   new_flags)
+                seen.held[s], seen.totals[s] = len(st.held[s]), st.total[s]
+        seen.epoch = epoch
+
+    def _table_flags(self, seat: int) -> list[int]:
+        """The trick, the led family, the phase, the decision and the seats' roles."""
+        st, enc, n = self.tt, self.enc, self.tt.num_players
+        out = []
+        trick, leader = st.trick, st.leader
+        for i, c in enumerate(trick):
+            out.append(enc.trick + (leader + i - seat) % n * _TT_K + c)
+        if trick:
+            out.append(enc.led + FAMILY_OF[trick[0]])
+        out.append(enc.phase + _TT_PHASES.index(st.phase))
+        if st.phase in (TT_END_BONUS, TT_OVER):
+            decision = st._decision()
+            kind, decider, bonus = decision["kind"], decision["seat"], decision["bonus"]
+        else:
+            kind, bonus = st.phase, ""
+            decider = st.acting[0] if st.acting and st.phase != TT_RESERVE else -1
+        out.append(enc.kind + _TT_KINDS.index(kind))
+        if decider >= 0:
+            out.append(enc.decider + (decider - seat) % n)
+        if bonus:
+            out.append(enc.bonus + _TT_BONUS.index(bonus))
+        out.extend(enc.queues + (s - seat) % n for s in st.picks)
+        out.extend(enc.queues + n + (s - seat) % n for s in st.window)
+        out.extend(enc.to_act + (s - seat) % n for s in st.acting)
+        out.append(enc.first + (st.first_player - seat) % n)
+        out.append(enc.leader + (leader - seat) % n)
+        return out
+
+    def _round_flags(self, view: Elements) -> list[int]:
+        """Scoring cards and bonus cards as flags; the numbers are written here too."""
+        st, enc = self.tt, self.enc
+        out = [enc.scoring + SCORING_CARDS.index(st.scoring_card)]
+        out.extend(enc.past + SCORING_CARDS.index(c) for c in st.scoring_deck[:st.round_no])
+        out.extend(enc.supply + b for b in st.supply)
+        out.extend(enc.out_ + b for b in st.out)
+        shown = set(st.supply).union(*st.held)
+        kinds = len(tt_cards.FACE_KINDS)
+        for v, b in enumerate(tt_cards.VARIABLE):
+            if b in shown:
+                out.append(enc.faces + v * kinds + _face_kind(st.faces[b]))
+        numbers = enc.numbers
+        view[numbers] = (st.round_no + 1) / st.rounds
+        view[numbers + 1] = (len(st.scoring_deck) - st.round_no - 1) / 9
+        view[numbers + 2] = (st.sub + 1) / 16
+        view[numbers + 3] = len(st.end_choices) / 8
+        view[numbers + 4] = st.rounds / 4
+        return out
+
+    def _player(self, view: Elements, s: int, block: tuple[int, ...]) -> list[int]:
+        """Write seat ``s``'s numbers into ``block``; its flags (but the voids)."""
+        st = self.tt
+        known, tricks, false, bonuses, _, values, families, counts = block
+        out = [known + c for c in st.known[s]]
+        blank = 0
+        for t in st.tricks[s]:
+            blank += not t
+            out.extend(tricks + c for c in t)
+        value_counts = [0] * 13
+        family_counts = [0] * 4
+        modifiers = 0
+        for family, value, cards, _, modifier in st.false[s]:
+            out.extend(false + c for c in cards)
+            if 1 <= value <= 12:
+                value_counts[value] += 1
+            if family >= 0:
+                family_counts[family] += 1
+            modifiers += modifier
+        for value in range(1, 13):
+            view[values + value - 1] = value_counts[value]
+        for family in range(4):
+            view[families + family] = family_counts[family]
+        out.extend(bonuses + b for b in st.held[s])
+        last = next((row["round_total"] for row in st.last_round if row["seat"] == s), 0)
+        view[counts + 2] = len(st.tricks[s]) / 16
+        view[counts + 3] = blank
+        view[counts + 4] = len(st.false[s]) / 16
+        view[counts + 5] = modifiers
+        view[counts + 6] = st.total[s] / 50
+        view[counts + 7] = last / 50
+        return out
+
+
+class FollowsLiveTensors:
+    """For an environment whose ``live`` tensors follow ``turns.state``: a copy or
+    a pickle leaves them out (memoryviews cannot be copied, and a copy's tensors
+    must follow the copy's own state) and builds them anew for the copy."""
+
+    encoder: Encoder
+    turns: Turns
+    live: LiveTensors
+
+    def __getstate__(self) -> dict[str, Any]:
+        attributes = dict(self.__dict__)
+        attributes.pop("live", None)
+        return attributes
+
+    def __setstate__(self, attributes: dict[str, Any]) -> None:
+        self.__dict__.update(attributes)
+        self.live = live_tensors(self.encoder, self.turns.state)
+
+
+def live_tensors(encoder: Encoder, state: State) -> LiveTensors:
+    """The ``LiveTensors`` of ``state`` for its game (``encoder`` is the game's)."""
+    makers: dict[str, Callable[[Any, Any], LiveTensors]] = {
+        "twisted": TwistedLive, "twhist": TwhistLive, "tricky_twist": TrickyTwistLive}
+    make = makers.get(state.game_id, LiveTensors)
+    return make(encoder, state)

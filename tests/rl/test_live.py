@@ -1,0 +1,145 @@
+"""The live tensors (twistarena.rl.live) against the dict path (``Encoder.encode``).
+
+``LiveTensors`` reads the state and rewrites only what changed; the dict path
+is the definition of a tensor. Random matches of every game, player count and
+the options that change what is shown are played, and at every decision a random
+subset of the seats, in random order (a seat may go several decisions without
+asking), compares its live tensor with ``encode(state.observation(seat))``.
+The differential hidden-card test is run once more with the live tensor as what
+a seat receives.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import random
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from twistarena import engine
+from twistarena.engine import State
+from twistarena.rl import Encoder, aec_env, encoder
+from twistarena.rl.live import LiveTensors, live_tensors
+
+from tests.engine import test_leak_differential as leak
+from tests.rl.cases import CASES
+from tests.rl.test_spaces import check_no_leak
+
+#: CASES, the default (longer) matches, and the options that change what a seat sees
+LIVE_CASES: list[tuple[str, int, dict[str, Any], int]] = [
+    *[(g, n, o, 12) for g, n, o in CASES],
+    ("twisted", 2, {}, 4),
+    ("twisted", 3, {"expert": True, "rounds": 2}, 6),
+    ("twhist", 3, {"twhist_visible": False}, 8),
+    ("twhist", 4, {"twhist_visible": False}, 8),
+    ("tricky_twist", 3, {}, 2),
+    ("tricky_twist", 4, {}, 1),
+]
+
+
+def _first_difference(live: np.ndarray[Any, Any], expected: np.ndarray[Any, Any],
+                      game_id: str, players: int, options: dict[str, Any]) -> str:
+    at = int(np.flatnonzero(live != expected)[0])
+    enc = encoder(game_id, players, options)
+    segment = next(s for s in enc.segments if s.start <= at < s.start + s.length)
+    return f"{segment.name}[{at - segment.start}]: live {live[at]}, dict path {expected[at]}"
+
+
+@pytest.mark.parametrize(("game_id", "players", "options", "matches"), LIVE_CASES,
+                         ids=[f"{g}-{n}-{'-'.join(o) or 'default'}" for g, n, o, _ in LIVE_CASES])
+def test_live_tensors_equal_the_dict_path_at_every_decision(
+        game_id: str, players: int, options: dict[str, Any], matches: int) -> None:
+    _compare(game_id, players, options, matches, live_tensors)
+
+
+@pytest.mark.parametrize("game_id", ["tricky_twist", "twhist"])
+def test_the_generic_live_tensors_reuse_observation_parts_exactly(game_id: str) -> None:
+    """The base class (for a game without its own): parts kept by their versions."""
+    players, options = leak.SETUPS[game_id][0]
+    _compare(game_id, players, options, 2, LiveTensors)
+
+
+def _compare(game_id: str, players: int, options: dict[str, Any], matches: int,
+             make: Callable[[Encoder, State], LiveTensors]) -> None:
+    enc = encoder(game_id, players, options)
+    compared = 0
+    for seed in range(matches):
+        state = engine.make(game_id, players, seed, options)
+        live = make(enc, state)
+        rng = random.Random(seed)
+        while True:
+            seats = rng.sample(range(players), rng.randint(1, players))
+            for seat in seats:
+                got, expected = live.tensor(seat), enc.encode(state.observation(seat))
+                assert np.array_equal(got, expected), (
+                    f"seed {seed}, decision {len(state.history)}, seat {seat}: "
+                    + _first_difference(got, expected, game_id, players, options))
+                compared += 1
+            if state.is_terminal():
+                break
+            seat = rng.choice(state.to_act())
+            state.apply(seat, rng.choice(list(state.legal_action_ids(seat))))
+    assert compared > matches * 20
+
+
+def test_a_live_tensor_is_a_copy_the_caller_may_keep() -> None:
+    state = engine.make("twisted", 2, 1, {"rounds": 1})
+    enc = encoder("twisted", 2)
+    live = live_tensors(enc, state)
+    kept = live.tensor(0)
+    before = kept.copy()
+    seat = state.to_act()[0]
+    state.apply(seat, state.legal_action_ids(seat)[0])
+    assert not np.array_equal(live.tensor(0), before)  # the state moved on ...
+    assert np.array_equal(kept, before)  # ... and the tensor handed out did not
+
+
+_LIVE: dict[int, tuple[State, LiveTensors]] = {}
+
+
+def _live_tensor_received(state: State, observer: int | None,
+                          first_event: int) -> Iterator[bytes]:
+    """What a seat's policy is given in the environments: its live tensor."""
+    if observer is None:
+        return
+    kept = _LIVE.get(id(state))
+    if kept is None or kept[0] is not state:
+        kept = _LIVE[id(state)] = (state, live_tensors(
+            encoder(state.game_id, state.num_players, state.options), state))
+    yield kept[1].tensor(observer).tobytes()
+
+
+@pytest.mark.parametrize("game_id", engine.GAME_IDS)
+def test_no_live_tensor_depends_on_a_hidden_card(game_id: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(leak, "_received", _live_tensor_received)
+    try:
+        check_no_leak(game_id, 12)
+    finally:
+        _LIVE.clear()
+
+
+def test_a_copied_or_pickled_environment_follows_its_own_match() -> None:
+    """A copy's live tensors follow the copy's state (not the original's)."""
+    env = aec_env("twhist", 3)
+    env.reset(seed=3)
+    for _ in range(7):
+        obs = env.last()[0]
+        env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    copies = [copy.deepcopy(env), pickle.loads(pickle.dumps(env))]
+    for _ in range(30):
+        mine = env.last()[0]
+        for other in copies:
+            theirs = other.last()[0]
+            assert all(np.array_equal(mine[k], theirs[k]) for k in mine)
+        action = int(np.flatnonzero(mine["action_mask"])[-1])
+        for e in (env, *copies):
+            e.step(action)
+    copies[0].step(int(np.flatnonzero(copies[0].last()[0]["action_mask"])[0]))
+    seat = copies[0].agent_selection
+    state = copies[0].turns.state
+    assert np.array_equal(copies[0].observe(seat)["observation"],
+                          copies[0].encoder.encode(state.observation(copies[0]._seat[seat])))

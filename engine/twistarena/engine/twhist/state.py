@@ -54,11 +54,6 @@ class TwhistState(State):
         self.flips: list[int] = [0] * n  # TH-1.1: all number side up
         self.stars: list[int] = [0] * n
         self.voids: list[int] = [0] * n  # colours a seat has shown it lacks (public)
-        #: Revision of each seat's public part of a view (``_player_json``), the
-        #: version of that observation part: a seat's moves on each of its actions,
-        #: every seat's when a trick is scored or hidden cards are re-dealt. Bumped
-        #: more often than needed is harmless; never less.
-        self._player_rev = [0] * n
         self.discard: list[int] = []
         self.tricks_total = per + 4  # TH-3.4: every card of every hand is played
         self.tricks_done = 0
@@ -156,7 +151,6 @@ class TwhistState(State):
     # -- playing ------------------------------------------------------------
 
     def _apply(self, seat: int, action_id: int) -> None:
-        self._player_rev[seat] += 1  # the actor's hand, Twhist cards or voids may change
         if self.phase == PICK:
             if action_id == STOP:
                 self._score_trick()
@@ -215,7 +209,6 @@ class TwhistState(State):
     def _score_trick(self) -> None:
         """Flip FLIP cards (TH-5), discard the trick, move on (TH-5.5, TH-6.1)."""
         t = self.t
-        self._player_rev = [r + 1 for r in self._player_rev]
         if self.picked:
             self._flip(self.picker, sum(t.value_of[c] for c in self.picked))  # TH-5.1
         if self.pool:
@@ -251,33 +244,29 @@ class TwhistState(State):
     # -- views --------------------------------------------------------------
 
     def _players(self, viewer: int) -> list[JSON]:
-        visible = self.t.twhist_visible
-        return [self._player_json(s, visible or s == viewer) for s in range(self.num_players)]
-
-    def _player_json(self, s: int, visible: bool) -> JSON:
-        """What ``s``'s viewer knows of seat ``s`` (its Twhist cards if ``visible``)."""
         t = self.t
-        flips = self.flips[s]
-        return {
-            "seat": s,
-            "hand_count": len(self.hands[s]),
-            "twhist_count": self.twhist[s].bit_count(),
-            "twhist_names": twhist_names(self.twhist[s]) if visible else [],
-            "star_side": [b + t.flip_min for b in range(len(t.stars)) if flips >> b & 1],
-            "stars": self.stars[s],
-            "star_cards": flips.bit_count(),
-            "void": [t.colours[c] for c in range(len(t.colours)) if self.voids[s] >> c & 1],
-        }
-
-    def _players_part(self, s: int, visible: bool) -> JSON:
-        return {"players": [self._player_json(s, visible)]}
+        lo = t.flip_min
+        out = []
+        for s in range(self.num_players):
+            flips = self.flips[s]
+            visible = t.twhist_visible or s == viewer
+            out.append({
+                "seat": s,
+                "hand_count": len(self.hands[s]),
+                "twhist_count": self.twhist[s].bit_count(),
+                "twhist_names": twhist_names(self.twhist[s]) if visible else [],
+                "star_side": [b + lo for b in range(len(t.stars)) if flips >> b & 1],
+                "stars": self.stars[s],
+                "star_cards": flips.bit_count(),
+                "void": [t.colours[c] for c in range(len(t.colours)) if self.voids[s] >> c & 1],
+            })
+        return out
 
     def _view(self, viewer: int) -> JSON:
         return {**self._table_json(viewer), **self._discard_json(), **self._rules_json()}
 
-    def _table_json(self, viewer: int, players: bool = True) -> JSON:
-        """The part of a view that changes with every action (``players``: with
-        every seat's part, else without)."""
+    def _table_json(self, viewer: int) -> JSON:
+        """The part of a view that changes with every action."""
         t = self.t
         seat = self.leader
         trick = []
@@ -304,7 +293,7 @@ class TwhistState(State):
             "picked": [t.card_json(c) for c in self.picked],
             "pool": [t.card_json(c) for c in self.pool],
             "open_cards": [t.card_json(c) for c in self.open_cards],
-            **({"players": self._players(viewer)} if players else {}),
+            "players": self._players(viewer),
         }
 
     def _discard_json(self) -> JSON:
@@ -314,8 +303,8 @@ class TwhistState(State):
         return {"rules": {k: (list(v) if isinstance(v, list) else v)
                           for k, v in self.options.items()}}
 
-    def _seat_json(self, seat: int, players: bool = True) -> JSON:
-        return {**self._table_json(seat, players), "seat": seat,
+    def _seat_json(self, seat: int) -> JSON:
+        return {**self._table_json(seat), "seat": seat,
                 "hand": [self.t.card_json(c) for c in self.hands[seat]],
                 "twhist_hand": twhist_names(self.twhist[seat])}
 
@@ -323,16 +312,9 @@ class TwhistState(State):
         return {**self._seat_json(seat), **self._discard_json(), **self._rules_json()}
 
     def _observation_parts(self, seat: int) -> list[ObservationPart]:
-        """The seat's table, one part per player (see ``_player_rev``), the discard
-        pile (it only grows, so its length is its version) and the rules (they
-        never change in a match)."""
-        visible = self.t.twhist_visible
-        revisions = self._player_rev
-        return [ObservationPart("table", None, partial(self._seat_json, seat, False)),
-                *(ObservationPart((s, visible or s == seat), revisions[s],
-                                  partial(self._players_part, s, visible or s == seat))
-                  for s in range(self.num_players)),
-                ObservationPart("discard", len(self.discard), self._discard_json),
+        """The rules never change in a match, the discard pile only grows."""
+        return [ObservationPart("table", None, partial(self._seat_json, seat)),
+                ObservationPart("discard", tuple(self.discard), self._discard_json),
                 ObservationPart("rules", 0, self._rules_json)]
 
     def _public_view(self) -> JSON:
@@ -357,7 +339,6 @@ class TwhistState(State):
         new.trick = list(self.trick)
         new.pool = list(self.pool)
         new.picked = list(self.picked)
-        new._player_rev = list(self._player_rev)
 
     def _redeal_hidden(self, seat: int, rng: random.Random) -> None:
         """Re-deal the other hands' number cards, keeping counts and shown voids.

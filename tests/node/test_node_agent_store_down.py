@@ -21,7 +21,7 @@ import redis
 from tests.node.test_node_agent import AGENT_JS, ROOT, finish_node, start_node
 from tests.node.test_node_agent import node as node  # the fixture
 from tests.support import agents as raw
-from tests.support.nodes import Node, owners
+from tests.support.nodes import Node, health_not_serving, owners
 from tests.support.proxy import TcpProxy
 from tests.support.valkey import ValkeyProcess
 from tests.support.waiting import wait_until
@@ -44,18 +44,6 @@ def test_the_rotation_skips_a_server_while_its_hint_runs(node: str) -> None:
     assert free == {"index": 1, "waitMs": 0}
 
 
-async def _not_serving(address: str) -> bool:
-    from grpc_health.v1 import health_pb2, health_pb2_grpc
-
-    async with grpc.aio.insecure_channel(address) as channel:
-        try:
-            resp = await health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(service=""), timeout=1)
-        except grpc.aio.AioRpcError:
-            return False
-    return bool(resp.status == health_pb2.HealthCheckResponse.NOT_SERVING)
-
-
 async def _cut_first(node: str, valkey: ValkeyProcess, proxy: TcpProxy,
                      cut: Node, healthy: Node) -> dict[str, Any]:
     admin = redis.Redis(port=valkey.port)
@@ -74,7 +62,7 @@ async def _cut_first(node: str, valkey: ValkeyProcess, proxy: TcpProxy,
     finally:
         admin.close()
     proxy.blackhole()
-    await wait_until(lambda: _not_serving(cut.address), "the cut node says NOT_SERVING",
+    await wait_until(lambda: health_not_serving(cut.address), "the cut node says NOT_SERVING",
                      timeout=10)
     started = time.monotonic()
     proc = await start_node(node, f"{cut.address},{healthy.address}", match_id,

@@ -17,7 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import grpc
 import redis
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from tests.support.process import ServeProcess, json_records
 from tests.support.valkey import _ping, free_port, valkey_binary
@@ -220,3 +222,15 @@ class ValkeyCluster:
                 proc.wait(10)
         self.procs.clear()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+async def health_not_serving(address: str) -> bool:
+    """Whether the node at ``address`` says NOT_SERVING (as a node cut from its store
+    does); False when it does not answer."""
+    async with grpc.aio.insecure_channel(address) as channel:
+        try:
+            resp = await health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=""), timeout=1)
+        except grpc.aio.AioRpcError:
+            return False
+    return bool(resp.status == health_pb2.HealthCheckResponse.NOT_SERVING)

@@ -27,7 +27,7 @@ from twistarena.clients.sdk import Agent, ArenaClient
 
 from tests.clients.helpers import replay_problems, run
 from tests.support import agents as raw
-from tests.support.nodes import Node, owners
+from tests.support.nodes import Node, health_not_serving, owners
 from tests.support.proxy import TcpProxy
 from tests.support.valkey import ValkeyProcess
 from tests.support.waiting import wait_until
@@ -35,18 +35,6 @@ from tests.system.faults import finish_all, start_matches
 
 LEASE_MS = 1000
 MATCHES = 6
-
-
-async def _health_not_serving(address: str) -> bool:
-    from grpc_health.v1 import health_pb2, health_pb2_grpc
-
-    async with grpc.aio.insecure_channel(address) as channel:
-        try:
-            resp = await health_pb2_grpc.HealthStub(channel).Check(
-                health_pb2.HealthCheckRequest(service=""), timeout=1)
-        except grpc.aio.AioRpcError:
-            return False
-    return bool(resp.status == health_pb2.HealthCheckResponse.NOT_SERVING)
 
 
 async def _refusal(address: str, match_id: str, token: str) -> dict[str, Any]:
@@ -98,7 +86,7 @@ async def _partition() -> dict[str, Any]:
         moved = [mid for mid, node_id in owned.items() if node_id == victim_id]
         proxies[victim].blackhole()
         cut = loop.time()
-        await wait_until(lambda: _health_not_serving(addresses[victim]),
+        await wait_until(lambda: health_not_serving(addresses[victim]),
                          "the cut node says NOT_SERVING", timeout=10)
         token = next(t.token for r in created if r.match.match_id == moved[0]
                      for t in r.seat_tokens)

@@ -229,13 +229,27 @@ def cpu_ns(proc: asyncio.subprocess.Process) -> int | None:
     measured = cgroup.cpu_ns() if cgroup is not None else None
     if measured is not None:
         return measured
-    total = 0
-    pids = _tree(proc.pid)
-    for pid in pids:
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-            total += (int(fields[11]) + int(fields[12])) * _NS_PER_TICK
+    total = sum(_process_cpu_ns(pid) for pid in _tree(proc.pid))
     return total if proc.returncode is None else None
+
+
+def _process_cpu_ns(pid: int) -> int:
+    """CPU time of one live process, summed over its threads: the scheduler's own
+    nanosecond count (``schedstat``), since ``stat``'s clock ticks truncate each of
+    user and system time to 10 ms, so a short-lived program would read as 0."""
+    total = 0
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return 0
+    for task in tasks:
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, IndexError, ValueError):
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                fields = (task / "stat").read_text().rpartition(")")[2].split()
+                total += (int(fields[11]) + int(fields[12])) * _NS_PER_TICK
+    return total
 
 
 def limit_events(proc: asyncio.subprocess.Process) -> dict[str, int]:

@@ -29,6 +29,7 @@ import grpc
 import pytest
 import redis
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from twistarena.clients.sdk.agent import WRITE_FAILED
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 
@@ -283,6 +284,9 @@ def test_a_killed_cluster_primary_stalls_no_match() -> None:
     for match_id, replay in out["replays"].items():
         mine = [a for a in out["agents"] if a.match_id == match_id]
         assert acknowledged_in_log(mine, replay) == [], match_id
+    assert out["call_failures"] == []  # the server failed no call (that would be INTERNAL)
     for code, reason in out["failures"]:
-        assert code == grpc.StatusCode.UNAVAILABLE and reason, (code, reason,
-                                                                 out["call_failures"][:3])
+        # WRITE_FAILED: an answer written as the server ended the stream; grpc then
+        # reports its own INTERNAL, and the server's status is not known
+        assert (code == grpc.StatusCode.UNAVAILABLE and reason) or (
+            code == grpc.StatusCode.INTERNAL and reason == WRITE_FAILED), (code, reason)

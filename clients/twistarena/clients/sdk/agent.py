@@ -44,6 +44,12 @@ from .convert import JSON, Decision, MatchEvent, MatchResult, Rejection, struct_
 
 log = structlog.get_logger("twistarena.sdk")
 
+#: The reason recorded for a stream whose status grpc made up itself: an answer
+#: written as the server ended the stream fails, and grpc.aio then reports
+#: INTERNAL "Internal error from Core" in place of the server's own status
+#: (grpc/grpc#36066). The agent reconnects as for any lost stream.
+WRITE_FAILED = "WRITE_FAILED"
+
 __all__ = ["Agent", "AgentOptions", "NoAnswer", "Tracer", "play", "run_agent"]
 
 
@@ -102,7 +108,8 @@ class Agent:
     the server sent: the store lost acknowledged actions and the match went
     back; ``events`` and ``accepted`` are cut back to match), and
     ``stream_failures``: the status code and ``twistarena-reason`` of every
-    stream that ended in an error, in order.
+    stream that ended in an error, in order (``WRITE_FAILED`` where grpc replaced
+    the server's status with its own, see there).
     """
 
     def __init__(self, bot: Any, *, server: str | Sequence[str], match_id: str, token: str,
@@ -143,6 +150,8 @@ class Agent:
         self._asked: dict[int, int] = {}
         self._thinking: dict[int, asyncio.Task[None]] = {}
         self._drop = False
+        #: whether an answer's write failed on the current stream (``WRITE_FAILED``)
+        self._write_failed = False
         self._rng = random.Random()
         #: (decision id, action id) a sync bot chose inline, for the session to send.
         self._ready: tuple[int, int] | None = None
@@ -246,6 +255,7 @@ class Agent:
         call: Any = None
         self._drop = False
         self._ready = None
+        self._write_failed = False
         try:
             call = stub(play_pb2_grpc.PlayStub, channel).Play(metadata=self._metadata)
             join = play_pb2.Join(match_id=self.match_id, seat_token=self.token,
@@ -288,6 +298,8 @@ class Agent:
     async def _handle_error(self, error: grpc.aio.AioRpcError) -> MatchResult | None:
         """Decide what a failed stream means: the result, a retry, or AgentError."""
         code, reason = error.code(), error_reason(error)
+        if code == grpc.StatusCode.INTERNAL and self._write_failed and not reason:
+            reason = WRITE_FAILED
         self.stream_failures.append((code, reason))
         if code == grpc.StatusCode.FAILED_PRECONDITION:
             result = await self._fetch_result()
@@ -507,6 +519,7 @@ class Agent:
                     self.tracer.answer_sent(self, decision_id, time.perf_counter())
                 await call.write(msg)
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError, grpc.aio.UsageError) as error:
+            self._write_failed = True
             log.debug("answer not sent; the stream is gone", agent=self.name, error=repr(error))
 
 

@@ -75,6 +75,10 @@ class AgentOptions:
     channel: grpc.aio.Channel | None = None
     #: Ask the server not to send events (Join.no_events).
     no_events: bool = False
+    #: Batched delivery (Join.batched): events and the acceptance of an answer
+    #: come with the seat's next message (at most 500 ms later), about two
+    #: messages per decision instead of one per event. The same events, in order.
+    batched: bool = True
     #: Called with each event this seat sees.
     on_event: Callable[[MatchEvent], Any] | None = None
     #: Reconnection delays and when to give up.
@@ -86,7 +90,7 @@ class AgentOptions:
     tracer: Tracer | None = None
     #: Called with every ServerMessage as it arrives.
     on_message: Callable[[play_pb2.ServerMessage], Any] | None = None
-    #: Decode observations and action payloads only when the bot reads them
+    #: Decode observations, action payloads and event data only when read
     #: (read-only Mappings, not dicts).
     lazy_observations: bool = False
     #: The agent's name in logs (default: match id / token prefix).
@@ -249,7 +253,8 @@ class Agent:
         try:
             call = stub(play_pb2_grpc.PlayStub, channel).Play(metadata=self._metadata)
             join = play_pb2.Join(match_id=self.match_id, seat_token=self.token,
-                                 resume_from_seq=self.next_seq, no_events=self.options.no_events)
+                                 resume_from_seq=self.next_seq, no_events=self.options.no_events,
+                                 batched=self.options.batched)
             await call.write(play_pb2.AgentMessage(join=join))
             self._call = call
             while True:
@@ -320,7 +325,14 @@ class Agent:
     def _handle(self, msg: play_pb2.ServerMessage) -> MatchResult | None:
         kind = msg.WhichOneof("msg")
         if kind == "decision":
-            self._on_decision(msg.decision)
+            decision = msg.decision
+            if decision.HasField("accepted") or decision.events:
+                self._on_batch(decision.accepted if decision.HasField("accepted") else None,
+                               decision.events)
+            self._on_decision(decision)
+        elif kind == "batch":
+            batch = msg.batch
+            self._on_batch(batch.accepted if batch.HasField("accepted") else None, batch.events)
         elif kind == "accepted":
             self._on_accepted(msg.accepted)
         elif kind == "event":
@@ -366,10 +378,18 @@ class Agent:
         self.num_players = joined.num_players
         self.game_options = struct_to_dict(joined.game_options)
 
+    def _on_batch(self, accepted: play_pb2.AnswerAccepted | None,
+                  events: Sequence[match_pb2.Event]) -> None:
+        """What a batched stream carried: the acceptance came first, then the events."""
+        if accepted is not None:
+            self._on_accepted(accepted)
+        for event in events:
+            self._on_event(event)
+
     def _on_event(self, event: match_pb2.Event) -> None:
         if event.seq < self.next_seq:
             return  # already seen before a reconnect
-        item = MatchEvent.from_proto(event)
+        item = MatchEvent.from_proto(event, self.options.lazy_observations)
         self.events.append(item)
         self.next_seq = event.seq + 1
         if self.options.on_event is not None:

@@ -82,9 +82,11 @@ async def pump(cluster: Cluster, match_id: str, outbox: Outbox,
                                                     item.details)
                 await _end(context, item)
             outbox.writing_since = loop.time()
-            await context.write(item)
             if traffic is not None:
+                # Counted as it is handed to gRPC: a client never reads a
+                # message that is not counted yet.
                 traffic.sent += 1
+            await context.write(item)
             outbox.last_write = loop.time()
             outbox.writing_since = 0.0
     except asyncio.CancelledError:

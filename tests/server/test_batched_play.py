@@ -19,14 +19,15 @@ from twistarena.server import events, metrics
 from twistarena.server.events import SEAT_WAIT_S
 from twistarena.v1 import match_pb2, play_pb2
 
-from tests.clients.helpers import run
+from tests.clients.helpers import Acknowledgements, run
 
 
 async def _play(target: str, batched: bool, drop_seat: int | None = None) -> tuple[
         list[Agent], list[int], int]:
     """A seeded 4-seat Twhist match of seeded random agents; (agents, messages each
     received, messages the server sent meanwhile). ``drop_seat`` drops its stream
-    once, at its 20th message, and resumes."""
+    once, at its 20th message, and resumes. Each acceptance is told to the
+    agents' tracer exactly once, a resumed seat's too."""
     client = ArenaClient(target)
     created = await client.create_match("twhist", 4, seed=11, decision_ms=60_000)
     received = [0, 0, 0, 0]
@@ -40,11 +41,14 @@ async def _play(target: str, batched: bool, drop_seat: int | None = None) -> tup
         return count
 
     sent_before = metrics.PLAY_TRAFFIC.sent
+    acks = Acknowledgements()
     for token in sorted(created.seat_tokens, key=lambda t: t.seat):
         agents.append(strategy_agent("random", 3 * 101 + token.seat, server=target,
                                      match_id=created.match.match_id, token=token.token,
-                                     batched=batched, on_message=counter(token.seat)))
+                                     batched=batched, on_message=counter(token.seat),
+                                     tracer=acks))
     await asyncio.gather(*(a.run() for a in agents))
+    assert acks.count(created.match.match_id) == sum(len(a.accepted) for a in agents)
     return agents, received, metrics.PLAY_TRAFFIC.sent - sent_before
 
 

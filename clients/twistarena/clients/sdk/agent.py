@@ -61,6 +61,18 @@ class _Dropped(Exception):
     """The connection was dropped on purpose (``Agent.disconnect``)."""
 
 
+class _StatusLost(Exception):
+    """The server ended the stream as an answer was being written to it, and
+    grpc.aio reported its own INTERNAL error for the failed write in place of
+    the server's status (grpc/grpc#36066): what the server said is unknown, so
+    the agent reconnects as after a dropped connection, and the server says it
+    again if it still holds."""
+
+
+#: The details of that INTERNAL error.
+WRITE_RACE_DETAILS = "Internal error from Core"
+
+
 @dataclass(frozen=True, slots=True)
 class AgentOptions:
     """How an agent connects, what it keeps and how it calls its bot. Every field
@@ -106,7 +118,8 @@ class Agent:
     the server sent: the store lost acknowledged actions and the match went
     back; ``events`` and ``accepted`` are cut back to match), and
     ``stream_failures``: the status code and ``twistarena-reason`` of every
-    stream that ended in an error, in order.
+    stream that ended in an error, in order (but for a status gRPC lost as an
+    answer was written, see ``_StatusLost``).
     """
 
     def __init__(self, bot: Any, *, server: str | Sequence[str], match_id: str, token: str,
@@ -147,6 +160,8 @@ class Agent:
         self._asked: dict[int, int] = {}
         self._thinking: dict[int, asyncio.Task[None]] = {}
         self._drop = False
+        #: The stream an answer could not be written to (see _StatusLost).
+        self._write_failed: Any = None
         self._rng = random.Random()
         #: (decision id, action id) a sync bot chose inline, for the session to send.
         self._ready: tuple[int, int] | None = None
@@ -186,6 +201,9 @@ class Agent:
                         redirect = target
                 except _Dropped:
                     log.info("connection dropped", agent=self.name)
+                except _StatusLost:
+                    log.info("stream ended as an answer was written; reconnecting",
+                             agent=self.name, address=self.address)
                 if self.connects + self.reconnects > connects_before:
                     attempt, last_ok = 0, time.monotonic()
                 if time.monotonic() - last_ok > self.options.backoff.give_up_after:
@@ -265,12 +283,17 @@ class Agent:
                     if self._drop and task is not None and not task.cancelling():
                         raise _Dropped() from None
                     raise
+                except grpc.aio.AioRpcError as failed:
+                    self._unless_status_lost(call, failed)
+                    raise
                 if msg is grpc.aio.EOF:
                     code = await call.code()
                     if code != grpc.StatusCode.OK:
-                        raise grpc.aio.AioRpcError(code, grpc.aio.Metadata(),
-                                                   await call.trailing_metadata() or
-                                                   grpc.aio.Metadata(), await call.details())
+                        ended = grpc.aio.AioRpcError(code, grpc.aio.Metadata(),
+                                                     await call.trailing_metadata() or
+                                                     grpc.aio.Metadata(), await call.details())
+                        self._unless_status_lost(call, ended)
+                        raise ended
                     log.info("stream closed before the match ended", agent=self.name)
                     return None
                 if self.options.on_message is not None:
@@ -289,6 +312,13 @@ class Agent:
                 call.cancel()
             if own:
                 await channel.close()
+
+    def _unless_status_lost(self, call: Any, error: grpc.aio.AioRpcError) -> None:
+        """Raise _StatusLost if ``error`` is not the server's status but grpc.aio's
+        own INTERNAL for an answer written to ``call`` as the server ended it."""
+        if (call is self._write_failed and error.code() == grpc.StatusCode.INTERNAL
+                and error.details() == WRITE_RACE_DETAILS):
+            raise _StatusLost() from None
 
     async def _handle_error(self, error: grpc.aio.AioRpcError) -> MatchResult | None:
         """Decide what a failed stream means: the result, a retry, or AgentError."""
@@ -421,9 +451,12 @@ class Agent:
             self._spawn(did, self._decide(decision, None))
 
     def _on_accepted(self, msg: play_pb2.AnswerAccepted) -> None:
+        """An answer was acknowledged. A batched stream is told its latest
+        acceptance again when it resumes: the tracer hears of each one once."""
+        told_before = msg.decision_id in self.accepted
         self.accepted[msg.decision_id] = msg.action_id
         self._pending.pop(msg.decision_id, None)
-        if self.tracer is not None:
+        if self.tracer is not None and not told_before:
             self.tracer.accepted(self, msg.decision_id, time.perf_counter())
 
     def _on_rejected_msg(self, msg: play_pb2.AnswerRejected) -> None:
@@ -527,6 +560,7 @@ class Agent:
                     self.tracer.answer_sent(self, decision_id, time.perf_counter())
                 await call.write(msg)
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError, grpc.aio.UsageError) as error:
+            self._write_failed = call
             log.debug("answer not sent; the stream is gone", agent=self.name, error=repr(error))
 
 

@@ -39,7 +39,7 @@ const CHANNEL_OPTIONS = {
 };
 
 const USAGE = `usage: node agent.js --server HOST:PORT[,HOST:PORT...] --match ID --token TOKEN
-                     [--strategy random|rule] [--seed N] [--bearer] [--no-events]
+                     [--strategy random|rule] [--seed N] [--bearer] [--no-events] [--no-batch]
                      [--tls] [--root-cert FILE] [--proto-dir DIR] [--give-up-s S]
                      [--drop-every N] [--probe-illegal] [--verbose]
 
@@ -49,6 +49,8 @@ const USAGE = `usage: node agent.js --server HOST:PORT[,HOST:PORT...] --match ID
   --seed N        seed of the strategy's random choices (default: random)
   --bearer        send the seat token as metadata "authorization: Bearer" instead of in Join
   --no-events     ask the server not to send events (Join.no_events)
+  --no-batch      one message per event and acceptance instead of batched delivery
+                  (by default Join.batched: they ride on the seat's next message)
   --tls           use TLS (system roots, or --root-cert FILE)
   --proto-dir DIR the folder holding twistarena/v1/*.proto (default: the repository's proto/)
   --give-up-s S   give up after S seconds without getting the seat back (default 120)
@@ -104,6 +106,7 @@ class Agent {
     this.token = options.token;
     this.bearer = options.bearer;
     this.noEvents = options.noEvents;
+    this.batched = !options.noBatch;
     this.credentials = options.credentials;
     this.strategy = options.strategy;
     this.giveUpMs = options.giveUpMs;
@@ -126,7 +129,7 @@ class Agent {
     this.stats = {
       decisions: 0, answers: 0, accepted: 0, rejections: 0, rejections_by_reason: {},
       reconnects: 0, joins: 0, events: 0, duplicate_events: 0, event_gaps: 0,
-      resent_decisions: 0, drops: 0,
+      resent_decisions: 0, drops: 0, batches: 0,
     };
   }
 
@@ -235,6 +238,7 @@ class Agent {
           seat_token: this.bearer ? '' : this.token,
           resume_from_seq: String(this.nextSeq),
           no_events: this.noEvents,
+          batched: this.batched,
         },
       });
     });
@@ -285,7 +289,12 @@ class Agent {
         this.onEvent(msg.event);
         return null;
       case 'decision':
+        this.onCarried(msg.decision);
         this.onDecision(msg.decision);
+        return null;
+      case 'batch':
+        this.stats.batches += 1;
+        this.onCarried(msg.batch);
         return null;
       case 'accepted':
         this.onAccepted(msg.accepted);
@@ -322,6 +331,13 @@ class Agent {
     this.nextSeq = seq + 1;
     this.stats.events += 1;
     this.debug(`event ${seq} ${event.kind}: ${event.text}`);
+  }
+
+  // A batched stream (Join.batched): the acceptance and the events a DecisionRequest
+  // or a SeatBatch carries, in that order.
+  onCarried(carrier) {
+    if (carrier.accepted) this.onAccepted(carrier.accepted);
+    for (const event of carrier.events || []) this.onEvent(event);
   }
 
   onDecision(req) {
@@ -386,6 +402,8 @@ class Agent {
   }
 
   onAccepted(accepted) {
+    // A batched stream tells the latest acceptance again after a Join.
+    if (this.acceptedIds.has(accepted.decision_id)) return;
     this.acceptedIds.add(accepted.decision_id);
     this.pending.delete(accepted.decision_id);
     this.stats.accepted += 1;
@@ -433,6 +451,7 @@ function parseCommandLine(argv) {
       seed: { type: 'string' },
       bearer: { type: 'boolean', default: false },
       'no-events': { type: 'boolean', default: false },
+      'no-batch': { type: 'boolean', default: false },
       tls: { type: 'boolean', default: false },
       'root-cert': { type: 'string' },
       'proto-dir': { type: 'string' },
@@ -463,6 +482,7 @@ function parseCommandLine(argv) {
     seed: values.seed === undefined ? crypto.randomInt(2 ** 32) : integer('seed', values.seed),
     bearer: values.bearer,
     noEvents: values['no-events'],
+    noBatch: values['no-batch'],
     tls: values.tls || Boolean(values['root-cert']),
     rootCert: values['root-cert'],
     protoDir: values['proto-dir'],

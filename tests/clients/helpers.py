@@ -17,6 +17,30 @@ def run(coro: Any, timeout: float = 150.0) -> Any:
     return asyncio.run(asyncio.wait_for(coro, timeout))
 
 
+class Acknowledgements:
+    """An agent tracer: when (loop time) and where (server address) each match's
+    agents were told that an answer of theirs was accepted. The SDK tells it of
+    each acceptance once, whichever message carried it: an AnswerAccepted of
+    its own, or, on a batched stream, the next DecisionRequest or SeatBatch."""
+
+    def __init__(self) -> None:
+        #: match id -> (loop time, server address) of each acceptance
+        self.at: dict[str, list[tuple[float, str]]] = {}
+
+    def decision_received(self, agent: Agent, decision_id: int, t: float) -> None:
+        """Not needed here."""
+
+    def answer_sent(self, agent: Agent, decision_id: int, t: float) -> None:
+        """Not needed here."""
+
+    def accepted(self, agent: Agent, decision_id: int, t: float) -> None:
+        now = asyncio.get_running_loop().time()
+        self.at.setdefault(agent.match_id, []).append((now, agent.address))
+
+    def count(self, match_id: str) -> int:
+        return len(self.at.get(match_id, ()))
+
+
 def acknowledged_in_log(agents: Sequence[Agent], replay: match_pb2.Replay) -> list[str]:
     """Every AnswerAccepted an agent saw must be in the log: same seat, action, position.
 

@@ -10,7 +10,7 @@ import pytest
 from twistarena import engine
 from twistarena.clients.bench.pingpong import EngineGroup
 from twistarena.clients.bench.protocolbot import ProtocolBot
-from twistarena.clients.bench.service import DECISION_PREFIX
+from twistarena.clients.bench.service import DECISION_PREFIX, read_counters
 from twistarena.clients.sdk import ArenaClient
 from twistarena.clients.sdk.connection import make_channel
 from twistarena.clients.sdk.convert import oneof_to_dict
@@ -50,7 +50,8 @@ def test_engine_pingpong_starts_a_new_game_when_one_ends() -> None:
     assert group.seed == first_seed + 1 and not group.state.is_terminal()
 
 
-def test_protocol_bots_play_a_match_to_the_end(server: Any) -> None:
+@pytest.mark.parametrize("batched", [True, False])
+def test_protocol_bots_play_a_match_to_the_end(server: Any, batched: bool) -> None:
     async def scenario() -> None:
         client = ArenaClient(server.target)
         created = await client.create_match("tricky_twist", 4, seed=5, decision_ms=60_000)
@@ -58,7 +59,7 @@ def test_protocol_bots_play_a_match_to_the_end(server: Any) -> None:
         seen: dict[str, list[float]] = {"decision": [], "answer": []}
         bots = [ProtocolBot(channel, created.match.match_id, t.token, t.seat,
                             lambda key, t: seen["decision"].append(t),
-                            lambda key, t: seen["answer"].append(t))
+                            lambda key, t: seen["answer"].append(t), batched=batched)
                 for t in created.seat_tokens]
         try:
             overs = await asyncio.gather(*(b.run() for b in bots))
@@ -70,6 +71,36 @@ def test_protocol_bots_play_a_match_to_the_end(server: Any) -> None:
         assert all(b.accepted == b.answered > 0 for b in bots)
         assert len(seen["decision"]) == len(seen["answer"]) == match.actions
         assert list(overs[0].result.scores) == list(match.result.scores)
+
+    run(scenario())
+
+
+def test_the_server_counts_its_play_messages_for_the_bench(server: Any) -> None:
+    """``bench service`` divides the server's own counters by its decisions: they
+    count every AgentMessage (the Joins too) and every DecisionRequest built."""
+    from twistarena.server import metrics
+
+    port = metrics.serve_metrics(0)  # the in-process server's registry, over HTTP
+
+    async def scenario() -> None:
+        client = ArenaClient(server.target)
+        created = await client.create_match("twhist", 3, seed=2, decision_ms=60_000)
+        channel = make_channel(server.target)
+        before = read_counters([port])
+        bots = [ProtocolBot(channel, created.match.match_id, t.token, t.seat,
+                            lambda key, t: None, lambda key, t: None)
+                for t in created.seat_tokens]
+        try:
+            await asyncio.gather(*(b.run() for b in bots))
+        finally:
+            await channel.close()
+        counted = read_counters([port]).minus(before)
+        answered = sum(b.answered for b in bots)
+        assert counted.received == answered + len(bots)
+        assert counted.requests_built == answered
+        # Batched: Joined, a request per decision, the last acceptance and MatchOver.
+        assert answered < counted.sent <= answered + 4 * len(bots)
+        assert counted.request_build_s > 0
 
     run(scenario())
 

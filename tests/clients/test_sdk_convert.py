@@ -52,3 +52,19 @@ def test_legal_actions_lazy_and_eager_agree() -> None:
             assert lazy == eager  # Mapping equality decodes the lazy payloads
             assert [dict(a.payload) for a in lazy] == [dict(a.payload) for a in actions]
             state.apply(seat, rng.choice(state.legal_action_ids(seat)))
+
+
+def test_lazy_event_data_decodes_to_the_same_event() -> None:
+    """``lazy_observations`` covers event data too (kept serialized, decoded when read)."""
+    state = engine.make("tricky_twist", 4, 3)
+    info = engine.game("tricky_twist")
+    rng = random.Random(3)
+    for _ in range(30):
+        seat = state.to_act()[0]
+        state.apply(seat, rng.choice(state.legal_action_ids(seat)))
+    for seq, event in enumerate(state.events):
+        message = wire.event(seq, event.view(1), info)
+        eager = convert.MatchEvent.from_proto(message)
+        lazy = convert.MatchEvent.from_proto(message, lazy=True)
+        assert isinstance(lazy.data, convert.LazyEventData)
+        assert lazy == eager and dict(lazy.data) == eager.data

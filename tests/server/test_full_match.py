@@ -1,12 +1,14 @@
 """Full matches of every game over real gRPC with raw stubs, against real Valkey.
 
-Every message each seat's stream and the spectator stream receives is scanned
-for cards that the recipient could not know at that time.
+Every message each seat's stream (odd seats batched, even seats not) and the
+spectator stream receives is scanned for cards that the recipient could not
+know at that time.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -44,7 +46,7 @@ async def _full_match(target: str, game_id: str, n: int, seed: int) -> dict[str,
         agents = [Agent(ch, mid, tok) for _seat, tok in sorted(tokens(resp).items())]
 
         async def seat_task(i: int, agent: Agent) -> mpb.MatchResult:
-            joined = await agent.join()
+            joined = await agent.join(batched=i % 2 == 1)  # both kinds of stream
             assert joined.seat == i and joined.game_id == game_id and joined.num_players == n
             return await play_to_end(agent, random_chooser(seed * 10 + i), timeout=90)
 
@@ -55,6 +57,26 @@ async def _full_match(target: str, game_id: str, n: int, seed: int) -> dict[str,
             code, _details, _reason = await agent.status()
             assert code.name == "OK"
     return {"results": results, "agents": agents, "spectator": spectator, "replay": replay}
+
+
+def _unbatched(received: list[ppb.ServerMessage]) -> Iterator[tuple[ppb.ServerMessage, str]]:
+    """A seat's messages with what a batched stream carried (``Join.batched``) as
+    messages of their own: each event is checked at its own seq, the request
+    without them."""
+    for msg in received:
+        kind = msg.WhichOneof("msg")
+        carrier = msg.decision if kind == "decision" else msg.batch if kind == "batch" else None
+        if carrier is not None:
+            for event in carrier.events:
+                yield ppb.ServerMessage(event=event), "event"
+            if kind == "decision":
+                alone = ppb.ServerMessage()
+                alone.decision.CopyFrom(msg.decision)
+                alone.decision.ClearField("events")
+                alone.decision.ClearField("accepted")
+                yield alone, kind
+            continue
+        yield msg, kind
 
 
 @pytest.mark.parametrize(("game_id", "n"), CASES)
@@ -81,8 +103,7 @@ def test_full_match_and_no_hidden_card_on_the_wire(server: Any, game_id: str, n:
     for seat, agent in enumerate(out["agents"]):
         seqs = []
         decisions = 0
-        for msg in agent.received:
-            kind = msg.WhichOneof("msg")
+        for msg, kind in _unbatched(agent.received):
             if kind == "event":
                 step = timeline.event_step[msg.event.seq]
                 data = to_dict(msg.event.data)

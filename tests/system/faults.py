@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ import redis
 from twistarena.bots import make_bot
 from twistarena.clients.sdk import Agent, ArenaClient, Backoff
 
+from tests.clients.helpers import Acknowledgements
 from tests.support.process import ServeProcess, json_records
 from tests.support.valkey import ValkeyProcess, free_port
 
@@ -57,21 +58,18 @@ def slow_bot(game_id: str, seed: int, delay: float = 0.01) -> Any:
 async def start_matches(address: str, count: int, seed: int,
                         game: tuple[str, int] = ("tricky_twist", 3),
                         delay: float = 0.01,
-                        on_message: Callable[[str, Any], None] | None = None,
+                        tracer: Acknowledgements | None = None,
                         ) -> tuple[ArenaClient, list[Any], list[Agent], list[asyncio.Task[Any]]]:
     """``count`` matches created on ``address``, every seat played by a slow random
-    bot; ``on_message(match_id, message)`` sees every message an agent gets."""
+    bot; ``tracer`` hears of every acceptance an agent is told of."""
     client = ArenaClient(address)
     created = [await client.create_match(game[0], game[1], seed=seed + i, decision_ms=60_000,
                                          reconnect_grace_ms=60_000) for i in range(count)]
 
-    def hook(match_id: str) -> Callable[[Any], None] | None:
-        return None if on_message is None else (lambda msg: on_message(match_id, msg))
-
     agents = [Agent(slow_bot(game[0], seed * 100 + i * 10 + t.seat, delay), server=address,
                     match_id=r.match.match_id, token=t.token,
                     backoff=Backoff(initial=0.05, maximum=0.5, give_up_after=60),
-                    on_message=hook(r.match.match_id))
+                    tracer=tracer)
               for i, r in enumerate(created) for t in r.seat_tokens]
     tasks = [asyncio.ensure_future(a.run()) for a in agents]
     return client, created, agents, tasks

@@ -14,18 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import time
 from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
 import grpc
 import pytest
 import redis
-from twistarena.clients.sdk import Agent, ArenaClient
+from twistarena.clients.sdk import ArenaClient
 
-from tests.clients.helpers import replay_problems, run
+from tests.clients.helpers import Acknowledgements, replay_problems, run
 from tests.support import agents as raw
 from tests.support.nodes import Node, health_not_serving, owners
 from tests.support.proxy import TcpProxy
@@ -57,26 +55,17 @@ async def _partition() -> dict[str, Any]:
              for i, p in enumerate(proxies)]
     tasks: list[asyncio.Task[Any]] = []
     loop = asyncio.get_running_loop()
-    #: match id -> (loop time, node address) of every AnswerAccepted its agents got
-    accepted_at: dict[str, list[tuple[float, str]]] = {}
-
-    def hook(agent: Agent) -> Callable[[Any], None]:
-        def on_message(msg: Any) -> None:
-            if msg.WhichOneof("msg") == "accepted":
-                accepted_at.setdefault(agent.match_id, []).append((loop.time(), agent.address))
-        return on_message
-
+    acks = Acknowledgements()
     try:
         for node in nodes:
             node.start()
         addresses = [n.address for n in nodes]
         _client, created, agents, tasks = await start_matches(
-            addresses[0], MATCHES, seed=500, game=("twhist", 3), delay=0.01)
+            addresses[0], MATCHES, seed=500, game=("twhist", 3), delay=0.01, tracer=acks)
         for agent in agents:
             agent.servers = addresses[:]
-            agent.options = dataclasses.replace(agent.options, on_message=hook(agent))
         ids = [r.match.match_id for r in created]
-        await wait_until(lambda: all(len(accepted_at.get(m, ())) >= 3 for m in ids),
+        await wait_until(lambda: all(acks.count(m) >= 3 for m in ids),
                          "every match played", timeout=30)
         admin = redis.Redis(port=valkey.port)
         owned = {mid: row.get("node", "") for mid, row in owners(admin, ids).items()}
@@ -93,7 +82,7 @@ async def _partition() -> dict[str, Any]:
         refusal = await _refusal(addresses[victim], moved[0], token)
         results = await finish_all(tasks, agents, nodes[(victim + 1) % 3].proc)  # type: ignore[arg-type]
         cut_off = addresses[victim]
-        first_ack = {mid: min((t for t, where in accepted_at[mid]
+        first_ack = {mid: min((t for t, where in acks.at[mid]
                                if t > cut and where != cut_off), default=float("inf")) - cut
                      for mid in moved}
         every = ArenaClient(addresses)

@@ -29,11 +29,10 @@ import grpc
 import pytest
 import redis
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from twistarena.clients.sdk.agent import WRITE_FAILED
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 
-from tests.clients.helpers import acknowledged_in_log, run
+from tests.clients.helpers import Acknowledgements, acknowledged_in_log, run
 from tests.support import agents as raw
 from tests.support.nodes import ValkeyCluster
 from tests.support.process import ServeProcess
@@ -234,17 +233,11 @@ async def _primary_killed() -> dict[str, Any]:
     cluster = ValkeyCluster(aof=True).start()
     node = serve("--redis-url", cluster.url, "--lease-ms", "2000")
     tasks: list[asyncio.Task[Any]] = []
-    #: match id -> loop time of every AnswerAccepted its agents got
-    accepted_at: dict[str, list[float]] = {}
+    acks = Acknowledgements()
     loop = asyncio.get_running_loop()
-
-    def on_message(match_id: str, msg: Any) -> None:
-        if msg.WhichOneof("msg") == "accepted":
-            accepted_at.setdefault(match_id, []).append(loop.time())
-
     try:
         client, created, agents, tasks = await start_matches(
-            node.target, 6, seed=70, on_message=on_message)
+            node.target, 6, seed=70, tracer=acks)
         await wait_until(lambda: accepted_total(agents) >= 30, "play started", timeout=30)
         errors_before = metric(node, "twistarena_errors_total")
         cluster.kill(0)
@@ -259,8 +252,8 @@ async def _primary_killed() -> dict[str, Any]:
                    for r in created}
         # A match's stall: its longest wait for an acknowledged answer after the kill.
         stalls = {mid: max(b - a for a, b in zip([killed, *after], after, strict=False))
-                  for mid, times in accepted_at.items()
-                  if (after := [t for t in times if t > killed])}
+                  for mid, told in acks.at.items()
+                  if (after := [t for t, _where in told if t > killed])}
         return {"results": results, "replays": replays, "agents": agents, "stalls": stalls,
                 "restarted_s": restarted,
                 "failures": [f for a in agents for f in a.stream_failures],
@@ -286,7 +279,4 @@ def test_a_killed_cluster_primary_stalls_no_match() -> None:
         assert acknowledged_in_log(mine, replay) == [], match_id
     assert out["call_failures"] == []  # the server failed no call (that would be INTERNAL)
     for code, reason in out["failures"]:
-        # WRITE_FAILED: an answer written as the server ended the stream; grpc then
-        # reports its own INTERNAL, and the server's status is not known
-        assert (code == grpc.StatusCode.UNAVAILABLE and reason) or (
-            code == grpc.StatusCode.INTERNAL and reason == WRITE_FAILED), (code, reason)
+        assert code == grpc.StatusCode.UNAVAILABLE and reason, (code, reason)

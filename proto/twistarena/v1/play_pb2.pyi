@@ -63,16 +63,18 @@ class AgentMessage(_message.Message):
     def __init__(self, join: _Optional[_Union[Join, _Mapping]] = ..., answer: _Optional[_Union[Answer, _Mapping]] = ...) -> None: ...
 
 class Join(_message.Message):
-    __slots__ = ("match_id", "seat_token", "resume_from_seq", "no_events")
+    __slots__ = ("match_id", "seat_token", "resume_from_seq", "no_events", "batched")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_TOKEN_FIELD_NUMBER: _ClassVar[int]
     RESUME_FROM_SEQ_FIELD_NUMBER: _ClassVar[int]
     NO_EVENTS_FIELD_NUMBER: _ClassVar[int]
+    BATCHED_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     seat_token: str
     resume_from_seq: int
     no_events: bool
-    def __init__(self, match_id: _Optional[str] = ..., seat_token: _Optional[str] = ..., resume_from_seq: _Optional[int] = ..., no_events: _Optional[bool] = ...) -> None: ...
+    batched: bool
+    def __init__(self, match_id: _Optional[str] = ..., seat_token: _Optional[str] = ..., resume_from_seq: _Optional[int] = ..., no_events: _Optional[bool] = ..., batched: _Optional[bool] = ...) -> None: ...
 
 class Answer(_message.Message):
     __slots__ = ("decision_id", "action_id", "fallback")
@@ -85,7 +87,7 @@ class Answer(_message.Message):
     def __init__(self, decision_id: _Optional[int] = ..., action_id: _Optional[int] = ..., fallback: _Optional[bool] = ...) -> None: ...
 
 class ServerMessage(_message.Message):
-    __slots__ = ("joined", "decision", "accepted", "rejected", "event", "match_over", "rewound")
+    __slots__ = ("joined", "decision", "accepted", "rejected", "event", "match_over", "rewound", "batch")
     JOINED_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
     ACCEPTED_FIELD_NUMBER: _ClassVar[int]
@@ -93,6 +95,7 @@ class ServerMessage(_message.Message):
     EVENT_FIELD_NUMBER: _ClassVar[int]
     MATCH_OVER_FIELD_NUMBER: _ClassVar[int]
     REWOUND_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     joined: Joined
     decision: DecisionRequest
     accepted: AnswerAccepted
@@ -100,7 +103,16 @@ class ServerMessage(_message.Message):
     event: _match_pb2.Event
     match_over: MatchOver
     rewound: Rewound
-    def __init__(self, joined: _Optional[_Union[Joined, _Mapping]] = ..., decision: _Optional[_Union[DecisionRequest, _Mapping]] = ..., accepted: _Optional[_Union[AnswerAccepted, _Mapping]] = ..., rejected: _Optional[_Union[AnswerRejected, _Mapping]] = ..., event: _Optional[_Union[_match_pb2.Event, _Mapping]] = ..., match_over: _Optional[_Union[MatchOver, _Mapping]] = ..., rewound: _Optional[_Union[Rewound, _Mapping]] = ...) -> None: ...
+    batch: SeatBatch
+    def __init__(self, joined: _Optional[_Union[Joined, _Mapping]] = ..., decision: _Optional[_Union[DecisionRequest, _Mapping]] = ..., accepted: _Optional[_Union[AnswerAccepted, _Mapping]] = ..., rejected: _Optional[_Union[AnswerRejected, _Mapping]] = ..., event: _Optional[_Union[_match_pb2.Event, _Mapping]] = ..., match_over: _Optional[_Union[MatchOver, _Mapping]] = ..., rewound: _Optional[_Union[Rewound, _Mapping]] = ..., batch: _Optional[_Union[SeatBatch, _Mapping]] = ...) -> None: ...
+
+class SeatBatch(_message.Message):
+    __slots__ = ("accepted", "events")
+    ACCEPTED_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    accepted: AnswerAccepted
+    events: _containers.RepeatedCompositeFieldContainer[_match_pb2.Event]
+    def __init__(self, accepted: _Optional[_Union[AnswerAccepted, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_match_pb2.Event, _Mapping]]] = ...) -> None: ...
 
 class Rewound(_message.Message):
     __slots__ = ("to_seq", "actions", "lost_actions", "reason")
@@ -141,7 +153,7 @@ class LegalAction(_message.Message):
     def __init__(self, id: _Optional[int] = ..., label: _Optional[str] = ..., payload: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
-    __slots__ = ("match_id", "decision_id", "seat", "observation", "legal_actions", "deadline", "time_left_ms")
+    __slots__ = ("match_id", "decision_id", "seat", "observation", "legal_actions", "deadline", "time_left_ms", "accepted", "events")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     DECISION_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
@@ -149,6 +161,8 @@ class DecisionRequest(_message.Message):
     LEGAL_ACTIONS_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_FIELD_NUMBER: _ClassVar[int]
     TIME_LEFT_MS_FIELD_NUMBER: _ClassVar[int]
+    ACCEPTED_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     decision_id: int
     seat: int
@@ -156,7 +170,9 @@ class DecisionRequest(_message.Message):
     legal_actions: _containers.RepeatedCompositeFieldContainer[LegalAction]
     deadline: _timestamp_pb2.Timestamp
     time_left_ms: int
-    def __init__(self, match_id: _Optional[str] = ..., decision_id: _Optional[int] = ..., seat: _Optional[int] = ..., observation: _Optional[_Union[_observations_pb2.Observation, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[LegalAction, _Mapping]]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., time_left_ms: _Optional[int] = ...) -> None: ...
+    accepted: AnswerAccepted
+    events: _containers.RepeatedCompositeFieldContainer[_match_pb2.Event]
+    def __init__(self, match_id: _Optional[str] = ..., decision_id: _Optional[int] = ..., seat: _Optional[int] = ..., observation: _Optional[_Union[_observations_pb2.Observation, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[LegalAction, _Mapping]]] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., time_left_ms: _Optional[int] = ..., accepted: _Optional[_Union[AnswerAccepted, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_match_pb2.Event, _Mapping]]] = ...) -> None: ...
 
 class AnswerAccepted(_message.Message):
     __slots__ = ("decision_id", "action_id")

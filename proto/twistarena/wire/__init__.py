@@ -10,7 +10,8 @@ for field (see observations.proto), so a dict converts by handing it to the
 message constructor: nested dicts and lists become sub-messages. That is
 strict (an unknown key raises) and much faster than ``json_format.ParseDict``.
 
-The messages sent on every decision (DecisionRequest, AnswerAccepted, events)
+The messages sent on every decision (DecisionRequest, AnswerAccepted, events,
+a batched seat's SeatBatch)
 are assembled here as serialized ``ServerMessage``/``WatchMessage`` bytes: a
 protobuf message is the concatenation of its encoded fields, so the parts that
 do not change (the match id, a legal action, an event shared by several
@@ -229,10 +230,15 @@ _OBSERVATION_KEY = _key(_number(_DR, "observation"), _LEN)
 _LEGAL_ACTIONS_KEY = _key(_number(_DR, "legal_actions"), _LEN)
 _DEADLINE_KEY = _key(_number(_DR, "deadline"), _LEN)
 _TIME_LEFT_KEY = _key(_number(_DR, "time_left_ms"), _VARINT)
+_DR_ACCEPTED_KEY = _key(_number(_DR, "accepted"), _LEN)
+_DR_EVENTS_KEY = _key(_number(_DR, "events"), _LEN)
+_BATCH_ACCEPTED_KEY = _key(_number(ppb.SeatBatch, "accepted"), _LEN)
+_SEAT_BATCH_EVENTS_KEY = _key(_number(ppb.SeatBatch, "events"), _LEN)
 _SM = ppb.ServerMessage
 _SM_DECISION_KEY = _key(_number(_SM, "decision"), _LEN)
 _SM_ACCEPTED_KEY = _key(_number(_SM, "accepted"), _LEN)
 _SM_EVENT_KEY = _key(_number(_SM, "event"), _LEN)
+_SM_BATCH_KEY = _key(_number(_SM, "batch"), _LEN)
 _WM_EVENT_KEY = _key(_number(ppb.WatchMessage, "event"), _LEN)
 _WM_VIEW_KEY = _key(_number(ppb.WatchMessage, "view"), _LEN)
 _WM_BATCH_KEY = _key(_number(ppb.WatchMessage, "batch"), _LEN)
@@ -308,9 +314,26 @@ def decision_body(match_id_field: bytes, decision_id: int, seat: int, observatio
     ))
 
 
-def decision_message(body: bytes, time_left_ms: int) -> bytes:
-    """A serialized ``ServerMessage(decision=...)`` from ``decision_body`` and the time left."""
-    return length_delimited(_SM_DECISION_KEY, body + varint_field(_TIME_LEFT_KEY, time_left_ms))
+def decision_message(body: bytes, time_left_ms: int, batched: bytes = b"") -> bytes:
+    """A serialized ``ServerMessage(decision=...)`` from ``decision_body``, the time
+    left and, on a batched stream, the ``batched_fields`` that ride along."""
+    return length_delimited(_SM_DECISION_KEY,
+                            body + varint_field(_TIME_LEFT_KEY, time_left_ms) + batched)
+
+
+def batched_fields(accepted: bytes, events: Sequence[bytes]) -> bytes:
+    """A DecisionRequest's ``accepted`` and ``events`` fields, from a serialized
+    AnswerAccepted (empty: none) and serialized Events."""
+    out = length_delimited(_DR_ACCEPTED_KEY, accepted) if accepted else b""
+    return out + b"".join([length_delimited(_DR_EVENTS_KEY, e) for e in events])
+
+
+def seat_batch_message(accepted: bytes, events: Sequence[bytes]) -> bytes:
+    """A serialized ``ServerMessage(batch=SeatBatch(...))`` from a serialized
+    AnswerAccepted (empty: none) and serialized Events."""
+    body = length_delimited(_BATCH_ACCEPTED_KEY, accepted) if accepted else b""
+    body += b"".join([length_delimited(_SEAT_BATCH_EVENTS_KEY, e) for e in events])
+    return length_delimited(_SM_BATCH_KEY, body)
 
 
 _SM_JOINED_KEY = _key(_number(_SM, "joined"), _LEN)
@@ -324,11 +347,15 @@ def joined_message(joined_without_seat: bytes, seat: int) -> bytes:
                             joined_without_seat + varint_field(_JOINED_SEAT_KEY, seat))
 
 
+def accepted(decision_id: int, action_id: int) -> bytes:
+    """A serialized ``AnswerAccepted``."""
+    return (varint_field(_ACCEPTED_DECISION_KEY, decision_id)
+            + varint_field(_ACCEPTED_ACTION_KEY, action_id))
+
+
 def accepted_message(decision_id: int, action_id: int) -> bytes:
     """A serialized ``ServerMessage(accepted=AnswerAccepted(...))``."""
-    return length_delimited(_SM_ACCEPTED_KEY,
-                            varint_field(_ACCEPTED_DECISION_KEY, decision_id)
-                            + varint_field(_ACCEPTED_ACTION_KEY, action_id))
+    return length_delimited(_SM_ACCEPTED_KEY, accepted(decision_id, action_id))
 
 
 def event_server_message(event_bytes: bytes) -> bytes:
@@ -361,7 +388,8 @@ def message_kind(message: bytes) -> int:
 
 
 def _narrow_classes() -> type[Message]:
-    """A ServerMessage that knows only a DecisionRequest's id and legal action ids.
+    """A ServerMessage that knows only a DecisionRequest's id and legal action ids,
+    and the decision id of an acceptance a DecisionRequest or a SeatBatch carries.
 
     Built at import in a private descriptor pool (the contract's messages are
     untouched): parsing with it keeps every other field as unknown bytes, so
@@ -374,16 +402,29 @@ def _narrow_classes() -> type[Message]:
     action = file.message_type.add(name="ActionId")
     action.field.add(name="id", number=_number(ppb.LegalAction, "id"),
                      type=field.TYPE_INT32, label=field.LABEL_OPTIONAL)
+    accepted = file.message_type.add(name="AcceptedId")
+    accepted.field.add(name="decision_id", number=_number(ppb.AnswerAccepted, "decision_id"),
+                       type=field.TYPE_UINT64, label=field.LABEL_OPTIONAL)
     decision = file.message_type.add(name="DecisionIds")
     decision.field.add(name="decision_id", number=_number(_DR, "decision_id"),
                        type=field.TYPE_UINT64, label=field.LABEL_OPTIONAL)
     decision.field.add(name="legal_actions", number=_number(_DR, "legal_actions"),
                        type=field.TYPE_MESSAGE, label=field.LABEL_REPEATED,
                        type_name=".twistarena.wire.narrow.ActionId")
+    decision.field.add(name="accepted", number=_number(_DR, "accepted"),
+                       type=field.TYPE_MESSAGE, label=field.LABEL_OPTIONAL,
+                       type_name=".twistarena.wire.narrow.AcceptedId")
+    batch = file.message_type.add(name="BatchIds")
+    batch.field.add(name="accepted", number=_number(ppb.SeatBatch, "accepted"),
+                    type=field.TYPE_MESSAGE, label=field.LABEL_OPTIONAL,
+                    type_name=".twistarena.wire.narrow.AcceptedId")
     server = file.message_type.add(name="ServerMessageIds")
     server.field.add(name="decision", number=_number(_SM, "decision"),
                      type=field.TYPE_MESSAGE, label=field.LABEL_OPTIONAL,
                      type_name=".twistarena.wire.narrow.DecisionIds")
+    server.field.add(name="batch", number=_number(_SM, "batch"),
+                     type=field.TYPE_MESSAGE, label=field.LABEL_OPTIONAL,
+                     type_name=".twistarena.wire.narrow.BatchIds")
     pool = descriptor_pool.DescriptorPool()
     pool.Add(file)
     cls: type[Message] = message_factory.GetMessageClass(
@@ -392,15 +433,23 @@ def _narrow_classes() -> type[Message]:
 
 
 _SERVER_MESSAGE_IDS = _narrow_classes()
-#: ``message_kind`` of a ServerMessage holding a DecisionRequest.
+#: ``message_kind`` of a ServerMessage holding a DecisionRequest, a SeatBatch.
 DECISION_KIND = _number(_SM, "decision")
+SEAT_BATCH_KIND = _number(_SM, "batch")
 
 
 def narrow_decision(message: bytes) -> Any:
     """The DecisionRequest of a serialized ``ServerMessage`` (see ``message_kind``)
-    with only ``decision_id`` and ``legal_actions[i].id`` parsed: a bot that needs
-    no more than these does not pay for the observation and the labels."""
+    with only ``decision_id``, ``legal_actions[i].id`` and ``accepted.decision_id``
+    parsed: a bot that needs no more than these does not pay for the
+    observation, the labels and the events."""
     return _SERVER_MESSAGE_IDS.FromString(message).decision  # type: ignore[attr-defined]
+
+
+def narrow_batch(message: bytes) -> Any:
+    """The SeatBatch of a serialized ``ServerMessage`` with only
+    ``accepted.decision_id`` parsed (see ``narrow_decision``)."""
+    return _SERVER_MESSAGE_IDS.FromString(message).batch  # type: ignore[attr-defined]
 
 
 def view_watch_message(view_bytes: bytes) -> bytes:

@@ -64,6 +64,8 @@ class DecisionBook:
         self.settled: dict[int, Outcome] = {}
         #: Per seat, the id of its latest settled decision.
         self.last_settled: dict[int, int] = {}
+        #: Per seat, the action of its latest decision settled by an answer.
+        self.last_answer: dict[int, int] = {}
         #: Acting seat -> the log length when its open decision opened.
         self.opened: dict[int, int] = {}
         #: Acting seat -> its legal action ids in the open decision.
@@ -88,6 +90,8 @@ class DecisionBook:
         self.last_settled[seat] = did
         if timeout:
             self.timeouts[seat] += 1
+        else:
+            self.last_answer[seat] = action
         self.log_len += 1
         self.entries.append((seat, action, timeout))
         self._reopen(actor=seat)
@@ -113,6 +117,15 @@ class DecisionBook:
             if s not in opened and s != actor:
                 self.settled[self.decision_id(s)] = Outcome.SUPERSEDED
         self.opened = opened
+
+    def latest_acceptance(self, seat: int) -> tuple[int, int] | None:
+        """(decision id, action) of the seat's latest settled decision if an answer
+        settled it: what a batched stream that (re)joins is told again, since the
+        acceptance may have been lost with a stream or a server."""
+        did = self.last_settled.get(seat)
+        if did is None or self.settled.get(did) is not Outcome.ANSWERED:
+            return None
+        return did, self.last_answer[seat]
 
     def why_not_open(self, seat: int, decision_id: int) -> Reply:
         """Why an answer to a decision that is not open is refused."""

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Gauge, Histogram, start_http_server
+from collections.abc import Iterator
+
+from prometheus_client import REGISTRY, Counter, Gauge, Histogram, start_http_server
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.registry import Collector
 
 # The store counts its own appends and errors; one registry, re-exported here.
 from twistarena.storage.metrics import APPEND_BATCH as APPEND_BATCH
@@ -30,6 +34,44 @@ STORE_LOSSES = Counter(
 LOST_ACTIONS = Counter("twistarena_lost_actions_total",
                        "Acknowledged actions the store lost (detected)")
 STORE_UP = Gauge("twistarena_store_up", "1 while the store answers, 0 while it does not")
+
+
+class PlayTraffic:
+    """Messages on the Play streams and DecisionRequests built: counted per message,
+    so as plain integers (a Prometheus counter takes a lock per increment) and
+    exported when scraped. ``bench service`` divides them by its decisions."""
+
+    __slots__ = ("received", "request_build_ns", "requests_built", "sent")
+
+    def __init__(self) -> None:
+        self.sent = 0
+        self.received = 0
+        self.requests_built = 0
+        self.request_build_ns = 0
+
+
+PLAY_TRAFFIC = PlayTraffic()
+
+
+class _PlayTrafficCollector(Collector):
+    def collect(self) -> Iterator[CounterMetricFamily]:
+        traffic = PLAY_TRAFFIC
+        messages = CounterMetricFamily(
+            "twistarena_play_messages", "Messages on Play streams, by direction from the "
+            "server (sent: ServerMessages, received: AgentMessages)", labels=["direction"])
+        messages.add_metric(["sent"], traffic.sent)
+        messages.add_metric(["received"], traffic.received)
+        yield messages
+        yield CounterMetricFamily("twistarena_decision_requests_built",
+                                  "DecisionRequests built (a request sent again is not rebuilt)",
+                                  value=traffic.requests_built)
+        yield CounterMetricFamily("twistarena_decision_request_build_seconds",
+                                  "CPU time of the event loop building DecisionRequests "
+                                  "(observation, legal actions, encoding)",
+                                  value=traffic.request_build_ns / 1e9)
+
+
+REGISTRY.register(_PlayTrafficCollector())
 
 
 def serve_metrics(port: int, host: str = "127.0.0.1") -> int:

@@ -50,16 +50,18 @@ class Outbox:
     Items are messages or their serialized bytes (the handlers' serializer
     passes bytes through), or a ``Close``."""
 
-    __slots__ = ("_allowance", "_items", "_loop", "_waiter", "batch_from", "closed",
-                 "last_write", "limit", "no_events", "unproductive", "was_cut", "writer",
-                 "writing_since")
+    __slots__ = ("_allowance", "_items", "_loop", "_waiter", "batch_from", "batched",
+                 "closed", "last_write", "limit", "no_events", "unproductive", "was_cut",
+                 "writer", "writing_since")
 
-    def __init__(self, no_events: bool = False, limit: int = 0) -> None:
+    def __init__(self, no_events: bool = False, limit: int = 0, batched: bool = False) -> None:
         self._items: deque[Any] = deque()
         self._loop = asyncio.get_running_loop()
         self._waiter: asyncio.Future[None] | None = None
         self.closed = False
         self.no_events = no_events
+        #: A Play stream that asked for batched delivery (``Join.batched``).
+        self.batched = batched
         #: A batched spectator's next event seq (``WatchRequest.batched``); None:
         #: every event and view is a message of its own.
         self.batch_from: int | None = None
@@ -150,9 +152,9 @@ class Streams:
         self.active: set[Outbox] = set()
         self._task: asyncio.Task[None] | None = None
 
-    def outbox(self, no_events: bool = False) -> Outbox:
+    def outbox(self, no_events: bool = False, batched: bool = False) -> Outbox:
         """A new outbox bounded by the server's stream queue limit."""
-        return Outbox(no_events, self.limits.stream_queue)
+        return Outbox(no_events, self.limits.stream_queue, batched)
 
     def start(self) -> None:
         """Start watching for stuck and idle streams."""

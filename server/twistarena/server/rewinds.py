@@ -124,6 +124,7 @@ async def store_lost(runner: MatchRunner, why: str, acknowledged: int,
     metrics.LOST_ACTIONS.inc(lost)
     log.error("store_loss", match_id=runner.match_id, policy=policy.value, why=why,
               acknowledged=acknowledged, kept=kept, lost=lost, consistent=consistent)
+    runner.feed.flush_all()  # what waited for batched seats, before they hear of the loss
     if entries != runner.book.entries:
         runner.replay(entries)
     if policy is LossPolicy.VOID:

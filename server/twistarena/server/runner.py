@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
+from types import MappingProxyType
 from typing import Any
 
 import grpc
@@ -85,7 +86,7 @@ class MatchRunner:
                                    joined=s in record.joined))
         self.spectators: set[Outbox] = set()
         self.book = DecisionBook(self.state)
-        self.feed = EventFeed(self.state, self.info)
+        self.feed = EventFeed(self.state, self.info, self.seats)
         #: Kept encodings of this match's observation parts and actions.
         self.observations = wire.ObservationEncoder(self.game_id)
         self.vocabulary = wire.ActionVocabulary(self.game_id)
@@ -109,7 +110,7 @@ class MatchRunner:
                                  game_options(self.record.options))
         self.book = DecisionBook(self.state)
         self.feed.stop()
-        self.feed = EventFeed(self.state, self.info)
+        self.feed = EventFeed(self.state, self.info, self.seats)
         for seat in self.seats:
             seat.cancel_deadline()
             seat.decision_id = 0
@@ -153,13 +154,17 @@ class MatchRunner:
             elif self.waiting_timeout_s > 0:
                 self.timers.arm_waiting(self.waiting_timeout_s, self._waiting_expired)
 
-    async def _start_when_seated(self) -> bool:
+    async def _start_when_seated(self, joining: Seat | None = None) -> bool:
         """A waiting match starts running once every seat has joined (house bots
-        always have). True if it started now. Lock held."""
+        always have). True if it started now. ``joining``: a seat joining now, noted
+        in the same write as the start (one store call fewer per match). Lock held."""
         if self.status != mpb.MATCH_STATUS_WAITING or not all(
-                s.joined or s.house_bot for s in self.seats):
+                s.joined or s.house_bot or s is joining for s in self.seats):
             return False
-        await self._set_status(mpb.MATCH_STATUS_RUNNING)
+        await self._set_status(mpb.MATCH_STATUS_RUNNING,
+                               {f"joined:{joining.seat}": 1} if joining is not None else {})
+        if joining is not None:
+            joining.joined = True
         self._run()
         return True
 
@@ -218,6 +223,7 @@ class MatchRunner:
         lapsed (the look-up would wait on a dead link, or name a stale owner)."""
         self.stopped_by = Close(code, reason, details, redirect)
         self.timers.cancel()
+        self.feed.flush_all()
         self.feed.stop()
         for seat in self.seats:
             seat.cancel_timers()
@@ -232,9 +238,11 @@ class MatchRunner:
                 task.cancel()
         self.hub.forget(self)
 
-    async def _set_status(self, status: int) -> None:
+    async def _set_status(self, status: int, also: Mapping[str, int] = MappingProxyType({})
+                          ) -> None:
+        """Store the match's status (and the fields ``also`` names, in the same write)."""
         await through_outage(partial(self.store.matches.update_meta, self.match_id, self.owner,
-                                     {"status": status}), lambda: self.stopped)
+                                     {**also, "status": status}), lambda: self.stopped)
         self.status = status
         if status != mpb.MATCH_STATUS_WAITING:
             self.timers.cancel_waiting()
@@ -264,17 +272,31 @@ class MatchRunner:
             seat.stream = outbox
             seat.abandoned = False
             seat.cancel_grace()
+            # A stream resumes from its own seq. A batched one is told the acceptance
+            # of the seat's latest answer again: it may have waited for a message
+            # that a dropped stream or a crashed server never sent.
+            seat.take_waiting()
+            seat.batched = outbox.batched
+            latest = self.book.latest_acceptance(seat_no) if outbox.batched else None
+            if latest is not None:
+                self.feed.hold_accepted(seat, wire.accepted(*latest))
             outbox.send(wire.joined_message(self._joined(), seat_no))
             resume_from = rewinds.resume_seat_from(self, seat_no, outbox, resume_from)
-            if not outbox.no_events:
+            if outbox.batched:
+                if not outbox.no_events:
+                    self.feed.seat_backlog(seat, resume_from)
+            elif not outbox.no_events:
                 for seq in range(max(0, resume_from), len(self.state.events)):
                     outbox.send(wire.event_server_message(self.feed.for_seat(seq, seat_no)))
             if self.over:
+                self.feed.flush(seat)
                 outbox.send(ppb.ServerMessage(match_over=ppb.MatchOver(result=self.result)))
                 outbox.finish()
                 return
             if not seat.joined:
                 # Noted only once stored: a seat whose write failed joins again.
+                if await self._start_when_seated(joining=seat):
+                    return
                 await through_outage(partial(self.store.matches.update_meta, self.match_id,
                                              self.owner, {f"joined:{seat_no}": 1}),
                                      lambda: self.stopped)
@@ -282,7 +304,8 @@ class MatchRunner:
             if await self._start_when_seated():  # again if a start failed before
                 return
             if seat.decision_id and seat.decision_id == self.book.open_id(seat_no):
-                # A still-open decision: send it again, same id, with the time left.
+                # A still-open decision: send it again, same id, with the time left
+                # (and, on a batched stream, the backlog).
                 if seat.abandoned or seat.timer is None:
                     self._arm_timer(seat, self.clock.decision_s)
                 self._send_request(seat)
@@ -377,6 +400,7 @@ class MatchRunner:
         left = max(0.0, seat.deadline - self.loop.time())
         body = seat.request
         if body is None:
+            started = time.thread_time_ns()  # CPU time: a preempted build costs nothing
             seat_no, state = seat.seat, self.state
             body = wire.decision_body(
                 self._match_id_field, seat.decision_id, seat_no,
@@ -386,8 +410,12 @@ class MatchRunner:
                                         partial(state.describe, seat_no)),
                 int(seat.deadline_wall * 1e9))
             seat.request = body
+            traffic = metrics.PLAY_TRAFFIC
+            traffic.requests_built += 1
+            traffic.request_build_ns += time.thread_time_ns() - started
         seat.sent_at = time.perf_counter()
-        seat.stream.send(wire.decision_message(body, int(left * 1000)))
+        batched = wire.batched_fields(*seat.take_waiting()) if seat.waiting_since else b""
+        seat.stream.send(wire.decision_message(body, int(left * 1000), batched))
 
     async def answer(self, seat_no: int, decision_id: int, action_id: int,
                      stream: Outbox, fallback: bool = False) -> Reply:
@@ -537,7 +565,10 @@ class MatchRunner:
         did = self.book.decision_id(seat_no)
         self.book.advance(seat_no, action, timeout)
         if not timeout and not seat.house_bot:
-            self._reply(seat.stream, did, action, ACCEPTED)
+            if seat.batched:
+                self.feed.hold_accepted(seat, wire.accepted(did, action))
+            else:
+                self._reply(seat.stream, did, action, ACCEPTED)
         self.feed.send_new(first_event, self.seats, self.spectators)
         if self.state.is_terminal():
             await self.finish(mpb.END_REASON_COMPLETED, "")
@@ -582,6 +613,8 @@ class MatchRunner:
         self.result = result
         metrics.MATCHES_ENDED.labels(mpb.EndReason.Name(reason)).inc()
         over = ppb.ServerMessage(match_over=ppb.MatchOver(result=result))
+        self.feed.flush_all()
+        self.feed.stop()
         for seat in self.seats:
             seat.cancel_timers()
             seat.decision_id = 0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .outbox import Outbox
 
@@ -29,6 +29,22 @@ class Seat:
     sent_at: float = 0.0
     #: The open decision's DecisionRequest, serialized but for ``time_left_ms``.
     request: bytes | None = None
+    #: The seat's stream asked for batched delivery (``Join.batched``): what it is
+    #: told waits for its next message (see ``events.EventFeed.hold_accepted``).
+    batched: bool = False
+    #: What waits for that message: the seat's events (serialized, in its view)
+    #: and the acceptance of its latest answer (a serialized AnswerAccepted).
+    waiting_events: list[bytes] = field(default_factory=list)
+    waiting_accepted: bytes = b""
+    #: Loop time the oldest of them began to wait (0: nothing waits).
+    waiting_since: float = 0.0
+
+    def take_waiting(self) -> tuple[bytes, list[bytes]]:
+        """What waits for the seat's next message (the acceptance, the events), now
+        on its way."""
+        accepted, events = self.waiting_accepted, self.waiting_events
+        self.waiting_accepted, self.waiting_events, self.waiting_since = b"", [], 0.0
+        return accepted, events
 
     def cancel_deadline(self) -> None:
         """Stop the open decision's timer (answered, settled, or the match moved)."""

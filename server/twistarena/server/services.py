@@ -58,10 +58,12 @@ def add_streaming_services(server: aio.Server, play: Play, watch: Watch) -> None
 
 
 async def pump(cluster: Cluster, match_id: str, outbox: Outbox,
-               context: aio.ServicerContext[Any, Any], streams: Streams) -> None:
+               context: aio.ServicerContext[Any, Any], streams: Streams,
+               traffic: metrics.PlayTraffic | None = None) -> None:
     """Write a stream's outbox until it closes: normally, with a redirect to the
     match's owner, or with an error status. A write stuck for a reader that
-    does not read is abandoned when the outbox is cut."""
+    does not read is abandoned when the outbox is cut. ``traffic``: count the
+    messages written (a Play stream's)."""
     task = asyncio.current_task()
     loop = asyncio.get_running_loop()
     outbox.writer = task
@@ -80,6 +82,10 @@ async def pump(cluster: Cluster, match_id: str, outbox: Outbox,
                                                     item.details)
                 await _end(context, item)
             outbox.writing_since = loop.time()
+            if traffic is not None:
+                # Counted as it is handed to gRPC: a client never reads a
+                # message that is not counted yet.
+                traffic.sent += 1
             await context.write(item)
             outbox.last_write = loop.time()
             outbox.writing_since = 0.0
@@ -307,6 +313,7 @@ class Play(pgrpc.PlayServicer):
         if first.WhichOneof("msg") != "join":
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                        "the first message of a Play stream must be Join")
+        metrics.PLAY_TRAFFIC.received += 1
         join = first.join
         if not join.match_id:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
@@ -323,14 +330,15 @@ class Play(pgrpc.PlayServicer):
                        f"at most {self.config.max_streams_per_token} streams per seat token")
         self.streams_per_token[digest] += 1
         metrics.PLAY_STREAMS.inc()
-        outbox = self.streams.outbox(no_events=join.no_events)
+        outbox = self.streams.outbox(no_events=join.no_events, batched=join.batched)
         outbox.unproductive = lambda: runner.status == mpb.MATCH_STATUS_WAITING
         reader: asyncio.Task[None] | None = None
         try:
             await runner.attach(seat, outbox, join.resume_from_seq)
             reader = asyncio.get_running_loop().create_task(
                 self._read(context, runner, seat, outbox))
-            await pump(self.cluster, join.match_id, outbox, context, self.streams)
+            await pump(self.cluster, join.match_id, outbox, context, self.streams,
+                       metrics.PLAY_TRAFFIC)
         finally:
             if reader is not None:
                 reader.cancel()
@@ -372,11 +380,13 @@ class Play(pgrpc.PlayServicer):
 
     async def _read(self, context: aio.ServicerContext[Any, Any], runner: MatchRunner,
                     seat: int, outbox: Outbox) -> None:
+        traffic = metrics.PLAY_TRAFFIC
         try:
             while True:
                 msg = await context.read()
                 if msg is aio.EOF:
                     return
+                traffic.received += 1
                 if is_undecodable(msg):
                     outbox.close(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                                  "a message on this stream is not a valid AgentMessage")

@@ -92,7 +92,8 @@ class Matches:
     # -- creation and records ---------------------------------------------
 
     async def create(self, record: MatchRecord) -> None:
-        """Store a new match and list it (index, live set)."""
+        """Store a new match and list it (index, live set, and the lease index as
+        owned by nobody yet), in one pipeline."""
         mid = record.match_id
         mapping: dict[str, bytes | str | int] = {
             "spec": record.options.SerializeToString(),
@@ -108,6 +109,7 @@ class Matches:
             pipe.hset(keys.match_meta(mid), mapping=mapping)
             pipe.zadd(keys.MATCH_INDEX, {mid: record.created_ms})
             pipe.sadd(keys.LIVE_MATCHES, mid)
+            pipe.zadd(keys.MATCH_LEASES, {mid: 0})
             await pipe.execute()
 
     async def exists(self, match_id: str) -> bool:

@@ -112,11 +112,6 @@ class Nodes:
             with driver_errors():
                 await self.conn.redis.zadd(keys.MATCH_LEASES, expiries, xx=True)
 
-    async def note_unowned(self, match_id: str) -> None:
-        """A new match: in the lease index, owned by nobody yet."""
-        with driver_errors():
-            await self.conn.redis.zadd(keys.MATCH_LEASES, {match_id: 0})
-
     async def forget_match(self, match_id: str) -> None:
         """A match gone from the store leaves the lease index."""
         with driver_errors():

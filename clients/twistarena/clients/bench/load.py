@@ -206,9 +206,11 @@ async def run_worker(cfg: WorkerConfig, report: Callable[[dict[str, Any]], None]
             loadplan.record_seconds(start_latency, time.perf_counter() - since)
             in_flight.add(created.match.match_id)
             address = servers[n % len(servers)]
+            # Unbatched: the round trip ends at the AnswerAccepted, which a batched
+            # stream would hold back for the seat's next message.
             options: dict[str, Any] = {"no_events": True, "tracer": tracer,
                                        "channel": channels[n % len(channels)],
-                                       "lazy_observations": True}
+                                       "lazy_observations": True, "batched": False}
             if plain and table.bot == "random":
                 agents = seat_agents([address, *servers], created, [table.bot],
                                      seed=cfg.seed + n, **options)

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 LISTENING = re.compile(r"listening on (\S+:\d+)")
+#: The metrics port in a node's ``listening`` log line (JSON or key=value).
+METRICS_PORT = re.compile(r"metrics_port\"?[=:] ?(\d+)")
 CLI = "import sys; from twistarena.clients.cli import main; sys.exit(main())"
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -156,6 +158,11 @@ class ServerProcess:
         """Read and write system calls of the server's helpers (the embedded Valkey):
         about one read per pipeline that reaches it."""
         return sum(syscalls(c) for c in self._children(True))
+
+    def metrics_ports(self) -> list[int]:
+        """The Prometheus ports the server's nodes logged (``serve --metrics-port 0``)."""
+        return sorted({int(m.group(1)) for line in self.lines
+                       if (m := METRICS_PORT.search(line))})
 
     def rss_bytes(self) -> int:
         return rss_bytes(self.pid) + sum(rss_bytes(c) for c in self._children(False))

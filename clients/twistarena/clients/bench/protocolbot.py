@@ -4,7 +4,9 @@ It does what any bot in any language must do and nothing more: join with its
 seat token, tell each ServerMessage's kind, answer a DecisionRequest with one
 of its legal action ids, and stop at MatchOver. It reads only what a random bot
 needs (the decision id and the legal action ids, see ``wire.narrow_decision``),
-as a lean bot in any language would. The service benchmark runs it beside the
+as a lean bot in any language would. It asks for batched delivery
+(``Join.batched``) unless told not to: the acceptance of an answer and the
+events then come with the seat's next message. The service benchmark runs it beside the
 bare ping-pong client so that the two runs differ only by the server (the SDK's
 own cost is measured separately with real ``Agent`` s).
 """
@@ -44,10 +46,12 @@ class ProtocolBot:
 
     def __init__(self, channel: grpc.aio.Channel, match_id: str, token: str, seed: int,
                  on_decision: Hook, on_answer: Hook, connect: Connect | None = None,
-                 events: bool = False) -> None:
+                 events: bool = False, batched: bool = True) -> None:
         self.channel = channel
         #: Whether the seat asks for its events too (what most agents run; unread here).
         self.events = events
+        #: Whether it asks for batched delivery (Join.batched).
+        self.batched = batched
         self.connect = connect
         self.match_id = match_id
         self.token = token
@@ -80,10 +84,11 @@ class ProtocolBot:
         key = self.match_id
         choice = self.rng.choice
         kind_of, narrow, answer = wire.message_kind, wire.narrow_decision, wire.answer_message
-        decision = wire.DECISION_KIND
+        decision, batch = wire.DECISION_KIND, wire.SEAT_BATCH_KIND
         try:
             await call.write(play_pb2.AgentMessage(join=play_pb2.Join(
-                match_id=self.match_id, seat_token=self.token, no_events=not self.events)))
+                match_id=self.match_id, seat_token=self.token, no_events=not self.events,
+                batched=self.batched)))
             while True:
                 data = await call.read()
                 if data is grpc.aio.EOF:
@@ -92,6 +97,8 @@ class ProtocolBot:
                 kind = kind_of(data)
                 if kind == decision:
                     req = narrow(data)
+                    if req.HasField("accepted"):
+                        self.accepted += 1
                     self.on_decision(key, time.perf_counter())
                     action = choice(req.legal_actions).id
                     self.on_answer(key, time.perf_counter())
@@ -99,6 +106,8 @@ class ProtocolBot:
                     await call.write(answer(req.decision_id, action))
                 elif kind == ACCEPTED:
                     self.accepted += 1
+                elif kind == batch:
+                    self.accepted += wire.narrow_batch(data).HasField("accepted")
                 elif kind == MATCH_OVER:
                     over: play_pb2.MatchOver = play_pb2.ServerMessage.FromString(data).match_over
                     return over

@@ -19,7 +19,15 @@ as lean as the ping-pong client plus parsing real messages), and again with
 the SDK's ``Agent`` (``sdk``), whose own cost shows in the client column.
 Reported: decisions/s of each run and their ratio to bare gRPC, the
 server's (and Valkey's) CPU per decision, the load generator's CPU per
-decision, and the decision overhead.
+decision, and the decision overhead. From the server's own counters
+(``serve --metrics-port``): the Play messages per decision it sent and
+received, and the time it took to build a DecisionRequest. The service's
+agents ask for batched delivery (``Join.batched``) unless ``--no-batch``.
+
+Per match (5): matches created, seated by raw Play streams, started (one
+DecisionRequest) and cancelled, no decision answered, as fast as the slots
+go: the server's CPU per match, which the service runs' CPU per decision is
+also given without (``server_cpu_us_per_decision_net``).
 
 Decision overhead is measured from the agents' side: the time from an
 agent writing its Answer to the next DecisionRequest of the same match
@@ -41,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import statistics
 import sys
@@ -50,6 +59,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+import grpc.aio
+from twistarena import wire
 from twistarena.v1 import match_pb2, match_pb2_grpc, play_pb2
 
 from ..sdk import Agent, AgentError, ArenaClient
@@ -59,7 +70,7 @@ from ..terminal import make_console
 from .live import LONG_CLOCK_MS, live_matches
 from .pingpong import DECISION, PingPongClient, tune_gc
 from .processes import ServerProcess, own_cpu_seconds
-from .protocolbot import ProtocolBot, ProtocolBotError
+from .protocolbot import PLAY_METHOD, ProtocolBot, ProtocolBotError
 
 Progress = Callable[[str, float, float], None]
 
@@ -117,6 +128,46 @@ class AgentTracer:
 
 
 @dataclass(slots=True)
+class ServerCounters:
+    """The server's own counters of its Play streams, summed over its nodes."""
+
+    sent: float = 0.0
+    received: float = 0.0
+    requests_built: float = 0.0
+    request_build_s: float = 0.0
+
+    def minus(self, before: ServerCounters) -> ServerCounters:
+        return ServerCounters(self.sent - before.sent, self.received - before.received,
+                              self.requests_built - before.requests_built,
+                              self.request_build_s - before.request_build_s)
+
+
+#: Prometheus sample (name and labels as exported) -> ``ServerCounters`` field.
+COUNTER_SAMPLES = {
+    'twistarena_play_messages_total{direction="sent"}': "sent",
+    'twistarena_play_messages_total{direction="received"}': "received",
+    "twistarena_decision_requests_built_total": "requests_built",
+    "twistarena_decision_request_build_seconds_total": "request_build_s",
+}
+
+
+def read_counters(ports: Sequence[int]) -> ServerCounters:
+    """Scrape the counters from each node's metrics endpoint (blocking)."""
+    import urllib.request
+
+    out = ServerCounters()
+    for port in ports:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as page:
+            text = page.read().decode()
+        for line in text.splitlines():
+            sample, _, value = line.rpartition(" ")
+            name = COUNTER_SAMPLES.get(sample)
+            if name is not None:
+                setattr(out, name, getattr(out, name) + float(value))
+    return out
+
+
+@dataclass(slots=True)
 class Throughput:
     """One measured run (bare gRPC or the real service)."""
 
@@ -133,6 +184,10 @@ class Throughput:
     #: System calls (reads and writes) of the server's processes, and of its helper.
     server_syscalls: int = 0
     helper_syscalls: int = 0
+    #: The server's own counters over the window (zero for the yardsticks).
+    counters: ServerCounters = field(default_factory=ServerCounters)
+    #: The server's CPU per match apart from its decisions (µs; 0: not measured).
+    match_cpu_us: float = 0.0
 
     @property
     def per_s(self) -> float:
@@ -140,6 +195,22 @@ class Throughput:
 
     def us_per(self, cpu: float) -> float:
         return 1e6 * cpu / self.decisions if self.decisions else 0.0
+
+    def per_decision(self, count: float) -> float:
+        return count / self.decisions if self.decisions else 0.0
+
+    @property
+    def request_build_us(self) -> float:
+        built = self.counters.requests_built
+        return 1e6 * self.counters.request_build_s / built if built else 0.0
+
+    @property
+    def server_us_net(self) -> float:
+        """Server CPU per decision without what its matches cost once each."""
+        if not self.decisions:
+            return 0.0
+        fixed = self.match_cpu_us * 1e-6 * self.matches_finished
+        return 1e6 * max(0.0, self.server_cpu_s - fixed) / self.decisions
 
     def percentile_ms(self, q: float) -> float:
         if not self.samples:
@@ -163,7 +234,35 @@ class Throughput:
             if self.decisions else 0.0,
             "valkey_syscalls_per_decision": round(self.helper_syscalls / self.decisions, 3)
             if self.decisions else 0.0,
+            "messages_per_decision_sent": round(self.per_decision(self.counters.sent), 3),
+            "messages_per_decision_received": round(
+                self.per_decision(self.counters.received), 3),
+            "request_build_us": round(self.request_build_us, 1),
+            **({"server_cpu_us_per_decision_net": round(self.server_us_net, 1)}
+               if self.match_cpu_us else {}),
         }
+
+
+#: How long a run's tasks may take to end once cancelled, and its channels to
+#: close, before the run goes on without them.
+CLOSE_TIMEOUT_S = 10.0
+
+
+async def cancel_tasks(tasks: Sequence[asyncio.Future[Any]]) -> None:
+    """Cancel a run's tasks and wait for them, bounded in time: a gRPC call cancelled
+    on a loaded machine has been seen to wait for its status for ever."""
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks, timeout=CLOSE_TIMEOUT_S)
+
+
+async def close_channels(channels: Sequence[grpc.aio.Channel]) -> None:
+    """Close a run's channels, bounded in time: a close stuck on a loaded machine
+    must not hold the benchmark."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.gather(*(c.close() for c in channels),
+                                              return_exceptions=True), CLOSE_TIMEOUT_S)
 
 
 async def _measure(timing: Timing, server: ServerProcess, warmup: float, duration: float,
@@ -171,6 +270,8 @@ async def _measure(timing: Timing, server: ServerProcess, warmup: float, duratio
                    stop: Callable[[], Awaitable[None]]) -> Throughput:
     """Open the window after ``warmup``, close it after ``duration``, read the counters."""
     await asyncio.sleep(warmup)
+    ports = server.metrics_ports()
+    counters0 = await asyncio.to_thread(read_counters, ports)
     timing.window_open = True
     t0, cpu0, helper0, own0 = (time.perf_counter(), server.cpu_seconds(),
                                server.helper_cpu_seconds(), own_cpu_seconds())
@@ -186,6 +287,8 @@ async def _measure(timing: Timing, server: ServerProcess, warmup: float, duratio
                      list(timing.samples), finished() - done0,
                      server_syscalls=server.syscalls() - calls0,
                      helper_syscalls=server.helper_syscalls() - helper_calls0)
+    # Read after the CPU: the scrape costs the server a little CPU of its own.
+    run.counters = (await asyncio.to_thread(read_counters, ports)).minus(counters0)
     progress(label, duration, duration)
     await stop()
     return run
@@ -206,8 +309,9 @@ async def capture_sizes(address: str, game: str, players: int) -> Sizes:
                 decision_id=msg.accepted.decision_id, action_id=msg.accepted.action_id))
             sizes["answer"].append(answer.ByteSize())
 
+    # Unbatched: the yardsticks send a request, an answer and an acceptance per decision.
     agents = seat_agents(address, created, ["random"], seed=1, no_events=True,
-                         on_message=record)
+                         on_message=record, batched=False)
     await asyncio.wait_for(asyncio.gather(*(a.run() for a in agents)), 120)
     return Sizes(*(round(statistics.fmean(sizes[k])) if sizes[k] else 0
                    for k in ("decision", "answer", "accepted")))
@@ -221,7 +325,8 @@ AGENT_KINDS = ("protocol", "sdk")
 
 async def real_throughput(server: ServerProcess, game: str, players: int, matches: int,
                           warmup: float, duration: float, agents: str = "protocol",
-                          progress: Progress = _noop, events: bool = False) -> Throughput:
+                          progress: Progress = _noop, events: bool = False,
+                          batched: bool = True) -> Throughput:
     """The real service: ``matches`` concurrent matches of random bots, kept topped up."""
     if agents not in AGENT_KINDS:
         raise ValueError(f"agents must be one of {AGENT_KINDS}, not {agents!r}")
@@ -244,11 +349,11 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
         if agents == "sdk":
             return [a.run() for a in seat_agents(
                 address, created, ["random"], seed=i + n, no_events=not events,
-                channel=channels[i],
+                channel=channels[i], batched=batched,
                 tracer=tracer, lazy_observations=True)]
         match_id = created.match.match_id
         return [ProtocolBot(channels[i], match_id, t.token, (i + n) * 101 + t.seat,
-                            timing.decision, timing.answer, connect, events).run()
+                            timing.decision, timing.answer, connect, events, batched).run()
                 for t in created.seat_tokens]
 
     failed: list[BaseException] = []
@@ -277,18 +382,96 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
     async def stop() -> None:
         nonlocal running
         running = False
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await asyncio.gather(*(c.close() for c in [*channels, *owners.values()]),
-                             return_exceptions=True)
+        await cancel_tasks(tasks)
+        await close_channels([*channels, *owners.values()])
 
     try:
         label = "service, SDK agents" if agents == "sdk" else "service, protocol bots"
         label += ", with events" if events else ""
+        label += "" if batched else ", unbatched"
         run = await _measure(timing, server, warmup, duration, label, progress,
                              lambda: finished, stop)
         run.matches_failed = len(failed)
+        return run
+    finally:
+        await stop()
+
+
+async def _seat_and_cancel(channel: grpc.aio.Channel, creator: Any, game: str, players: int,
+                           seed: int, events: bool, batched: bool) -> None:
+    """One match created, every seat joined by a raw Play stream, started (a seat
+    is asked) and cancelled; its streams read to their end."""
+    created = await creator.CreateMatch(match_pb2.CreateMatchRequest(
+        options=match_pb2.MatchOptions(
+            game_id=game, num_players=players, seed=seed,
+            time_control=match_pb2.TimeControl(decision_ms=LONG_CLOCK_MS))))
+    match_id = created.match.match_id
+    asked = asyncio.Event()
+
+    async def seat(token: str) -> None:
+        call: Any = channel.stream_stream(PLAY_METHOD,
+                                          request_serializer=wire.passthrough_serializer)()
+        try:
+            await call.write(play_pb2.AgentMessage(join=play_pb2.Join(
+                match_id=match_id, seat_token=token, no_events=not events, batched=batched)))
+            while (data := await call.read()) is not grpc.aio.EOF:
+                if wire.message_kind(data) == wire.DECISION_KIND:
+                    asked.set()
+        finally:
+            call.cancel()
+
+    seats = [asyncio.ensure_future(seat(t.token)) for t in created.seat_tokens]
+    try:
+        await asyncio.wait_for(asked.wait(), 60)
+        await creator.CancelMatch(match_pb2.CancelMatchRequest(match_id=match_id,
+                                                              reason="bench"))
+        await asyncio.wait(seats, timeout=60)
+    finally:
+        for task in seats:
+            task.cancel()
+
+
+async def match_costs(server: ServerProcess, game: str, players: int, matches: int,
+                      warmup: float, duration: float, progress: Progress = _noop,
+                      events: bool = False, batched: bool = True) -> Throughput:
+    """Matches created, seated, started and cancelled with no decision answered, by
+    ``matches`` slots: the server's CPU per match apart from its decisions."""
+    timing = Timing()
+    channels = [make_channel(server.address) for _ in range(matches)]
+    creators = [stub(match_pb2_grpc.MatchesStub, c) for c in channels]
+    finished = 0
+    running = True
+    failed: list[BaseException] = []
+
+    async def slot(i: int) -> None:
+        nonlocal finished
+        n = 0
+        # Checked as well as cancelled: asyncio.wait_for (3.11) can swallow a
+        # cancel that arrives as its wait ends.
+        while running:
+            n += 1
+            try:
+                await _seat_and_cancel(channels[i], creators[i], game, players,
+                                       i * 100_003 + n, events, batched)
+            except (grpc.aio.AioRpcError, TimeoutError) as error:
+                failed.append(error)
+                continue
+            finished += 1
+
+    tasks = [asyncio.ensure_future(slot(i)) for i in range(matches)]
+
+    async def stop() -> None:
+        nonlocal running
+        running = False
+        await cancel_tasks(tasks)
+        await close_channels(channels)
+
+    try:
+        run = await _measure(timing, server, warmup, duration, "per match (no decisions)",
+                             progress, lambda: finished, stop)
+        run.matches_failed = len(failed)
+        if run.matches_finished:
+            run.match_cpu_us = 1e6 * run.server_cpu_s / run.matches_finished
         return run
     finally:
         await stop()
@@ -322,10 +505,8 @@ async def raw_throughput(players: int, matches: int, sizes: Sizes, warmup: float
 
     async def stop() -> None:
         stop_event.set()
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await asyncio.gather(*(c.close() for c in channels), return_exceptions=True)
+        await cancel_tasks(tasks)
+        await close_channels(channels)
 
     label = "gRPC + engine only" if game else "bare gRPC"
     try:
@@ -346,6 +527,7 @@ class Report:
     engine_only: Throughput | None = None
     real: Throughput | None = None
     sdk: Throughput | None = None
+    matches: Throughput | None = None
     live: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -361,6 +543,19 @@ class Report:
                 out[key] = run.to_json()
                 if bare:
                     out[f"{key}_to_bare_ratio"] = round(run.per_s / bare, 3)
+        if self.matches is not None:
+            costs = self.matches
+            out["match_costs"] = {
+                "matches": costs.matches_finished, "seconds": round(costs.seconds, 3),
+                "matches_failed": costs.matches_failed,
+                "server_cpu_us_per_match": round(costs.match_cpu_us, 1),
+                "valkey_cpu_us_per_match": round(
+                    1e6 * costs.helper_cpu_s / costs.matches_finished, 1)
+                if costs.matches_finished else 0.0,
+                "messages_per_match_sent": round(
+                    costs.counters.sent / costs.matches_finished, 2)
+                if costs.matches_finished else 0.0,
+            }
         if self.live is not None:
             out["live"] = self.live
         return out
@@ -376,13 +571,14 @@ UNLIMITED = ("--creates-per-minute", "0", "--live-per-client", "0",
 async def run(game: str, players: int, matches: int, duration: float, warmup: float,
               live: int, storm: int, server_args: Sequence[str] = (),
               progress: Progress = _noop, agents: Sequence[str] = AGENT_KINDS,
-              events: bool = False) -> Report:
+              events: bool = False, batched: bool = True) -> Report:
     """The whole benchmark; every phase is bounded in time."""
     report = Report({"game": game, "players": players, "matches": matches,
                      "duration_s": duration, "warmup_s": warmup, "live_matches": live,
                      "storm_agents": storm, "agents": list(agents),
-                     "server_args": list(server_args), "events": events})
-    server = ServerProcess.serve(*UNLIMITED, *server_args)
+                     "server_args": list(server_args), "events": events,
+                     "batched": batched})
+    server = ServerProcess.serve(*UNLIMITED, "--metrics-port", "0", *server_args)
     await asyncio.to_thread(server.start)
     try:
         if live:
@@ -396,10 +592,16 @@ async def run(game: str, players: int, matches: int, duration: float, warmup: fl
                                                   duration, progress, game)
         if "protocol" in agents:
             report.real = await real_throughput(server, game, players, matches, warmup,
-                                                duration, "protocol", progress, events)
+                                                duration, "protocol", progress, events,
+                                                batched)
         if "sdk" in agents:
             report.sdk = await real_throughput(server, game, players, matches, warmup,
-                                               duration, "sdk", progress, events)
+                                               duration, "sdk", progress, events, batched)
+        report.matches = await match_costs(server, game, players, matches, warmup,
+                                           duration, progress, events, batched)
+        for run in (report.real, report.sdk):
+            if run is not None:
+                run.match_cpu_us = report.matches.match_cpu_us
         return report
     finally:
         await asyncio.to_thread(server.stop)
@@ -450,6 +652,10 @@ def add_cli(targets: Any) -> None:
     parser.add_argument("--events", action="store_true",
                         help="the service's agents take their events too (no_events off, "
                              "the SDK's default); the yardsticks are unchanged")
+    parser.add_argument("--no-batch", action="store_true",
+                        help="the service's agents do not ask for batched delivery "
+                             "(Join.batched, the SDK's default): a message per event and "
+                             "per acceptance")
     parser.add_argument("--workers", default="1", metavar="N|auto",
                         help="the server under test runs `serve --workers N` (default 1)")
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
@@ -484,7 +690,7 @@ def run_cli(args: argparse.Namespace) -> int:
         report = run_sync(args.game, args.players, args.matches, args.duration, args.warmup,
                           args.live_matches, args.storm if args.live_matches else 0,
                           agents=kinds, progress=progress, events=args.events,
-                          server_args=("--workers", args.workers))
+                          batched=not args.no_batch, server_args=("--workers", args.workers))
     console.print(report_table(report))
     if args.json:
         print(json.dumps(report.to_json()))
@@ -506,16 +712,23 @@ def report_table(report: Report) -> Any:
         return table
     table = Table(title=f"{cfg['matches']} concurrent {cfg['players']}-seat {cfg['game']} "
                         f"matches, {cfg['duration_s']:g} s measured")
-    for column in ("run", "decisions/s", "server µs/dec", "valkey µs/dec", "client µs/dec",
-                   "server syscalls/dec", "overhead p50 ms", "overhead p99 ms"):
+    for column in ("run", "decisions/s", "server µs/dec", "net of match µs/dec",
+                   "valkey µs/dec", "client µs/dec", "server syscalls/dec",
+                   "messages/dec out / in", "request build µs", "overhead p50 ms",
+                   "overhead p99 ms"):
         table.add_column(column, justify="left" if column == "run" else "right")
     for run in (report.raw, report.engine_only, report.real, report.sdk):
         if run is None:
             continue
+        counted = run.counters.sent > 0
         table.add_row(run.label, f"{run.per_s:,.0f}", f"{run.us_per(run.server_cpu_s):.0f}",
+                      f"{run.server_us_net:.0f}" if run.match_cpu_us else "-",
                       f"{run.us_per(run.helper_cpu_s):.0f}" if run.helper_cpu_s else "-",
                       f"{run.us_per(run.client_cpu_s):.0f}",
                       f"{run.server_syscalls / run.decisions:.2f}" if run.decisions else "-",
+                      f"{run.per_decision(run.counters.sent):.2f} / "
+                      f"{run.per_decision(run.counters.received):.2f}" if counted else "-",
+                      f"{run.request_build_us:.0f}" if counted else "-",
                       f"{run.percentile_ms(0.5):.2f}",
                       f"{run.percentile_ms(0.99):.2f}")
     out = report.to_json()
@@ -529,5 +742,14 @@ def report_table(report: Report) -> Any:
         captions.append(f"{failed} matches failed (streams cut)")
     if "service_to_bare_ratio" in out:
         captions.append(f"service / bare gRPC = {out['service_to_bare_ratio']:.3f}")
+    if "service_sdk_agents_to_bare_ratio" in out:
+        captions.append(f"SDK agents / bare gRPC = {out['service_sdk_agents_to_bare_ratio']:.3f}")
+    if "grpc_engine_only_to_bare_ratio" in out:
+        captions.append(f"engine only / bare gRPC = {out['grpc_engine_only_to_bare_ratio']:.3f}")
+    if report.matches is not None and report.matches.matches_finished:
+        costs = out["match_costs"]
+        captions.append(f"per match: server {costs['server_cpu_us_per_match']:,.0f} µs, "
+                        f"Valkey {costs['valkey_cpu_us_per_match']:,.0f} µs "
+                        f"({costs['matches']} matches created, seated, cancelled)")
     table.caption = "; ".join(captions)
     return table

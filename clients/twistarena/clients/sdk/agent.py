@@ -44,12 +44,6 @@ from .convert import JSON, Decision, MatchEvent, MatchResult, Rejection, struct_
 
 log = structlog.get_logger("twistarena.sdk")
 
-#: The reason recorded for a stream whose status grpc made up itself: an answer
-#: written as the server ended the stream fails, and grpc.aio then reports
-#: INTERNAL "Internal error from Core" in place of the server's own status
-#: (grpc/grpc#36066). The agent reconnects as for any lost stream.
-WRITE_FAILED = "WRITE_FAILED"
-
 __all__ = ["Agent", "AgentOptions", "NoAnswer", "Tracer", "play", "run_agent"]
 
 
@@ -67,6 +61,18 @@ class _Dropped(Exception):
     """The connection was dropped on purpose (``Agent.disconnect``)."""
 
 
+class _StatusLost(Exception):
+    """The server ended the stream as an answer was being written to it, and
+    grpc.aio reported its own INTERNAL error for the failed write in place of
+    the server's status (grpc/grpc#36066): what the server said is unknown, so
+    the agent reconnects as after a dropped connection, and the server says it
+    again if it still holds."""
+
+
+#: The details of that INTERNAL error.
+WRITE_RACE_DETAILS = "Internal error from Core"
+
+
 @dataclass(frozen=True, slots=True)
 class AgentOptions:
     """How an agent connects, what it keeps and how it calls its bot. Every field
@@ -81,6 +87,10 @@ class AgentOptions:
     channel: grpc.aio.Channel | None = None
     #: Ask the server not to send events (Join.no_events).
     no_events: bool = False
+    #: Batched delivery (Join.batched): events and the acceptance of an answer
+    #: come with the seat's next message (at most 500 ms later), about two
+    #: messages per decision instead of one per event. The same events, in order.
+    batched: bool = True
     #: Called with each event this seat sees.
     on_event: Callable[[MatchEvent], Any] | None = None
     #: Reconnection delays and when to give up.
@@ -92,7 +102,7 @@ class AgentOptions:
     tracer: Tracer | None = None
     #: Called with every ServerMessage as it arrives.
     on_message: Callable[[play_pb2.ServerMessage], Any] | None = None
-    #: Decode observations and action payloads only when the bot reads them
+    #: Decode observations, action payloads and event data only when read
     #: (read-only Mappings, not dicts).
     lazy_observations: bool = False
     #: The agent's name in logs (default: match id / token prefix).
@@ -108,8 +118,8 @@ class Agent:
     the server sent: the store lost acknowledged actions and the match went
     back; ``events`` and ``accepted`` are cut back to match), and
     ``stream_failures``: the status code and ``twistarena-reason`` of every
-    stream that ended in an error, in order (``WRITE_FAILED`` where grpc replaced
-    the server's status with its own, see there).
+    stream that ended in an error, in order (but for a status gRPC lost as an
+    answer was written, see ``_StatusLost``).
     """
 
     def __init__(self, bot: Any, *, server: str | Sequence[str], match_id: str, token: str,
@@ -150,8 +160,8 @@ class Agent:
         self._asked: dict[int, int] = {}
         self._thinking: dict[int, asyncio.Task[None]] = {}
         self._drop = False
-        #: whether an answer's write failed on the current stream (``WRITE_FAILED``)
-        self._write_failed = False
+        #: The stream an answer could not be written to (see _StatusLost).
+        self._write_failed: Any = None
         self._rng = random.Random()
         #: (decision id, action id) a sync bot chose inline, for the session to send.
         self._ready: tuple[int, int] | None = None
@@ -191,6 +201,9 @@ class Agent:
                         redirect = target
                 except _Dropped:
                     log.info("connection dropped", agent=self.name)
+                except _StatusLost:
+                    log.info("stream ended as an answer was written; reconnecting",
+                             agent=self.name, address=self.address)
                 if self.connects + self.reconnects > connects_before:
                     attempt, last_ok = 0, time.monotonic()
                 if time.monotonic() - last_ok > self.options.backoff.give_up_after:
@@ -255,11 +268,11 @@ class Agent:
         call: Any = None
         self._drop = False
         self._ready = None
-        self._write_failed = False
         try:
             call = stub(play_pb2_grpc.PlayStub, channel).Play(metadata=self._metadata)
             join = play_pb2.Join(match_id=self.match_id, seat_token=self.token,
-                                 resume_from_seq=self.next_seq, no_events=self.options.no_events)
+                                 resume_from_seq=self.next_seq, no_events=self.options.no_events,
+                                 batched=self.options.batched)
             await call.write(play_pb2.AgentMessage(join=join))
             self._call = call
             while True:
@@ -270,12 +283,17 @@ class Agent:
                     if self._drop and task is not None and not task.cancelling():
                         raise _Dropped() from None
                     raise
+                except grpc.aio.AioRpcError as failed:
+                    self._unless_status_lost(call, failed)
+                    raise
                 if msg is grpc.aio.EOF:
                     code = await call.code()
                     if code != grpc.StatusCode.OK:
-                        raise grpc.aio.AioRpcError(code, grpc.aio.Metadata(),
-                                                   await call.trailing_metadata() or
-                                                   grpc.aio.Metadata(), await call.details())
+                        ended = grpc.aio.AioRpcError(code, grpc.aio.Metadata(),
+                                                     await call.trailing_metadata() or
+                                                     grpc.aio.Metadata(), await call.details())
+                        self._unless_status_lost(call, ended)
+                        raise ended
                     log.info("stream closed before the match ended", agent=self.name)
                     return None
                 if self.options.on_message is not None:
@@ -295,11 +313,16 @@ class Agent:
             if own:
                 await channel.close()
 
+    def _unless_status_lost(self, call: Any, error: grpc.aio.AioRpcError) -> None:
+        """Raise _StatusLost if ``error`` is not the server's status but grpc.aio's
+        own INTERNAL for an answer written to ``call`` as the server ended it."""
+        if (call is self._write_failed and error.code() == grpc.StatusCode.INTERNAL
+                and error.details() == WRITE_RACE_DETAILS):
+            raise _StatusLost() from None
+
     async def _handle_error(self, error: grpc.aio.AioRpcError) -> MatchResult | None:
         """Decide what a failed stream means: the result, a retry, or AgentError."""
         code, reason = error.code(), error_reason(error)
-        if code == grpc.StatusCode.INTERNAL and self._write_failed and not reason:
-            reason = WRITE_FAILED
         self.stream_failures.append((code, reason))
         if code == grpc.StatusCode.FAILED_PRECONDITION:
             result = await self._fetch_result()
@@ -332,7 +355,14 @@ class Agent:
     def _handle(self, msg: play_pb2.ServerMessage) -> MatchResult | None:
         kind = msg.WhichOneof("msg")
         if kind == "decision":
-            self._on_decision(msg.decision)
+            decision = msg.decision
+            if decision.HasField("accepted") or decision.events:
+                self._on_batch(decision.accepted if decision.HasField("accepted") else None,
+                               decision.events)
+            self._on_decision(decision)
+        elif kind == "batch":
+            batch = msg.batch
+            self._on_batch(batch.accepted if batch.HasField("accepted") else None, batch.events)
         elif kind == "accepted":
             self._on_accepted(msg.accepted)
         elif kind == "event":
@@ -378,10 +408,18 @@ class Agent:
         self.num_players = joined.num_players
         self.game_options = struct_to_dict(joined.game_options)
 
+    def _on_batch(self, accepted: play_pb2.AnswerAccepted | None,
+                  events: Sequence[match_pb2.Event]) -> None:
+        """What a batched stream carried: the acceptance came first, then the events."""
+        if accepted is not None:
+            self._on_accepted(accepted)
+        for event in events:
+            self._on_event(event)
+
     def _on_event(self, event: match_pb2.Event) -> None:
         if event.seq < self.next_seq:
             return  # already seen before a reconnect
-        item = MatchEvent.from_proto(event)
+        item = MatchEvent.from_proto(event, self.options.lazy_observations)
         self.events.append(item)
         self.next_seq = event.seq + 1
         if self.options.on_event is not None:
@@ -413,9 +451,12 @@ class Agent:
             self._spawn(did, self._decide(decision, None))
 
     def _on_accepted(self, msg: play_pb2.AnswerAccepted) -> None:
+        """An answer was acknowledged. A batched stream is told its latest
+        acceptance again when it resumes: the tracer hears of each one once."""
+        told_before = msg.decision_id in self.accepted
         self.accepted[msg.decision_id] = msg.action_id
         self._pending.pop(msg.decision_id, None)
-        if self.tracer is not None:
+        if self.tracer is not None and not told_before:
             self.tracer.accepted(self, msg.decision_id, time.perf_counter())
 
     def _on_rejected_msg(self, msg: play_pb2.AnswerRejected) -> None:
@@ -519,7 +560,7 @@ class Agent:
                     self.tracer.answer_sent(self, decision_id, time.perf_counter())
                 await call.write(msg)
         except (grpc.aio.AioRpcError, asyncio.InvalidStateError, grpc.aio.UsageError) as error:
-            self._write_failed = True
+            self._write_failed = call
             log.debug("answer not sent; the stream is gone", agent=self.name, error=repr(error))
 
 

@@ -112,12 +112,16 @@ class MatchEvent:
 
     seq: int
     kind: str
-    data: JSON = field(default_factory=dict)
+    #: The event's fields (a read-only Mapping decoded on first read when lazy).
+    data: Mapping[str, Any] = field(default_factory=dict)
     text: str = ""
 
     @classmethod
-    def from_proto(cls, event: match_pb2.Event) -> MatchEvent:
-        return cls(event.seq, event.kind, struct_to_dict(event.data), event.text)
+    def from_proto(cls, event: match_pb2.Event, lazy: bool = False) -> MatchEvent:
+        """``lazy``: ``data`` is decoded when first read."""
+        return cls(event.seq, event.kind,
+                   LazyEventData(event.data.SerializeToString()) if lazy
+                   else struct_to_dict(event.data), event.text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +178,16 @@ class LazyPayload(_Lazy):
 
     def _decode(self) -> JSON:
         return struct_to_dict(self._source.payload)
+
+
+class LazyEventData(_Lazy):
+    """An Event's data, kept serialized (not the message it came in, which may be a
+    whole DecisionRequest) and decoded on first use."""
+
+    __slots__ = ()
+
+    def _decode(self) -> JSON:
+        return struct_to_dict(Struct.FromString(self._source))
 
 
 class LazyObservation(_Lazy):

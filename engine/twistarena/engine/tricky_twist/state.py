@@ -112,6 +112,14 @@ class TrickyTwistState(State):
         self.round_no = -1
         self.total = [0] * n
         self.last_round: list[JSON] = []
+        #: Revisions of each seat's public part of a view (``_player_json``) and of
+        #: the round's (``_round_json``), the versions of those observation parts:
+        #: a seat's moves on each of its actions, every seat's when a trick resolves,
+        #: a round starts or is scored, or hidden cards are re-dealt; the round's
+        #: when the supply, the end choices or the scores change. Bumped more often
+        #: than needed is harmless; never less.
+        self._player_rev = [0] * n
+        self._round_rev = 0
         self._start_round()
 
     def _check_options(self) -> None:
@@ -145,6 +153,7 @@ class TrickyTwistState(State):
     def _start_round(self) -> None:
         """TT-2.3, TT-3: reveal the scoring card, reset bonuses, deal, choose reserves."""
         n = self.num_players
+        self._changed_all()
         self.round_no += 1
         if self.round_no:
             self.first_player = (self.first_player + 1) % n
@@ -269,8 +278,14 @@ class TrickyTwistState(State):
             ids += sorted({VALUE_BASE + v for v in self.options[f"{kind}_values"]})
         return ids
 
+    def _changed_all(self) -> None:
+        """Every seat's part of a view and the round's may have changed."""
+        self._player_rev = [r + 1 for r in self._player_rev]
+        self._round_rev += 1
+
     def _apply(self, seat: int, action_id: int) -> None:
         self._cache_seat = -1
+        self._player_rev[seat] += 1  # every action changes something of the actor's
         phase = self.phase
         if phase == PLAY:
             self._play(seat, action_id)
@@ -366,6 +381,7 @@ class TrickyTwistState(State):
                                for i, c in enumerate(trick) if FAMILY_OF[c] != led])
         self.trick = []
         self.leader = winner
+        self._changed_all()
         if seven_seats:  # TT-5.4: clockwise from the winner
             self.picks = sorted(seven_seats, key=lambda s: (s - winner) % n)
         self._after_resolution()
@@ -390,6 +406,7 @@ class TrickyTwistState(State):
             return
         bonus = action_id - PICK_BASE
         self.supply.remove(bonus)
+        self._round_rev += 1
         self.log("bonus_take", seat=seat, bonus=BONUS_NAMES[bonus], face=self.faces[bonus])
         if bonus == TAKE_BACK:  # TT-5.5, TT-6.1a: used at once, then out of the round
             self.out.append(bonus)
@@ -441,6 +458,7 @@ class TrickyTwistState(State):
                  "choice": choice, "family": FAMILIES[family] if family >= 0 else "",
                  "value": value, "delta": delta, "cards": cards_json(list(cards))}
         self.end_choices.append(entry)
+        self._round_rev += 1
         self.log("bonus_use", **entry)
 
     def _end_bonus(self, seat: int, action_id: int) -> None:
@@ -518,6 +536,7 @@ class TrickyTwistState(State):
         for row in rows:
             self.total[row["seat"]] = row["total"]
         self.last_round = rows
+        self._changed_all()
         self.log("round_scored", round=self.round_no + 1, scoring_card=self.scoring_card,
                  rows=rows)
         if self.round_no + 1 < self.rounds:
@@ -684,12 +703,10 @@ class TrickyTwistState(State):
             "last_round": list(self.last_round),
         }
 
-    def _round_version(self) -> tuple[object, ...]:
-        """Equal whenever ``_round_json`` is: end choices only grow within a round,
-        and the last round's rows change only as a round ends (the round number or
-        the phase changes with them)."""
-        return (self.round_no, self.phase == GAME_OVER, self.scoring_card, tuple(self.total),
-                tuple(self.supply), tuple(self.out), len(self.end_choices))
+    def _round_version(self) -> int:
+        """Equal whenever ``_round_json`` is: its revision (see ``__init__``); the
+        phase turns GAME_OVER only as the last round is scored."""
+        return self._round_rev
 
     def _player_json(self, s: int) -> JSON:
         """What everybody knows about seat ``s`` (see ``_player_version``)."""
@@ -708,11 +725,9 @@ class TrickyTwistState(State):
             "void": [FAMILIES[f] for f in range(len(FAMILIES)) if self.voids[s] >> f & 1],
         }
 
-    def _player_version(self, s: int) -> tuple[object, ...]:
-        """Equal whenever ``_player_json(s)`` is (tricks and false tricks are tuples)."""
-        return (len(self.hands[s]), len(self.reserves[s]), tuple(self.known[s]),
-                tuple(self.tricks[s]), tuple(self.false[s]), tuple(self.held[s]), self.faces,
-                self.total[s], self.voids[s])
+    def _player_version(self, s: int) -> int:
+        """Equal whenever ``_player_json(s)`` is: seat ``s``'s revision (see ``__init__``)."""
+        return self._player_rev[s]
 
     def _observation(self, seat: int) -> JSON:
         return self._view(seat)
@@ -721,10 +736,10 @@ class TrickyTwistState(State):
         """The seat's table, the round and one part per player: a player's part
         (its tricks) changes only when that player acts or wins a trick."""
         parts = [ObservationPart("table", None, partial(self._table_json, seat)),
-                 ObservationPart("round", self._round_version(), self._round_json)]
+                 ObservationPart("round", self._round_rev, self._round_json)]
+        revisions = self._player_rev
         for s in range(self.num_players):
-            parts.append(ObservationPart(s, self._player_version(s),
-                                         partial(self._players_json, s)))
+            parts.append(ObservationPart(s, revisions[s], partial(self._players_json, s)))
         return parts
 
     def _players_json(self, s: int) -> JSON:
@@ -757,6 +772,7 @@ class TrickyTwistState(State):
         new.picks = list(self.picks)
         new.end_steps = list(self.end_steps)
         new.end_choices = list(self.end_choices)
+        new._player_rev = list(self._player_rev)
         new._cache_seat = -1
 
     def _redeal_hidden(self, seat: int, rng: random.Random) -> None:
@@ -778,6 +794,7 @@ class TrickyTwistState(State):
             self.hands[s] = sorted(self.known[s] + dealt[2 * i])
             self.reserves[s] = dealt[2 * i + 1]
         self.box = sorted(dealt[-1])
+        self._changed_all()
         future = sorted(self.scoring_deck[self.round_no + 1:])
         rng.shuffle(future)
         self.scoring_deck[self.round_no + 1:] = future

@@ -13,8 +13,9 @@ from __future__ import annotations
 import random
 from bisect import insort
 from collections.abc import Hashable, Sequence
+from functools import partial
 
-from ..core import JSON, Action, InvalidOptions, State
+from ..core import JSON, Action, InvalidOptions, ObservationPart, State
 from .cards import DECK, IS_TOAD, PARTNER, is_card
 
 TWIST_BASE = 100
@@ -56,6 +57,11 @@ class TwistedState(State):
         self.turn = self.first_starter
         self.phase = PLAY
         self._legal: tuple[int, ...] | None = None  # cached legal ids of the seat to act
+        #: Revision of each seat's public part of a view (``_seat_json``), the
+        #: version of that observation part: a seat's moves on each of its actions
+        #: and draws, every seat's when a round starts or ends or hidden cards are
+        #: re-dealt. Bumped more often than needed is harmless; never less.
+        self._seat_rev = [0] * num_players
         self._start_round()
 
     # -- flow ----------------------------------------------------------------
@@ -63,6 +69,7 @@ class TwistedState(State):
     def _start_round(self) -> None:
         """TW-2: full reshuffle, deal, empty row; the start passes left each round."""
         n = self.num_players
+        self._changed_all()
         self.round += 1
         deck = list(DECK)
         self.rng.shuffle(deck)
@@ -88,6 +95,7 @@ class TwistedState(State):
         """TW-4.1/TW-4.3: reveal the face-down expert cards (TW-4.5), score the
         piles, then deal the next round or finish."""
         revealed = self.face_down
+        self._changed_all()
         self.face_down = [[] for _ in range(self.num_players)]
         for seat, cards in enumerate(revealed):
             self.minus[seat] += cards
@@ -114,6 +122,7 @@ class TwistedState(State):
         if self.pile:
             card = self.pile.pop()
             insort(self.hands[seat], card)
+            self._seat_rev[seat] += 1
             self.log("draw", private={seat: {"card": card}}, seat=seat,
                      draw_pile=len(self.pile))
         self.turn = (seat + 1) % self.num_players
@@ -140,8 +149,13 @@ class TwistedState(State):
         twist = [TWIST_BASE + c for c in hand if PARTNER[c] in row]
         return (*extend, *twist, TAKE)
 
+    def _changed_all(self) -> None:
+        """Every seat's part of a view may have changed."""
+        self._seat_rev = [r + 1 for r in self._seat_rev]
+
     def _apply(self, seat: int, action_id: int) -> None:
         self._legal = None
+        self._seat_rev[seat] += 1  # every action changes something of the actor's
         if action_id == TAKE:
             self._take(seat)
         elif action_id > TWIST_BASE:
@@ -239,8 +253,9 @@ class TwistedState(State):
         return (f"{action_id} is not a Twisted action: 12..98 plays a card, 100+card twists"
                 f" with that card, {TAKE} takes the row")
 
-    def _view(self, seat: int) -> JSON:
-        """The shared shape of observations and the public view (seat -1, no hand)."""
+    def _view(self, seat: int, seats: bool = True) -> JSON:
+        """The shared shape of observations and the public view (seat -1, no hand);
+        ``seats``: with every seat's part, else without."""
         row = self.row
         low = high = -1
         if row and self.phase == PLAY:
@@ -263,22 +278,35 @@ class TwistedState(State):
             "extend_high": high,
             "draw_pile": len(self.pile),
             "expert": self.expert,
-            "seats": [
-                {
-                    "seat": s,
-                    "hand_count": len(self.hands[s]),
-                    "plus_pile": list(self.plus[s]),
-                    "minus_pile": list(self.minus[s]),
-                    "minus_face_down": len(self.face_down[s]),
-                    "round_score": self._round_score(s),
-                    "total": self.totals[s],
-                }
-                for s in range(self.num_players)
-            ],
+            **({"seats": [self._seat_json(s) for s in range(self.num_players)]}
+               if seats else {}),
         }
+
+    def _seat_json(self, s: int) -> JSON:
+        """What everybody knows about seat ``s`` (see ``_seat_rev``)."""
+        return {
+            "seat": s,
+            "hand_count": len(self.hands[s]),
+            "plus_pile": list(self.plus[s]),
+            "minus_pile": list(self.minus[s]),
+            "minus_face_down": len(self.face_down[s]),
+            "round_score": self._round_score(s),
+            "total": self.totals[s],
+        }
+
+    def _seats_part(self, s: int) -> JSON:
+        return {"seats": [self._seat_json(s)]}
 
     def _observation(self, seat: int) -> JSON:
         return self._view(seat)
+
+    def _observation_parts(self, seat: int) -> list[ObservationPart]:
+        """The table (the row, the seat's hand: new every action) and one part per
+        seat, re-encoded only when its revision moves."""
+        revisions = self._seat_rev
+        return [ObservationPart("table", None, partial(self._view, seat, False)),
+                *(ObservationPart(s, revisions[s], partial(self._seats_part, s))
+                  for s in range(self.num_players))]
 
     def _public_view(self) -> JSON:
         return self._view(-1)
@@ -297,6 +325,7 @@ class TwistedState(State):
         new.minus = [m[:] for m in self.minus]
         new.face_down = [f[:] for f in self.face_down]
         new.totals = self.totals[:]
+        new._seat_rev = self._seat_rev[:]
 
     def _redeal_hidden(self, seat: int, rng: random.Random) -> None:
         """Other hands, the draw pile order and every face-down expert card (TW-4.5)

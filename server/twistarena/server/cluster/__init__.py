@@ -158,7 +158,7 @@ class Cluster:
         """A match was just created here: run it here or hand it to its owner
         (the top-ranked live node; see ``placement``)."""
         mid = record.match_id
-        await self.store.nodes.note_unowned(mid)
+        # Already in the lease index, owned by nobody (``matches.create``).
         target = self.placement.choose(mid, balanced=False) if self.placement.enabled \
             else None
         if target is not None:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 
 from twistarena import wire
-from twistarena.storage import Grant, LeaseState, MatchRecord, Store, StoreError
+from twistarena.storage import Grant, LeaseState, LogEntry, MatchRecord, Store, StoreError
 
 from .. import logs, metrics, rewinds
 from ..hub import Hub
@@ -206,8 +206,13 @@ class Claims:
             missing = [m for m in won_ids if m not in known]
             loaded = dict(zip(missing, await self.store.matches.load_many(missing),
                               strict=True)) if missing else {}
-            entries = dict(zip(won_ids, await self.store.matches.load_logs(won_ids),
-                               strict=True))
+            # A match created here a moment ago has an empty log: nobody else held
+            # its lease to append to it.
+            logged = [m for m in won_ids if why != "created" or m not in known]
+            entries: dict[str, Sequence[LogEntry]] = {m: [] for m in won_ids}
+            if logged:
+                entries.update(zip(logged, await self.store.matches.load_logs(logged),
+                                   strict=True))
             for mid, grant in won:
                 record = known.get(mid) or loaded.get(mid)
                 if record is None:

@@ -40,22 +40,24 @@ def add_cli(targets: Any) -> None:
 
 def aec_game(env: Any, observe: bool, seed: int) -> int:
     """One match of ``env`` with random legal actions; the steps taken (the agents'
-    closing steps with ``None`` are not counted)."""
+    closing steps with ``None`` are not counted). The action is drawn as the raw
+    loop draws it: ``random.Random(seed).choice`` over the legal ones (here the
+    mask's nonzero indices)."""
     env.reset(seed=seed)
-    rng = random.Random(seed)
+    choice = random.Random(seed).choice
+    last, step, action_mask = env.last, env.step, env.action_mask
     steps = 0
     for agent in env.agent_iter():
         if observe:
-            obs, _, done, _, _ = env.last()
+            obs, _, done, _, _ = last()
             mask = obs["action_mask"]
         else:
-            _, _, done, _, _ = env.last(observe=False)
-            mask = None if done else env.action_mask(agent)
+            _, _, done, _, _ = last(observe=False)
+            mask = None if done else action_mask(agent)
         if done:
-            env.step(None)
+            step(None)
             continue
-        legal = mask.nonzero()[0]
-        env.step(int(legal[rng.randrange(len(legal))]))
+        step(int(choice(mask.nonzero()[0])))
         steps += 1
     return steps
 

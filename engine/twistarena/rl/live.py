@@ -417,32 +417,55 @@ class TwhistLive(LiveTensors):
 # -- Tricky Twist ------------------------------------------------------------------
 
 
-class _TrickyTwistSeen:
-    """What one seat's Tricky Twist tensor shows: per group of zones, the key it was
-    written for and the flag positions it set."""
+class _PlayerSeen:
+    """What one seat's tensor shows of one player (a block of ``enc.players``)."""
 
-    __slots__ = ("counts", "epoch", "hand", "held", "players", "reserve", "round", "table",
-                 "totals", "voids")
+    __slots__ = ("blank", "counts", "false", "false_flags", "held", "held_flags", "known",
+                 "total", "tricks", "voids")
+
+    def __init__(self) -> None:
+        self.counts = (-1, -1)
+        self.voids = 0
+        self.known: list[int] = []
+        #: tricks shown (within an epoch tricks are only added to) and blank ones among them
+        self.tricks = 0
+        self.blank = 0
+        self.false: list[FalseTrick] = []
+        self.false_flags: list[int] = []
+        self.held: list[int] = []
+        self.held_flags: list[int] = []
+        self.total = 0
+
+
+class _TrickyTwistSeen:
+    """What one seat's Tricky Twist tensor shows: per group of zones, what it was
+    written from and the flag positions it set."""
+
+    __slots__ = ("epoch", "hand", "players", "reserve", "roles", "round", "trick",
+                 "trick_flags")
 
     def __init__(self, players: int) -> None:
         self.hand: list[int] = []
         self.reserve: list[int] = []
-        self.table: tuple[object, list[int]] = ((), [])
+        #: the trick's cards and leader; the trick and led family flags
+        self.trick: tuple[list[int], int] = ([], -1)
+        self.trick_flags: list[int] = []
+        self.roles: list[int] = []
         self.round: tuple[object, list[int]] = ((), [])
         self.epoch: tuple[int, bool, int, int] | None = None
-        #: per player: its known cards, trick count, false tricks; the flags set
-        self.players: list[tuple[list[int], int, list[FalseTrick], list[int]]] = (
-            [([], 0, [], [])] * players)
-        self.held = [0] * players
-        self.totals = [0] * players
-        self.counts: list[tuple[int, int]] = [(-1, -1)] * players
-        self.voids = [0] * players
+        self.players = [_PlayerSeen() for _ in range(players)]
+
+
+_TT_PHASE_AT = {phase: i for i, phase in enumerate(_TT_PHASES)}
+_TT_KIND_AT = {kind: i for i, kind in enumerate(_TT_KINDS)}
 
 
 class TrickyTwistLive(LiveTensors):
-    """Tricky Twist: the seat's hand and reserve, the table (trick, phase, decision,
-    turn), the round (scoring cards, bonus cards) and each player (tricks, false
-    tricks, bonuses, counts) are rewritten each when their key changes."""
+    """Tricky Twist: the seat's hand and reserve, the trick, the roles (phase,
+    decision, queues, turn), the round (scoring cards, bonus cards) and each
+    player's zones are each rewritten when they changed. Within an epoch (a
+    round's play, one end-bonus choice) a player's tricks are only added to, so
+    new tricks are written on top of the old; a new epoch rewrites the players."""
 
     def __init__(self, encoder: TrickyTwistEncoder, state: TrickyTwistState) -> None:
         super().__init__(encoder, state)
@@ -460,12 +483,12 @@ class TrickyTwistLive(LiveTensors):
         if reserve != seen.reserve:
             _cards(view, enc.reserve, _SAME, seen.reserve, reserve)
             seen.reserve = list(reserve)
-        key: object = (st.phase, st.acting, st.leader, st.first_player, tuple(st.trick), st.sub,
-                       len(st.end_steps), tuple(st.picks), tuple(st.window))
-        if key != seen.table[0]:
-            flags = self._table_flags(seat)
-            _swap(view, seen.table[1], flags)
-            seen.table = (key, flags)
+        if st.trick != seen.trick[0] or st.leader != seen.trick[1]:
+            self._trick(view, seat, seen)
+        roles = self._role_flags(seat)
+        if roles != seen.roles:
+            _swap(view, seen.roles, roles)
+            seen.roles = roles
         epoch = (st.round_no, st.phase == TT_OVER, len(st.end_choices), st.sub)
         new_epoch = epoch != seen.epoch
         key = (epoch, len(st.supply), len(st.out))
@@ -474,54 +497,79 @@ class TrickyTwistLive(LiveTensors):
             _swap(view, seen.round[1], flags)
             seen.round = (key, flags)
         n = st.num_players
-        for s in range(n):
-            counts = (len(st.hands[s]), len(st.reserves[s]))
+        for s, p in enumerate(seen.players):
             block = enc.players[(s - seat) % n]
-            if counts != seen.counts[s]:
-                view[block[7]] = counts[0] / 16
-                view[block[7] + 1] = counts[1] / 5
-                seen.counts[s] = counts
-            if st.voids[s] != seen.voids[s]:
-                _set_bits(view, block[4], seen.voids[s], st.voids[s])
-                seen.voids[s] = st.voids[s]
-            # tricks are only added to, but for the end bonuses (the epoch holds them)
-            known, tricks, false, flags = seen.players[s]
-            if (new_epoch or st.known[s] != known or len(st.tricks[s]) != tricks
-                    or st.false[s] != false or len(st.held[s]) != seen.held[s]
-                    or st.total[s] != seen.totals[s]):
-                new_flags = self._player(view, s, block)
-                _change(view, flags, new_flags)
-                seen.players[s] = (list(st.known[s]), len(st.tricks[s]), list(st.false[s]),
-                                   new_flags)
-                seen.held[s], seen.totals[s] = len(st.held[s]), st.total[s]
+            counts = block[7]
+            hand, reserve = st.hands[s], st.reserves[s]
+            if len(hand) != p.counts[0] or len(reserve) != p.counts[1]:
+                p.counts = (len(hand), len(reserve))
+                view[counts] = p.counts[0] / 16
+                view[counts + 1] = p.counts[1] / 5
+            if st.voids[s] != p.voids:
+                _set_bits(view, block[4], p.voids, st.voids[s])
+                p.voids = st.voids[s]
+            known = st.known[s]
+            if known != p.known:
+                _cards(view, block[0], _SAME, p.known, known)
+                p.known = list(known)
+            if new_epoch or len(st.tricks[s]) != p.tricks:
+                self._tricks(seat, view, block, st.tricks[s], p, new_epoch)
+            if new_epoch or st.false[s] != p.false:
+                self._false(view, block, st.false[s], p)
+            if new_epoch or st.held[s] != p.held:
+                flags = [block[3] + b for b in st.held[s]]
+                _swap(view, p.held_flags, flags)
+                p.held, p.held_flags = list(st.held[s]), flags
+            if new_epoch or st.total[s] != p.total:
+                p.total = st.total[s]
+                last = next((row["round_total"] for row in st.last_round if row["seat"] == s), 0)
+                view[counts + 6] = p.total / 50
+                view[counts + 7] = last / 50
         seen.epoch = epoch
 
-    def _table_flags(self, seat: int) -> list[int]:
-        """The trick, the led family, the phase, the decision and the seats' roles."""
+    def _trick(self, view: Elements, seat: int, seen: _TrickyTwistSeen) -> None:
+        """The trick's cards (block per relative seat) and the led family."""
         st, enc, n = self.tt, self.enc, self.tt.num_players
-        out = []
         trick, leader = st.trick, st.leader
-        for i, c in enumerate(trick):
-            out.append(enc.trick + (leader + i - seat) % n * _TT_K + c)
-        if trick:
-            out.append(enc.led + FAMILY_OF[trick[0]])
-        out.append(enc.phase + _TT_PHASES.index(st.phase))
-        if st.phase in (TT_END_BONUS, TT_OVER):
+        old, old_leader = seen.trick
+        flags = seen.trick_flags
+        if leader != old_leader or len(trick) < len(old) or trick[:len(old)] != old:
+            for i in flags:
+                view[i] = 0.0
+            flags, old = [], []
+        if not old and trick:
+            flags.append(enc.led + FAMILY_OF[trick[0]])
+            view[flags[-1]] = 1.0
+        for i in range(len(old), len(trick)):  # the trick grew by these plays
+            flags.append(enc.trick + (leader + i - seat) % n * _TT_K + trick[i])
+            view[flags[-1]] = 1.0
+        seen.trick = (list(trick), leader)
+        seen.trick_flags = flags
+
+    def _role_flags(self, seat: int) -> list[int]:
+        """The phase, the decision and the seats' roles (queues, to act, first, leader)."""
+        st, enc, n = self.tt, self.enc, self.tt.num_players
+        phase, acting = st.phase, st.acting
+        out = [enc.phase + _TT_PHASE_AT[phase]]
+        if phase in (TT_END_BONUS, TT_OVER):
             decision = st._decision()
             kind, decider, bonus = decision["kind"], decision["seat"], decision["bonus"]
+            out.append(enc.kind + _TT_KIND_AT[kind])
+            if bonus:
+                out.append(enc.bonus + _TT_BONUS.index(bonus))
         else:
-            kind, bonus = st.phase, ""
-            decider = st.acting[0] if st.acting and st.phase != TT_RESERVE else -1
-        out.append(enc.kind + _TT_KINDS.index(kind))
+            out.append(enc.kind + _TT_KIND_AT[phase])
+            decider = acting[0] if acting and phase != TT_RESERVE else -1
         if decider >= 0:
             out.append(enc.decider + (decider - seat) % n)
-        if bonus:
-            out.append(enc.bonus + _TT_BONUS.index(bonus))
-        out.extend(enc.queues + (s - seat) % n for s in st.picks)
-        out.extend(enc.queues + n + (s - seat) % n for s in st.window)
-        out.extend(enc.to_act + (s - seat) % n for s in st.acting)
+        for s in st.picks:
+            out.append(enc.queues + (s - seat) % n)
+        for s in st.window:
+            out.append(enc.queues + n + (s - seat) % n)
+        for s in acting:
+            out.append(enc.to_act + (s - seat) % n)
         out.append(enc.first + (st.first_player - seat) % n)
-        out.append(enc.leader + (leader - seat) % n)
+        out.append(enc.leader + (st.leader - seat) % n)
         return out
 
     def _round_flags(self, view: Elements) -> list[int]:
@@ -544,38 +592,46 @@ class TrickyTwistLive(LiveTensors):
         view[numbers + 4] = st.rounds / 4
         return out
 
-    def _player(self, view: Elements, s: int, block: tuple[int, ...]) -> list[int]:
-        """Write seat ``s``'s numbers into ``block``; its flags (but the voids)."""
-        st = self.tt
-        known, tricks, false, bonuses, _, values, families, counts = block
-        out = [known + c for c in st.known[s]]
-        blank = 0
-        for t in st.tricks[s]:
-            blank += not t
-            out.extend(tricks + c for c in t)
+    def _tricks(self, seat: int, view: Elements, block: tuple[int, ...],
+                tricks: list[tuple[int, ...]], p: _PlayerSeen, anew: bool) -> None:
+        """A player's trick cards and counts: the tricks added since ``p`` (all of
+        them, on a cleared zone, when ``anew``)."""
+        base, counts = block[1], block[7]
+        if anew or len(tricks) < p.tricks:
+            self.tensors[seat][base:base + _TT_K] = 0.0
+            p.tricks = p.blank = 0
+        for t in tricks[p.tricks:]:
+            p.blank += not t
+            for c in t:
+                view[base + c] = 1.0
+        p.tricks = len(tricks)
+        view[counts + 2] = p.tricks / 16
+        view[counts + 3] = p.blank
+
+    @staticmethod
+    def _false(view: Elements, block: tuple[int, ...], false: list[FalseTrick],
+               p: _PlayerSeen) -> None:
+        """A player's false tricks: their cards as flags, values, families and counts."""
+        _, _, base, _, _, values, families, counts = block
+        flags: list[int] = []
         value_counts = [0] * 13
         family_counts = [0] * 4
         modifiers = 0
-        for family, value, cards, _, modifier in st.false[s]:
-            out.extend(false + c for c in cards)
+        for family, value, cards, _, modifier in false:
+            flags.extend(base + c for c in cards)
             if 1 <= value <= 12:
                 value_counts[value] += 1
             if family >= 0:
                 family_counts[family] += 1
             modifiers += modifier
+        _change(view, p.false_flags, flags)
         for value in range(1, 13):
             view[values + value - 1] = value_counts[value]
         for family in range(4):
             view[families + family] = family_counts[family]
-        out.extend(bonuses + b for b in st.held[s])
-        last = next((row["round_total"] for row in st.last_round if row["seat"] == s), 0)
-        view[counts + 2] = len(st.tricks[s]) / 16
-        view[counts + 3] = blank
-        view[counts + 4] = len(st.false[s]) / 16
+        view[counts + 4] = len(false) / 16
         view[counts + 5] = modifiers
-        view[counts + 6] = st.total[s] / 50
-        view[counts + 7] = last / 50
-        return out
+        p.false, p.false_flags = list(false), flags
 
 
 class FollowsLiveTensors:

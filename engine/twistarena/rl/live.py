@@ -107,12 +107,10 @@ def _set_bits(view: Elements, base: int, old: int, new: int) -> None:
     """Flag ``base + b`` is bit ``b`` of ``new``; it was bit ``b`` of ``old`` (bitmask
     zones: only the bits that differ are written)."""
     changed = old ^ new
-    b = 0
     while changed:
-        if changed & 1:
-            view[base + b] = float(new >> b & 1)
-        changed >>= 1
-        b += 1
+        low = changed & -changed  # the lowest bit that differs
+        view[base + low.bit_length() - 1] = 1.0 if new & low else 0.0
+        changed ^= low
 
 
 class LiveTensors:
@@ -285,29 +283,34 @@ class TwistedLive(LiveTensors):
 
 
 class _TwhistSeen:
-    """What one seat's Twhist tensor shows: each zone as the element positions it
-    set (flags) or the state values it was written from (numbers)."""
+    """What one seat's Twhist tensor shows: each zone as the state it was written
+    from, and for the one-hot zones the element positions it set."""
 
-    __slots__ = ("discard", "flips", "hand", "key", "lead", "picked", "pool", "sizes",
-                 "trick", "twhist", "voids")
+    __slots__ = ("discard", "done", "flips", "hand", "lead", "picked", "pool", "roles",
+                 "sizes", "trick", "trick_flags", "turn", "twhist", "voids")
 
-    def __init__(self, live: TwhistLive, seat: int) -> None:
-        st = live.th
-        self.hand = list(st.hands[seat])
-        self.key = live.key()
-        self.trick = live.trick_flags(seat)
-        self.lead = st.lead_colour
-        self.picked = list(st.picked)
-        self.pool = list(st.pool)
-        self.discard = len(st.discard)
-        self.twhist = list(st.twhist)
-        self.flips = list(st.flips)
-        self.voids = list(st.voids)
-        self.sizes = [len(h) for h in st.hands]
+    def __init__(self, players: int) -> None:
+        """As an all-zero tensor shows it (but the match's fixed zones)."""
+        self.hand: list[int] = []
+        self.turn: tuple[tuple[int, ...], list[int]] = ((), [])
+        self.roles: tuple[tuple[int, ...], list[int]] = ((), [])
+        self.done = -1
+        self.trick: tuple[list[int], int] = ([], -1)
+        self.trick_flags: list[int] = []
+        self.lead = -1
+        self.picked: list[int] = []
+        self.pool: list[int] = []
+        self.discard = 0
+        self.twhist = [0] * players
+        self.flips = [0] * players
+        self.voids = [0] * players
+        self.sizes = [-1] * players
 
 
 class TwhistLive(LiveTensors):
-    """Twhist: the trick, the pick and the FLIP cards change; the discard grows."""
+    """Twhist: the trick, the turn, the pick and the FLIP cards change; the discard
+    grows. A trick is written card by card as it grows; a seat's first tensor is
+    written from zeros by the same code."""
 
     def __init__(self, encoder: TwhistEncoder, state: TwhistState) -> None:
         super().__init__(encoder, state)
@@ -317,42 +320,67 @@ class TwhistLive(LiveTensors):
         #: the encoder's colour order is the options'; the state's tables use the same
         assert list(t.colours) == encoder.colours and t.flip_min == encoder.flip_min
 
-    def key(self) -> tuple[int, ...]:
-        """The one-hot zones (phase, to_act, roles) and the trick count."""
+    def turn_key(self) -> tuple[int, int, int]:
         st = self.th
-        return (st.phase, st.turn, st.dealer, st.leader, st.picker, st.next_leader,
-                st.tricks_done)
+        return (st.phase, st.turn, st.picker)
 
-    def trick_flags(self, seat: int) -> list[int]:
+    def turn_flags(self, seat: int) -> list[int]:
+        """The phase and the seat to act (the picker while picking; nobody at the end)."""
         st, enc = self.th, self.enc
-        n, k, block = st.num_players, TWHIST_BASE, enc.trick
-        out = []
-        s = st.leader
-        for a in st.trick:
-            start = block + (s - seat) % n * (k + 4)
-            out.append(start + a)  # a Twhist card's id (TWHIST_BASE + kind) follows the 32
-            s = (s + 1) % n
+        out = [enc.phase + st.phase]
+        if st.phase != TH_OVER:
+            actor = st.picker if st.phase == TH_PICK else st.turn
+            out.append(enc.to_act + (actor - seat) % st.num_players)
         return out
 
+    def roles_key(self) -> tuple[int, int, int, int]:
+        st = self.th
+        return (st.dealer, st.leader, st.picker, st.next_leader)
+
+    def role_flags(self, seat: int) -> list[int]:
+        """Dealer, leader, picker and next leader (relative; unset: no flag)."""
+        enc, n = self.enc, self.th.num_players
+        return [enc.roles + i * n + (s - seat) % n
+                for i, s in enumerate(self.roles_key()) if s >= 0]
+
+    def trick_flags(self, seat: int, start: int, flags: list[int]) -> list[int]:
+        """``flags`` (the trick's first ``start`` cards) with the rest of the trick."""
+        st, enc = self.th, self.enc
+        n, k, block = st.num_players, TWHIST_BASE, enc.trick
+        trick, leader = st.trick, st.leader
+        for i in range(start, len(trick)):
+            # a Twhist card's id (TWHIST_BASE + kind) follows the 32 number cards
+            flags.append(block + (leader + i - seat) % n * (k + 4) + trick[i])
+        return flags
+
     def _update(self, seat: int) -> None:
-        st, seen = self.th, self.seen[seat]
-        if seen is None:
-            self._rebuild(seat)
-            self.seen[seat] = _TwhistSeen(self, seat)
-            return
-        enc, view, n = self.enc, self.views[seat], st.num_players
+        st, seen, enc, view = self.th, self.seen[seat], self.enc, self.views[seat]
+        if seen is None:  # the zones that stay as dealt; the rest from zeros below
+            seen = self.seen[seat] = _TwhistSeen(st.num_players)
+            self.tensors[seat].fill(0.0)
+            for c in st.open_cards:
+                view[enc.open + c] = 1.0
+            view[enc.numbers + 1] = st.tricks_total / 14
         hand = st.hands[seat]
         if hand != seen.hand:
             _cards(view, enc.hand, _SAME, seen.hand, hand)
             seen.hand = list(hand)
-        key = self.key()
-        if key != seen.key:
-            self._rewrite_key(view, seat, seen.key, key)
-            seen.key = key
-        trick = self.trick_flags(seat)
-        if trick != seen.trick:
-            _swap(view, seen.trick, trick)
-            seen.trick = trick
+        key: tuple[int, ...] = self.turn_key()
+        if key != seen.turn[0]:
+            flags = self.turn_flags(seat)
+            _swap(view, seen.turn[1], flags)
+            seen.turn = (key, flags)
+        key = self.roles_key()
+        if key != seen.roles[0]:
+            flags = self.role_flags(seat)
+            _swap(view, seen.roles[1], flags)
+            seen.roles = (key, flags)
+        if st.tricks_done != seen.done:
+            seen.done = st.tricks_done
+            view[enc.numbers] = seen.done / st.tricks_total
+        trick, (old, leader) = st.trick, seen.trick
+        if trick != old or st.leader != leader:
+            self._trick(view, seat, seen)
         if st.lead_colour != seen.lead:
             if seen.lead >= 0:
                 view[enc.lead + seen.lead] = 0.0
@@ -371,46 +399,53 @@ class TwhistLive(LiveTensors):
             seen.discard = len(st.discard)
         if st.twhist != seen.twhist or st.flips != seen.flips or st.voids != seen.voids:
             self._rewrite_players(view, seat, seen)
-        sizes = [len(h) for h in st.hands]
+        sizes = list(map(len, st.hands))
         if sizes != seen.sizes:
+            n = st.num_players
             for s in range(n):
                 if sizes[s] != seen.sizes[s]:
                     view[enc.players[(s - seat) % n][3]] = sizes[s] / 10
             seen.sizes = sizes
 
-    def _rewrite_key(self, view: Elements, seat: int, old: tuple[int, ...],
-                     new: tuple[int, ...]) -> None:
-        """Phase, the seat to act and the roles as flags; tricks done as a number."""
-        enc = self.enc
-        _swap(view, self._key_flags(seat, old), self._key_flags(seat, new))
-        view[enc.numbers] = new[6] / self.th.tricks_total
-
-    def _key_flags(self, seat: int, key: tuple[int, ...]) -> list[int]:
-        enc, n = self.enc, self.th.num_players
-        phase, turn, *roles = key[:6]
-        out = [enc.phase + phase]
-        if phase != TH_OVER:  # then nobody acts
-            out.append(enc.to_act + ((roles[2] if phase == TH_PICK else turn) - seat) % n)
-        out.extend(enc.roles + i * n + (s - seat) % n for i, s in enumerate(roles) if s >= 0)
-        return out
+    def _trick(self, view: Elements, seat: int, seen: _TwhistSeen) -> None:
+        """The trick's cards: the new ones where it grew, else anew."""
+        trick, leader = self.th.trick, self.th.leader
+        old, old_leader = seen.trick
+        if leader == old_leader and len(trick) > len(old) and trick[:len(old)] == old:
+            flags = seen.trick_flags
+            start = len(flags)
+            self.trick_flags(seat, start, flags)
+            for i in flags[start:]:
+                view[i] = 1.0
+        else:
+            flags = self.trick_flags(seat, 0, [])
+            _swap(view, seen.trick_flags, flags)
+            seen.trick_flags = flags
+        seen.trick = (list(trick), leader)
 
     def _rewrite_players(self, view: Elements, seat: int, seen: _TwhistSeen) -> None:
+        """Each player's Twhist cards, FLIP cards (and so its stars: they change
+        together, TH-5.4) and voids, where they changed."""
         st, enc, n = self.th, self.enc, self.th.num_players
         visible = st.t.twhist_visible
         for s in range(n):
             tw, flips, voids = st.twhist[s], st.flips[s], st.voids[s]
-            if (tw, flips, voids) == (seen.twhist[s], seen.flips[s], seen.voids[s]):
+            old_tw, old_flips, old_voids = seen.twhist[s], seen.flips[s], seen.voids[s]
+            if tw == old_tw and flips == old_flips and voids == old_voids:
                 continue
             twhist, star, void, counts = enc.players[(s - seat) % n]
-            if visible or s == seat:
-                _set_bits(view, twhist, seen.twhist[s], tw)
-            if s == seat:
-                _set_bits(view, enc.twhist_hand, seen.twhist[s], tw)
-            _set_bits(view, star, seen.flips[s], flips)
-            _set_bits(view, void, seen.voids[s], voids)
-            view[counts + 1] = tw.bit_count() / 4
-            view[counts + 2] = st.stars[s] / 10
-            view[counts + 3] = flips.bit_count() / 10
+            if tw != old_tw:
+                if visible or s == seat:
+                    _set_bits(view, twhist, old_tw, tw)
+                if s == seat:
+                    _set_bits(view, enc.twhist_hand, old_tw, tw)
+                view[counts + 1] = tw.bit_count() / 4
+            if flips != old_flips:
+                _set_bits(view, star, old_flips, flips)
+                view[counts + 2] = st.stars[s] / 10
+                view[counts + 3] = flips.bit_count() / 10
+            if voids != old_voids:
+                _set_bits(view, void, old_voids, voids)
         seen.twhist, seen.flips, seen.voids = list(st.twhist), list(st.flips), list(st.voids)
 
 

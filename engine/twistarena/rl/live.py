@@ -7,17 +7,17 @@ costs several engine decisions, and a learner asks for a tensor every decision.
 zones of the state that changed since that seat last asked (a card played, a
 pile grown, the turn passed), writing single elements through a memoryview.
 
-It reads the state itself, not the dict, so it is held to the dict path: where
-there is nothing to start from or the match has ended (Twisted, Twhist), it
-builds the seat's tensor with ``Encoder.encode_into(state.observation(seat))``,
-and tests/rl/test_live.py plays many random matches of every game and player
-count and checks that every seat's live tensor equals the dict path's at every
-decision, so it holds exactly what the seat may know and nothing more.
+It reads the state itself, not the dict (a seat's first tensor of a match, or
+of a Twisted round, is written from zeros by the same code), so it is held to
+the dict path: tests/rl/test_live.py plays many random matches of every game
+and player count and checks that every seat's live tensor equals the dict
+path's at every decision, so it holds exactly what the seat may know and
+nothing more.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Protocol, cast
 
 import numpy as np
@@ -153,9 +153,6 @@ class LiveTensors:
                 observation[key] = value
         self.encoder.encode_into(self.tensors[seat], observation)
 
-    def _rebuild(self, seat: int) -> None:
-        self.encoder.encode_into(self.tensors[seat], self.state.observation(seat))
-
 
 # -- Twisted -----------------------------------------------------------------------
 
@@ -163,29 +160,25 @@ class LiveTensors:
 class _TwistedSeen:
     """What one seat's Twisted tensor shows; within a round piles only grow."""
 
-    __slots__ = ("decisions", "hand", "phase", "pile", "round", "row", "sizes", "turn")
+    __slots__ = ("hand", "phase", "pile", "round", "row", "sizes", "totals", "turn")
 
     def __init__(self, state: TwistedState) -> None:
         """As an all-zero tensor of ``state``'s round would show it."""
         self.round = state.round
-        self.decisions = len(state.history)
         self.hand: list[int] = []
         self.row: list[int] = []
         self.phase = ""
         self.turn = -1
         self.pile = -1
         self.sizes = [(-1, -1, 0, 0)] * state.num_players
-
-
-def _tw_sizes(state: TwistedState, seat: int) -> tuple[int, int, int, int]:
-    return (len(state.hands[seat]), len(state.face_down[seat]), len(state.plus[seat]),
-            len(state.minus[seat]))
+        self.totals = [0] * state.num_players
 
 
 class TwistedLive(LiveTensors):
     """Twisted: the row, the turn and the mover's hand change every decision; within
     a round only a seat that moved changes its hand and piles. A new round starts
-    the tensor from zeros; the end of the match rebuilds it."""
+    the tensor from zeros; at the end the face-down cards join the minus piles and
+    the totals change."""
 
     def __init__(self, encoder: TwistedEncoder, state: TwistedState) -> None:
         super().__init__(encoder, state)
@@ -196,17 +189,9 @@ class TwistedLive(LiveTensors):
 
     def _update(self, seat: int) -> None:
         st, seen = self.tw, self.seen[seat]
-        if st.phase == TW_OVER:
-            self._rebuild(seat)
-            self.seen[seat] = None
-            return
         enc, view, index, n = self.enc, self.views[seat], _TW_INDEX, st.num_players
-        movers: Iterable[int]
         if seen is None or seen.round != st.round:
             seen = self.seen[seat] = self._new_round(seat)
-            movers = range(n)
-        else:
-            movers = {s for s, _ in st.history[seen.decisions:]}
         hand = st.hands[seat]
         if hand != seen.hand:
             _cards(view, enc.hand, index, seen.hand, hand)
@@ -226,17 +211,27 @@ class TwistedLive(LiveTensors):
                 view[enc.phase + _TW_PHASES.index(seen.phase)] = 0.0
             view[enc.phase + _TW_PHASES.index(st.phase)] = 1.0
             seen.phase = st.phase
-        if st.turn != seen.turn:
+        turn = -1 if st.phase == TW_OVER else st.turn  # nobody acts at the end
+        if turn != seen.turn:
             if seen.turn >= 0:
                 view[enc.to_act + (seen.turn - seat) % n] = 0.0
-            view[enc.to_act + (st.turn - seat) % n] = 1.0
-            seen.turn = st.turn
+            if turn >= 0:
+                view[enc.to_act + (turn - seat) % n] = 1.0
+            seen.turn = turn
         if len(st.pile) != seen.pile:
             seen.pile = len(st.pile)
             view[enc.numbers + 1] = seen.pile / _TW_K
-        for s in movers:
-            self._seat_moved(view, seat, s, seen)
-        seen.decisions = len(st.history)
+        hands, face_down, plus, minus = st.hands, st.face_down, st.plus, st.minus
+        sizes, seats = seen.sizes, enc.seats
+        for s in range(n):  # within a round only a seat that moved changes these
+            new = (len(hands[s]), len(face_down[s]), len(plus[s]), len(minus[s]))
+            if new != sizes[s]:
+                self._seat_moved(view, seats[(s - seat) % n], s, sizes[s], new)
+                sizes[s] = new
+        if st.totals != seen.totals:  # at the end (a new round starts anew)
+            for s, total in enumerate(st.totals):
+                view[seats[(s - seat) % n][2] + 3] = total / 10
+            seen.totals = list(st.totals)
 
     def _new_round(self, seat: int) -> _TwistedSeen:
         """Zero ``seat``'s tensor and write what stays fixed for the round."""
@@ -248,26 +243,26 @@ class TwistedLive(LiveTensors):
         view[numbers + 3] = st.rounds / 20
         view[numbers + 4] = st.distance / 86
         view[numbers + 5] = float(st.expert)
+        seen = _TwistedSeen(st)
         for s in range(n):
             view[enc.seats[(s - seat) % n][2] + 3] = st.totals[s] / 10
-        return _TwistedSeen(st)
+        seen.totals = list(st.totals)
+        return seen
 
-    def _seat_moved(self, view: Elements, seat: int, s: int, seen: _TwistedSeen) -> None:
-        """Rewrite what changed of seat ``s``'s hand count and piles."""
+    def _seat_moved(self, view: Elements, block: tuple[int, int, int], s: int,
+                    old: tuple[int, int, int, int], new: tuple[int, int, int, int]) -> None:
+        """Rewrite seat ``s``'s hand count and what its piles gained (their sizes
+        were ``old``, are ``new``) in its ``block`` of ``enc.seats``."""
         st, index = self.tw, _TW_INDEX
-        old, new = seen.sizes[s], _tw_sizes(st, s)
-        if old == new:
-            return
-        plus, minus, counts = self.enc.seats[(s - seat) % st.num_players]
+        plus, minus, counts = block
         view[counts] = new[0] / 9
         view[counts + 1] = new[1]
-        if old[2:] != new[2:]:
+        if old[2] != new[2] or old[3] != new[3]:
             for c in st.plus[s][old[2]:]:
                 view[plus + index[c]] = 1.0
             for c in st.minus[s][old[3]:]:
                 view[minus + index[c]] = 1.0
             view[counts + 2] = self._round_score(s, new) / 10
-        seen.sizes[s] = new
 
     def _round_score(self, s: int, sizes: tuple[int, int, int, int]) -> int:
         """Seat ``s``'s round score, worked out once for all seats while its piles

@@ -38,9 +38,10 @@ class Turns:
         seat to choose next (``current``)."""
         state = self.state
         acting = state.to_act()
-        if len(acting) == 1:
+        if len(acting) == 1:  # nothing is pending: the next seat is the first to act
             state.apply(seat, action_id)  # it validates first and changes nothing if refused
-            return self.current()
+            acting = state.to_act()
+            return acting[0] if acting else -1
         if seat in self.pending:
             raise IllegalAction(IllegalAction.NOT_TO_ACT,
                                 f"seat {seat} has already chosen in this step")

@@ -1,11 +1,24 @@
 """``twistarena bench rl``: steps per second of the PettingZoo AEC environments
 against the raw engine loop, random legal actions in both.
 
-The raw loop is ``bench engine``'s (``to_act``, ``legal_action_ids``, ``apply``).
-The environment is measured twice: as a learner uses it (``env.last()`` builds
-the observation tensor and the mask every step) and with the mask only
-(``env.last(observe=False)`` and ``env.action_mask(agent)``), which is what a
-random or a scripted opponent needs. The goal is half the raw rate or better.
+Each loop plays whole matches of the game's default options, one
+``random.Random(seed)`` per match, and draws every action with its ``choice``
+over the legal ones; a step is one decision taken. What each loop includes:
+
+- raw: ``bench engine``'s loop: ``engine.make``, then per decision ``to_act``,
+  ``legal_action_ids`` (a list) and ``apply`` (which validates the action).
+- mask: ``env.reset(seed=...)``, then per step ``env.agent_iter()``,
+  ``env.last(observe=False)``, ``env.action_mask(agent)`` (a fresh int8 array),
+  ``mask.nonzero()`` for the legal indices and ``env.step(index)``; at the end
+  each agent's closing ``env.step(None)``. What a random or scripted opponent
+  needs.
+- observe: the same with ``env.last()``, which also builds the observation:
+  the seat's tensor (kept up to date between calls, then copied, since a
+  learner keeps it) and the mask. What a learner uses.
+
+The three loops take turns (``--rounds``) so that a change in the machine's
+load falls on all of them; rates are CPU time of this process. The goal is
+half the raw rate or better.
 """
 
 from __future__ import annotations
@@ -13,7 +26,9 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import random
+from collections.abc import Callable
 from typing import Any
 
 from rich.table import Table
@@ -34,6 +49,8 @@ def add_cli(targets: Any) -> None:
                         help="only this game (repeatable; default: all)")
     parser.add_argument("--games", type=int, default=20, help="at least this many games per case")
     parser.add_argument("--seconds", type=float, default=1.0, help="and at least this long")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="the loops take turns this many times, each with its share")
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     parser.set_defaults(run=run_cli)
 
@@ -62,6 +79,27 @@ def aec_game(env: Any, observe: bool, seed: int) -> int:
     return steps
 
 
+def _seed_from(play: Callable[[int], int], first: int, i: int) -> int:
+    return play(first + i)
+
+
+def interleaved(label: tuple[str, int], plays: dict[str, Callable[[int], int]], games: int,
+                seconds: float, rounds: int) -> dict[str, bench_engine.Figure]:
+    """Each of ``plays`` measured in ``rounds`` turns (its share of ``games`` and
+    ``seconds`` each turn), the turns added up; seeds never repeat within a play."""
+    totals = {name: bench_engine.Figure(*label, 0, 0, 0.0) for name in plays}
+    rounds = max(1, rounds)
+    for _ in range(rounds):
+        for name, play in plays.items():
+            done = totals[name]
+            part = bench_engine.measure(label, functools.partial(_seed_from, play, done.games),
+                                        -(-games // rounds), seconds / rounds)
+            totals[name] = bench_engine.Figure(*label, done.games + part.games,
+                                               done.decisions + part.decisions,
+                                               done.seconds + part.seconds)
+    return totals
+
+
 def run_cli(args: argparse.Namespace) -> int:
     from twistarena.rl import aec_env
 
@@ -72,18 +110,22 @@ def run_cli(args: argparse.Namespace) -> int:
         table.add_column(column, justify="left" if column == "game" else "right")
     rows = []
     for game_id, players in bench_engine.cases(args.game):
-        raw = bench_engine.measure((game_id, players),
-                                   functools.partial(bench_engine.engine_game, game_id, players),
-                                   args.games, args.seconds)
-        row: dict[str, Any] = {"game": game_id, "players": players,
-                               "raw_steps_per_s": round(raw.decisions_per_s, 1)}
+        plays: dict[str, Callable[[int], int]] = {
+            "raw": functools.partial(bench_engine.engine_game, game_id, players)}
         for mode in MODES:
-            env = aec_env(game_id, players)
-            figure = bench_engine.measure((game_id, players),
-                                          functools.partial(aec_game, env, mode == "observe"),
-                                          args.games, args.seconds)
+            plays[mode] = functools.partial(aec_game, aec_env(game_id, players),
+                                            mode == "observe")
+        figures = interleaved((game_id, players), plays, args.games, args.seconds,
+                              args.rounds)
+        raw = figures["raw"]
+        row: dict[str, Any] = {"game": game_id, "players": players,
+                               "raw_steps_per_s": round(raw.decisions_per_s, 1),
+                               "raw_us_per_step": round(raw.us_per_decision, 3)}
+        for mode in MODES:
+            figure = figures[mode]
             row[f"{mode}_steps_per_s"] = round(figure.decisions_per_s, 1)
             row[f"{mode}_ratio"] = round(figure.decisions_per_s / raw.decisions_per_s, 3)
+            row[f"{mode}_us_per_step"] = round(figure.us_per_decision, 3)
         rows.append(row)
         table.add_row(game_id, str(players), f"{row['raw_steps_per_s']:,.0f}",
                       f"{row['observe_steps_per_s']:,.0f}", f"{row['observe_ratio']:.2f}",
@@ -91,5 +133,5 @@ def run_cli(args: argparse.Namespace) -> int:
     console.print(table)
     console.print("ratio: the environment's rate over the raw loop's (goal: 0.5 or more)")
     if args.json:
-        print(json.dumps({"cases": rows}))
+        print(json.dumps({"cases": rows, "load_average": os.getloadavg()[0]}))
     return 0

@@ -450,18 +450,24 @@ class TwhistLive(LiveTensors):
 class _PlayerSeen:
     """What one seat's tensor shows of one player (a block of ``enc.players``)."""
 
-    __slots__ = ("blank", "counts", "false", "false_flags", "held", "held_flags", "known",
-                 "total", "tricks", "voids")
+    __slots__ = ("blank", "block", "false", "false_flags", "family_counts", "hand_count",
+                 "held", "held_flags", "known", "modifiers", "reserve_count", "total", "tricks",
+                 "value_counts", "voids")
 
-    def __init__(self) -> None:
-        self.counts = (-1, -1)
+    def __init__(self, block: tuple[int, ...]) -> None:
+        self.block = block
+        self.hand_count = self.reserve_count = -1
         self.voids = 0
         self.known: list[int] = []
         #: tricks shown (within an epoch tricks are only added to) and blank ones among them
         self.tricks = 0
         self.blank = 0
+        #: false tricks shown, their card flags, and what the numbers were counted from
         self.false: list[FalseTrick] = []
         self.false_flags: list[int] = []
+        self.value_counts = [0] * 13  # by value 1..12 (0 unused)
+        self.family_counts = [0] * 4
+        self.modifiers = 0
         self.held: list[int] = []
         self.held_flags: list[int] = []
         self.total = 0
@@ -474,7 +480,9 @@ class _TrickyTwistSeen:
     __slots__ = ("epoch", "hand", "players", "reserve", "roles", "round", "trick",
                  "trick_flags")
 
-    def __init__(self, players: int) -> None:
+    def __init__(self, blocks: list[tuple[int, ...]]) -> None:
+        """As an all-zero tensor shows it; ``blocks``: each player's ``enc.players``
+        block, by seat (relative to the observer)."""
         self.hand: list[int] = []
         self.reserve: list[int] = []
         #: the trick's cards and leader; the trick and led family flags
@@ -483,7 +491,7 @@ class _TrickyTwistSeen:
         self.roles: list[int] = []
         self.round: tuple[object, list[int]] = ((), [])
         self.epoch: tuple[int, bool, int, int] | None = None
-        self.players = [_PlayerSeen() for _ in range(players)]
+        self.players = [_PlayerSeen(block) for block in blocks]
 
 
 _TT_PHASE_AT = {phase: i for i, phase in enumerate(_TT_PHASES)}
@@ -505,7 +513,9 @@ class TrickyTwistLive(LiveTensors):
     def _update(self, seat: int) -> None:
         st, seen, enc, view = self.tt, self.seen[seat], self.enc, self.views[seat]
         if seen is None:
-            seen = self.seen[seat] = _TrickyTwistSeen(st.num_players)
+            n = st.num_players
+            seen = self.seen[seat] = _TrickyTwistSeen(
+                [enc.players[(s - seat) % n] for s in range(n)])
         hand, reserve = st.hands[seat], st.reserves[seat]
         if hand != seen.hand:
             _cards(view, enc.hand, _SAME, seen.hand, hand)
@@ -526,32 +536,32 @@ class TrickyTwistLive(LiveTensors):
             flags = self._round_flags(view)
             _swap(view, seen.round[1], flags)
             seen.round = (key, flags)
-        n = st.num_players
+        voids, known_cards, tricks, false, held, totals = (
+            st.voids, st.known, st.tricks, st.false, st.held, st.total)
         for s, p in enumerate(seen.players):
-            block = enc.players[(s - seat) % n]
-            counts = block[7]
-            hand, reserve = st.hands[s], st.reserves[s]
-            if len(hand) != p.counts[0] or len(reserve) != p.counts[1]:
-                p.counts = (len(hand), len(reserve))
-                view[counts] = p.counts[0] / 16
-                view[counts + 1] = p.counts[1] / 5
-            if st.voids[s] != p.voids:
-                _set_bits(view, block[4], p.voids, st.voids[s])
-                p.voids = st.voids[s]
-            known = st.known[s]
+            block, counts = p.block, p.block[7]
+            hand_count, reserve_count = len(st.hands[s]), len(st.reserves[s])
+            if hand_count != p.hand_count or reserve_count != p.reserve_count:
+                p.hand_count, p.reserve_count = hand_count, reserve_count
+                view[counts] = hand_count / 16
+                view[counts + 1] = reserve_count / 5
+            if voids[s] != p.voids:
+                _set_bits(view, block[4], p.voids, voids[s])
+                p.voids = voids[s]
+            known = known_cards[s]
             if known != p.known:
                 _cards(view, block[0], _SAME, p.known, known)
                 p.known = list(known)
-            if new_epoch or len(st.tricks[s]) != p.tricks:
-                self._tricks(seat, view, block, st.tricks[s], p, new_epoch)
-            if new_epoch or st.false[s] != p.false:
-                self._false(view, block, st.false[s], p)
-            if new_epoch or st.held[s] != p.held:
-                flags = [block[3] + b for b in st.held[s]]
+            if new_epoch or len(tricks[s]) != p.tricks:
+                self._tricks(seat, view, block, tricks[s], p, new_epoch)
+            if new_epoch or false[s] != p.false:
+                self._false(view, block, false[s], p, new_epoch)
+            if new_epoch or held[s] != p.held:
+                flags = [block[3] + b for b in held[s]]
                 _swap(view, p.held_flags, flags)
-                p.held, p.held_flags = list(st.held[s]), flags
-            if new_epoch or st.total[s] != p.total:
-                p.total = st.total[s]
+                p.held, p.held_flags = list(held[s]), flags
+            if new_epoch or totals[s] != p.total:
+                p.total = totals[s]
                 last = next((row["round_total"] for row in st.last_round if row["seat"] == s), 0)
                 view[counts + 6] = p.total / 50
                 view[counts + 7] = last / 50
@@ -640,28 +650,36 @@ class TrickyTwistLive(LiveTensors):
 
     @staticmethod
     def _false(view: Elements, block: tuple[int, ...], false: list[FalseTrick],
-               p: _PlayerSeen) -> None:
-        """A player's false tricks: their cards as flags, values, families and counts."""
+               p: _PlayerSeen, anew: bool) -> None:
+        """A player's false tricks: their cards as flags, values, families and counts.
+        Those added since ``p`` are added to what it shows; else (one taken back or
+        changed, or ``anew``) the zones are cleared first."""
         _, _, base, _, _, values, families, counts = block
-        flags: list[int] = []
-        value_counts = [0] * 13
-        family_counts = [0] * 4
-        modifiers = 0
-        for family, value, cards, _, modifier in false:
-            flags.extend(base + c for c in cards)
+        old = p.false
+        if anew or len(false) < len(old) or false[:len(old)] != old:
+            for i in p.false_flags:
+                view[i] = 0.0
+            for value in range(1, 13):
+                view[values + value - 1] = 0.0
+            for family in range(4):
+                view[families + family] = 0.0
+            p.false, p.false_flags, p.modifiers = [], [], 0
+            p.value_counts, p.family_counts = [0] * 13, [0] * 4
+        value_counts, family_counts, flags = p.value_counts, p.family_counts, p.false_flags
+        for family, value, cards, _, modifier in false[len(p.false):]:
+            for c in cards:
+                flags.append(base + c)
+                view[base + c] = 1.0
             if 1 <= value <= 12:
                 value_counts[value] += 1
+                view[values + value - 1] = value_counts[value]
             if family >= 0:
                 family_counts[family] += 1
-            modifiers += modifier
-        _change(view, p.false_flags, flags)
-        for value in range(1, 13):
-            view[values + value - 1] = value_counts[value]
-        for family in range(4):
-            view[families + family] = family_counts[family]
+                view[families + family] = family_counts[family]
+            p.modifiers += modifier
         view[counts + 4] = len(false) / 16
-        view[counts + 5] = modifiers
-        p.false, p.false_flags = list(false), flags
+        view[counts + 5] = p.modifiers
+        p.false = list(false)
 
 
 class FollowsLiveTensors:

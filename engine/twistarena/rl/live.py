@@ -93,10 +93,12 @@ def _cards(view: Elements, base: int, index: Sequence[int], old: list[int],
             view[base + index[c]] = 1.0
         return
     before = set(old)
-    for c in before.difference(new):
+    gone = before.difference(new)
+    for c in gone:
         view[base + index[c]] = 0.0
-    for c in set(new).difference(before):
-        view[base + index[c]] = 1.0
+    if len(new) != size - len(gone):  # not only fewer (the cards of a zone are distinct)
+        for c in set(new).difference(before):
+            view[base + index[c]] = 1.0
 
 
 #: a card's place in a zone of a game whose card ids are 0..deck size - 1 already

@@ -16,9 +16,9 @@ over the legal ones; a step is one decision taken. What each loop includes:
   the seat's tensor (kept up to date between calls, then copied, since a
   learner keeps it) and the mask. What a learner uses.
 
-The three loops take turns (``--rounds``) so that a change in the machine's
-load falls on all of them; rates are CPU time of this process. The goal is
-half the raw rate or better.
+The three loops take turns match by match, so that a change in the machine's
+load falls on all of them alike; rates are per CPU second of this process.
+The goal is half the raw rate or better.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import functools
 import json
 import os
 import random
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -49,8 +50,6 @@ def add_cli(targets: Any) -> None:
                         help="only this game (repeatable; default: all)")
     parser.add_argument("--games", type=int, default=20, help="at least this many games per case")
     parser.add_argument("--seconds", type=float, default=1.0, help="and at least this long")
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="the loops take turns this many times, each with its share")
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     parser.set_defaults(run=run_cli)
 
@@ -79,25 +78,22 @@ def aec_game(env: Any, observe: bool, seed: int) -> int:
     return steps
 
 
-def _seed_from(play: Callable[[int], int], first: int, i: int) -> int:
-    return play(first + i)
-
-
 def interleaved(label: tuple[str, int], plays: dict[str, Callable[[int], int]], games: int,
-                seconds: float, rounds: int) -> dict[str, bench_engine.Figure]:
-    """Each of ``plays`` measured in ``rounds`` turns (its share of ``games`` and
-    ``seconds`` each turn), the turns added up; seeds never repeat within a play."""
-    totals = {name: bench_engine.Figure(*label, 0, 0, 0.0) for name in plays}
-    rounds = max(1, rounds)
-    for _ in range(rounds):
+                seconds: float) -> dict[str, bench_engine.Figure]:
+    """Each of ``plays`` measured game by game in turn (match ``i`` of every play,
+    then match ``i + 1``), until each has ``games`` matches and ``seconds`` of CPU
+    time; a change in the machine's load so falls on all of them alike."""
+    totals = {name: [0, 0.0] for name in plays}  # decisions, seconds
+    played = 0
+    while played < games or min(t[1] for t in totals.values()) < seconds:
         for name, play in plays.items():
-            done = totals[name]
-            part = bench_engine.measure(label, functools.partial(_seed_from, play, done.games),
-                                        -(-games // rounds), seconds / rounds)
-            totals[name] = bench_engine.Figure(*label, done.games + part.games,
-                                               done.decisions + part.decisions,
-                                               done.seconds + part.seconds)
-    return totals
+            start = time.process_time()
+            decisions = play(played)
+            totals[name][1] += time.process_time() - start
+            totals[name][0] += decisions
+        played += 1
+    return {name: bench_engine.Figure(*label, played, int(decisions), elapsed)
+            for name, (decisions, elapsed) in totals.items()}
 
 
 def run_cli(args: argparse.Namespace) -> int:
@@ -115,8 +111,7 @@ def run_cli(args: argparse.Namespace) -> int:
         for mode in MODES:
             plays[mode] = functools.partial(aec_game, aec_env(game_id, players),
                                             mode == "observe")
-        figures = interleaved((game_id, players), plays, args.games, args.seconds,
-                              args.rounds)
+        figures = interleaved((game_id, players), plays, args.games, args.seconds)
         raw = figures["raw"]
         row: dict[str, Any] = {"game": game_id, "players": players,
                                "raw_steps_per_s": round(raw.decisions_per_s, 1),

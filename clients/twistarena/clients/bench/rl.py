@@ -17,10 +17,11 @@ over the legal ones; a step is one decision taken. What each loop includes:
   learner keeps it) and the mask. What a learner uses.
 
 The loops take turns (``--turns``, each turn a share of ``--games`` and
-``--seconds``, CPU time of this process), and each reports its fastest turn:
-on a machine shared with other work, the turn the rest of the machine
-disturbed least is the nearest to the loop's own cost. The goal is half the
-raw rate or better.
+``--seconds`` of CPU time of this process). A rate is the median of the loop's
+turns; a ratio is the median over the turns of the environment's rate over the
+raw loop's in the same turn, so that the load of a machine shared with other
+work, which changes from second to second, falls on both sides of each ratio
+alike. The goal is half the raw rate or better.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import functools
 import json
 import os
 import random
+import statistics
 from collections.abc import Callable
 from typing import Any
 
@@ -52,7 +54,7 @@ def add_cli(targets: Any) -> None:
     parser.add_argument("--games", type=int, default=20, help="at least this many games per case")
     parser.add_argument("--seconds", type=float, default=1.0, help="and at least this long")
     parser.add_argument("--turns", type=int, default=5,
-                        help="the loops take turns this many times; each reports its fastest")
+                        help="the loops take turns this many times (medians are reported)")
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     parser.set_defaults(run=run_cli)
 
@@ -85,22 +87,21 @@ def _seed_from(play: Callable[[int], int], first: int, i: int) -> int:
     return play(first + i)
 
 
-def best_turns(label: tuple[str, int], plays: dict[str, Callable[[int], int]], games: int,
-               seconds: float, turns: int) -> dict[str, bench_engine.Figure]:
+def in_turns(label: tuple[str, int], plays: dict[str, Callable[[int], int]], games: int,
+             seconds: float, turns: int) -> dict[str, list[bench_engine.Figure]]:
     """Each of ``plays`` measured in ``turns`` turns, the plays taking turns (each
-    turn a share of ``games`` and ``seconds``, new seeds every turn); per play,
-    its fastest turn: the one the rest of the machine disturbed least."""
+    turn a share of ``games`` and ``seconds``, new seeds every turn): per play,
+    its figure of every turn."""
     turns = max(1, turns)
-    best: dict[str, bench_engine.Figure] = {}
+    figures: dict[str, list[bench_engine.Figure]] = {name: [] for name in plays}
     played = dict.fromkeys(plays, 0)
     for _ in range(turns):
         for name, play in plays.items():
             figure = bench_engine.measure(label, functools.partial(_seed_from, play, played[name]),
                                           -(-games // turns), seconds / turns)
             played[name] += figure.games
-            if name not in best or figure.decisions_per_s > best[name].decisions_per_s:
-                best[name] = figure
-    return best
+            figures[name].append(figure)
+    return figures
 
 
 def run_cli(args: argparse.Namespace) -> int:
@@ -118,16 +119,17 @@ def run_cli(args: argparse.Namespace) -> int:
         for mode in MODES:
             plays[mode] = functools.partial(aec_game, aec_env(game_id, players),
                                             mode == "observe")
-        figures = best_turns((game_id, players), plays, args.games, args.seconds, args.turns)
-        raw = figures["raw"]
+        figures = in_turns((game_id, players), plays, args.games, args.seconds, args.turns)
+        raw = [f.decisions_per_s for f in figures["raw"]]
         row: dict[str, Any] = {"game": game_id, "players": players,
-                               "raw_steps_per_s": round(raw.decisions_per_s, 1),
-                               "raw_us_per_step": round(raw.us_per_decision, 3)}
+                               "raw_steps_per_s": round(statistics.median(raw), 1),
+                               "raw_us_per_step": round(1e6 / statistics.median(raw), 3)}
         for mode in MODES:
-            figure = figures[mode]
-            row[f"{mode}_steps_per_s"] = round(figure.decisions_per_s, 1)
-            row[f"{mode}_ratio"] = round(figure.decisions_per_s / raw.decisions_per_s, 3)
-            row[f"{mode}_us_per_step"] = round(figure.us_per_decision, 3)
+            rates = [f.decisions_per_s for f in figures[mode]]
+            row[f"{mode}_steps_per_s"] = round(statistics.median(rates), 1)
+            row[f"{mode}_ratio"] = round(statistics.median(
+                [rate / raw_rate for rate, raw_rate in zip(rates, raw, strict=True)]), 3)
+            row[f"{mode}_us_per_step"] = round(1e6 / statistics.median(rates), 3)
         rows.append(row)
         table.add_row(game_id, str(players), f"{row['raw_steps_per_s']:,.0f}",
                       f"{row['observe_steps_per_s']:,.0f}", f"{row['observe_ratio']:.2f}",

@@ -76,10 +76,13 @@ def test_a_bad_policy_is_refused_with_the_reason() -> None:
 def test_bench_rl_reports_every_rate(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["bench", "rl", "--game", "twhist", "--games", "1", "--seconds", "0",
                  "--json"]) == 0
-    cases = _json_lines(capsys.readouterr().out)[-1]["cases"]
+    report = _json_lines(capsys.readouterr().out)[-1]
+    assert report["load_average"] >= 0
+    cases = report["cases"]
     assert [(c["game"], c["players"]) for c in cases] == [("twhist", 3), ("twhist", 4),
                                                          ("twhist", 5)]
     for case in cases:
         for key in ("raw_steps_per_s", "observe_steps_per_s", "mask_steps_per_s",
-                    "observe_ratio", "mask_ratio"):
+                    "observe_ratio", "mask_ratio", "raw_us_per_step", "observe_us_per_step",
+                    "mask_us_per_step"):
             assert case[key] > 0

@@ -23,6 +23,9 @@ from twistarena.engine.twhist import cards as th
 from twistarena.engine.twisted import cards as tw_cards
 from twistarena.engine.twisted import state as tw
 
+#: the masks' dtype, as a dtype object (not a type to convert): masks are made per decision
+MASK_DTYPE = np.dtype(np.int8)
+
 
 @dataclass(frozen=True)
 class ActionSpace:
@@ -50,7 +53,7 @@ class ActionSpace:
         index = self.index_list
         for a in legal_ids:
             out[index[a]] = 1
-        return np.frombuffer(out, np.int8)
+        return np.frombuffer(out, MASK_DTYPE)
 
     def indices(self, legal_ids: Sequence[int]) -> list[int]:
         """The indices of ``legal_ids``, in their order."""

@@ -18,7 +18,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from twistarena import engine
 
-from .actions import ActionSpace, action_space
+from .actions import MASK_DTYPE, ActionSpace, action_space
 from .live import FollowsLiveTensors, live_tensors
 from .tensors import Encoder, encoder
 from .turns import Turns, check_reward, final_rewards
@@ -101,18 +101,23 @@ class TwistArenaAEC(FollowsLiveTensors, AECEnv):  # type: ignore[misc]
         """The agent's legal-action mask alone (all 0 when it is not to choose)."""
         seat = self._seat[agent]
         if seat != self._current:
-            return np.zeros(self.space.size, np.int8)
+            return np.zeros(self.space.size, MASK_DTYPE)
         return self.space.mask(self.turns.state.legal_action_ids(seat))
 
     def step(self, action: int | None) -> None:
-        agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
+        seat = self._current
+        if seat < 0:  # the match is over: every agent is done, and leaves with None
             self._was_dead_step(action)
             return
         if action is None:
-            raise ValueError(f"{agent} is to act: None is only for agents that are done")
-        self.turns.play(self._seat[agent], self.space.engine_id(int(action)))
-        self._current = seat = self.turns.current()
+            raise ValueError(f"{self.agent_selection} is to act: None is only for agents"
+                             " that are done")
+        ids = self.space.ids
+        if type(action) is int and 0 <= action < len(ids):  # the usual case, checked inline
+            action_id = ids[action]
+        else:
+            action_id = self.space.engine_id(int(action))
+        self._current = seat = self.turns.play(seat, action_id)
         if seat >= 0:  # rewards stay 0 (and so do the accumulated ones) until the end
             self.agent_selection = self.possible_agents[seat]
             return

@@ -105,8 +105,7 @@ class TwistArenaEnv(FollowsLiveTensors, gymnasium.Env[ObsDict, np.int64]):
         turns = self.turns
         seat = turns.current()
         while seat >= 0 and seat != self.seat:
-            turns.play(seat, bots.decide(self.house[seat], turns.state, seat))
-            seat = turns.current()
+            seat = turns.play(seat, bots.decide(self.house[seat], turns.state, seat))
 
     def _observe(self) -> ObsDict:
         state = self.turns.state

@@ -7,17 +7,17 @@ costs several engine decisions, and a learner asks for a tensor every decision.
 zones of the state that changed since that seat last asked (a card played, a
 pile grown, the turn passed), writing single elements through a memoryview.
 
-It reads the state itself, not the dict, so it is held to the dict path: where
-there is nothing to start from or the match has ended (Twisted, Twhist), it
-builds the seat's tensor with ``Encoder.encode_into(state.observation(seat))``,
-and tests/rl/test_live.py plays many random matches of every game and player
-count and checks that every seat's live tensor equals the dict path's at every
-decision, so it holds exactly what the seat may know and nothing more.
+It reads the state itself, not the dict (a seat's first tensor of a match, or
+of a Twisted round, is written from zeros by the same code), so it is held to
+the dict path: tests/rl/test_live.py plays many random matches of every game
+and player count and checks that every seat's live tensor equals the dict
+path's at every decision, so it holds exactly what the seat may know and
+nothing more.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Protocol, cast
 
 import numpy as np
@@ -93,10 +93,12 @@ def _cards(view: Elements, base: int, index: Sequence[int], old: list[int],
             view[base + index[c]] = 1.0
         return
     before = set(old)
-    for c in before.difference(new):
+    gone = before.difference(new)
+    for c in gone:
         view[base + index[c]] = 0.0
-    for c in set(new).difference(before):
-        view[base + index[c]] = 1.0
+    if len(new) != size - len(gone):  # not only fewer (the cards of a zone are distinct)
+        for c in set(new).difference(before):
+            view[base + index[c]] = 1.0
 
 
 #: a card's place in a zone of a game whose card ids are 0..deck size - 1 already
@@ -107,12 +109,10 @@ def _set_bits(view: Elements, base: int, old: int, new: int) -> None:
     """Flag ``base + b`` is bit ``b`` of ``new``; it was bit ``b`` of ``old`` (bitmask
     zones: only the bits that differ are written)."""
     changed = old ^ new
-    b = 0
     while changed:
-        if changed & 1:
-            view[base + b] = float(new >> b & 1)
-        changed >>= 1
-        b += 1
+        low = changed & -changed  # the lowest bit that differs
+        view[base + low.bit_length() - 1] = 1.0 if new & low else 0.0
+        changed ^= low
 
 
 class LiveTensors:
@@ -155,9 +155,6 @@ class LiveTensors:
                 observation[key] = value
         self.encoder.encode_into(self.tensors[seat], observation)
 
-    def _rebuild(self, seat: int) -> None:
-        self.encoder.encode_into(self.tensors[seat], self.state.observation(seat))
-
 
 # -- Twisted -----------------------------------------------------------------------
 
@@ -165,29 +162,25 @@ class LiveTensors:
 class _TwistedSeen:
     """What one seat's Twisted tensor shows; within a round piles only grow."""
 
-    __slots__ = ("decisions", "hand", "phase", "pile", "round", "row", "sizes", "turn")
+    __slots__ = ("hand", "phase", "pile", "round", "row", "sizes", "totals", "turn")
 
     def __init__(self, state: TwistedState) -> None:
         """As an all-zero tensor of ``state``'s round would show it."""
         self.round = state.round
-        self.decisions = len(state.history)
         self.hand: list[int] = []
         self.row: list[int] = []
         self.phase = ""
         self.turn = -1
         self.pile = -1
         self.sizes = [(-1, -1, 0, 0)] * state.num_players
-
-
-def _tw_sizes(state: TwistedState, seat: int) -> tuple[int, int, int, int]:
-    return (len(state.hands[seat]), len(state.face_down[seat]), len(state.plus[seat]),
-            len(state.minus[seat]))
+        self.totals = [0] * state.num_players
 
 
 class TwistedLive(LiveTensors):
     """Twisted: the row, the turn and the mover's hand change every decision; within
     a round only a seat that moved changes its hand and piles. A new round starts
-    the tensor from zeros; the end of the match rebuilds it."""
+    the tensor from zeros; at the end the face-down cards join the minus piles and
+    the totals change."""
 
     def __init__(self, encoder: TwistedEncoder, state: TwistedState) -> None:
         super().__init__(encoder, state)
@@ -198,17 +191,9 @@ class TwistedLive(LiveTensors):
 
     def _update(self, seat: int) -> None:
         st, seen = self.tw, self.seen[seat]
-        if st.phase == TW_OVER:
-            self._rebuild(seat)
-            self.seen[seat] = None
-            return
         enc, view, index, n = self.enc, self.views[seat], _TW_INDEX, st.num_players
-        movers: Iterable[int]
         if seen is None or seen.round != st.round:
             seen = self.seen[seat] = self._new_round(seat)
-            movers = range(n)
-        else:
-            movers = {s for s, _ in st.history[seen.decisions:]}
         hand = st.hands[seat]
         if hand != seen.hand:
             _cards(view, enc.hand, index, seen.hand, hand)
@@ -228,17 +213,27 @@ class TwistedLive(LiveTensors):
                 view[enc.phase + _TW_PHASES.index(seen.phase)] = 0.0
             view[enc.phase + _TW_PHASES.index(st.phase)] = 1.0
             seen.phase = st.phase
-        if st.turn != seen.turn:
+        turn = -1 if st.phase == TW_OVER else st.turn  # nobody acts at the end
+        if turn != seen.turn:
             if seen.turn >= 0:
                 view[enc.to_act + (seen.turn - seat) % n] = 0.0
-            view[enc.to_act + (st.turn - seat) % n] = 1.0
-            seen.turn = st.turn
+            if turn >= 0:
+                view[enc.to_act + (turn - seat) % n] = 1.0
+            seen.turn = turn
         if len(st.pile) != seen.pile:
             seen.pile = len(st.pile)
             view[enc.numbers + 1] = seen.pile / _TW_K
-        for s in movers:
-            self._seat_moved(view, seat, s, seen)
-        seen.decisions = len(st.history)
+        hands, face_down, plus, minus = st.hands, st.face_down, st.plus, st.minus
+        sizes, seats = seen.sizes, enc.seats
+        for s in range(n):  # within a round only a seat that moved changes these
+            new = (len(hands[s]), len(face_down[s]), len(plus[s]), len(minus[s]))
+            if new != sizes[s]:
+                self._seat_moved(view, seats[(s - seat) % n], s, sizes[s], new)
+                sizes[s] = new
+        if st.totals != seen.totals:  # at the end (a new round starts anew)
+            for s, total in enumerate(st.totals):
+                view[seats[(s - seat) % n][2] + 3] = total / 10
+            seen.totals = list(st.totals)
 
     def _new_round(self, seat: int) -> _TwistedSeen:
         """Zero ``seat``'s tensor and write what stays fixed for the round."""
@@ -250,26 +245,26 @@ class TwistedLive(LiveTensors):
         view[numbers + 3] = st.rounds / 20
         view[numbers + 4] = st.distance / 86
         view[numbers + 5] = float(st.expert)
+        seen = _TwistedSeen(st)
         for s in range(n):
             view[enc.seats[(s - seat) % n][2] + 3] = st.totals[s] / 10
-        return _TwistedSeen(st)
+        seen.totals = list(st.totals)
+        return seen
 
-    def _seat_moved(self, view: Elements, seat: int, s: int, seen: _TwistedSeen) -> None:
-        """Rewrite what changed of seat ``s``'s hand count and piles."""
+    def _seat_moved(self, view: Elements, block: tuple[int, int, int], s: int,
+                    old: tuple[int, int, int, int], new: tuple[int, int, int, int]) -> None:
+        """Rewrite seat ``s``'s hand count and what its piles gained (their sizes
+        were ``old``, are ``new``) in its ``block`` of ``enc.seats``."""
         st, index = self.tw, _TW_INDEX
-        old, new = seen.sizes[s], _tw_sizes(st, s)
-        if old == new:
-            return
-        plus, minus, counts = self.enc.seats[(s - seat) % st.num_players]
+        plus, minus, counts = block
         view[counts] = new[0] / 9
         view[counts + 1] = new[1]
-        if old[2:] != new[2:]:
+        if old[2] != new[2] or old[3] != new[3]:
             for c in st.plus[s][old[2]:]:
                 view[plus + index[c]] = 1.0
             for c in st.minus[s][old[3]:]:
                 view[minus + index[c]] = 1.0
             view[counts + 2] = self._round_score(s, new) / 10
-        seen.sizes[s] = new
 
     def _round_score(self, s: int, sizes: tuple[int, int, int, int]) -> int:
         """Seat ``s``'s round score, worked out once for all seats while its piles
@@ -285,29 +280,34 @@ class TwistedLive(LiveTensors):
 
 
 class _TwhistSeen:
-    """What one seat's Twhist tensor shows: each zone as the element positions it
-    set (flags) or the state values it was written from (numbers)."""
+    """What one seat's Twhist tensor shows: each zone as the state it was written
+    from, and for the one-hot zones the element positions it set."""
 
-    __slots__ = ("discard", "flips", "hand", "key", "lead", "picked", "pool", "sizes",
-                 "trick", "twhist", "voids")
+    __slots__ = ("discard", "done", "flips", "hand", "lead", "picked", "pool", "roles",
+                 "sizes", "trick", "trick_flags", "turn", "twhist", "voids")
 
-    def __init__(self, live: TwhistLive, seat: int) -> None:
-        st = live.th
-        self.hand = list(st.hands[seat])
-        self.key = live.key()
-        self.trick = live.trick_flags(seat)
-        self.lead = st.lead_colour
-        self.picked = list(st.picked)
-        self.pool = list(st.pool)
-        self.discard = len(st.discard)
-        self.twhist = list(st.twhist)
-        self.flips = list(st.flips)
-        self.voids = list(st.voids)
-        self.sizes = [len(h) for h in st.hands]
+    def __init__(self, players: int) -> None:
+        """As an all-zero tensor shows it (but the match's fixed zones)."""
+        self.hand: list[int] = []
+        self.turn: tuple[tuple[int, ...], list[int]] = ((), [])
+        self.roles: tuple[tuple[int, ...], list[int]] = ((), [])
+        self.done = -1
+        self.trick: tuple[list[int], int] = ([], -1)
+        self.trick_flags: list[int] = []
+        self.lead = -1
+        self.picked: list[int] = []
+        self.pool: list[int] = []
+        self.discard = 0
+        self.twhist = [0] * players
+        self.flips = [0] * players
+        self.voids = [0] * players
+        self.sizes = [-1] * players
 
 
 class TwhistLive(LiveTensors):
-    """Twhist: the trick, the pick and the FLIP cards change; the discard grows."""
+    """Twhist: the trick, the turn, the pick and the FLIP cards change; the discard
+    grows. A trick is written card by card as it grows; a seat's first tensor is
+    written from zeros by the same code."""
 
     def __init__(self, encoder: TwhistEncoder, state: TwhistState) -> None:
         super().__init__(encoder, state)
@@ -317,42 +317,67 @@ class TwhistLive(LiveTensors):
         #: the encoder's colour order is the options'; the state's tables use the same
         assert list(t.colours) == encoder.colours and t.flip_min == encoder.flip_min
 
-    def key(self) -> tuple[int, ...]:
-        """The one-hot zones (phase, to_act, roles) and the trick count."""
+    def turn_key(self) -> tuple[int, int, int]:
         st = self.th
-        return (st.phase, st.turn, st.dealer, st.leader, st.picker, st.next_leader,
-                st.tricks_done)
+        return (st.phase, st.turn, st.picker)
 
-    def trick_flags(self, seat: int) -> list[int]:
+    def turn_flags(self, seat: int) -> list[int]:
+        """The phase and the seat to act (the picker while picking; nobody at the end)."""
         st, enc = self.th, self.enc
-        n, k, block = st.num_players, TWHIST_BASE, enc.trick
-        out = []
-        s = st.leader
-        for a in st.trick:
-            start = block + (s - seat) % n * (k + 4)
-            out.append(start + a)  # a Twhist card's id (TWHIST_BASE + kind) follows the 32
-            s = (s + 1) % n
+        out = [enc.phase + st.phase]
+        if st.phase != TH_OVER:
+            actor = st.picker if st.phase == TH_PICK else st.turn
+            out.append(enc.to_act + (actor - seat) % st.num_players)
         return out
 
+    def roles_key(self) -> tuple[int, int, int, int]:
+        st = self.th
+        return (st.dealer, st.leader, st.picker, st.next_leader)
+
+    def role_flags(self, seat: int) -> list[int]:
+        """Dealer, leader, picker and next leader (relative; unset: no flag)."""
+        enc, n = self.enc, self.th.num_players
+        return [enc.roles + i * n + (s - seat) % n
+                for i, s in enumerate(self.roles_key()) if s >= 0]
+
+    def trick_flags(self, seat: int, start: int, flags: list[int]) -> list[int]:
+        """``flags`` (the trick's first ``start`` cards) with the rest of the trick."""
+        st, enc = self.th, self.enc
+        n, k, block = st.num_players, TWHIST_BASE, enc.trick
+        trick, leader = st.trick, st.leader
+        for i in range(start, len(trick)):
+            # a Twhist card's id (TWHIST_BASE + kind) follows the 32 number cards
+            flags.append(block + (leader + i - seat) % n * (k + 4) + trick[i])
+        return flags
+
     def _update(self, seat: int) -> None:
-        st, seen = self.th, self.seen[seat]
-        if seen is None:
-            self._rebuild(seat)
-            self.seen[seat] = _TwhistSeen(self, seat)
-            return
-        enc, view, n = self.enc, self.views[seat], st.num_players
+        st, seen, enc, view = self.th, self.seen[seat], self.enc, self.views[seat]
+        if seen is None:  # the zones that stay as dealt; the rest from zeros below
+            seen = self.seen[seat] = _TwhistSeen(st.num_players)
+            self.tensors[seat].fill(0.0)
+            for c in st.open_cards:
+                view[enc.open + c] = 1.0
+            view[enc.numbers + 1] = st.tricks_total / 14
         hand = st.hands[seat]
         if hand != seen.hand:
             _cards(view, enc.hand, _SAME, seen.hand, hand)
             seen.hand = list(hand)
-        key = self.key()
-        if key != seen.key:
-            self._rewrite_key(view, seat, seen.key, key)
-            seen.key = key
-        trick = self.trick_flags(seat)
-        if trick != seen.trick:
-            _swap(view, seen.trick, trick)
-            seen.trick = trick
+        key: tuple[int, ...] = self.turn_key()
+        if key != seen.turn[0]:
+            flags = self.turn_flags(seat)
+            _swap(view, seen.turn[1], flags)
+            seen.turn = (key, flags)
+        key = self.roles_key()
+        if key != seen.roles[0]:
+            flags = self.role_flags(seat)
+            _swap(view, seen.roles[1], flags)
+            seen.roles = (key, flags)
+        if st.tricks_done != seen.done:
+            seen.done = st.tricks_done
+            view[enc.numbers] = seen.done / st.tricks_total
+        trick, (old, leader) = st.trick, seen.trick
+        if trick != old or st.leader != leader:
+            self._trick(view, seat, seen)
         if st.lead_colour != seen.lead:
             if seen.lead >= 0:
                 view[enc.lead + seen.lead] = 0.0
@@ -371,78 +396,116 @@ class TwhistLive(LiveTensors):
             seen.discard = len(st.discard)
         if st.twhist != seen.twhist or st.flips != seen.flips or st.voids != seen.voids:
             self._rewrite_players(view, seat, seen)
-        sizes = [len(h) for h in st.hands]
+        sizes = list(map(len, st.hands))
         if sizes != seen.sizes:
+            n = st.num_players
             for s in range(n):
                 if sizes[s] != seen.sizes[s]:
                     view[enc.players[(s - seat) % n][3]] = sizes[s] / 10
             seen.sizes = sizes
 
-    def _rewrite_key(self, view: Elements, seat: int, old: tuple[int, ...],
-                     new: tuple[int, ...]) -> None:
-        """Phase, the seat to act and the roles as flags; tricks done as a number."""
-        enc = self.enc
-        _swap(view, self._key_flags(seat, old), self._key_flags(seat, new))
-        view[enc.numbers] = new[6] / self.th.tricks_total
-
-    def _key_flags(self, seat: int, key: tuple[int, ...]) -> list[int]:
-        enc, n = self.enc, self.th.num_players
-        phase, turn, *roles = key[:6]
-        out = [enc.phase + phase]
-        if phase != TH_OVER:  # then nobody acts
-            out.append(enc.to_act + ((roles[2] if phase == TH_PICK else turn) - seat) % n)
-        out.extend(enc.roles + i * n + (s - seat) % n for i, s in enumerate(roles) if s >= 0)
-        return out
+    def _trick(self, view: Elements, seat: int, seen: _TwhistSeen) -> None:
+        """The trick's cards: the new ones where it grew, else anew."""
+        trick, leader = self.th.trick, self.th.leader
+        old, old_leader = seen.trick
+        if leader == old_leader and len(trick) > len(old) and trick[:len(old)] == old:
+            flags = seen.trick_flags
+            start = len(flags)
+            self.trick_flags(seat, start, flags)
+            for i in flags[start:]:
+                view[i] = 1.0
+        else:
+            flags = self.trick_flags(seat, 0, [])
+            _swap(view, seen.trick_flags, flags)
+            seen.trick_flags = flags
+        seen.trick = (list(trick), leader)
 
     def _rewrite_players(self, view: Elements, seat: int, seen: _TwhistSeen) -> None:
+        """Each player's Twhist cards, FLIP cards (and so its stars: they change
+        together, TH-5.4) and voids, where they changed."""
         st, enc, n = self.th, self.enc, self.th.num_players
         visible = st.t.twhist_visible
         for s in range(n):
             tw, flips, voids = st.twhist[s], st.flips[s], st.voids[s]
-            if (tw, flips, voids) == (seen.twhist[s], seen.flips[s], seen.voids[s]):
+            old_tw, old_flips, old_voids = seen.twhist[s], seen.flips[s], seen.voids[s]
+            if tw == old_tw and flips == old_flips and voids == old_voids:
                 continue
             twhist, star, void, counts = enc.players[(s - seat) % n]
-            if visible or s == seat:
-                _set_bits(view, twhist, seen.twhist[s], tw)
-            if s == seat:
-                _set_bits(view, enc.twhist_hand, seen.twhist[s], tw)
-            _set_bits(view, star, seen.flips[s], flips)
-            _set_bits(view, void, seen.voids[s], voids)
-            view[counts + 1] = tw.bit_count() / 4
-            view[counts + 2] = st.stars[s] / 10
-            view[counts + 3] = flips.bit_count() / 10
+            if tw != old_tw:
+                if visible or s == seat:
+                    _set_bits(view, twhist, old_tw, tw)
+                if s == seat:
+                    _set_bits(view, enc.twhist_hand, old_tw, tw)
+                view[counts + 1] = tw.bit_count() / 4
+            if flips != old_flips:
+                _set_bits(view, star, old_flips, flips)
+                view[counts + 2] = st.stars[s] / 10
+                view[counts + 3] = flips.bit_count() / 10
+            if voids != old_voids:
+                _set_bits(view, void, old_voids, voids)
         seen.twhist, seen.flips, seen.voids = list(st.twhist), list(st.flips), list(st.voids)
 
 
 # -- Tricky Twist ------------------------------------------------------------------
 
 
+class _PlayerSeen:
+    """What one seat's tensor shows of one player (a block of ``enc.players``)."""
+
+    __slots__ = ("blank", "block", "false", "false_flags", "family_counts", "hand_count",
+                 "held", "held_flags", "known", "modifiers", "reserve_count", "total", "tricks",
+                 "value_counts", "voids")
+
+    def __init__(self, block: tuple[int, ...]) -> None:
+        self.block = block
+        self.hand_count = self.reserve_count = -1
+        self.voids = 0
+        self.known: list[int] = []
+        #: tricks shown (within an epoch tricks are only added to) and blank ones among them
+        self.tricks = 0
+        self.blank = 0
+        #: false tricks shown, their card flags, and what the numbers were counted from
+        self.false: list[FalseTrick] = []
+        self.false_flags: list[int] = []
+        self.value_counts = [0] * 13  # by value 1..12 (0 unused)
+        self.family_counts = [0] * 4
+        self.modifiers = 0
+        self.held: list[int] = []
+        self.held_flags: list[int] = []
+        self.total = 0
+
+
 class _TrickyTwistSeen:
-    """What one seat's Tricky Twist tensor shows: per group of zones, the key it was
-    written for and the flag positions it set."""
+    """What one seat's Tricky Twist tensor shows: per group of zones, what it was
+    written from and the flag positions it set."""
 
-    __slots__ = ("counts", "epoch", "hand", "held", "players", "reserve", "round", "table",
-                 "totals", "voids")
+    __slots__ = ("epoch", "hand", "players", "reserve", "roles", "round", "trick",
+                 "trick_flags")
 
-    def __init__(self, players: int) -> None:
+    def __init__(self, blocks: list[tuple[int, ...]]) -> None:
+        """As an all-zero tensor shows it; ``blocks``: each player's ``enc.players``
+        block, by seat (relative to the observer)."""
         self.hand: list[int] = []
         self.reserve: list[int] = []
-        self.table: tuple[object, list[int]] = ((), [])
+        #: the trick's cards and leader; the trick and led family flags
+        self.trick: tuple[list[int], int] = ([], -1)
+        self.trick_flags: list[int] = []
+        self.roles: list[int] = []
         self.round: tuple[object, list[int]] = ((), [])
         self.epoch: tuple[int, bool, int, int] | None = None
-        #: per player: its known cards, trick count, false tricks; the flags set
-        self.players: list[tuple[list[int], int, list[FalseTrick], list[int]]] = (
-            [([], 0, [], [])] * players)
-        self.held = [0] * players
-        self.totals = [0] * players
-        self.counts: list[tuple[int, int]] = [(-1, -1)] * players
-        self.voids = [0] * players
+        self.players = [_PlayerSeen(block) for block in blocks]
+
+
+_TT_PHASE_AT = {phase: i for i, phase in enumerate(_TT_PHASES)}
+_TT_KIND_AT = {kind: i for i, kind in enumerate(_TT_KINDS)}
 
 
 class TrickyTwistLive(LiveTensors):
-    """Tricky Twist: the seat's hand and reserve, the table (trick, phase, decision,
-    turn), the round (scoring cards, bonus cards) and each player (tricks, false
-    tricks, bonuses, counts) are rewritten each when their key changes."""
+    """Tricky Twist: the seat's hand and reserve, the trick, the roles (phase,
+    decision, queues, turn), the round (scoring cards, bonus cards) and each
+    player's zones are each rewritten when they changed. Within an epoch (a
+    round's play, one end-bonus choice) a player's tricks are only added to, so
+    new tricks are written on top of the old; a new epoch rewrites the players."""
 
     def __init__(self, encoder: TrickyTwistEncoder, state: TrickyTwistState) -> None:
         super().__init__(encoder, state)
@@ -452,7 +515,9 @@ class TrickyTwistLive(LiveTensors):
     def _update(self, seat: int) -> None:
         st, seen, enc, view = self.tt, self.seen[seat], self.enc, self.views[seat]
         if seen is None:
-            seen = self.seen[seat] = _TrickyTwistSeen(st.num_players)
+            n = st.num_players
+            seen = self.seen[seat] = _TrickyTwistSeen(
+                [enc.players[(s - seat) % n] for s in range(n)])
         hand, reserve = st.hands[seat], st.reserves[seat]
         if hand != seen.hand:
             _cards(view, enc.hand, _SAME, seen.hand, hand)
@@ -460,12 +525,12 @@ class TrickyTwistLive(LiveTensors):
         if reserve != seen.reserve:
             _cards(view, enc.reserve, _SAME, seen.reserve, reserve)
             seen.reserve = list(reserve)
-        key: object = (st.phase, st.acting, st.leader, st.first_player, tuple(st.trick), st.sub,
-                       len(st.end_steps), tuple(st.picks), tuple(st.window))
-        if key != seen.table[0]:
-            flags = self._table_flags(seat)
-            _swap(view, seen.table[1], flags)
-            seen.table = (key, flags)
+        if st.trick != seen.trick[0] or st.leader != seen.trick[1]:
+            self._trick(view, seat, seen)
+        roles = self._role_flags(seat)
+        if roles != seen.roles:
+            _swap(view, seen.roles, roles)
+            seen.roles = roles
         epoch = (st.round_no, st.phase == TT_OVER, len(st.end_choices), st.sub)
         new_epoch = epoch != seen.epoch
         key = (epoch, len(st.supply), len(st.out))
@@ -473,55 +538,80 @@ class TrickyTwistLive(LiveTensors):
             flags = self._round_flags(view)
             _swap(view, seen.round[1], flags)
             seen.round = (key, flags)
-        n = st.num_players
-        for s in range(n):
-            counts = (len(st.hands[s]), len(st.reserves[s]))
-            block = enc.players[(s - seat) % n]
-            if counts != seen.counts[s]:
-                view[block[7]] = counts[0] / 16
-                view[block[7] + 1] = counts[1] / 5
-                seen.counts[s] = counts
-            if st.voids[s] != seen.voids[s]:
-                _set_bits(view, block[4], seen.voids[s], st.voids[s])
-                seen.voids[s] = st.voids[s]
-            # tricks are only added to, but for the end bonuses (the epoch holds them)
-            known, tricks, false, flags = seen.players[s]
-            if (new_epoch or st.known[s] != known or len(st.tricks[s]) != tricks
-                    or st.false[s] != false or len(st.held[s]) != seen.held[s]
-                    or st.total[s] != seen.totals[s]):
-                new_flags = self._player(view, s, block)
-                _change(view, flags, new_flags)
-                seen.players[s] = (list(st.known[s]), len(st.tricks[s]), list(st.false[s]),
-                                   new_flags)
-                seen.held[s], seen.totals[s] = len(st.held[s]), st.total[s]
+        voids, known_cards, tricks, false, held, totals = (
+            st.voids, st.known, st.tricks, st.false, st.held, st.total)
+        for s, p in enumerate(seen.players):
+            block, counts = p.block, p.block[7]
+            hand_count, reserve_count = len(st.hands[s]), len(st.reserves[s])
+            if hand_count != p.hand_count or reserve_count != p.reserve_count:
+                p.hand_count, p.reserve_count = hand_count, reserve_count
+                view[counts] = hand_count / 16
+                view[counts + 1] = reserve_count / 5
+            if voids[s] != p.voids:
+                _set_bits(view, block[4], p.voids, voids[s])
+                p.voids = voids[s]
+            known = known_cards[s]
+            if known != p.known:
+                _cards(view, block[0], _SAME, p.known, known)
+                p.known = list(known)
+            if new_epoch or len(tricks[s]) != p.tricks:
+                self._tricks(seat, view, block, tricks[s], p, new_epoch)
+            if new_epoch or false[s] != p.false:
+                self._false(view, block, false[s], p, new_epoch)
+            if new_epoch or held[s] != p.held:
+                flags = [block[3] + b for b in held[s]]
+                _swap(view, p.held_flags, flags)
+                p.held, p.held_flags = list(held[s]), flags
+            if new_epoch or totals[s] != p.total:
+                p.total = totals[s]
+                last = next((row["round_total"] for row in st.last_round if row["seat"] == s), 0)
+                view[counts + 6] = p.total / 50
+                view[counts + 7] = last / 50
         seen.epoch = epoch
 
-    def _table_flags(self, seat: int) -> list[int]:
-        """The trick, the led family, the phase, the decision and the seats' roles."""
+    def _trick(self, view: Elements, seat: int, seen: _TrickyTwistSeen) -> None:
+        """The trick's cards (block per relative seat) and the led family."""
         st, enc, n = self.tt, self.enc, self.tt.num_players
-        out = []
         trick, leader = st.trick, st.leader
-        for i, c in enumerate(trick):
-            out.append(enc.trick + (leader + i - seat) % n * _TT_K + c)
-        if trick:
-            out.append(enc.led + FAMILY_OF[trick[0]])
-        out.append(enc.phase + _TT_PHASES.index(st.phase))
-        if st.phase in (TT_END_BONUS, TT_OVER):
+        old, old_leader = seen.trick
+        flags = seen.trick_flags
+        if leader != old_leader or len(trick) < len(old) or trick[:len(old)] != old:
+            for i in flags:
+                view[i] = 0.0
+            flags, old = [], []
+        if not old and trick:
+            flags.append(enc.led + FAMILY_OF[trick[0]])
+            view[flags[-1]] = 1.0
+        for i in range(len(old), len(trick)):  # the trick grew by these plays
+            flags.append(enc.trick + (leader + i - seat) % n * _TT_K + trick[i])
+            view[flags[-1]] = 1.0
+        seen.trick = (list(trick), leader)
+        seen.trick_flags = flags
+
+    def _role_flags(self, seat: int) -> list[int]:
+        """The phase, the decision and the seats' roles (queues, to act, first, leader)."""
+        st, enc, n = self.tt, self.enc, self.tt.num_players
+        phase, acting = st.phase, st.acting
+        out = [enc.phase + _TT_PHASE_AT[phase]]
+        if phase in (TT_END_BONUS, TT_OVER):
             decision = st._decision()
             kind, decider, bonus = decision["kind"], decision["seat"], decision["bonus"]
+            out.append(enc.kind + _TT_KIND_AT[kind])
+            if bonus:
+                out.append(enc.bonus + _TT_BONUS.index(bonus))
         else:
-            kind, bonus = st.phase, ""
-            decider = st.acting[0] if st.acting and st.phase != TT_RESERVE else -1
-        out.append(enc.kind + _TT_KINDS.index(kind))
+            out.append(enc.kind + _TT_KIND_AT[phase])
+            decider = acting[0] if acting and phase != TT_RESERVE else -1
         if decider >= 0:
             out.append(enc.decider + (decider - seat) % n)
-        if bonus:
-            out.append(enc.bonus + _TT_BONUS.index(bonus))
-        out.extend(enc.queues + (s - seat) % n for s in st.picks)
-        out.extend(enc.queues + n + (s - seat) % n for s in st.window)
-        out.extend(enc.to_act + (s - seat) % n for s in st.acting)
+        for s in st.picks:
+            out.append(enc.queues + (s - seat) % n)
+        for s in st.window:
+            out.append(enc.queues + n + (s - seat) % n)
+        for s in acting:
+            out.append(enc.to_act + (s - seat) % n)
         out.append(enc.first + (st.first_player - seat) % n)
-        out.append(enc.leader + (leader - seat) % n)
+        out.append(enc.leader + (st.leader - seat) % n)
         return out
 
     def _round_flags(self, view: Elements) -> list[int]:
@@ -544,38 +634,54 @@ class TrickyTwistLive(LiveTensors):
         view[numbers + 4] = st.rounds / 4
         return out
 
-    def _player(self, view: Elements, s: int, block: tuple[int, ...]) -> list[int]:
-        """Write seat ``s``'s numbers into ``block``; its flags (but the voids)."""
-        st = self.tt
-        known, tricks, false, bonuses, _, values, families, counts = block
-        out = [known + c for c in st.known[s]]
-        blank = 0
-        for t in st.tricks[s]:
-            blank += not t
-            out.extend(tricks + c for c in t)
-        value_counts = [0] * 13
-        family_counts = [0] * 4
-        modifiers = 0
-        for family, value, cards, _, modifier in st.false[s]:
-            out.extend(false + c for c in cards)
+    def _tricks(self, seat: int, view: Elements, block: tuple[int, ...],
+                tricks: list[tuple[int, ...]], p: _PlayerSeen, anew: bool) -> None:
+        """A player's trick cards and counts: the tricks added since ``p`` (all of
+        them, on a cleared zone, when ``anew``)."""
+        base, counts = block[1], block[7]
+        if anew or len(tricks) < p.tricks:
+            self.tensors[seat][base:base + _TT_K] = 0.0
+            p.tricks = p.blank = 0
+        for t in tricks[p.tricks:]:
+            p.blank += not t
+            for c in t:
+                view[base + c] = 1.0
+        p.tricks = len(tricks)
+        view[counts + 2] = p.tricks / 16
+        view[counts + 3] = p.blank
+
+    @staticmethod
+    def _false(view: Elements, block: tuple[int, ...], false: list[FalseTrick],
+               p: _PlayerSeen, anew: bool) -> None:
+        """A player's false tricks: their cards as flags, values, families and counts.
+        Those added since ``p`` are added to what it shows; else (one taken back or
+        changed, or ``anew``) the zones are cleared first."""
+        _, _, base, _, _, values, families, counts = block
+        old = p.false
+        if anew or len(false) < len(old) or false[:len(old)] != old:
+            for i in p.false_flags:
+                view[i] = 0.0
+            for value in range(1, 13):
+                view[values + value - 1] = 0.0
+            for family in range(4):
+                view[families + family] = 0.0
+            p.false, p.false_flags, p.modifiers = [], [], 0
+            p.value_counts, p.family_counts = [0] * 13, [0] * 4
+        value_counts, family_counts, flags = p.value_counts, p.family_counts, p.false_flags
+        for family, value, cards, _, modifier in false[len(p.false):]:
+            for c in cards:
+                flags.append(base + c)
+                view[base + c] = 1.0
             if 1 <= value <= 12:
                 value_counts[value] += 1
+                view[values + value - 1] = value_counts[value]
             if family >= 0:
                 family_counts[family] += 1
-            modifiers += modifier
-        for value in range(1, 13):
-            view[values + value - 1] = value_counts[value]
-        for family in range(4):
-            view[families + family] = family_counts[family]
-        out.extend(bonuses + b for b in st.held[s])
-        last = next((row["round_total"] for row in st.last_round if row["seat"] == s), 0)
-        view[counts + 2] = len(st.tricks[s]) / 16
-        view[counts + 3] = blank
-        view[counts + 4] = len(st.false[s]) / 16
-        view[counts + 5] = modifiers
-        view[counts + 6] = st.total[s] / 50
-        view[counts + 7] = last / 50
-        return out
+                view[families + family] = family_counts[family]
+            p.modifiers += modifier
+        view[counts + 4] = len(false) / 16
+        view[counts + 5] = p.modifiers
+        p.false = list(false)
 
 
 class FollowsLiveTensors:

@@ -25,18 +25,23 @@ class Turns:
 
     def current(self) -> int:
         """The seat to choose next, or -1 when the match is over."""
-        for seat in self.state.to_act():
+        acting = self.state.to_act()
+        if not self.pending:  # all but a simultaneous step under way
+            return acting[0] if acting else -1
+        for seat in acting:
             if seat not in self.pending:
                 return seat
         return -1
 
-    def play(self, seat: int, action_id: int) -> None:
-        """Choose ``action_id`` for ``seat`` (``IllegalAction`` if it may not)."""
+    def play(self, seat: int, action_id: int) -> int:
+        """Choose ``action_id`` for ``seat`` (``IllegalAction`` if it may not); the
+        seat to choose next (``current``)."""
         state = self.state
         acting = state.to_act()
-        if len(acting) == 1:
+        if len(acting) == 1:  # nothing is pending: the next seat is the first to act
             state.apply(seat, action_id)  # it validates first and changes nothing if refused
-            return
+            acting = state.to_act()
+            return acting[0] if acting else -1
         if seat in self.pending:
             raise IllegalAction(IllegalAction.NOT_TO_ACT,
                                 f"seat {seat} has already chosen in this step")
@@ -48,6 +53,7 @@ class Turns:
             held, self.pending = self.pending, {}
             for s in sorted(held):
                 state.apply(s, held[s])
+        return self.current()
 
     def clone(self) -> Turns:
         out = Turns(self.state.clone())

@@ -1,11 +1,27 @@
 """``twistarena bench rl``: steps per second of the PettingZoo AEC environments
 against the raw engine loop, random legal actions in both.
 
-The raw loop is ``bench engine``'s (``to_act``, ``legal_action_ids``, ``apply``).
-The environment is measured twice: as a learner uses it (``env.last()`` builds
-the observation tensor and the mask every step) and with the mask only
-(``env.last(observe=False)`` and ``env.action_mask(agent)``), which is what a
-random or a scripted opponent needs. The goal is half the raw rate or better.
+Each loop plays whole matches of the game's default options, one
+``random.Random(seed)`` per match, and draws every action with its ``choice``
+over the legal ones; a step is one decision taken. What each loop includes:
+
+- raw: ``bench engine``'s loop: ``engine.make``, then per decision ``to_act``,
+  ``legal_action_ids`` (a list) and ``apply`` (which validates the action).
+- mask: ``env.reset(seed=...)``, then per step ``env.agent_iter()``,
+  ``env.last(observe=False)``, ``env.action_mask(agent)`` (a fresh int8 array),
+  ``mask.nonzero()`` for the legal indices and ``env.step(index)``; at the end
+  each agent's closing ``env.step(None)``. What a random or scripted opponent
+  needs.
+- observe: the same with ``env.last()``, which also builds the observation:
+  the seat's tensor (kept up to date between calls, then copied, since a
+  learner keeps it) and the mask. What a learner uses.
+
+The loops take turns (``--turns``, each turn a share of ``--games`` and
+``--seconds`` of CPU time of this process). A rate is the median of the loop's
+turns; a ratio is the median over the turns of the environment's rate over the
+raw loop's in the same turn, so that the load of a machine shared with other
+work, which changes from second to second, falls on both sides of each ratio
+alike. The goal is half the raw rate or better.
 """
 
 from __future__ import annotations
@@ -13,7 +29,10 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import random
+import statistics
+from collections.abc import Callable
 from typing import Any
 
 from rich.table import Table
@@ -34,30 +53,55 @@ def add_cli(targets: Any) -> None:
                         help="only this game (repeatable; default: all)")
     parser.add_argument("--games", type=int, default=20, help="at least this many games per case")
     parser.add_argument("--seconds", type=float, default=1.0, help="and at least this long")
+    parser.add_argument("--turns", type=int, default=5,
+                        help="the loops take turns this many times (medians are reported)")
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     parser.set_defaults(run=run_cli)
 
 
 def aec_game(env: Any, observe: bool, seed: int) -> int:
     """One match of ``env`` with random legal actions; the steps taken (the agents'
-    closing steps with ``None`` are not counted)."""
+    closing steps with ``None`` are not counted). The action is drawn as the raw
+    loop draws it: ``random.Random(seed).choice`` over the legal ones (here the
+    mask's nonzero indices)."""
     env.reset(seed=seed)
-    rng = random.Random(seed)
+    choice = random.Random(seed).choice
+    last, step, action_mask = env.last, env.step, env.action_mask
     steps = 0
     for agent in env.agent_iter():
         if observe:
-            obs, _, done, _, _ = env.last()
+            obs, _, done, _, _ = last()
             mask = obs["action_mask"]
         else:
-            _, _, done, _, _ = env.last(observe=False)
-            mask = None if done else env.action_mask(agent)
+            _, _, done, _, _ = last(observe=False)
+            mask = None if done else action_mask(agent)
         if done:
-            env.step(None)
+            step(None)
             continue
-        legal = mask.nonzero()[0]
-        env.step(int(legal[rng.randrange(len(legal))]))
+        step(int(choice(mask.nonzero()[0])))
         steps += 1
     return steps
+
+
+def _seed_from(play: Callable[[int], int], first: int, i: int) -> int:
+    return play(first + i)
+
+
+def in_turns(label: tuple[str, int], plays: dict[str, Callable[[int], int]], games: int,
+             seconds: float, turns: int) -> dict[str, list[bench_engine.Figure]]:
+    """Each of ``plays`` measured in ``turns`` turns, the plays taking turns (each
+    turn a share of ``games`` and ``seconds``, new seeds every turn): per play,
+    its figure of every turn."""
+    turns = max(1, turns)
+    figures: dict[str, list[bench_engine.Figure]] = {name: [] for name in plays}
+    played = dict.fromkeys(plays, 0)
+    for _ in range(turns):
+        for name, play in plays.items():
+            figure = bench_engine.measure(label, functools.partial(_seed_from, play, played[name]),
+                                          -(-games // turns), seconds / turns)
+            played[name] += figure.games
+            figures[name].append(figure)
+    return figures
 
 
 def run_cli(args: argparse.Namespace) -> int:
@@ -70,18 +114,22 @@ def run_cli(args: argparse.Namespace) -> int:
         table.add_column(column, justify="left" if column == "game" else "right")
     rows = []
     for game_id, players in bench_engine.cases(args.game):
-        raw = bench_engine.measure((game_id, players),
-                                   functools.partial(bench_engine.engine_game, game_id, players),
-                                   args.games, args.seconds)
-        row: dict[str, Any] = {"game": game_id, "players": players,
-                               "raw_steps_per_s": round(raw.decisions_per_s, 1)}
+        plays: dict[str, Callable[[int], int]] = {
+            "raw": functools.partial(bench_engine.engine_game, game_id, players)}
         for mode in MODES:
-            env = aec_env(game_id, players)
-            figure = bench_engine.measure((game_id, players),
-                                          functools.partial(aec_game, env, mode == "observe"),
-                                          args.games, args.seconds)
-            row[f"{mode}_steps_per_s"] = round(figure.decisions_per_s, 1)
-            row[f"{mode}_ratio"] = round(figure.decisions_per_s / raw.decisions_per_s, 3)
+            plays[mode] = functools.partial(aec_game, aec_env(game_id, players),
+                                            mode == "observe")
+        figures = in_turns((game_id, players), plays, args.games, args.seconds, args.turns)
+        raw = [f.decisions_per_s for f in figures["raw"]]
+        row: dict[str, Any] = {"game": game_id, "players": players,
+                               "raw_steps_per_s": round(statistics.median(raw), 1),
+                               "raw_us_per_step": round(1e6 / statistics.median(raw), 3)}
+        for mode in MODES:
+            rates = [f.decisions_per_s for f in figures[mode]]
+            row[f"{mode}_steps_per_s"] = round(statistics.median(rates), 1)
+            row[f"{mode}_ratio"] = round(statistics.median(
+                [rate / raw_rate for rate, raw_rate in zip(rates, raw, strict=True)]), 3)
+            row[f"{mode}_us_per_step"] = round(1e6 / statistics.median(rates), 3)
         rows.append(row)
         table.add_row(game_id, str(players), f"{row['raw_steps_per_s']:,.0f}",
                       f"{row['observe_steps_per_s']:,.0f}", f"{row['observe_ratio']:.2f}",
@@ -89,5 +137,5 @@ def run_cli(args: argparse.Namespace) -> int:
     console.print(table)
     console.print("ratio: the environment's rate over the raw loop's (goal: 0.5 or more)")
     if args.json:
-        print(json.dumps({"cases": rows}))
+        print(json.dumps({"cases": rows, "load_average": os.getloadavg()[0]}))
     return 0

@@ -151,6 +151,8 @@ def test_bench_service_small() -> None:
                   "service_sdk_agents_to_bare_ratio"):
         assert 0 < report[ratio] < 2, ratio
     assert report["message_bytes"]["decision_request"] > 100
+    costs = report["match_costs"]  # matches created, seated, started and cancelled
+    assert costs["matches"] > 0 and costs["server_cpu_us_per_match"] > 0
 
 
 def test_bench_service_live_and_storm() -> None:

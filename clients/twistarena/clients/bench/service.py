@@ -342,8 +342,6 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
         if address not in owners:
             owners[address] = make_channel(address)
         return owners[address]
-    finished = 0
-    running = True
 
     def seat_runs(i: int, n: int, created: Any) -> list[Awaitable[Any]]:
         if agents == "sdk":
@@ -356,42 +354,61 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
                             timing.decision, timing.answer, connect, events, batched).run()
                 for t in created.seat_tokens]
 
-    failed: list[BaseException] = []
+    async def one_match(i: int, n: int) -> None:
+        # On the slot's own channel: a load generator does not open a connection per match.
+        created = await creators[i].CreateMatch(match_pb2.CreateMatchRequest(
+            options=match_pb2.MatchOptions(
+                game_id=game, num_players=players, seed=i * 100_003 + n,
+                time_control=match_pb2.TimeControl(decision_ms=LONG_CLOCK_MS))))
+        await asyncio.gather(*seat_runs(i, n, created))
+
+    label = "service, SDK agents" if agents == "sdk" else "service, protocol bots"
+    label += ", with events" if events else ""
+    label += "" if batched else ", unbatched"
+    return await _in_slots(timing, server, warmup, duration, label, progress, matches,
+                           one_match, (grpc.aio.AioRpcError, ProtocolBotError, AgentError),
+                           lambda: [*channels, *owners.values()])
+
+
+async def _in_slots(timing: Timing, server: ServerProcess, warmup: float, duration: float,
+                    label: str, progress: Progress, slots: int,
+                    one_match: Callable[[int, int], Awaitable[None]],
+                    errors: tuple[type[BaseException], ...],
+                    channels: Callable[[], Sequence[grpc.aio.Channel]]) -> Throughput:
+    """``slots`` concurrent slots, slot ``i`` running ``one_match(i, n)`` for n = 0,
+    1, ... until the measurement ends; ``channels()`` are closed after it.
+
+    A match that fails with one of ``errors`` (a stream the server cut, a reader
+    too slow on a loaded machine) is counted, and its slot goes on with a new one."""
+    finished = failed = 0
+    running = True
 
     async def slot(i: int) -> None:
-        nonlocal finished
+        nonlocal finished, failed
         n = 0
+        # Checked as well as cancelled: asyncio.wait_for (3.11) can swallow a
+        # cancel that arrives as its wait ends.
         while running:
-            # On the slot's own channel: a load generator does not open a connection per match.
-            created = await creators[i].CreateMatch(match_pb2.CreateMatchRequest(
-                options=match_pb2.MatchOptions(
-                    game_id=game, num_players=players, seed=i * 100_003 + n,
-                    time_control=match_pb2.TimeControl(decision_ms=LONG_CLOCK_MS))))
             n += 1
             try:
-                await asyncio.gather(*seat_runs(i, n - 1, created))
-            except (grpc.aio.AioRpcError, ProtocolBotError, AgentError) as error:
-                # A stream the server cut (a reader too slow on a loaded machine):
-                # counted, and the slot goes on with a new match.
-                failed.append(error)
+                await one_match(i, n - 1)
+            except errors:
+                failed += 1
                 continue
             finished += 1
 
-    tasks = [asyncio.ensure_future(slot(i)) for i in range(matches)]
+    tasks = [asyncio.ensure_future(slot(i)) for i in range(slots)]
 
     async def stop() -> None:
         nonlocal running
         running = False
         await cancel_tasks(tasks)
-        await close_channels([*channels, *owners.values()])
+        await close_channels(list(channels()))
 
     try:
-        label = "service, SDK agents" if agents == "sdk" else "service, protocol bots"
-        label += ", with events" if events else ""
-        label += "" if batched else ", unbatched"
         run = await _measure(timing, server, warmup, duration, label, progress,
                              lambda: finished, stop)
-        run.matches_failed = len(failed)
+        run.matches_failed = failed
         return run
     finally:
         await stop()
@@ -439,42 +456,17 @@ async def match_costs(server: ServerProcess, game: str, players: int, matches: i
     timing = Timing()
     channels = [make_channel(server.address) for _ in range(matches)]
     creators = [stub(match_pb2_grpc.MatchesStub, c) for c in channels]
-    finished = 0
-    running = True
-    failed: list[BaseException] = []
 
-    async def slot(i: int) -> None:
-        nonlocal finished
-        n = 0
-        # Checked as well as cancelled: asyncio.wait_for (3.11) can swallow a
-        # cancel that arrives as its wait ends.
-        while running:
-            n += 1
-            try:
-                await _seat_and_cancel(channels[i], creators[i], game, players,
-                                       i * 100_003 + n, events, batched)
-            except (grpc.aio.AioRpcError, TimeoutError) as error:
-                failed.append(error)
-                continue
-            finished += 1
+    async def one_match(i: int, n: int) -> None:
+        await _seat_and_cancel(channels[i], creators[i], game, players,
+                               i * 100_003 + n + 1, events, batched)
 
-    tasks = [asyncio.ensure_future(slot(i)) for i in range(matches)]
-
-    async def stop() -> None:
-        nonlocal running
-        running = False
-        await cancel_tasks(tasks)
-        await close_channels(channels)
-
-    try:
-        run = await _measure(timing, server, warmup, duration, "per match (no decisions)",
-                             progress, lambda: finished, stop)
-        run.matches_failed = len(failed)
-        if run.matches_finished:
-            run.match_cpu_us = 1e6 * run.server_cpu_s / run.matches_finished
-        return run
-    finally:
-        await stop()
+    run = await _in_slots(timing, server, warmup, duration, "per match (no decisions)",
+                          progress, matches, one_match, (grpc.aio.AioRpcError, TimeoutError),
+                          lambda: channels)
+    if run.matches_finished:
+        run.match_cpu_us = 1e6 * run.server_cpu_s / run.matches_finished
+    return run
 
 
 #: First byte of a serialized ServerMessage holding a DecisionRequest.

@@ -7,23 +7,30 @@ the sandbox. Versions are fetched once and kept under ``--cache-dir`` by
 content hash. ``serve`` starts runners itself (``serve --runners``); run this
 on other machines to add more. Logs are key=value lines (``--log-format json``
 for JSON), one event per line.
+
+``twistarena runner-token`` mints a runner token with the server's admin token:
+the token for a runner on another machine (the store keeps only its hash).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
+import grpc
 import structlog
+from twistarena.v1 import runners_pb2, runners_pb2_grpc
 
 from ..sdk import AgentError
-from ..sdk.connection import parse_servers, read_root_cert
-from .match import DEFAULT_SERVER
+from ..sdk.connection import bearer, parse_servers, read_root_cert, unary
+from ..terminal import make_console
+from .match import DEFAULT_SERVER, add_server_args, fail
 
 #: Where a runner reads its token when ``--runner-token`` is not given.
 TOKEN_ENV = "TWISTARENA_RUNNER_TOKEN"
@@ -53,6 +60,40 @@ def register(sub: Any) -> None:
     parser.add_argument("--tls", action="store_true", help="use TLS with the system roots")
     parser.add_argument("--log-format", choices=("keyvalue", "json"), default="keyvalue")
     parser.set_defaults(run=run)
+
+    mint = sub.add_parser("runner-token", help="mint a runner token (admin)",
+                          description="Mint a runner token for `twistarena runner "
+                                      "--runner-token` on another machine. It is shown only "
+                                      "this once: the server keeps its hash.")
+    add_server_args(mint)
+    mint.add_argument("--name", default="",
+                      help="what the token is for, in the server's logs (e.g. the machine)")
+    mint.add_argument("--admin-token", default=None,
+                      help="the server's admin token (default: $TWISTARENA_ADMIN_TOKEN)")
+    mint.add_argument("--json", action="store_true", help="print JSON")
+    mint.set_defaults(run=run_mint)
+
+
+def run_mint(args: argparse.Namespace) -> int:
+    """Mint one token; it is not retried on another server once a server may have
+    minted it (only UNAVAILABLE, a call that did not arrive, is)."""
+    console = make_console(stderr=args.json)
+    admin = args.admin_token or os.environ.get("TWISTARENA_ADMIN_TOKEN")
+    request = runners_pb2.MintRunnerTokenRequest(name=args.name)
+    try:
+        minted = asyncio.run(unary(runners_pb2_grpc.RunnersStub, "MintRunnerToken", request,
+                                   parse_servers(args.server), read_root_cert(args.root_cert),
+                                   metadata=bearer(admin), tls=args.tls,
+                                   retry_on=frozenset({grpc.StatusCode.UNAVAILABLE})))
+    except AgentError as error:
+        return fail(console, error)
+    if args.json:
+        print(json.dumps({"name": args.name, "runner_token": minted.runner_token}))
+    else:
+        console.print(f"runner token: {minted.runner_token}\nkeep it secret: it is shown "
+                      f"only this once; pass it as ${TOKEN_ENV} to `twistarena runner`",
+                      highlight=False, soft_wrap=True)
+    return 0
 
 
 def configure_logging(json_lines: bool) -> None:

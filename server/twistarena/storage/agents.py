@@ -18,7 +18,7 @@ from typing import Any
 from redis.exceptions import WatchError
 
 from . import keys
-from .connection import Connections
+from .connection import Connections, StorePart
 from .errors import driver_errors
 from .replies import text
 
@@ -50,15 +50,11 @@ def _agent_from_hash(agent_id: str, raw: dict[bytes, bytes]) -> AgentRecord:
                        int(raw.get(b"matches", b"0")))
 
 
-class AgentStore:
+class AgentStore(StorePart):
     """Agent accounts, api tokens, assignment inboxes and ratings."""
 
     def __init__(self, conn: Connections) -> None:
-        self.conn = conn
-
-    @property
-    def _redis(self) -> Any:
-        return self.conn.redis
+        super().__init__(conn)
 
     async def create(self, agent_id: str, name: str, rating: MuSigma, token_hash: str) -> None:
         """Store a new agent and its api token's hash, together."""

@@ -30,7 +30,7 @@ from redis.exceptions import WatchError
 from twistarena.v1 import arenas_pb2 as apb
 
 from . import keys
-from .connection import Connections
+from .connection import Connections, StorePart
 from .errors import StoreError, driver_errors
 from .leases import Holder, Leases
 from .replies import text
@@ -78,18 +78,14 @@ def _row(raw: Any) -> RatingRow | None:
     return None if raw is None else RatingRow(**json.loads(raw))
 
 
-class ArenaStore:
+class ArenaStore(StorePart):
     """Arena specs, ratings, histories, leaderboards and match indexes."""
 
     def __init__(self, conn: Connections, scripts: Scripts, holder: Holder) -> None:
-        self.conn = conn
+        super().__init__(conn)
         #: The lease of the node that schedules an arena (one node at a time).
         self.leases = Leases(conn, scripts, replace(holder, lease_ms=LEASE_MS),
                              keys.arena_lease)
-
-    @property
-    def _redis(self) -> Any:
-        return self.conn.redis
 
     # -- specs ---------------------------------------------------------------
     async def create(self, arena: apb.Arena) -> bool:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import cast
+from typing import Any, cast
 from urllib.parse import unquote, urlparse
 
 import redis.asyncio as aioredis
@@ -85,6 +85,18 @@ def cluster_client(url: str, max_connections: int = 64) -> aioredis.Redis:
         require_full_coverage=True,
     )
     return cast(aioredis.Redis, client)
+
+
+class StorePart:
+    """A part of the store (agents, arenas, runners, ...): it calls through the
+    store's shared connections, never a client of its own."""
+
+    def __init__(self, conn: Connections) -> None:
+        self.conn = conn
+
+    @property
+    def _redis(self) -> Any:
+        return self.conn.redis
 
 
 class Connections:

@@ -12,17 +12,17 @@ import time
 from typing import Any
 
 from . import keys
-from .connection import Connections
+from .connection import Connections, StorePart
 from .errors import driver_errors
 from .replies import text
 from .scripts import Scripts
 
 
-class QueueStore:
+class QueueStore(StorePart):
     """The matchmaking queues."""
 
     def __init__(self, conn: Connections, scripts: Scripts) -> None:
-        self.conn = conn
+        super().__init__(conn)
         self.scripts = scripts
 
     async def enqueue(self, agent_id: str, game_id: str, players: int, fill_after_ms: int,

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import keys
-from .connection import Connections
+from .connection import Connections, StorePart
 from .errors import driver_errors
 from .replies import text
 from .scripts import Scripts
@@ -53,16 +53,12 @@ class TakenSeat:
     handoffs: int
 
 
-class RunnerStore:
+class RunnerStore(StorePart):
     """Hosted seats waiting for or held by runners; runner tokens and sessions."""
 
     def __init__(self, conn: Connections, scripts: Scripts) -> None:
-        self.conn = conn
+        super().__init__(conn)
         self.scripts = scripts
-
-    @property
-    def _redis(self) -> Any:
-        return self.conn.redis
 
     async def _run(self, script: Any, script_keys: tuple[str, ...], args: list[Any]) -> Any:
         with driver_errors():

@@ -16,7 +16,7 @@ from typing import Any
 from twistarena.v1 import tournaments_pb2 as tpb
 
 from . import keys
-from .connection import Connections
+from .connection import Connections, StorePart
 from .errors import driver_errors
 from .leases import Holder, Leases
 from .replies import text
@@ -39,17 +39,13 @@ class TournamentRecord:
     results: dict[tuple[int, int], Any]
 
 
-class TournamentStore:
+class TournamentStore(StorePart):
     """Tournaments and the leases of their drivers."""
 
     def __init__(self, conn: Connections, scripts: Scripts, holder: Holder) -> None:
-        self.conn = conn
+        super().__init__(conn)
         self.leases = Leases(conn, scripts, replace(holder, lease_ms=LEASE_MS),
                              keys.tournament_lease)
-
-    @property
-    def _redis(self) -> Any:
-        return self.conn.redis
 
     async def create(self, tid: str, spec: tpb.TournamentSpec, status: int,
                      created_ms: int) -> None:

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from . import keys
-from .connection import Connections
+from .connection import Connections, StorePart
 from .errors import StoreError, driver_errors
 from .replies import integer, text
 from .scripts import Scripts
@@ -144,16 +144,12 @@ class VersionStats:
     failures: list[FailureRecord] = field(default_factory=list)
 
 
-class VersionStore:
+class VersionStore(StorePart):
     """Versions of hosted agents, their archives and their per-version stats."""
 
     def __init__(self, conn: Connections, scripts: Scripts) -> None:
-        self.conn = conn
+        super().__init__(conn)
         self.scripts = scripts
-
-    @property
-    def _redis(self) -> Any:
-        return self.conn.redis
 
     # -- versions ---------------------------------------------------------------------
 

@@ -112,16 +112,25 @@ def limited_server(valkey: Any, admin_token: str | None = None,
         srv.stop()
 
 
+#: Rounds of the canary's Twisted matches (2 by default): long matches, so that
+#: the canary's own creations stay well within a default server's creation limit
+#: (120 a minute per address, bursts of 40) on however fast a machine; a canary
+#: refused by that limit would measure the limit, not the attack.
+CANARY_ROUNDS = 8
+
+
 async def canary_rate(target: str, seconds: float, game: str = "twisted",
                       players: int = 2) -> float:
     """Decisions a second of one match played by two random agents, back to
     back for ``seconds`` (the figure an attack must not halve)."""
+    game_options = {"rounds": CANARY_ROUNDS} if game == "twisted" else None
     decisions = 0
     started = time.monotonic()
     seed = 1
     async with aio.insecure_channel(target) as ch:
         while time.monotonic() - started < seconds:
-            created = await create(ch, options(game, players, seed=seed))
+            created = await create(ch, options(game, players, seed=seed,
+                                               game_options=game_options))
             seed += 1
             mid = created.match.match_id
             agents = [Agent(ch, mid, tok) for _seat, tok in sorted(tokens(created).items())]

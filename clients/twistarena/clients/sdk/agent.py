@@ -355,14 +355,10 @@ class Agent:
     def _handle(self, msg: play_pb2.ServerMessage) -> MatchResult | None:
         kind = msg.WhichOneof("msg")
         if kind == "decision":
-            decision = msg.decision
-            if decision.HasField("accepted") or decision.events:
-                self._on_batch(decision.accepted if decision.HasField("accepted") else None,
-                               decision.events)
-            self._on_decision(decision)
+            self._on_batch(msg.decision)
+            self._on_decision(msg.decision)
         elif kind == "batch":
-            batch = msg.batch
-            self._on_batch(batch.accepted if batch.HasField("accepted") else None, batch.events)
+            self._on_batch(msg.batch)
         elif kind == "accepted":
             self._on_accepted(msg.accepted)
         elif kind == "event":
@@ -408,12 +404,12 @@ class Agent:
         self.num_players = joined.num_players
         self.game_options = struct_to_dict(joined.game_options)
 
-    def _on_batch(self, accepted: play_pb2.AnswerAccepted | None,
-                  events: Sequence[match_pb2.Event]) -> None:
-        """What a batched stream carried: the acceptance came first, then the events."""
-        if accepted is not None:
-            self._on_accepted(accepted)
-        for event in events:
+    def _on_batch(self, carrier: play_pb2.DecisionRequest | play_pb2.SeatBatch) -> None:
+        """What a batched stream's message carried (none on an unbatched one): the
+        acceptance came first, then the events."""
+        if carrier.HasField("accepted"):
+            self._on_accepted(carrier.accepted)
+        for event in carrier.events:
             self._on_event(event)
 
     def _on_event(self, event: match_pb2.Event) -> None:

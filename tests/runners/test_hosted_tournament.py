@@ -85,6 +85,13 @@ def test_a_tournament_of_hosted_agents_plays_to_the_end_with_no_command_kept_up(
 
         await wait_until(reported, "the runners reported both agents' three matches",
                          timeout=30)
+
+        # The server logs a report after storing it, so the store can show
+        # a report whose log line is still being written.
+        async def all_logged() -> bool:
+            return len(seats_reported(arena, tid)) == 6
+
+        await wait_until(all_logged, "the server logged the six reported seats", timeout=10)
         return record
 
     record = asyncio.run(go())
@@ -92,9 +99,7 @@ def test_a_tournament_of_hosted_agents_plays_to_the_end_with_no_command_kept_up(
     # One table of three, in its three seatings: two hosted seats in each game.
     assert record.games_done == record.games_planned == 3
     assert {row.entrant for row in record.standings} == {f"agent:{a}", f"agent:{b}", "random"}
-    reported = {(r["match_id"], r["seat"]) for r in logged(arena, "runner_seat_reported")
-                if str(r["match_id"]).startswith(f"t{tid}-")}
-    assert len(reported) == 6
+    assert len(seats_reported(arena, tid)) == 6
 
     # What the runners measured reaches the author: three matches of its version.
     shown = agent_show(target, a, a_token, capsys)
@@ -102,6 +107,12 @@ def test_a_tournament_of_hosted_agents_plays_to_the_end_with_no_command_kept_up(
     assert version["stats"]["matches"] == 3
     assert version["stats"]["decisions"] > 0
     assert version["stats"]["crashes"] == version["stats"]["timeouts"] == 0
+
+
+def seats_reported(arena: Arena, tid: str) -> set[tuple[object, object]]:
+    """The (match, seat) pairs of tournament ``tid`` whose report the server logged."""
+    return {(r["match_id"], r["seat"]) for r in logged(arena, "runner_seat_reported")
+            if str(r["match_id"]).startswith(f"t{tid}-")}
 
 
 def logged(arena: Arena, event: str, **fields: object) -> list[dict[str, object]]:

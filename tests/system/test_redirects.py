@@ -19,6 +19,7 @@ from twistarena.v1 import play_pb2, play_pb2_grpc
 from tests.clients.helpers import run
 from tests.support.nodes import owners, start_nodes
 from tests.support.valkey import ValkeyProcess
+from tests.support.waiting import wait_until
 
 LEASE_MS = 2000
 BEAT_MS = LEASE_MS // 4
@@ -51,7 +52,10 @@ def test_a_dead_owner_is_never_named_once_it_missed_its_renewals(store: ValkeyPr
             created = await ArenaClient(nodes[0].address).create_match(
                 "twisted", 2, seed=3, decision_ms=60_000)
             mid = created.match.match_id
-            owner_id = owners(client, [mid])[mid]["node"]
+            # A match placed on the other node is only named "next" in its lease
+            # until that node takes it from its inbox and claims it.
+            owner_id = await wait_until(lambda: owners(client, [mid])[mid].get("node"),
+                                        "a node claimed the new match", timeout=10)
             dead = next(n for n in nodes if n.node_id == owner_id)
             survivor = next(n for n in nodes if n is not dead)
             dead.kill()

@@ -16,6 +16,7 @@ from twistarena.clients.bench.processes import CLI, ServerProcess
 from twistarena.clients.sdk import Agent, ArenaClient, Backoff
 
 from tests.clients.helpers import acknowledged_in_log, replay_problems, run
+from tests.support.valkey import free_port
 from tests.support.waiting import wait_until
 
 MATCHES = 20
@@ -38,9 +39,11 @@ def _slow_random(game_id: str, seed: int) -> Any:
 
 
 async def _scenario(redis_url: str) -> dict[str, Any]:
-    first = _serve(redis_url, 0)
+    # The restart reuses the port: one the kernel never hands to an outgoing
+    # connection (a reconnecting agent's) while no server listens on it.
+    port = free_port()
+    first = _serve(redis_url, port)
     address = await asyncio.to_thread(first.start)
-    port = int(address.rsplit(":", 1)[1])
     client = ArenaClient(address)
     games = [("tricky_twist", 3), ("twisted", 2), ("twhist", 4), ("tricky_twist", 4)]
     created = []

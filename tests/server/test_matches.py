@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -97,6 +98,12 @@ def test_create_get_list_cancel_replay(server: Any) -> None:
             assert [s.connected for s in got.seats] == [False] * 3
 
             # A second match of another game; list newest first, filter, paginate.
+            # Creation times are in milliseconds, and two matches created within
+            # one are listed in either order: the second is created in a later
+            # millisecond, however fast the machine (the server reads this clock).
+            first_ms = got.created_at.ToMilliseconds()
+            await wait_until(lambda: time.time() * 1000 >= first_ms + 1,
+                             "a millisecond after the first creation", interval=0.001)
             other = await create(ch, options("twhist", 3, seed=7))
             listed = await stub.ListMatches(mpb.ListMatchesRequest(page_size=500))
             ids = [m.match_id for m in listed.matches]

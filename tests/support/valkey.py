@@ -6,6 +6,7 @@ directory. ``kill()`` is a SIGKILL (crash), ``stop()`` a clean shutdown.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import shutil
 import signal
@@ -31,16 +32,23 @@ PORT_RANGE = (20_000, 32_000)
 
 def free_port() -> int:
     """A loopback port nothing listens on, outside the ephemeral range."""
+    return free_ports(1)
+
+
+def free_ports(count: int) -> int:
+    """The first of ``count`` consecutive loopback ports nothing listens on, outside
+    the ephemeral range."""
     rng = random.Random()
     for _ in range(200):
-        port = rng.randrange(*PORT_RANGE)
-        with socket.socket() as sock:
+        base = rng.randrange(PORT_RANGE[0], PORT_RANGE[1] - count + 1)
+        with contextlib.ExitStack() as held:
             try:
-                sock.bind(("127.0.0.1", port))
+                for port in range(base, base + count):
+                    held.enter_context(socket.socket()).bind(("127.0.0.1", port))
             except OSError:
                 continue
-            return port
-    raise RuntimeError(f"no free port in {PORT_RANGE}")
+            return base
+    raise RuntimeError(f"no {count} free port(s) in a row in {PORT_RANGE}")
 
 
 def _ping(port: int) -> bool:

@@ -6,39 +6,19 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
 
+from tests.support.valkey import free_ports
+
 CLI = [sys.executable, "-m", "twistarena.clients.cli"]
 
 
-def _free_run(count: int) -> int:
-    """A base port with ``count`` consecutive free loopback ports."""
-    for _ in range(50):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            base = probe.getsockname()[1]
-        if base + count >= 65535:
-            continue
-        try:
-            held = []
-            for port in range(base, base + count):
-                s = socket.socket()
-                s.bind(("127.0.0.1", port))
-                held.append(s)
-        except OSError:
-            continue
-        finally:
-            for s in locals().get("held", []):
-                s.close()
-        return base
-    raise RuntimeError("no run of free ports")
-
-
 def test_cluster_runs_three_nodes_that_play_a_match_and_drain_on_sigterm() -> None:
-    base = _free_run(3)
+    # Below the kernel's ephemeral range: node2 is started again on its port, which
+    # an outgoing connection (the cluster's own readiness checks) could take meanwhile.
+    base = free_ports(3)
     proc = subprocess.Popen([*CLI, "cluster", "--nodes", "3", "--base-port", str(base),
                              "--web-port", "0", "--for-seconds", "240"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

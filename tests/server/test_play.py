@@ -342,7 +342,7 @@ def test_forfeit_after_missed_decisions(server: Any) -> None:
     async def main() -> None:
         async with aio.insecure_channel(server.target) as ch:
             mid, agents, first = await _started(
-                ch, seed=16, n=3, decision_ms=150, fallback=mpb.FALLBACK_FORFEIT,
+                ch, seed=16, n=3, decision_ms=500, fallback=mpb.FALLBACK_FORFEIT,
                 forfeit_after=2)
             idle = (first + 1) % 3
             players = [a for s, a in enumerate(agents) if s != idle]

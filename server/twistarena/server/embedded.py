@@ -5,14 +5,16 @@ twistarena finds every match again) or, without one, in a temporary directory
 that is removed on stop (so a crash of Valkey alone loses nothing: the
 supervisor restarts it on the same directory and port). ``fsync`` is the
 AOF's ``appendfsync``: ``everysec`` by default, ``always`` for
-``serve --durability always``. It listens on loopback only, on a free port,
-and is told to exit when its parent process dies (so a ``kill -9`` of
-twistarena does not leave it running; ``die_with_parent``).
+``serve --durability always``. It listens on loopback only, on a free port
+below the kernel's ephemeral range (``free_port``), and is told to exit when
+its parent process dies (so a ``kill -9`` of twistarena does not leave it
+running; ``die_with_parent``).
 """
 
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import signal
 import socket
@@ -33,12 +35,43 @@ def valkey_binary() -> Path:
     return Path(get_binary_path())
 
 
+#: where the store's port is drawn from when the kernel's ephemeral range starts above it
+STORE_PORTS = (10_000, 20_000)
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
+def ephemeral_low() -> int:
+    """The first port the kernel may give an outgoing connection (Linux; 32768
+    elsewhere or when unreadable, the usual start of that range)."""
+    try:
+        return int(EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port free on ``host`` right now."""
+    """A TCP port free on ``host`` right now, outside the kernel's ephemeral range.
+
+    The store is started again on its port after a crash while its clients keep
+    reconnecting: a port in that range could meanwhile be the local end the
+    kernel gives one of those connections (or a connection to itself), and the
+    restart could not bind it. Where the range leaves no room below it, the
+    kernel picks."""
+    low, high = STORE_PORTS
+    if ephemeral_low() >= high:
+        rng = random.Random()
+        for _ in range(100):
+            port = rng.randrange(low, high)
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+                try:
+                    sock.bind((host, port))
+                except OSError:
+                    continue
+                return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
+        chosen: int = sock.getsockname()[1]
+        return chosen
 
 
 #: A fresh interpreter that asks for SIGTERM when its parent (this process) dies, then

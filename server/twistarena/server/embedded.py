@@ -156,7 +156,8 @@ class EmbeddedValkey:
 
     def restart(self, timeout: float = 60.0) -> str:
         """Start the server again after it died: same directory (its AOF is
-        loaded) and, unless it was taken meanwhile, the same port."""
+        loaded) and same port, which the store's clients keep reconnecting to
+        (the supervisor tries again later while another process holds it)."""
         assert self._workdir is not None, "start() first"
         self._kill()
         self.restarts += 1

@@ -20,9 +20,10 @@ from typing import Any
 import grpc
 import redis
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from twistarena.server.embedded import ping, valkey_binary
 
 from tests.support.process import ServeProcess, json_records
-from tests.support.valkey import _ping, free_port, valkey_binary
+from tests.support.valkey import free_port
 
 
 class Node:
@@ -176,7 +177,7 @@ class ValkeyCluster:
         """Start primary ``i`` again on its port and directory (its AOF, its node id)."""
         self.procs[i] = self._spawn(i)
         deadline = time.monotonic() + timeout
-        while not _ping(self.ports[i]):
+        while not ping("127.0.0.1", self.ports[i]):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"cluster node {self.ports[i]} did not restart")
             time.sleep(0.02)
@@ -185,7 +186,7 @@ class ValkeyCluster:
         self.procs = [self._spawn(i) for i in range(self.size)]
         deadline = time.monotonic() + timeout
         for port in self.ports:
-            while not _ping(port):
+            while not ping("127.0.0.1", port):
                 if time.monotonic() > deadline:
                     self.stop()
                     raise RuntimeError(f"cluster node {port} did not start")

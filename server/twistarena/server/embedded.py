@@ -13,6 +13,7 @@ running; ``die_with_parent``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import shutil
@@ -49,6 +50,23 @@ def ephemeral_low() -> int:
         return 32768
 
 
+def free_run(span: tuple[int, int], count: int = 1, host: str = "127.0.0.1") -> int | None:
+    """The first of ``count`` consecutive ports of ``span`` (low, high) free on
+    ``host`` right now, drawn at random; None when 200 draws find none."""
+    low, high = span
+    rng = random.Random()
+    for _ in range(200):
+        base = rng.randrange(low, high - count + 1)
+        with contextlib.ExitStack() as held:
+            try:
+                for port in range(base, base + count):
+                    held.enter_context(socket.socket()).bind((host, port))
+            except OSError:
+                continue
+            return base
+    return None
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port free on ``host`` right now, outside the kernel's ephemeral range.
 
@@ -57,17 +75,10 @@ def free_port(host: str = "127.0.0.1") -> int:
     kernel gives one of those connections (or a connection to itself), and the
     restart could not bind it. Where the range leaves no room below it, the
     kernel picks."""
-    low, high = STORE_PORTS
-    if ephemeral_low() >= high:
-        rng = random.Random()
-        for _ in range(100):
-            port = rng.randrange(low, high)
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-                try:
-                    sock.bind((host, port))
-                except OSError:
-                    continue
-                return port
+    if ephemeral_low() >= STORE_PORTS[1]:
+        port = free_run(STORE_PORTS, host=host)
+        if port is not None:
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
         chosen: int = sock.getsockname()[1]

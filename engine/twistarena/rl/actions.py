@@ -23,6 +23,11 @@ from twistarena.engine.twhist import cards as th
 from twistarena.engine.twisted import cards as tw_cards
 from twistarena.engine.twisted import state as tw
 
+from .native import mask_writer
+
+#: the compiled mask writer (``native``), or None where it was not built
+_compiled_mask = mask_writer()
+
 #: the masks' dtype, as a dtype object (not a type to convert): masks are made per decision
 MASK_DTYPE = np.dtype(np.int8)
 
@@ -38,9 +43,12 @@ class ActionSpace:
     #: ``index_of`` as a Python list: masks are built per decision, and a list's
     #: items are read faster than an array's
     index_list: list[int] = field(init=False, repr=False, compare=False)
+    #: ``index_of`` as a tuple, for the compiled mask writer
+    index_tuple: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "index_list", self.index_of.tolist())
+        object.__setattr__(self, "index_tuple", tuple(self.index_list))
 
     @property
     def size(self) -> int:
@@ -49,6 +57,8 @@ class ActionSpace:
 
     def mask(self, legal_ids: Iterable[int]) -> npt.NDArray[np.int8]:
         """1 at the index of every legal id, 0 elsewhere (PettingZoo's ``action_mask``)."""
+        if _compiled_mask is not None:
+            return _compiled_mask(legal_ids, self.index_tuple, len(self.ids))  # type: ignore[no-any-return]
         out = bytearray(len(self.ids))
         index = self.index_list
         for a in legal_ids:

@@ -53,6 +53,7 @@ from .tensors import (
     TwistedEncoder,
     _face_kind,
 )
+from .native import SeatTensors, native_tensors
 from .turns import Turns
 
 
@@ -691,7 +692,7 @@ class FollowsLiveTensors:
 
     encoder: Encoder
     turns: Turns
-    live: LiveTensors
+    live: LiveTensors | SeatTensors
 
     def __getstate__(self) -> dict[str, Any]:
         attributes = dict(self.__dict__)
@@ -703,7 +704,16 @@ class FollowsLiveTensors:
         self.live = live_tensors(self.encoder, self.turns.state)
 
 
-def live_tensors(encoder: Encoder, state: State) -> LiveTensors:
+def live_tensors(encoder: Encoder, state: State) -> LiveTensors | SeatTensors:
+    """The seats' tensors of ``state`` for its game (``encoder`` is the game's):
+    written by compiled code where it was built, else kept up to date in Python."""
+    native = native_tensors(encoder, state)
+    if native is not None:
+        return native
+    return python_live_tensors(encoder, state)
+
+
+def python_live_tensors(encoder: Encoder, state: State) -> LiveTensors:
     """The ``LiveTensors`` of ``state`` for its game (``encoder`` is the game's)."""
     makers: dict[str, Callable[[Any, Any], LiveTensors]] = {
         "twisted": TwistedLive, "twhist": TwhistLive, "tricky_twist": TrickyTwistLive}

@@ -1,0 +1,338 @@
+/* twistarena.rl._native: the games' observation tensors and action masks
+ * written in compiled code.
+ *
+ * A learner asks for a tensor at every step, and writing one in Python costs
+ * several engine decisions; here it costs a fraction of one. The Python
+ * encoders (tensors.py, from the observation dict) stay the definition of a
+ * tensor: tests/rl/test_native.py holds these to them at every decision of
+ * many random matches.
+ */
+#include "native.h"
+
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+#define DEFINE_NAME(n) PyObject *NAME_##n = NULL;
+NAMES(DEFINE_NAME)
+#undef DEFINE_NAME
+
+static int init_names(void) {
+#define INTERN(n) \
+    if ((NAME_##n = PyUnicode_InternFromString(#n)) == NULL) return -1;
+    NAMES(INTERN)
+#undef INTERN
+    return 0;
+}
+
+long as_long(PyObject *o, int *failed) {
+    long v = PyLong_AsLong(o);
+    if (v == -1 && PyErr_Occurred()) *failed = 1;
+    return v;
+}
+
+PyObject *field(const Source *src, PyObject *name) {
+    PyObject *v = PyDict_GetItemWithError(src->dict, name);
+    if (v != NULL) return Py_NewRef(v);
+    if (PyErr_Occurred()) return NULL;
+    return PyObject_GetAttr(src->state, name);
+}
+
+long field_long(const Source *src, PyObject *name, int *failed) {
+    PyObject *o = field(src, name);
+    if (o == NULL) {
+        *failed = 1;
+        return -1;
+    }
+    long v = as_long(o, failed);
+    Py_DECREF(o);
+    return v;
+}
+
+Py_ssize_t seq_len(PyObject *seq) {
+    if (PyList_Check(seq)) return PyList_GET_SIZE(seq);
+    if (PyTuple_Check(seq)) return PyTuple_GET_SIZE(seq);
+    PyErr_Format(PyExc_TypeError, "expected a list or tuple, got %.100s", Py_TYPE(seq)->tp_name);
+    return -1;
+}
+
+PyObject *seq_at(PyObject *seq, Py_ssize_t i) {
+    Py_ssize_t n = seq_len(seq);
+    if (n < 0) return NULL;
+    if (i < 0 || i >= n) {
+        PyErr_Format(PyExc_IndexError, "item %zd of a sequence of %zd", i, n);
+        return NULL;
+    }
+    return seq_item(seq, i);
+}
+
+long lookup(PyObject *index, long c, int *failed) {
+    if (c < 0 || c >= PyTuple_GET_SIZE(index)) {
+        PyErr_Format(PyExc_IndexError, "%ld is outside the encoder's table", c);
+        *failed = 1;
+        return -1;
+    }
+    return as_long(PyTuple_GET_ITEM(index, c), failed);
+}
+
+int flags(Tensor *t, long base, PyObject *seq, const Ints *index) {
+    Py_ssize_t n;
+    PyObject **items;
+    if (PyList_Check(seq)) {
+        n = PyList_GET_SIZE(seq);
+        items = ((PyListObject *)seq)->ob_item;
+    } else if (PyTuple_Check(seq)) {
+        n = PyTuple_GET_SIZE(seq);
+        items = ((PyTupleObject *)seq)->ob_item;
+    } else {
+        return seq_len(seq) < 0 ? -1 : 0;
+    }
+    int failed = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long c = as_long(items[i], &failed);
+        if (failed) return -1;
+        if (index != NULL) {
+            c = at(index, c, &failed);
+            if (failed) return -1;
+        }
+        if (put(t, base + c, 1.0) < 0) return -1;
+    }
+    return 0;
+}
+
+int bit_flags(Tensor *t, long base, PyObject *bits) {
+    int failed = 0;
+    long v = as_long(bits, &failed);
+    if (failed) return -1;
+    if (v < 0) {
+        PyErr_SetString(PyExc_ValueError, "a negative bitmask");
+        return -1;
+    }
+    for (long b = 0; v != 0; b++, v >>= 1) {
+        if ((v & 1) && put(t, base + b, 1.0) < 0) return -1;
+    }
+    return 0;
+}
+
+int bit_count(PyObject *bits, int *failed) {
+    long v = as_long(bits, failed);
+    if (*failed) return 0;
+    return __builtin_popcountl((unsigned long)v);
+}
+
+long position(PyObject *names, PyObject *value) {
+    Py_ssize_t n = PyTuple_GET_SIZE(names);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (PyTuple_GET_ITEM(names, i) == value) return (long)i;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int eq = PyObject_RichCompareBool(PyTuple_GET_ITEM(names, i), value, Py_EQ);
+        if (eq < 0) return -1;
+        if (eq) return (long)i;
+    }
+    PyErr_Format(PyExc_ValueError, "%R is not one of %R", value, names);
+    return -1;
+}
+
+/* -- SeatTensors: one match's seats' tensors ------------------------------------- */
+
+#define MAX_LAYOUT 256
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *state;
+    PyObject *tables;
+    Writer write;
+    long n;
+    npy_intp size;
+    long layout[MAX_LAYOUT];
+    Ints ints[MAX_TABLES];
+} SeatTensors;
+
+/* tables[i] as C longs when it is a non-empty tuple of ints (else an empty Ints). */
+static int table_ints(SeatTensors *self) {
+    Py_ssize_t count = PyTuple_GET_SIZE(self->tables);
+    if (count > MAX_TABLES) {
+        PyErr_SetString(PyExc_ValueError, "too many tables");
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *tab = PyTuple_GET_ITEM(self->tables, i);
+        PyMem_Free((void *)self->ints[i].v);
+        self->ints[i].v = NULL;
+        self->ints[i].len = 0;
+        if (!PyTuple_Check(tab) || PyTuple_GET_SIZE(tab) == 0 ||
+            !PyLong_Check(PyTuple_GET_ITEM(tab, 0)))
+            continue;
+        Py_ssize_t len = PyTuple_GET_SIZE(tab);
+        long *v = PyMem_Malloc(sizeof(long) * (size_t)len);
+        if (v == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        int failed = 0;
+        for (Py_ssize_t j = 0; j < len; j++) v[j] = as_long(PyTuple_GET_ITEM(tab, j), &failed);
+        self->ints[i].v = v;
+        self->ints[i].len = len;
+        if (failed) return -1;
+    }
+    return 0;
+}
+
+static int seat_tensors_init(SeatTensors *self, PyObject *args, PyObject *kwargs) {
+    const char *game;
+    PyObject *state, *layout, *tables;
+    Py_ssize_t size;
+    static char *keywords[] = {"game", "state", "size", "layout", "tables", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sOnO!O!", keywords, &game, &state, &size,
+                                     &PyTuple_Type, &layout, &PyTuple_Type, &tables))
+        return -1;
+    if (strcmp(game, "twisted") == 0) self->write = write_twisted;
+    else if (strcmp(game, "twhist") == 0) self->write = write_twhist;
+    else if (strcmp(game, "tricky_twist") == 0) self->write = write_tricky_twist;
+    else {
+        PyErr_Format(PyExc_ValueError, "no compiled encoder for %s", game);
+        return -1;
+    }
+    Py_ssize_t count = PyTuple_GET_SIZE(layout);
+    if (count > MAX_LAYOUT || size < 0) {
+        PyErr_SetString(PyExc_ValueError, "layout too long or negative size");
+        return -1;
+    }
+    int failed = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        self->layout[i] = as_long(PyTuple_GET_ITEM(layout, i), &failed);
+        if (failed) return -1;
+    }
+    PyObject *n = PyObject_GetAttr(state, NAME_num_players);
+    if (n == NULL) return -1;
+    self->n = as_long(n, &failed);
+    Py_DECREF(n);
+    if (failed) return -1;
+    if (self->n < 1 || self->n > 8) {
+        PyErr_SetString(PyExc_ValueError, "1 to 8 players");
+        return -1;
+    }
+    Py_XSETREF(self->state, Py_NewRef(state));
+    Py_XSETREF(self->tables, Py_NewRef(tables));
+    self->size = size;
+    return table_ints(self);
+}
+
+static void seat_tensors_dealloc(SeatTensors *self) {
+    Py_XDECREF(self->state);
+    Py_XDECREF(self->tables);
+    for (int i = 0; i < MAX_TABLES; i++) PyMem_Free((void *)self->ints[i].v);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *seat_tensors_tensor(SeatTensors *self, PyObject *arg) {
+    int failed = 0;
+    long me = as_long(arg, &failed);
+    if (failed) return NULL;
+    if (me < 0 || me >= self->n) {
+        PyErr_Format(PyExc_ValueError, "no seat %ld in a match of %ld", me, self->n);
+        return NULL;
+    }
+    PyObject *dict = PyObject_GenericGetDict(self->state, NULL);
+    if (dict == NULL) return NULL;
+    PyObject *out = PyArray_ZEROS(1, &self->size, NPY_FLOAT32, 0);
+    if (out == NULL) {
+        Py_DECREF(dict);
+        return NULL;
+    }
+    Tensor t = {(float *)PyArray_DATA((PyArrayObject *)out), self->size};
+    Source src = {self->state, dict, me, self->n, self->layout, self->tables, self->ints};
+    int rc = self->write(&t, &src);
+    Py_DECREF(dict);
+    if (rc < 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    return out;
+}
+
+static PyMethodDef seat_tensors_methods[] = {
+    {"tensor", (PyCFunction)seat_tensors_tensor, METH_O,
+     "tensor(seat): the seat's tensor of the state as it is now (a new float32 array)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject SeatTensorsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "twistarena.rl._native.SeatTensors",
+    .tp_doc = PyDoc_STR("SeatTensors(game, state, size, layout, tables): a match's seats'"
+                        " tensors, each written anew from the state by tensor(seat)"),
+    .tp_basicsize = sizeof(SeatTensors),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)seat_tensors_init,
+    .tp_dealloc = (destructor)seat_tensors_dealloc,
+    .tp_methods = seat_tensors_methods,
+};
+
+/* -- masks ------------------------------------------------------------------------- */
+
+/* mask(legal_ids, index, size): an int8 array of ``size`` with 1 at index[id]
+ * for each legal id (``index``: a tuple, engine id -> mask index). */
+static PyObject *mask(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "mask(legal_ids, index: tuple, size)");
+        return NULL;
+    }
+    int failed = 0;
+    npy_intp size = (npy_intp)as_long(args[2], &failed);
+    if (failed) return NULL;
+    PyObject *ids = PySequence_Fast(args[0], "legal ids must be a sequence");
+    if (ids == NULL) return NULL;
+    PyObject *out = PyArray_ZEROS(1, &size, NPY_INT8, 0);
+    if (out == NULL) {
+        Py_DECREF(ids);
+        return NULL;
+    }
+    npy_int8 *data = (npy_int8 *)PyArray_DATA((PyArrayObject *)out);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(ids);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long at = lookup(args[1], as_long(PySequence_Fast_GET_ITEM(ids, i), &failed), &failed);
+        if (failed) break;
+        if (at < 0 || at >= size) {
+            PyErr_Format(PyExc_IndexError, "mask index %ld out of 0..%ld", at, (long)size - 1);
+            failed = 1;
+            break;
+        }
+        data[at] = 1;
+    }
+    Py_DECREF(ids);
+    if (failed) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    return out;
+}
+
+static PyMethodDef methods[] = {
+    {"mask", (PyCFunction)(void (*)(void))mask, METH_FASTCALL,
+     "mask(legal_ids, index, size): the int8 action mask of the legal ids"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    .m_base = PyModuleDef_HEAD_INIT,
+    .m_name = "_native",
+    .m_doc = "The games' observation tensors and action masks in compiled code"
+             " (see twistarena.rl.native).",
+    .m_size = -1,
+    .m_methods = methods,
+};
+
+PyMODINIT_FUNC PyInit__native(void) {
+    import_array();
+    if (init_names() < 0) return NULL;
+    if (PyType_Ready(&SeatTensorsType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    if (PyModule_AddObjectRef(m, "SeatTensors", (PyObject *)&SeatTensorsType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,144 @@
+/* Shared helpers of the compiled tensor encoders (twistarena.rl._native).
+ *
+ * Each game's writer fills a seat's tensor from scratch, straight from the
+ * engine state's attributes, into a new zeroed float32 array. Every write is
+ * bounds-checked: a wrong offset raises IndexError instead of touching memory
+ * outside the tensor. Numbers are computed in double and rounded to float32
+ * once, as numpy does when Python assigns a float to a float32 element, so the
+ * result equals the Python encoders' bit for bit.
+ */
+#ifndef TWISTARENA_NATIVE_H
+#define TWISTARENA_NATIVE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+/* The tensor being written. */
+typedef struct {
+    float *data;
+    Py_ssize_t size;
+} Tensor;
+
+/* What a game's writer is given: the state (and its attribute dict, read
+ * directly), the observing seat, the player count, the tensor's layout (the
+ * start of each segment, in the order the game's Python side lists them) and
+ * the game's constant tables (a tuple). */
+/* A table of ints (a tuple in ``tables``) as a C array, made once per match. */
+typedef struct {
+    const long *v;
+    Py_ssize_t len;
+} Ints;
+
+#define MAX_TABLES 16
+
+typedef struct {
+    PyObject *state;
+    PyObject *dict;
+    long me;
+    long n;
+    const long *lay;
+    PyObject *tables;
+    const Ints *ints; /* ints[i]: tables[i] as C longs where it is a tuple of ints */
+} Source;
+
+typedef int (*Writer)(Tensor *t, const Source *src);
+
+int write_twisted(Tensor *t, const Source *src);
+int write_twhist(Tensor *t, const Source *src);
+int write_tricky_twist(Tensor *t, const Source *src);
+
+/* Interned attribute names, made once at import (module.c). */
+#define NAMES(X) \
+    X(hands) X(row) X(pile) X(plus) X(minus) X(face_down) X(totals) X(round) \
+    X(rounds) X(starter) X(turn) X(phase) X(distance) X(expert) X(plus_point) \
+    X(minus_point) X(toad_penalty) X(num_players) \
+    X(trick) X(leader) X(lead_colour) X(picked) X(pool) X(discard) X(open_cards) \
+    X(twhist) X(flips) X(voids) X(stars) X(dealer) X(picker) X(next_leader) \
+    X(tricks_done) X(tricks_total) X(t) X(twhist_visible) \
+    X(reserves) X(acting) X(picks) X(window) X(first_player) X(round_no) \
+    X(scoring_card) X(scoring_deck) X(supply) X(out) X(held) X(faces) X(sub) \
+    X(end_choices) X(known) X(tricks) X(false) X(total) X(last_round) \
+    X(_decision) X(kind) X(seat) X(bonus) X(round_total)
+
+#define DECLARE_NAME(n) extern PyObject *NAME_##n;
+NAMES(DECLARE_NAME)
+#undef DECLARE_NAME
+
+/* out[i] = v, or IndexError (returns -1). */
+static inline int put(Tensor *t, long i, double v) {
+    if (i < 0 || i >= t->size) {
+        PyErr_Format(PyExc_IndexError, "tensor element %ld out of 0..%zd", i, t->size - 1);
+        return -1;
+    }
+    t->data[i] = (float)v;
+    return 0;
+}
+
+/* out[i] += v, rounded to float32 (as numpy's ``out[i] += 1.0``). */
+static inline int add(Tensor *t, long i, double v) {
+    if (i < 0 || i >= t->size) {
+        PyErr_Format(PyExc_IndexError, "tensor element %ld out of 0..%zd", i, t->size - 1);
+        return -1;
+    }
+    t->data[i] = (float)((double)t->data[i] + v);
+    return 0;
+}
+
+/* Seat ``s`` as seen from the observer: 0 is the observer, 1 the next seat. */
+static inline long rel(const Source *src, long s) {
+    return ((s - src->me) % src->n + src->n) % src->n;
+}
+
+/* A new reference to the state's attribute ``name`` (its dict first), or NULL
+ * with an exception set. */
+PyObject *field(const Source *src, PyObject *name);
+
+/* The state's attribute ``name`` as a C long (sets *failed on an error). */
+long field_long(const Source *src, PyObject *name, int *failed);
+
+/* A list or tuple's length, or -1 with TypeError. */
+Py_ssize_t seq_len(PyObject *seq);
+
+/* Item i of a list or tuple (borrowed; i must be in range). */
+static inline PyObject *seq_item(PyObject *seq, Py_ssize_t i) {
+    return PyList_Check(seq) ? PyList_GET_ITEM(seq, i) : PyTuple_GET_ITEM(seq, i);
+}
+
+/* Item i of a list or tuple (borrowed), or NULL with IndexError. */
+PyObject *seq_at(PyObject *seq, Py_ssize_t i);
+
+/* An int object's value (sets *failed on an error). */
+long as_long(PyObject *o, int *failed);
+
+/* index[c] (a tuple of ints) (sets *failed, with IndexError, outside it). */
+long lookup(PyObject *index, long c, int *failed);
+
+/* Flags at base + index[c] for each int c of seq (index NULL: base + c). */
+int flags(Tensor *t, long base, PyObject *seq, const Ints *index);
+
+/* index->v[c] (sets *failed, with IndexError, outside it). */
+static inline long at(const Ints *index, long c, int *failed) {
+    if (c < 0 || c >= index->len) {
+        PyErr_Format(PyExc_IndexError, "%ld is outside the encoder's table", c);
+        *failed = 1;
+        return -1;
+    }
+    return index->v[c];
+}
+
+/* Flags at base + b for each bit b set in the int ``bits``. */
+int bit_flags(Tensor *t, long base, PyObject *bits);
+
+/* The set bits of an int (sets *failed on an error). */
+int bit_count(PyObject *bits, int *failed);
+
+/* Position of ``value`` in the tuple ``names`` (identity first, then ==), or -1
+ * with ValueError. */
+long position(PyObject *names, PyObject *value);
+
+/* Item i of the game's tables (borrowed). */
+static inline PyObject *table(const Source *src, Py_ssize_t i) {
+    return PyTuple_GET_ITEM(src->tables, i);
+}
+
+#endif

@@ -1,0 +1,63 @@
+"""Seats' tensors and action masks written by compiled code (``_native``).
+
+``live.LiveTensors`` keeps each seat's tensor and catches it up on every move
+in Python, which costs two to three engine decisions per step. The compiled
+writers fill a seat's tensor from scratch, straight from the engine state, in
+a fraction of one decision; they keep nothing between calls, so there is
+nothing to catch up, and a copy of an environment needs nothing rebuilt.
+
+The extension is optional: where it was not built (no C compiler when the
+package was installed) ``available()`` is false and ``live.live_tensors`` and
+``ActionSpace.mask`` fall back to Python. tests/rl/test_native.py holds the
+compiled writers to the dict path (``Encoder.encode``) at every decision of many
+random matches, and checks that this build has them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from twistarena.engine import State
+from twistarena.engine.twisted import cards as tw_cards
+from twistarena.engine.twisted.state import OVER as TW_OVER
+
+from .tensors import _TW_INDEX, _TW_K, _TW_PHASES, Encoder, Tensor, TwistedEncoder
+
+try:
+    from . import _native  # type: ignore[attr-defined]
+except ImportError:  # not built: the Python paths serve
+    _native = None
+
+
+def available() -> bool:
+    """Whether the compiled writers were built with this package."""
+    return _native is not None
+
+
+class SeatTensors(Protocol):
+    """A match's seats' tensors: ``tensor(seat)`` is a new array of the state as it is."""
+
+    def tensor(self, seat: int, /) -> Tensor: ...
+
+
+def _twisted(encoder: TwistedEncoder, state: State) -> SeatTensors:
+    layout = (encoder.hand, encoder.row, encoder.right, encoder.phase, encoder.to_act,
+              encoder.starter, encoder.numbers,
+              *(start for block in encoder.seats for start in block))
+    tables = (_TW_INDEX, tw_cards.IS_TOAD, _TW_PHASES, TW_OVER, _TW_K)
+    return _native.SeatTensors("twisted", state, encoder.size, layout, tables)  # type: ignore[no-any-return]
+
+
+def native_tensors(encoder: Encoder, state: State) -> SeatTensors | None:
+    """The compiled writer of ``state``'s game, or None (not built, or no such game)."""
+    if _native is None:
+        return None
+    makers: dict[str, Callable[[Any, State], SeatTensors]] = {"twisted": _twisted}
+    make = makers.get(state.game_id)
+    return make(encoder, state) if make is not None else None
+
+
+def mask_writer() -> Callable[[Any, tuple[int, ...], int], Any] | None:
+    """``_native.mask(legal_ids, index, size)``, or None where it was not built."""
+    return None if _native is None else _native.mask  # type: ignore[no-any-return]

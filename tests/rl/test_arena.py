@@ -78,6 +78,7 @@ def test_bench_rl_reports_every_rate(capsys: pytest.CaptureFixture[str]) -> None
                  "--json"]) == 0
     report = _json_lines(capsys.readouterr().out)[-1]
     assert report["load_average"] >= 0
+    assert report["compiled"] is True  # the figures are of the compiled tensors
     cases = report["cases"]
     assert [(c["game"], c["players"]) for c in cases] == [("twhist", 3), ("twhist", 4),
                                                          ("twhist", 5)]

@@ -1,7 +1,10 @@
-"""The live tensors (twistarena.rl.live) against the dict path (``Encoder.encode``).
+"""The environments' tensors against the dict path (``Encoder.encode``).
 
-``LiveTensors`` reads the state and rewrites only what changed; the dict path
-is the definition of a tensor. Random matches of every game, player count and
+Two paths write them: the compiled writers (twistarena.rl.native), which fill a
+seat's tensor from scratch straight from the state, and, where those were not
+built, ``LiveTensors`` (twistarena.rl.live), which reads the state and rewrites
+only what changed. The dict path is the definition of a tensor. Both are held
+to it here: random matches of every game, player count and
 the options that change what is shown are played, and at every decision a random
 subset of the seats, in random order (a seat may go several decisions without
 asking; in every other match one seat asks only now and then, across tricks and
@@ -22,8 +25,9 @@ import numpy as np
 import pytest
 from twistarena import engine
 from twistarena.engine import State
-from twistarena.rl import Encoder, aec_env, encoder
-from twistarena.rl.live import LiveTensors, live_tensors
+from twistarena.rl import Encoder, aec_env, encoder, native
+from twistarena.rl.live import LiveTensors, live_tensors, python_live_tensors
+from twistarena.rl.native import SeatTensors, native_tensors
 
 from tests.engine import test_leak_differential as leak
 from tests.rl.cases import CASES
@@ -55,11 +59,36 @@ def _first_difference(live: np.ndarray[Any, Any], expected: np.ndarray[Any, Any]
     return f"{segment.name}[{at - segment.start}]: live {live[at]}, dict path {expected[at]}"
 
 
+Maker = Callable[[Encoder, State], LiveTensors | SeatTensors]
+
+
+def compiled_tensors(enc: Encoder, state: State) -> SeatTensors:
+    """The compiled writer of the state's game (this build must have it)."""
+    tensors = native_tensors(enc, state)
+    assert tensors is not None, f"no compiled tensor writer for {state.game_id} in this build"
+    return tensors
+
+
+#: the two ways the environments get their tensors
+PATHS: dict[str, Maker] = {"compiled": compiled_tensors, "python": python_live_tensors}
+
+
+def test_this_build_has_the_compiled_writers_and_the_environments_use_them() -> None:
+    """`make` builds the extension (a C compiler is part of the set-up), so a build
+    without it would measure and test only the slower path."""
+    assert native.available()
+    for game_id in engine.GAME_IDS:
+        players = engine.game(game_id).min_players
+        state = engine.make(game_id, players, 1)
+        assert not isinstance(live_tensors(encoder(game_id, players), state), LiveTensors)
+
+
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize(("game_id", "players", "options", "matches"), LIVE_CASES,
                          ids=[f"{g}-{n}-{'-'.join(o) or 'default'}" for g, n, o, _ in LIVE_CASES])
-def test_live_tensors_equal_the_dict_path_at_every_decision(
-        game_id: str, players: int, options: dict[str, Any], matches: int) -> None:
-    seen = _compare(game_id, players, options, matches, live_tensors)
+def test_tensors_equal_the_dict_path_at_every_decision(
+        game_id: str, players: int, options: dict[str, Any], matches: int, path: str) -> None:
+    seen = _compare(game_id, players, options, matches, PATHS[path])
     if game_id == "tricky_twist" and not options:
         assert {phase for phase, _ in seen} == TT_PHASES
         assert len({round_ for _, round_ in seen}) > 1
@@ -73,7 +102,7 @@ def test_the_generic_live_tensors_reuse_observation_parts_exactly(game_id: str) 
 
 
 def _compare(game_id: str, players: int, options: dict[str, Any], matches: int,
-             make: Callable[[Encoder, State], LiveTensors]) -> set[tuple[str, int]]:
+             make: Maker) -> set[tuple[str, int]]:
     """Compare as the module docstring says; the (phase, round) pairs compared."""
     enc = encoder(game_id, players, options)
     compared = 0
@@ -102,10 +131,11 @@ def _compare(game_id: str, players: int, options: dict[str, Any], matches: int,
     return seen
 
 
-def test_a_live_tensor_is_a_copy_the_caller_may_keep() -> None:
+@pytest.mark.parametrize("path", PATHS)
+def test_a_tensor_is_a_copy_the_caller_may_keep(path: str) -> None:
     state = engine.make("twisted", 2, 1, {"rounds": 1})
     enc = encoder("twisted", 2)
-    live = live_tensors(enc, state)
+    live = PATHS[path](enc, state)
     kept = live.tensor(0)
     before = kept.copy()
     seat = state.to_act()[0]
@@ -114,25 +144,27 @@ def test_a_live_tensor_is_a_copy_the_caller_may_keep() -> None:
     assert np.array_equal(kept, before)  # ... and the tensor handed out did not
 
 
-_LIVE: dict[int, tuple[State, LiveTensors]] = {}
+_LIVE: dict[int, tuple[State, LiveTensors | SeatTensors]] = {}
 
 
-def _live_tensor_received(state: State, observer: int | None,
-                          first_event: int) -> Iterator[bytes]:
-    """What a seat's policy is given in the environments: its live tensor."""
-    if observer is None:
-        return
-    kept = _LIVE.get(id(state))
-    if kept is None or kept[0] is not state:
-        kept = _LIVE[id(state)] = (state, live_tensors(
-            encoder(state.game_id, state.num_players, state.options), state))
-    yield kept[1].tensor(observer).tobytes()
+def _tensor_received(make: Maker) -> Callable[[State, int | None, int], Iterator[bytes]]:
+    """What a seat's policy is given in the environments: its tensor, by ``make``."""
+    def received(state: State, observer: int | None, first_event: int) -> Iterator[bytes]:
+        if observer is None:
+            return
+        kept = _LIVE.get(id(state))
+        if kept is None or kept[0] is not state:
+            kept = _LIVE[id(state)] = (state, make(
+                encoder(state.game_id, state.num_players, state.options), state))
+        yield kept[1].tensor(observer).tobytes()
+    return received
 
 
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("game_id", engine.GAME_IDS)
-def test_no_live_tensor_depends_on_a_hidden_card(game_id: str,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(leak, "_received", _live_tensor_received)
+def test_no_tensor_depends_on_a_hidden_card(game_id: str, path: str,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(leak, "_received", _tensor_received(PATHS[path]))
     try:
         check_no_leak(game_id, 12)
     finally:

@@ -56,13 +56,21 @@ class ActionSpace:
         return len(self.ids)
 
     def mask(self, legal_ids: Iterable[int]) -> npt.NDArray[np.int8]:
-        """1 at the index of every legal id, 0 elsewhere (PettingZoo's ``action_mask``)."""
+        """1 at the index of every legal id, 0 elsewhere (PettingZoo's ``action_mask``);
+        ``IndexError`` for an id that is not in the space."""
         if _compiled_mask is not None:
-            return _compiled_mask(legal_ids, self.index_tuple, len(self.ids))  # type: ignore[no-any-return]
+            return _compiled_mask(legal_ids, self.index_tuple, len(self.ids))
+        return self.python_mask(legal_ids)
+
+    def python_mask(self, legal_ids: Iterable[int]) -> npt.NDArray[np.int8]:
+        """``mask`` in Python (where the compiled writer was not built)."""
         out = bytearray(len(self.ids))
         index = self.index_list
         for a in legal_ids:
-            out[index[a]] = 1
+            at = index[a] if a >= 0 else -1
+            if at < 0:
+                raise IndexError(f"{a} is not an action id of {self.game_id}")
+            out[at] = 1
         return np.frombuffer(out, MASK_DTYPE)
 
     def indices(self, legal_ids: Sequence[int]) -> list[int]:

@@ -38,6 +38,7 @@ from twistarena.engine.twhist.state import TwhistState
 from twistarena.engine.twisted.state import OVER as TW_OVER
 from twistarena.engine.twisted.state import TwistedState
 
+from .native import SeatTensors, native_tensors
 from .tensors import (
     _TT_BONUS,
     _TT_K,
@@ -53,7 +54,6 @@ from .tensors import (
     TwistedEncoder,
     _face_kind,
 )
-from .native import SeatTensors, native_tensors
 from .turns import Turns
 
 

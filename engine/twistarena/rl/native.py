@@ -15,9 +15,11 @@ random matches, and checks that this build has them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
+import numpy as np
+import numpy.typing as npt
 from twistarena.engine import State
 from twistarena.engine.twisted import cards as tw_cards
 from twistarena.engine.twisted.state import OVER as TW_OVER
@@ -25,9 +27,9 @@ from twistarena.engine.twisted.state import OVER as TW_OVER
 from .tensors import _TW_INDEX, _TW_K, _TW_PHASES, Encoder, Tensor, TwistedEncoder
 
 try:
-    from . import _native  # type: ignore[attr-defined]
+    from . import _native
 except ImportError:  # not built: the Python paths serve
-    _native = None
+    _native = None  # type: ignore[assignment]
 
 
 def available() -> bool:
@@ -41,12 +43,17 @@ class SeatTensors(Protocol):
     def tensor(self, seat: int, /) -> Tensor: ...
 
 
-def _twisted(encoder: TwistedEncoder, state: State) -> SeatTensors:
+def twisted_arguments(encoder: TwistedEncoder) -> tuple[tuple[int, ...], tuple[Any, ...]]:
+    """The Twisted writer's layout and tables (their order: csrc/twisted.c)."""
     layout = (encoder.hand, encoder.row, encoder.right, encoder.phase, encoder.to_act,
               encoder.starter, encoder.numbers,
               *(start for block in encoder.seats for start in block))
-    tables = (_TW_INDEX, tw_cards.IS_TOAD, _TW_PHASES, TW_OVER, _TW_K)
-    return _native.SeatTensors("twisted", state, encoder.size, layout, tables)  # type: ignore[no-any-return]
+    return layout, (_TW_INDEX, tw_cards.IS_TOAD, _TW_PHASES, TW_OVER, _TW_K)
+
+
+def _twisted(encoder: TwistedEncoder, state: State) -> SeatTensors:
+    assert _native is not None
+    return _native.SeatTensors("twisted", state, encoder.size, *twisted_arguments(encoder))
 
 
 def native_tensors(encoder: Encoder, state: State) -> SeatTensors | None:
@@ -58,6 +65,9 @@ def native_tensors(encoder: Encoder, state: State) -> SeatTensors | None:
     return make(encoder, state) if make is not None else None
 
 
-def mask_writer() -> Callable[[Any, tuple[int, ...], int], Any] | None:
+MaskWriter = Callable[[Iterable[int], tuple[int, ...], int], "npt.NDArray[np.int8]"]
+
+
+def mask_writer() -> MaskWriter | None:
     """``_native.mask(legal_ids, index, size)``, or None where it was not built."""
-    return None if _native is None else _native.mask  # type: ignore[no-any-return]
+    return None if _native is None else _native.mask

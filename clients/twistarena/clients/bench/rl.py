@@ -13,8 +13,10 @@ over the legal ones; a step is one decision taken. What each loop includes:
   each agent's closing ``env.step(None)``. What a random or scripted opponent
   needs.
 - observe: the same with ``env.last()``, which also builds the observation:
-  the seat's tensor (kept up to date between calls, then copied, since a
-  learner keeps it) and the mask. What a learner uses.
+  the seat's tensor (a new array, since a learner keeps it: written from the
+  state by the compiled writer, or, where that was not built, kept up to date
+  in Python and copied) and the mask. What a learner uses. The JSON's
+  ``compiled`` says which.
 
 The loops take turns (``--turns``, each turn a share of ``--games`` and
 ``--seconds`` of CPU time of this process). A rate is the median of the loop's
@@ -105,7 +107,7 @@ def in_turns(label: tuple[str, int], plays: dict[str, Callable[[int], int]], gam
 
 
 def run_cli(args: argparse.Namespace) -> int:
-    from twistarena.rl import aec_env
+    from twistarena.rl import aec_env, native
 
     console = make_console(stderr=False)
     table = Table(title="Random legal actions: AEC environment against the raw engine loop")
@@ -135,7 +137,9 @@ def run_cli(args: argparse.Namespace) -> int:
                       f"{row['observe_steps_per_s']:,.0f}", f"{row['observe_ratio']:.2f}",
                       f"{row['mask_steps_per_s']:,.0f}", f"{row['mask_ratio']:.2f}")
     console.print(table)
-    console.print("ratio: the environment's rate over the raw loop's (goal: 0.5 or more)")
+    console.print("ratio: the environment's rate over the raw loop's (goal: 0.5 or more);"
+                  f" tensors {'compiled' if native.available() else 'in Python (not built)'}")
     if args.json:
-        print(json.dumps({"cases": rows, "load_average": os.getloadavg()[0]}))
+        print(json.dumps({"cases": rows, "compiled": native.available(),
+                          "load_average": os.getloadavg()[0]}))
     return 0

@@ -1,0 +1,17 @@
+"""Types of the compiled writers (csrc/); ``native`` is their Python side."""
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+class SeatTensors:
+    """A match's seats' tensors, each written anew from the state by ``tensor``."""
+
+    def __init__(self, game: str, state: Any, size: int, layout: tuple[int, ...],
+                 tables: tuple[Any, ...]) -> None: ...
+    def tensor(self, seat: int, /) -> npt.NDArray[np.float32]: ...
+
+def mask(legal_ids: Iterable[int], index: tuple[int, ...], size: int, /
+         ) -> npt.NDArray[np.int8]: ...

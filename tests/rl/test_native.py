@@ -1,0 +1,79 @@
+"""The compiled writers (twistarena.rl.native) under bad input, and the masks.
+
+Their tensors are held to the dict path in test_live.py. Here: they are C code
+reading Python objects and writing into memory, so a wrong layout, a wrong seat
+or a state of the wrong shape must raise a Python error and never write outside
+the tensor; and the compiled action mask equals the Python one.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from twistarena import engine
+from twistarena.rl import encoder, native
+from twistarena.rl.actions import action_space
+from twistarena.rl.native import _native, native_tensors
+
+from tests.rl.test_live import compiled_tensors
+
+
+def _twisted_layout() -> tuple[tuple[int, ...], tuple[object, ...], int]:
+    """What ``native`` gives the Twisted writer for 3 players: layout, tables, size."""
+    enc = encoder("twisted", 3)
+    compiled_tensors(enc, engine.make("twisted", 3, 1))  # this build has the writers
+    layout, tables = native.twisted_arguments(enc)
+    return layout, tables, enc.size
+
+
+def test_a_layout_beyond_the_tensor_raises_instead_of_writing_past_it() -> None:
+    layout, tables, size = _twisted_layout()
+    state = engine.make("twisted", 3, 1)
+    for bad in (size, size + 10_000, -10_000):
+        wrong = (bad, *layout[1:])  # the hand's zone out of the tensor
+        tensors = _native.SeatTensors("twisted", state, size, wrong, tables)
+        with pytest.raises(IndexError, match="out of"):
+            tensors.tensor(0)
+    small = _native.SeatTensors("twisted", state, 10, layout, tables)  # a tensor too short
+    with pytest.raises(IndexError):
+        small.tensor(0)
+
+
+def test_a_seat_outside_the_match_or_an_unknown_game_is_refused() -> None:
+    tensors = native_tensors(encoder("twisted", 3), engine.make("twisted", 3, 1))
+    assert tensors is not None
+    for seat in (-1, 3, 99):
+        with pytest.raises(ValueError, match="no seat"):
+            tensors.tensor(seat)
+    with pytest.raises(TypeError):
+        tensors.tensor("0")  # type: ignore[arg-type]
+    layout, tables, size = _twisted_layout()
+    with pytest.raises(ValueError, match="no compiled encoder"):
+        _native.SeatTensors("chess", engine.make("twisted", 3, 1), size, layout, tables)
+
+
+def test_a_state_of_the_wrong_shape_raises() -> None:
+    """A Twhist state given to the Twisted writer: missing attributes, not a crash."""
+    layout, tables, size = _twisted_layout()
+    tensors = _native.SeatTensors("twisted", engine.make("twhist", 3, 1), size, layout, tables)
+    with pytest.raises((AttributeError, TypeError, IndexError)):
+        tensors.tensor(0)
+
+
+@pytest.mark.parametrize("game_id", engine.GAME_IDS)
+def test_the_compiled_mask_equals_the_python_mask(game_id: str) -> None:
+    space = action_space(game_id)
+    rng = random.Random(game_id)
+    players = engine.game(game_id).min_players
+    state = engine.make(game_id, players, 3)
+    legal = [list(state.legal_action_ids(s)) for s in state.to_act()]
+    for ids in [*legal, [], list(space.ids), *(rng.sample(space.ids, 7) for _ in range(50))]:
+        compiled = space.mask(ids)
+        assert compiled.dtype == np.int8 and compiled.shape == (space.size,)
+        assert np.array_equal(compiled, space.python_mask(ids))
+    for bad in (-1, max(space.ids) + 1, 10**6):
+        for mask in (space.mask, space.python_mask):
+            with pytest.raises(IndexError):
+                mask([space.ids[0], bad])

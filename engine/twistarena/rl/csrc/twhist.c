@@ -1,7 +1,159 @@
+/* Twhist's tensor (tensors.TwhistEncoder) from a TwhistState.
+ *
+ * layout: hand, twhist_hand, trick, lead_colour, picked, pool, open_cards,
+ * discard, phase, to_act, roles, numbers, then for each relative seat r:
+ * twhist_r, star_side_r, void_r, counts_r.
+ * tables: (state colour -> encoder colour, Twhist kind -> encoder Twhist card,
+ * state phase -> encoder phase, FLIP bit -> star_side place, the play phase,
+ * the pick phase, the first Twhist action id, the number cards).
+ */
 #include "native.h"
 
-/* not written yet */
+enum {
+    HAND, TWHIST_HAND, TRICK, LEAD, PICKED, POOL, OPEN, DISCARD, PHASE, TO_ACT, ROLES,
+    NUMBERS, PLAYERS
+};
+enum { T_COLOUR, T_TWHIST, T_PHASE, T_STAR, T_PLAY, T_PICK, T_BASE, T_K };
+
+/* Flags at base + map[b] for each bit b of ``bits`` below the map's length (the
+ * observation lists only those). */
+static int mapped_bits(Tensor *t, long base, PyObject *bits, const Ints *map) {
+    int failed = 0;
+    long v = as_long(bits, &failed);
+    if (failed) return -1;
+    if (v < 0) {
+        PyErr_SetString(PyExc_ValueError, "a negative bitmask");
+        return -1;
+    }
+    for (long b = 0; b < map->len && b < 63; b++) {
+        if ((v >> b & 1) && put(t, base + map->v[b], 1.0) < 0) return -1;
+    }
+    return 0;
+}
+
+/* The trick's plays, seat by seat from the leader: a number card at its id in
+ * its player's block, a Twhist card after the number cards. */
+static int trick_flags(Tensor *t, const Source *src, PyObject *trick, long leader) {
+    int failed = 0;
+    long base = as_long(table(src, T_BASE), &failed);
+    long k = as_long(table(src, T_K), &failed);
+    if (failed) return -1;
+    Py_ssize_t len = seq_len(trick);
+    if (len < 0) return -1;
+    long seat = leader;
+    for (Py_ssize_t i = 0; i < len; i++) {
+        long a = as_long(seq_item(trick, i), &failed);
+        if (failed) return -1;
+        long block = src->lay[TRICK] + rel(src, seat) * (k + 4);
+        long place = a;
+        if (a >= base) {
+            place = k + at(&src->ints[T_TWHIST], a - base, &failed);
+            if (failed) return -1;
+        }
+        if (put(t, block + place, 1.0) < 0) return -1;
+        seat = (seat + 1) % src->n;
+    }
+    return 0;
+}
+
+/* Each player's Twhist cards (when they lie open, or the observer's), FLIP cards
+ * star side up, voids and counts. */
+static int player_blocks(Tensor *t, const Source *src, PyObject *hands, PyObject *twhist) {
+    int failed = 0, rc = -1;
+    PyObject *flips = field(src, NAME_flips), *voids = field(src, NAME_voids);
+    PyObject *stars = field(src, NAME_stars), *tables = field(src, NAME_t);
+    PyObject *visible_o = NULL;
+    if (!flips || !voids || !stars || !tables) goto done;
+    visible_o = PyObject_GetAttr(tables, NAME_twhist_visible);
+    if (visible_o == NULL) goto done;
+    int visible = PyObject_IsTrue(visible_o);
+    if (visible < 0) goto done;
+    for (long s = 0; s < src->n; s++) {
+        const long *block = src->lay + PLAYERS + 4 * rel(src, s);
+        PyObject *hand = seq_at(hands, s), *tw = seq_at(twhist, s), *fl = seq_at(flips, s);
+        PyObject *vo = seq_at(voids, s), *st = seq_at(stars, s);
+        if (!hand || !tw || !fl || !vo || !st) goto done;
+        if ((visible || s == src->me) && mapped_bits(t, block[0], tw, &src->ints[T_TWHIST]) < 0)
+            goto done;
+        if (mapped_bits(t, block[1], fl, &src->ints[T_STAR]) < 0) goto done;
+        if (mapped_bits(t, block[2], vo, &src->ints[T_COLOUR]) < 0) goto done;
+        Py_ssize_t hand_n = seq_len(hand);
+        int tw_n = bit_count(tw, &failed);
+        int fl_n = bit_count(fl, &failed);
+        long st_v = as_long(st, &failed);
+        if (failed || hand_n < 0) goto done;
+        long counts = block[3];
+        if (put(t, counts, (double)hand_n / 10) < 0 || put(t, counts + 1, (double)tw_n / 4) < 0 ||
+            put(t, counts + 2, (double)st_v / 10) < 0 ||
+            put(t, counts + 3, (double)fl_n / 10) < 0)
+            goto done;
+    }
+    rc = 0;
+done:
+    Py_XDECREF(flips);
+    Py_XDECREF(voids);
+    Py_XDECREF(stars);
+    Py_XDECREF(tables);
+    Py_XDECREF(visible_o);
+    return rc;
+}
+
 int write_twhist(Tensor *t, const Source *src) {
-    PyErr_SetString(PyExc_NotImplementedError, "twhist");
-    return -1;
+    const long *lay = src->lay;
+    int failed = 0, rc = -1;
+    PyObject *hands = field(src, NAME_hands), *twhist = field(src, NAME_twhist);
+    PyObject *trick = field(src, NAME_trick), *picked = field(src, NAME_picked);
+    PyObject *pool = field(src, NAME_pool), *open = field(src, NAME_open_cards);
+    PyObject *discard = field(src, NAME_discard);
+    if (!hands || !twhist || !trick || !picked || !pool || !open || !discard) goto done;
+    PyObject *hand = seq_at(hands, src->me), *mine = seq_at(twhist, src->me);
+    if (!hand || !mine || flags(t, lay[HAND], hand, NULL) < 0) goto done;
+    if (mapped_bits(t, lay[TWHIST_HAND], mine, &src->ints[T_TWHIST]) < 0) goto done;
+    long leader = field_long(src, NAME_leader, &failed);
+    long lead = field_long(src, NAME_lead_colour, &failed);
+    long phase = field_long(src, NAME_phase, &failed);
+    long turn = field_long(src, NAME_turn, &failed);
+    long picker = field_long(src, NAME_picker, &failed);
+    long dealer = field_long(src, NAME_dealer, &failed);
+    long next_leader = field_long(src, NAME_next_leader, &failed);
+    long done_n = field_long(src, NAME_tricks_done, &failed);
+    long total = field_long(src, NAME_tricks_total, &failed);
+    long play = as_long(table(src, T_PLAY), &failed);
+    long pick = as_long(table(src, T_PICK), &failed);
+    if (failed) goto done;
+    if (trick_flags(t, src, trick, leader) < 0) goto done;
+    if (lead >= 0) {
+        long c = at(&src->ints[T_COLOUR], lead, &failed);
+        if (failed || put(t, lay[LEAD] + c, 1.0) < 0) goto done;
+    }
+    if (flags(t, lay[PICKED], picked, NULL) < 0 || flags(t, lay[POOL], pool, NULL) < 0 ||
+        flags(t, lay[OPEN], open, NULL) < 0 || flags(t, lay[DISCARD], discard, NULL) < 0)
+        goto done;
+    long ph = at(&src->ints[T_PHASE], phase, &failed);
+    if (failed || put(t, lay[PHASE] + ph, 1.0) < 0) goto done;
+    /* the player to act; the picker while picking; nobody at the end */
+    if (phase == play && put(t, lay[TO_ACT] + rel(src, turn), 1.0) < 0) goto done;
+    if (phase == pick && put(t, lay[TO_ACT] + rel(src, picker), 1.0) < 0) goto done;
+    const long roles[4] = {dealer, leader, picker, next_leader};
+    for (long i = 0; i < 4; i++) {
+        if (roles[i] >= 0 && put(t, lay[ROLES] + i * src->n + rel(src, roles[i]), 1.0) < 0)
+            goto done;
+    }
+    if (total == 0) {
+        PyErr_SetString(PyExc_ZeroDivisionError, "no tricks in the match");
+        goto done;
+    }
+    if (put(t, lay[NUMBERS], (double)done_n / total) < 0 ||
+        put(t, lay[NUMBERS] + 1, (double)total / 14) < 0)
+        goto done;
+    rc = player_blocks(t, src, hands, twhist);
+done:
+    Py_XDECREF(hands);
+    Py_XDECREF(twhist);
+    Py_XDECREF(trick);
+    Py_XDECREF(picked);
+    Py_XDECREF(pool);
+    Py_XDECREF(open);
+    Py_XDECREF(discard);
+    return rc;
 }

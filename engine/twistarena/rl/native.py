@@ -21,10 +21,27 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 from twistarena.engine import State
+from twistarena.engine.twhist.cards import TWHIST_BASE as TH_BASE
+from twistarena.engine.twhist.cards import TWHIST_NAMES as TH_TWHIST_NAMES
+from twistarena.engine.twhist.state import PHASES as TH_PHASES
+from twistarena.engine.twhist.state import PICK as TH_PICK
+from twistarena.engine.twhist.state import PLAY as TH_PLAY
+from twistarena.engine.twhist.state import TwhistState
 from twistarena.engine.twisted import cards as tw_cards
 from twistarena.engine.twisted.state import OVER as TW_OVER
 
-from .tensors import _TW_INDEX, _TW_K, _TW_PHASES, Encoder, Tensor, TwistedEncoder
+from .tensors import (
+    _TH_K,
+    _TH_PHASES,
+    _TH_TWHIST,
+    _TW_INDEX,
+    _TW_K,
+    _TW_PHASES,
+    Encoder,
+    Tensor,
+    TwhistEncoder,
+    TwistedEncoder,
+)
 
 try:
     from . import _native
@@ -56,11 +73,32 @@ def _twisted(encoder: TwistedEncoder, state: State) -> SeatTensors:
     return _native.SeatTensors("twisted", state, encoder.size, *twisted_arguments(encoder))
 
 
+def _twhist(encoder: TwhistEncoder, state: State) -> SeatTensors:
+    """Layout: hand, twhist_hand, trick, lead_colour, picked, pool, open_cards,
+    discard, phase, to_act, roles, numbers, then each relative seat's twhist,
+    star_side, void and counts. Tables: the state's colours, Twhist kinds, phases
+    and FLIP bits as the encoder places them, then the play and pick phases, the
+    first Twhist action id and the number of number cards."""
+    assert isinstance(state, TwhistState)
+    t = state.t
+    layout = (encoder.hand, encoder.twhist_hand, encoder.trick, encoder.lead, encoder.picked,
+              encoder.pool, encoder.open, encoder.discard, encoder.phase, encoder.to_act,
+              encoder.roles, encoder.numbers,
+              *(start for block in encoder.players for start in block))
+    tables = (tuple(encoder.colours.index(c) for c in t.colours),
+              tuple(_TH_TWHIST.index(name) for name in TH_TWHIST_NAMES),
+              tuple(_TH_PHASES.index(phase) for phase in TH_PHASES),
+              tuple(b + t.flip_min - encoder.flip_min for b in range(len(t.stars))),
+              TH_PLAY, TH_PICK, TH_BASE, _TH_K)
+    return _native.SeatTensors("twhist", state, encoder.size, layout, tables)  # type: ignore[no-any-return]
+
+
 def native_tensors(encoder: Encoder, state: State) -> SeatTensors | None:
     """The compiled writer of ``state``'s game, or None (not built, or no such game)."""
     if _native is None:
         return None
-    makers: dict[str, Callable[[Any, State], SeatTensors]] = {"twisted": _twisted}
+    makers: dict[str, Callable[[Any, State], SeatTensors]] = {
+        "twisted": _twisted, "twhist": _twhist}
     make = makers.get(state.game_id)
     return make(encoder, state) if make is not None else None
 

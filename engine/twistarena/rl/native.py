@@ -90,7 +90,8 @@ def _twhist(encoder: TwhistEncoder, state: State) -> SeatTensors:
               tuple(_TH_PHASES.index(phase) for phase in TH_PHASES),
               tuple(b + t.flip_min - encoder.flip_min for b in range(len(t.stars))),
               TH_PLAY, TH_PICK, TH_BASE, _TH_K)
-    return _native.SeatTensors("twhist", state, encoder.size, layout, tables)  # type: ignore[no-any-return]
+    assert _native is not None
+    return _native.SeatTensors("twhist", state, encoder.size, layout, tables)
 
 
 def native_tensors(encoder: Encoder, state: State) -> SeatTensors | None:

@@ -21,6 +21,11 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 from twistarena.engine import State
+from twistarena.engine.tricky_twist import cards as tt_cards
+from twistarena.engine.tricky_twist.data import SCORING_CARDS
+from twistarena.engine.tricky_twist.state import END_BONUS as TT_END_BONUS
+from twistarena.engine.tricky_twist.state import GAME_OVER as TT_OVER
+from twistarena.engine.tricky_twist.state import RESERVE as TT_RESERVE
 from twistarena.engine.twhist.cards import TWHIST_BASE as TH_BASE
 from twistarena.engine.twhist.cards import TWHIST_NAMES as TH_TWHIST_NAMES
 from twistarena.engine.twhist.state import PHASES as TH_PHASES
@@ -34,13 +39,18 @@ from .tensors import (
     _TH_K,
     _TH_PHASES,
     _TH_TWHIST,
+    _TT_BONUS,
+    _TT_KINDS,
+    _TT_PHASES,
     _TW_INDEX,
     _TW_K,
     _TW_PHASES,
     Encoder,
     Tensor,
+    TrickyTwistEncoder,
     TwhistEncoder,
     TwistedEncoder,
+    _face_kind,
 )
 
 try:
@@ -94,12 +104,38 @@ def _twhist(encoder: TwhistEncoder, state: State) -> SeatTensors:
     return _native.SeatTensors("twhist", state, encoder.size, layout, tables)
 
 
+#: every face a variable bonus card may show (state.parse_face) -> its face kind
+_TT_FACE_KIND = {face: _face_kind(face) for face in (
+    *(kind for kind in tt_cards.FACE_KINDS if kind != "symbol"),
+    *(f"symbol_{a}_{b}" for a in tt_cards.FAMILIES for b in tt_cards.FAMILIES if a != b))}
+
+
+def _tricky_twist(encoder: TrickyTwistEncoder, state: State) -> SeatTensors:
+    """Layout: the 18 zones of the table and the round (hand .. numbers), then each
+    relative seat's 8 (known_in_hand .. counts); the tables as csrc/tricky_twist.c
+    lists them."""
+    layout = (encoder.hand, encoder.reserve, encoder.trick, encoder.led, encoder.phase,
+              encoder.kind, encoder.decider, encoder.bonus, encoder.queues, encoder.to_act,
+              encoder.first, encoder.leader, encoder.scoring, encoder.past, encoder.supply,
+              encoder.out_, encoder.faces, encoder.numbers,
+              *(start for block in encoder.players for start in block))
+    #: the decision's kind is the phase but in the end bonus and at the end
+    phase_kind = tuple(-1 if phase in (TT_END_BONUS, TT_OVER) else _TT_KINDS.index(phase)
+                       for phase in _TT_PHASES)
+    tables = (tuple(range(tt_cards.DECK_SIZE)), tt_cards.FAMILY_OF, _TT_PHASES, phase_kind,
+              _TT_PHASES.index(TT_RESERVE), _TT_KINDS, _TT_BONUS, tuple(range(len(_TT_BONUS))),
+              {name: i for i, name in enumerate(SCORING_CARDS)}, _TT_FACE_KIND,
+              tt_cards.VARIABLE, len(tt_cards.FACE_KINDS))
+    assert _native is not None
+    return _native.SeatTensors("tricky_twist", state, encoder.size, layout, tables)
+
+
 def native_tensors(encoder: Encoder, state: State) -> SeatTensors | None:
     """The compiled writer of ``state``'s game, or None (not built, or no such game)."""
     if _native is None:
         return None
     makers: dict[str, Callable[[Any, State], SeatTensors]] = {
-        "twisted": _twisted, "twhist": _twhist}
+        "twisted": _twisted, "twhist": _twhist, "tricky_twist": _tricky_twist}
     make = makers.get(state.game_id)
     return make(encoder, state) if make is not None else None
 

@@ -13,8 +13,9 @@ import random
 import numpy as np
 import pytest
 from twistarena import engine
-from twistarena.rl import encoder, native
+from twistarena.rl import actions, aec_env, encoder, native
 from twistarena.rl.actions import action_space
+from twistarena.rl.live import LiveTensors
 from twistarena.rl.native import _native, native_tensors
 
 from tests.rl.test_live import compiled_tensors
@@ -77,3 +78,33 @@ def test_the_compiled_mask_equals_the_python_mask(game_id: str) -> None:
         for mask in (space.mask, space.python_mask):
             with pytest.raises(IndexError):
                 mask([space.ids[0], bad])
+
+
+@pytest.mark.parametrize("game_id", engine.GAME_IDS)
+def test_without_the_extension_the_environment_observes_the_same(
+        game_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the extension was not built the Python paths serve: the same
+    observations, step by step, as an environment with the compiled writers."""
+    players = engine.game(game_id).max_players
+    compiled = aec_env(game_id, players)
+    compiled.reset(seed=11)
+    monkeypatch.setattr(native, "_native", None)
+    monkeypatch.setattr(actions, "_compiled_mask", None)
+    python = aec_env(game_id, players)
+    python.reset(seed=11)
+    assert isinstance(python.live, LiveTensors) and not isinstance(compiled.live, LiveTensors)
+    rng = random.Random(game_id)
+    steps = 0
+    for agent in compiled.agent_iter():
+        assert agent == python.agent_selection
+        mine, theirs = compiled.last()[0], python.last()[0]
+        assert mine is not None and theirs is not None
+        assert np.array_equal(mine["observation"], theirs["observation"])
+        assert np.array_equal(mine["action_mask"], theirs["action_mask"])
+        assert mine["action_mask"].dtype == theirs["action_mask"].dtype == np.int8
+        action = None if compiled.terminations[agent] else int(
+            rng.choice(np.flatnonzero(mine["action_mask"])))
+        compiled.step(action)
+        python.step(action)
+        steps += 1
+    assert steps > 30 and not python.agents

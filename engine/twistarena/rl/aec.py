@@ -11,6 +11,7 @@ Simultaneous choices are asked one seat at a time and applied together
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,7 @@ from pettingzoo import AECEnv
 from twistarena import engine
 
 from .actions import MASK_DTYPE, ActionSpace, action_space
-from .live import FollowsLiveTensors, live_tensors
+from .live import FollowsLiveTensors
 from .tensors import Encoder, encoder
 from .turns import Turns, check_reward, final_rewards
 
@@ -68,8 +69,7 @@ class TwistArenaAEC(FollowsLiveTensors, AECEnv):  # type: ignore[misc]
 
     def _new_match(self, state: engine.State) -> None:
         self.turns = Turns(state)
-        #: every seat's tensor, kept up to date between calls (``live``)
-        self.live = live_tensors(self.encoder, state)
+        self.follow(state)  # every seat's tensor, written from the state
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
@@ -93,9 +93,25 @@ class TwistArenaAEC(FollowsLiveTensors, AECEnv):  # type: ignore[misc]
         self._current = self.turns.current()
         self.agent_selection = self.possible_agents[self._current]
 
+    def agent_iter(self, max_iter: int = 2**63) -> Iterator[str]:
+        """The agent to act, until every agent is done or ``max_iter`` steps (as
+        ``AECEnv.agent_iter``, as a generator: one step of it costs less)."""
+        while self.agents and max_iter > 0:
+            max_iter -= 1
+            yield self.agent_selection
+
+    def last(self, observe: bool = True) -> tuple[ObsDict | None, float, bool, bool,
+                                                   dict[str, Any]]:
+        """``AECEnv.last``: the observation, accumulated reward, termination,
+        truncation and info of the agent to act (here without its assertion)."""
+        agent = self.agent_selection
+        return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
+                self.terminations[agent], self.truncations[agent], self.infos[agent])
+
     def observe(self, agent: str) -> ObsDict:
-        return {"observation": self.live.tensor(self._seat[agent]),
-                "action_mask": self.action_mask(agent)}
+        seat = self._seat[agent]
+        legal = self.turns.state.legal_action_ids(seat) if seat == self._current else ()
+        return self._observation(seat, legal)
 
     def action_mask(self, agent: str) -> np.ndarray[Any, np.dtype[np.int8]]:
         """The agent's legal-action mask alone (all 0 when it is not to choose)."""

@@ -27,7 +27,7 @@ from twistarena import bots, engine
 
 from .actions import action_space
 from .aec import observation_space
-from .live import FollowsLiveTensors, live_tensors
+from .live import FollowsLiveTensors
 from .tensors import encoder
 from .turns import Turns, check_reward, final_rewards
 
@@ -70,7 +70,7 @@ class TwistArenaEnv(FollowsLiveTensors, gymnasium.Env[ObsDict, np.int64]):
 
     def _new_match(self, state: engine.State) -> None:
         self.turns = Turns(state)
-        self.live = live_tensors(self.encoder, state)  # the learner's tensor, kept up to date
+        self.follow(state)  # the learner's tensor, written from the state
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[ObsDict, dict[str, Any]]:
@@ -110,8 +110,7 @@ class TwistArenaEnv(FollowsLiveTensors, gymnasium.Env[ObsDict, np.int64]):
     def _observe(self) -> ObsDict:
         state = self.turns.state
         legal = state.legal_action_ids(self.seat) if self.turns.current() == self.seat else ()
-        return {"observation": self.live.tensor(self.seat),
-                "action_mask": self.space.mask(legal)}
+        return self._observation(self.seat, legal)
 
     def render(self) -> str | None:
         """The public view as text (``render_mode="ansi"``)."""

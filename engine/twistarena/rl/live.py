@@ -38,7 +38,8 @@ from twistarena.engine.twhist.state import TwhistState
 from twistarena.engine.twisted.state import OVER as TW_OVER
 from twistarena.engine.twisted.state import TwistedState
 
-from .native import SeatTensors, native_tensors
+from .actions import ActionSpace
+from .native import Observer, SeatTensors, native_tensors, observer
 from .tensors import (
     _TT_BONUS,
     _TT_K,
@@ -686,22 +687,32 @@ class TrickyTwistLive(LiveTensors):
 
 
 class FollowsLiveTensors:
-    """For an environment whose ``live`` tensors follow ``turns.state``: a copy or
-    a pickle leaves them out (memoryviews cannot be copied, and a copy's tensors
-    must follow the copy's own state) and builds them anew for the copy."""
+    """For an environment whose tensors follow ``turns.state``: ``follow`` makes
+    them (``live``, and ``_observation``: a seat's tensor and mask in one call). A
+    copy or a pickle leaves them out (memoryviews and the compiled writers cannot
+    be copied, and a copy's tensors must follow the copy's own state) and makes
+    them anew for the copy."""
 
     encoder: Encoder
+    space: ActionSpace
     turns: Turns
     live: LiveTensors | SeatTensors
+    _observation: Observer
+
+    def follow(self, state: State) -> None:
+        """Tensors (and observations) of ``state``'s seats from now on."""
+        self.live = live_tensors(self.encoder, state)
+        self._observation = observer(self.live, self.space)
 
     def __getstate__(self) -> dict[str, Any]:
         attributes = dict(self.__dict__)
         attributes.pop("live", None)
+        attributes.pop("_observation", None)
         return attributes
 
     def __setstate__(self, attributes: dict[str, Any]) -> None:
         self.__dict__.update(attributes)
-        self.live = live_tensors(self.encoder, self.turns.state)
+        self.follow(self.turns.state)
 
 
 def live_tensors(encoder: Encoder, state: State) -> LiveTensors | SeatTensors:

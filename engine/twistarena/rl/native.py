@@ -15,8 +15,9 @@ random matches, and checks that this build has them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -52,6 +53,9 @@ from .tensors import (
     TwistedEncoder,
     _face_kind,
 )
+
+if TYPE_CHECKING:
+    from .actions import ActionSpace
 
 try:
     from . import _native
@@ -141,6 +145,21 @@ def native_tensors(encoder: Encoder, state: State) -> SeatTensors | None:
 
 
 MaskWriter = Callable[[Iterable[int], tuple[int, ...], int], "npt.NDArray[np.int8]"]
+#: (seat, its legal ids) -> PettingZoo's observation: its tensor and action mask
+Observer = Callable[[int, Sequence[int]], dict[str, Any]]
+
+
+def observer(tensors: SeatTensors | Any, space: ActionSpace) -> Observer:
+    """``{"observation": tensors.tensor(seat), "action_mask": space.mask(legal_ids)}``:
+    one compiled call where ``tensors`` are the compiled writer's (the environments
+    ask for it every step)."""
+    if _native is not None and isinstance(tensors, _native.SeatTensors):
+        return partial(tensors.observation, space.index_tuple, space.size)
+    tensor, mask = tensors.tensor, space.mask
+
+    def observe_in_python(seat: int, legal_ids: Sequence[int]) -> dict[str, Any]:
+        return {"observation": tensor(seat), "action_mask": mask(legal_ids)}
+    return observe_in_python
 
 
 def mask_writer() -> MaskWriter | None:

@@ -31,9 +31,6 @@ long as_long(PyObject *o, int *failed) {
 }
 
 PyObject *field(const Source *src, PyObject *name) {
-    PyObject *v = PyDict_GetItemWithError(src->dict, name);
-    if (v != NULL) return Py_NewRef(v);
-    if (PyErr_Occurred()) return NULL;
     return PyObject_GetAttr(src->state, name);
 }
 
@@ -148,6 +145,24 @@ typedef struct {
     Ints ints[MAX_TABLES];
 } SeatTensors;
 
+/* A tuple of ints as C longs (PyMem_Malloc'd into *out). */
+static int ints_of(PyObject *tuple, Ints *out) {
+    PyMem_Free((void *)out->v);
+    out->v = NULL;
+    out->len = 0;
+    Py_ssize_t len = PyTuple_GET_SIZE(tuple);
+    long *v = PyMem_Malloc(sizeof(long) * (size_t)(len > 0 ? len : 1));
+    if (v == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int failed = 0;
+    for (Py_ssize_t j = 0; j < len; j++) v[j] = as_long(PyTuple_GET_ITEM(tuple, j), &failed);
+    out->v = v;
+    out->len = len;
+    return failed ? -1 : 0;
+}
+
 /* tables[i] as C longs when it is a non-empty tuple of ints (else an empty Ints). */
 static int table_ints(SeatTensors *self) {
     Py_ssize_t count = PyTuple_GET_SIZE(self->tables);
@@ -163,17 +178,7 @@ static int table_ints(SeatTensors *self) {
         if (!PyTuple_Check(tab) || PyTuple_GET_SIZE(tab) == 0 ||
             !PyLong_Check(PyTuple_GET_ITEM(tab, 0)))
             continue;
-        Py_ssize_t len = PyTuple_GET_SIZE(tab);
-        long *v = PyMem_Malloc(sizeof(long) * (size_t)len);
-        if (v == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        int failed = 0;
-        for (Py_ssize_t j = 0; j < len; j++) v[j] = as_long(PyTuple_GET_ITEM(tab, j), &failed);
-        self->ints[i].v = v;
-        self->ints[i].len = len;
-        if (failed) return -1;
+        if (ints_of(tab, &self->ints[i]) < 0) return -1;
     }
     return 0;
 }
@@ -233,17 +238,11 @@ static PyObject *seat_tensors_tensor(SeatTensors *self, PyObject *arg) {
         PyErr_Format(PyExc_ValueError, "no seat %ld in a match of %ld", me, self->n);
         return NULL;
     }
-    PyObject *dict = PyObject_GenericGetDict(self->state, NULL);
-    if (dict == NULL) return NULL;
     PyObject *out = PyArray_ZEROS(1, &self->size, NPY_FLOAT32, 0);
-    if (out == NULL) {
-        Py_DECREF(dict);
-        return NULL;
-    }
+    if (out == NULL) return NULL;
     Tensor t = {(float *)PyArray_DATA((PyArrayObject *)out), self->size};
-    Source src = {self->state, dict, me, self->n, self->layout, self->tables, self->ints};
+    Source src = {self->state, me, self->n, self->layout, self->tables, self->ints};
     int rc = self->write(&t, &src);
-    Py_DECREF(dict);
     if (rc < 0) {
         Py_DECREF(out);
         return NULL;
@@ -251,9 +250,43 @@ static PyObject *seat_tensors_tensor(SeatTensors *self, PyObject *arg) {
     return out;
 }
 
+static PyObject *make_mask(PyObject *ids, PyObject *index, npy_intp size);
+
+/* observation(index, size, seat, legal_ids): PettingZoo's observation of the
+ * seat, the dict of its tensor and its action mask (as mask(legal_ids, index,
+ * size) makes it), in one call (an environment asks for one every step; the
+ * space comes first so that functools.partial can bind it). */
+static PyObject *seat_tensors_observation(SeatTensors *self, PyObject *const *args,
+                                          Py_ssize_t nargs) {
+    if (nargs != 4 || !PyTuple_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "observation(index: tuple, size, seat, legal_ids)");
+        return NULL;
+    }
+    int failed = 0;
+    npy_intp size = (npy_intp)as_long(args[1], &failed);
+    if (failed) return NULL;
+    if (size < 0) {
+        PyErr_SetString(PyExc_ValueError, "a negative mask size");
+        return NULL;
+    }
+    PyObject *tensor = seat_tensors_tensor(self, args[2]);
+    if (tensor == NULL) return NULL;
+    PyObject *mask = make_mask(args[3], args[0], size);
+    PyObject *out = mask == NULL ? NULL : PyDict_New();
+    if (out == NULL || PyDict_SetItem(out, NAME_observation, tensor) < 0 ||
+        PyDict_SetItem(out, NAME_action_mask, mask) < 0)
+        Py_CLEAR(out);
+    Py_DECREF(tensor);
+    Py_XDECREF(mask);
+    return out;
+}
+
 static PyMethodDef seat_tensors_methods[] = {
     {"tensor", (PyCFunction)seat_tensors_tensor, METH_O,
      "tensor(seat): the seat's tensor of the state as it is now (a new float32 array)"},
+    {"observation", (PyCFunction)(void (*)(void))seat_tensors_observation, METH_FASTCALL,
+     "observation(index, size, seat, legal_ids): {'observation': tensor(seat),"
+     " 'action_mask': mask(legal_ids, index, size)}"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -272,6 +305,36 @@ static PyTypeObject SeatTensorsType = {
 
 /* -- masks ------------------------------------------------------------------------- */
 
+/* A new int8 array of ``size`` with 1 at index[id] (a tuple) for each id of
+ * ``ids`` (IndexError for an id that is not in the space). */
+static PyObject *make_mask(PyObject *ids, PyObject *index, npy_intp size) {
+    PyObject *seq = PySequence_Fast(ids, "legal ids must be a sequence");
+    if (seq == NULL) return NULL;
+    PyObject *out = PyArray_ZEROS(1, &size, NPY_INT8, 0);
+    if (out == NULL) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    npy_int8 *data = (npy_int8 *)PyArray_DATA((PyArrayObject *)out);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int failed = 0;
+    for (Py_ssize_t i = 0; i < n && !failed; i++) {
+        long id = as_long(PySequence_Fast_GET_ITEM(seq, i), &failed);
+        long place = failed ? -1 : lookup(index, id, &failed);
+        if (!failed && (place < 0 || place >= size)) {
+            PyErr_Format(PyExc_IndexError, "%ld is not an action id of this space", id);
+            failed = 1;
+        }
+        if (!failed) data[place] = 1;
+    }
+    Py_DECREF(seq);
+    if (failed) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    return out;
+}
+
 /* mask(legal_ids, index, size): an int8 array of ``size`` with 1 at index[id]
  * for each legal id (``index``: a tuple, engine id -> mask index). */
 static PyObject *mask(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -282,31 +345,11 @@ static PyObject *mask(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     int failed = 0;
     npy_intp size = (npy_intp)as_long(args[2], &failed);
     if (failed) return NULL;
-    PyObject *ids = PySequence_Fast(args[0], "legal ids must be a sequence");
-    if (ids == NULL) return NULL;
-    PyObject *out = PyArray_ZEROS(1, &size, NPY_INT8, 0);
-    if (out == NULL) {
-        Py_DECREF(ids);
+    if (size < 0) {
+        PyErr_SetString(PyExc_ValueError, "a negative mask size");
         return NULL;
     }
-    npy_int8 *data = (npy_int8 *)PyArray_DATA((PyArrayObject *)out);
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(ids);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        long at = lookup(args[1], as_long(PySequence_Fast_GET_ITEM(ids, i), &failed), &failed);
-        if (failed) break;
-        if (at < 0 || at >= size) {
-            PyErr_Format(PyExc_IndexError, "mask index %ld out of 0..%ld", at, (long)size - 1);
-            failed = 1;
-            break;
-        }
-        data[at] = 1;
-    }
-    Py_DECREF(ids);
-    if (failed) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    return out;
+    return make_mask(args[0], args[1], size);
 }
 
 static PyMethodDef methods[] = {

@@ -19,10 +19,6 @@ typedef struct {
     Py_ssize_t size;
 } Tensor;
 
-/* What a game's writer is given: the state (and its attribute dict, read
- * directly), the observing seat, the player count, the tensor's layout (the
- * start of each segment, in the order the game's Python side lists them) and
- * the game's constant tables (a tuple). */
 /* A table of ints (a tuple in ``tables``) as a C array, made once per match. */
 typedef struct {
     const long *v;
@@ -31,9 +27,11 @@ typedef struct {
 
 #define MAX_TABLES 16
 
+/* What a game's writer is given: the state, the observing seat, the player
+ * count, the tensor's layout (the start of each segment, in the order the
+ * game's Python side lists them) and the game's constant tables (a tuple). */
 typedef struct {
     PyObject *state;
-    PyObject *dict;
     long me;
     long n;
     const long *lay;
@@ -58,7 +56,7 @@ int write_tricky_twist(Tensor *t, const Source *src);
     X(reserves) X(acting) X(picks) X(window) X(first_player) X(round_no) \
     X(scoring_card) X(scoring_deck) X(supply) X(out) X(held) X(faces) X(sub) \
     X(end_choices) X(known) X(tricks) X(false) X(total) X(last_round) \
-    X(_decision) X(kind) X(seat) X(bonus) X(round_total)
+    X(_decision) X(kind) X(seat) X(bonus) X(round_total) X(observation) X(action_mask)
 
 #define DECLARE_NAME(n) extern PyObject *NAME_##n;
 NAMES(DECLARE_NAME)
@@ -89,8 +87,10 @@ static inline long rel(const Source *src, long s) {
     return ((s - src->me) % src->n + src->n) % src->n;
 }
 
-/* A new reference to the state's attribute ``name`` (its dict first), or NULL
- * with an exception set. */
+/* A new reference to the state's attribute ``name``, or NULL with an exception
+ * set. Read with getattr, never through the instance's __dict__: asking for
+ * that would make CPython build a real dict for the state, and every attribute
+ * access of the engine's own code would be slower from then on. */
 PyObject *field(const Source *src, PyObject *name);
 
 /* The state's attribute ``name`` as a C long (sets *failed on an error). */

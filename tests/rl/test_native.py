@@ -9,6 +9,7 @@ the tensor; and the compiled action mask equals the Python one.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,23 +22,25 @@ from twistarena.rl.native import _native, native_tensors
 from tests.rl.test_live import compiled_tensors
 
 
-def _twisted_layout() -> tuple[tuple[int, ...], tuple[object, ...], int]:
-    """What ``native`` gives the Twisted writer for 3 players: layout, tables, size."""
+def _twisted_layout() -> tuple[Any, tuple[int, ...], tuple[object, ...], int]:
+    """What ``native`` gives the Twisted writer for 3 players: fields getter,
+    layout, tables, size."""
     enc = encoder("twisted", 3)
-    compiled_tensors(enc, engine.make("twisted", 3, 1))  # this build has the writers
-    layout, tables = native.twisted_arguments(enc)
-    return layout, tables, enc.size
+    state = engine.make("twisted", 3, 1)
+    compiled_tensors(enc, state)  # this build has the writers
+    fields, layout, tables = native.writer_arguments(enc, state)
+    return fields, layout, tables, enc.size
 
 
 def test_a_layout_beyond_the_tensor_raises_instead_of_writing_past_it() -> None:
-    layout, tables, size = _twisted_layout()
+    fields, layout, tables, size = _twisted_layout()
     state = engine.make("twisted", 3, 1)
     for bad in (size, size + 10_000, -10_000):
         wrong = (bad, *layout[1:])  # the hand's zone out of the tensor
-        tensors = _native.SeatTensors("twisted", state, size, wrong, tables)
+        tensors = _native.SeatTensors("twisted", state, fields, size, wrong, tables)
         with pytest.raises(IndexError, match="out of"):
             tensors.tensor(0)
-    small = _native.SeatTensors("twisted", state, 10, layout, tables)  # a tensor too short
+    small = _native.SeatTensors("twisted", state, fields, 10, layout, tables)  # too short
     with pytest.raises(IndexError):
         small.tensor(0)
 
@@ -50,17 +53,28 @@ def test_a_seat_outside_the_match_or_an_unknown_game_is_refused() -> None:
             tensors.tensor(seat)
     with pytest.raises(TypeError):
         tensors.tensor("0")  # type: ignore[arg-type]
-    layout, tables, size = _twisted_layout()
+    fields, layout, tables, size = _twisted_layout()
     with pytest.raises(ValueError, match="no compiled encoder"):
-        _native.SeatTensors("chess", engine.make("twisted", 3, 1), size, layout, tables)
+        _native.SeatTensors("chess", engine.make("twisted", 3, 1), fields, size, layout, tables)
+    with pytest.raises(TypeError, match="callable"):
+        _native.SeatTensors("twisted", engine.make("twisted", 3, 1), None, size, layout, tables)
 
 
-def test_a_state_of_the_wrong_shape_raises() -> None:
-    """A Twhist state given to the Twisted writer: missing attributes, not a crash."""
-    layout, tables, size = _twisted_layout()
-    tensors = _native.SeatTensors("twisted", engine.make("twhist", 3, 1), size, layout, tables)
-    with pytest.raises((AttributeError, TypeError, IndexError)):
+def test_a_state_or_fields_of_the_wrong_shape_raise() -> None:
+    """A Twhist state given to the Twisted writer, fields of the wrong count or
+    kind: a Python error, not a crash."""
+    fields, layout, tables, size = _twisted_layout()
+    twhist = engine.make("twhist", 3, 1)
+    tensors = _native.SeatTensors("twisted", twhist, fields, size, layout, tables)
+    with pytest.raises(AttributeError):
         tensors.tensor(0)
+    twisted = engine.make("twisted", 3, 1)
+    for getter, error in ((lambda st: fields(st)[:-1], "reads 11 fields"),
+                          (lambda st: list(fields(st)), "must return a tuple"),
+                          (lambda st: (7, *fields(st)[1:]), "expected a list or tuple")):
+        bad = _native.SeatTensors("twisted", twisted, getter, size, layout, tables)
+        with pytest.raises(TypeError, match=error):
+            bad.tensor(0)
 
 
 @pytest.mark.parametrize("game_id", engine.GAME_IDS)

@@ -1,6 +1,6 @@
 """Types of the compiled writers (csrc/); ``native`` is their Python side."""
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -9,8 +9,8 @@ import numpy.typing as npt
 class SeatTensors:
     """A match's seats' tensors, each written anew from the state by ``tensor``."""
 
-    def __init__(self, game: str, state: Any, size: int, layout: tuple[int, ...],
-                 tables: tuple[Any, ...]) -> None: ...
+    def __init__(self, game: str, state: Any, fields: Callable[[Any], tuple[Any, ...]],
+                 size: int, layout: tuple[int, ...], tables: tuple[Any, ...]) -> None: ...
     def tensor(self, seat: int, /) -> npt.NDArray[np.float32]: ...
     def observation(self, index: tuple[int, ...], size: int, seat: int,
                     legal_ids: Iterable[int], /) -> dict[str, Any]: ...

@@ -27,6 +27,7 @@ from twistarena.engine.tricky_twist.data import SCORING_CARDS
 from twistarena.engine.tricky_twist.state import END_BONUS as TT_END_BONUS
 from twistarena.engine.tricky_twist.state import GAME_OVER as TT_OVER
 from twistarena.engine.tricky_twist.state import RESERVE as TT_RESERVE
+from twistarena.engine.tricky_twist.state import TrickyTwistState
 from twistarena.engine.twhist.cards import TWHIST_BASE as TH_BASE
 from twistarena.engine.twhist.cards import TWHIST_NAMES as TH_TWHIST_NAMES
 from twistarena.engine.twhist.state import PHASES as TH_PHASES
@@ -35,6 +36,7 @@ from twistarena.engine.twhist.state import PLAY as TH_PLAY
 from twistarena.engine.twhist.state import TwhistState
 from twistarena.engine.twisted import cards as tw_cards
 from twistarena.engine.twisted.state import OVER as TW_OVER
+from twistarena.engine.twisted.state import TwistedState
 
 from .tensors import (
     _TH_K,
@@ -74,26 +76,42 @@ class SeatTensors(Protocol):
     def tensor(self, seat: int, /) -> Tensor: ...
 
 
-def twisted_arguments(encoder: TwistedEncoder) -> tuple[tuple[int, ...], tuple[Any, ...]]:
-    """The Twisted writer's layout and tables (their order: csrc/twisted.c)."""
+#: what a game's Python side gives its writer: the fields getter (state -> the
+#: attributes the writer reads, in its F_ order), the layout and the tables
+Arguments = tuple[Callable[[Any], tuple[Any, ...]], tuple[int, ...], tuple[Any, ...]]
+
+
+def _twisted_fields(st: TwistedState) -> tuple[Any, ...]:
+    """What the Twisted writer reads of the state (csrc/twisted.c's F_ order)."""
+    return (st.hands, st.row, st.pile, st.phase, st.turn, st.starter, st.round, st.face_down,
+            st.plus, st.minus, st.totals)
+
+
+def _twisted(encoder: TwistedEncoder, state: TwistedState) -> Arguments:
+    """The layout and tables in csrc/twisted.c's order; the match's constants last."""
     layout = (encoder.hand, encoder.row, encoder.right, encoder.phase, encoder.to_act,
               encoder.starter, encoder.numbers,
               *(start for block in encoder.seats for start in block))
-    return layout, (_TW_INDEX, tw_cards.IS_TOAD, _TW_PHASES, TW_OVER, _TW_K)
+    tables = (_TW_INDEX, tw_cards.IS_TOAD, _TW_PHASES, TW_OVER, _TW_K, state.rounds,
+              state.distance, state.expert, state.plus_point, state.minus_point,
+              state.toad_penalty)
+    return _twisted_fields, layout, tables
 
 
-def _twisted(encoder: TwistedEncoder, state: State) -> SeatTensors:
-    assert _native is not None
-    return _native.SeatTensors("twisted", state, encoder.size, *twisted_arguments(encoder))
+def _twhist_fields(st: TwhistState) -> tuple[Any, ...]:
+    """What the Twhist writer reads of the state (csrc/twhist.c's F_ order)."""
+    return (st.hands, st.twhist, st.trick, st.picked, st.pool, st.open_cards, st.discard,
+            st.leader, st.lead_colour, st.phase, st.turn, st.picker, st.dealer,
+            st.next_leader, st.tricks_done, st.flips, st.voids, st.stars)
 
 
-def _twhist(encoder: TwhistEncoder, state: State) -> SeatTensors:
+def _twhist(encoder: TwhistEncoder, state: TwhistState) -> Arguments:
     """Layout: hand, twhist_hand, trick, lead_colour, picked, pool, open_cards,
     discard, phase, to_act, roles, numbers, then each relative seat's twhist,
     star_side, void and counts. Tables: the state's colours, Twhist kinds, phases
     and FLIP bits as the encoder places them, then the play and pick phases, the
-    first Twhist action id and the number of number cards."""
-    assert isinstance(state, TwhistState)
+    first Twhist action id, the number of number cards, the match's tricks and
+    whether Twhist cards lie open."""
     t = state.t
     layout = (encoder.hand, encoder.twhist_hand, encoder.trick, encoder.lead, encoder.picked,
               encoder.pool, encoder.open, encoder.discard, encoder.phase, encoder.to_act,
@@ -103,9 +121,8 @@ def _twhist(encoder: TwhistEncoder, state: State) -> SeatTensors:
               tuple(_TH_TWHIST.index(name) for name in TH_TWHIST_NAMES),
               tuple(_TH_PHASES.index(phase) for phase in TH_PHASES),
               tuple(b + t.flip_min - encoder.flip_min for b in range(len(t.stars))),
-              TH_PLAY, TH_PICK, TH_BASE, _TH_K)
-    assert _native is not None
-    return _native.SeatTensors("twhist", state, encoder.size, layout, tables)
+              TH_PLAY, TH_PICK, TH_BASE, _TH_K, state.tricks_total, t.twhist_visible)
+    return _twhist_fields, layout, tables
 
 
 #: every face a variable bonus card may show (state.parse_face) -> its face kind
@@ -114,10 +131,18 @@ _TT_FACE_KIND = {face: _face_kind(face) for face in (
     *(f"symbol_{a}_{b}" for a in tt_cards.FAMILIES for b in tt_cards.FAMILIES if a != b))}
 
 
-def _tricky_twist(encoder: TrickyTwistEncoder, state: State) -> SeatTensors:
+def _tricky_twist_fields(st: TrickyTwistState) -> tuple[Any, ...]:
+    """What the Tricky Twist writer reads of the state (csrc/tricky_twist.c's F_ order)."""
+    return (st.hands, st.reserves, st.held, st.trick, st.leader, st.phase, st.acting,
+            st.picks, st.window, st.first_player, st.scoring_card, st.scoring_deck,
+            st.supply, st.out, st.faces, st.end_choices, st.round_no, st.sub, st.known,
+            st.tricks, st.false, st.voids, st.total, st.last_round)
+
+
+def _tricky_twist(encoder: TrickyTwistEncoder, state: TrickyTwistState) -> Arguments:
     """Layout: the 18 zones of the table and the round (hand .. numbers), then each
     relative seat's 8 (known_in_hand .. counts); the tables as csrc/tricky_twist.c
-    lists them."""
+    lists them, the match's rounds last."""
     layout = (encoder.hand, encoder.reserve, encoder.trick, encoder.led, encoder.phase,
               encoder.kind, encoder.decider, encoder.bonus, encoder.queues, encoder.to_act,
               encoder.first, encoder.leader, encoder.scoring, encoder.past, encoder.supply,
@@ -129,19 +154,26 @@ def _tricky_twist(encoder: TrickyTwistEncoder, state: State) -> SeatTensors:
     tables = (tuple(range(tt_cards.DECK_SIZE)), tt_cards.FAMILY_OF, _TT_PHASES, phase_kind,
               _TT_PHASES.index(TT_RESERVE), _TT_KINDS, _TT_BONUS, tuple(range(len(_TT_BONUS))),
               {name: i for i, name in enumerate(SCORING_CARDS)}, _TT_FACE_KIND,
-              tt_cards.VARIABLE, len(tt_cards.FACE_KINDS))
-    assert _native is not None
-    return _native.SeatTensors("tricky_twist", state, encoder.size, layout, tables)
+              tt_cards.VARIABLE, len(tt_cards.FACE_KINDS), state.rounds)
+    return _tricky_twist_fields, layout, tables
+
+
+_WRITERS: dict[str, Callable[[Any, Any], Arguments]] = {
+    "twisted": _twisted, "twhist": _twhist, "tricky_twist": _tricky_twist}
+
+
+def writer_arguments(encoder: Encoder, state: State) -> Arguments:
+    """What ``state``'s game's writer is given besides the state: its fields getter,
+    the tensor's layout and the game's tables (``KeyError``: no writer)."""
+    return _WRITERS[state.game_id](encoder, state)
 
 
 def native_tensors(encoder: Encoder, state: State) -> SeatTensors | None:
     """The compiled writer of ``state``'s game, or None (not built, or no such game)."""
-    if _native is None:
+    if _native is None or state.game_id not in _WRITERS:
         return None
-    makers: dict[str, Callable[[Any, State], SeatTensors]] = {
-        "twisted": _twisted, "twhist": _twhist, "tricky_twist": _tricky_twist}
-    make = makers.get(state.game_id)
-    return make(encoder, state) if make is not None else None
+    fields, layout, tables = writer_arguments(encoder, state)
+    return _native.SeatTensors(state.game_id, state, fields, encoder.size, layout, tables)
 
 
 MaskWriter = Callable[[Iterable[int], tuple[int, ...], int], "npt.NDArray[np.int8]"]

@@ -30,19 +30,17 @@ long as_long(PyObject *o, int *failed) {
     return v;
 }
 
-PyObject *field(const Source *src, PyObject *name) {
-    return PyObject_GetAttr(src->state, name);
+long field_long(const Source *src, Py_ssize_t i, int *failed) {
+    return as_long(field(src, i), failed);
 }
 
-long field_long(const Source *src, PyObject *name, int *failed) {
-    PyObject *o = field(src, name);
-    if (o == NULL) {
-        *failed = 1;
+int fields_are(const Source *src, Py_ssize_t count) {
+    if (PyTuple_GET_SIZE(src->fields) != count) {
+        PyErr_Format(PyExc_TypeError, "the writer reads %zd fields, the getter gave %zd", count,
+                     PyTuple_GET_SIZE(src->fields));
         return -1;
     }
-    long v = as_long(o, failed);
-    Py_DECREF(o);
-    return v;
+    return 0;
 }
 
 Py_ssize_t seq_len(PyObject *seq) {
@@ -137,6 +135,7 @@ long position(PyObject *names, PyObject *value) {
 typedef struct {
     PyObject_HEAD
     PyObject *state;
+    PyObject *fields; /* state -> the tuple of the attributes its writer reads */
     PyObject *tables;
     Writer write;
     long n;
@@ -185,12 +184,17 @@ static int table_ints(SeatTensors *self) {
 
 static int seat_tensors_init(SeatTensors *self, PyObject *args, PyObject *kwargs) {
     const char *game;
-    PyObject *state, *layout, *tables;
+    PyObject *state, *fields, *layout, *tables;
     Py_ssize_t size;
-    static char *keywords[] = {"game", "state", "size", "layout", "tables", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sOnO!O!", keywords, &game, &state, &size,
-                                     &PyTuple_Type, &layout, &PyTuple_Type, &tables))
+    static char *keywords[] = {"game", "state", "fields", "size", "layout", "tables", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "sOOnO!O!", keywords, &game, &state,
+                                     &fields, &size, &PyTuple_Type, &layout, &PyTuple_Type,
+                                     &tables))
         return -1;
+    if (!PyCallable_Check(fields)) {
+        PyErr_SetString(PyExc_TypeError, "fields must be callable (state -> tuple)");
+        return -1;
+    }
     if (strcmp(game, "twisted") == 0) self->write = write_twisted;
     else if (strcmp(game, "twhist") == 0) self->write = write_twhist;
     else if (strcmp(game, "tricky_twist") == 0) self->write = write_tricky_twist;
@@ -218,6 +222,7 @@ static int seat_tensors_init(SeatTensors *self, PyObject *args, PyObject *kwargs
         return -1;
     }
     Py_XSETREF(self->state, Py_NewRef(state));
+    Py_XSETREF(self->fields, Py_NewRef(fields));
     Py_XSETREF(self->tables, Py_NewRef(tables));
     self->size = size;
     return table_ints(self);
@@ -225,6 +230,7 @@ static int seat_tensors_init(SeatTensors *self, PyObject *args, PyObject *kwargs
 
 static void seat_tensors_dealloc(SeatTensors *self) {
     Py_XDECREF(self->state);
+    Py_XDECREF(self->fields);
     Py_XDECREF(self->tables);
     for (int i = 0; i < MAX_TABLES; i++) PyMem_Free((void *)self->ints[i].v);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -238,13 +244,27 @@ static PyObject *seat_tensors_tensor(SeatTensors *self, PyObject *arg) {
         PyErr_Format(PyExc_ValueError, "no seat %ld in a match of %ld", me, self->n);
         return NULL;
     }
+    /* one call of a Python getter reads the state's attributes: the interpreter's
+     * specialized attribute loads are cheaper than getattr from here, and never
+     * make CPython build a __dict__ for the state (which would slow every
+     * attribute access of the engine's own code from then on) */
+    PyObject *fields = PyObject_CallOneArg(self->fields, self->state);
+    if (fields == NULL) return NULL;
+    if (!PyTuple_Check(fields)) {
+        Py_DECREF(fields);
+        PyErr_SetString(PyExc_TypeError, "the fields getter must return a tuple");
+        return NULL;
+    }
     PyObject *out = PyArray_ZEROS(1, &self->size, NPY_FLOAT32, 0);
-    if (out == NULL) return NULL;
-    Tensor t = {(float *)PyArray_DATA((PyArrayObject *)out), self->size};
-    Source src = {self->state, me, self->n, self->layout, self->tables, self->ints};
-    int rc = self->write(&t, &src);
+    int rc = -1;
+    if (out != NULL) {
+        Tensor t = {(float *)PyArray_DATA((PyArrayObject *)out), self->size};
+        Source src = {self->state, fields, me, self->n, self->layout, self->tables, self->ints};
+        rc = self->write(&t, &src);
+    }
+    Py_DECREF(fields);
     if (rc < 0) {
-        Py_DECREF(out);
+        Py_XDECREF(out);
         return NULL;
     }
     return out;
@@ -293,8 +313,8 @@ static PyMethodDef seat_tensors_methods[] = {
 static PyTypeObject SeatTensorsType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "twistarena.rl._native.SeatTensors",
-    .tp_doc = PyDoc_STR("SeatTensors(game, state, size, layout, tables): a match's seats'"
-                        " tensors, each written anew from the state by tensor(seat)"),
+    .tp_doc = PyDoc_STR("SeatTensors(game, state, fields, size, layout, tables): a match's"
+                        " seats' tensors, each written anew from the state by tensor(seat)"),
     .tp_basicsize = sizeof(SeatTensors),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = PyType_GenericNew,

@@ -27,11 +27,14 @@ typedef struct {
 
 #define MAX_TABLES 16
 
-/* What a game's writer is given: the state, the observing seat, the player
- * count, the tensor's layout (the start of each segment, in the order the
- * game's Python side lists them) and the game's constant tables (a tuple). */
+/* What a game's writer is given: the state, its fields (the attributes the
+ * writer reads, as a tuple in the order the game's Python getter lists them),
+ * the observing seat, the player count, the tensor's layout (the start of each
+ * segment, in the order the game's Python side lists them) and the game's
+ * constant tables (a tuple). */
 typedef struct {
     PyObject *state;
+    PyObject *fields;
     long me;
     long n;
     const long *lay;
@@ -46,17 +49,8 @@ int write_twhist(Tensor *t, const Source *src);
 int write_tricky_twist(Tensor *t, const Source *src);
 
 /* Interned attribute names, made once at import (module.c). */
-#define NAMES(X) \
-    X(hands) X(row) X(pile) X(plus) X(minus) X(face_down) X(totals) X(round) \
-    X(rounds) X(starter) X(turn) X(phase) X(distance) X(expert) X(plus_point) \
-    X(minus_point) X(toad_penalty) X(num_players) \
-    X(trick) X(leader) X(lead_colour) X(picked) X(pool) X(discard) X(open_cards) \
-    X(twhist) X(flips) X(voids) X(stars) X(dealer) X(picker) X(next_leader) \
-    X(tricks_done) X(tricks_total) X(t) X(twhist_visible) \
-    X(reserves) X(acting) X(picks) X(window) X(first_player) X(round_no) \
-    X(scoring_card) X(scoring_deck) X(supply) X(out) X(held) X(faces) X(sub) \
-    X(end_choices) X(known) X(tricks) X(false) X(total) X(last_round) \
-    X(_decision) X(kind) X(seat) X(bonus) X(round_total) X(observation) X(action_mask)
+#define NAMES(X) X(num_players) X(_decision) X(kind) X(seat) X(bonus) X(round_total) \
+    X(observation) X(action_mask)
 
 #define DECLARE_NAME(n) extern PyObject *NAME_##n;
 NAMES(DECLARE_NAME)
@@ -87,14 +81,16 @@ static inline long rel(const Source *src, long s) {
     return ((s - src->me) % src->n + src->n) % src->n;
 }
 
-/* A new reference to the state's attribute ``name``, or NULL with an exception
- * set. Read with getattr, never through the instance's __dict__: asking for
- * that would make CPython build a real dict for the state, and every attribute
- * access of the engine's own code would be slower from then on. */
-PyObject *field(const Source *src, PyObject *name);
+/* Field i of the state (borrowed; the writer has checked the fields' count). */
+static inline PyObject *field(const Source *src, Py_ssize_t i) {
+    return PyTuple_GET_ITEM(src->fields, i);
+}
 
-/* The state's attribute ``name`` as a C long (sets *failed on an error). */
-long field_long(const Source *src, PyObject *name, int *failed);
+/* Field i as a C long (sets *failed on an error). */
+long field_long(const Source *src, Py_ssize_t i, int *failed);
+
+/* Whether the fields tuple has ``count`` items (else TypeError). */
+int fields_are(const Source *src, Py_ssize_t count);
 
 /* A list or tuple's length, or -1 with TypeError. */
 Py_ssize_t seq_len(PyObject *seq);

@@ -1,5 +1,9 @@
 /* Tricky Twist's tensor (tensors.TrickyTwistEncoder) from a TrickyTwistState.
  *
+ * fields (native._tricky_twist_fields): hands, reserves, held, trick, leader,
+ * phase, acting, picks, window, first_player, scoring_card, scoring_deck,
+ * supply, out, faces, end_choices, round_no, sub, known, tricks, false, voids,
+ * total, last_round.
  * layout: hand, reserve, trick, led_family, phase, decision_kind, decision_seat,
  * decision_bonus, queues, to_act, first_player, leader, scoring_card,
  * past_scoring_cards, supply, bonus_out, faces, numbers, then for each relative
@@ -10,7 +14,7 @@
  * end bonus and at the end), the reserve phase's place, the decision kinds, the
  * bonus names, bonus -> bonus (the bonus ids: bounds the bonus flags), scoring
  * card -> place (a dict), variable face -> face kind (a dict), the variable
- * bonus cards, the number of face kinds).
+ * bonus cards, the number of face kinds, and the match's rounds).
  */
 #include "native.h"
 
@@ -19,7 +23,10 @@ enum { HAND, RESERVE, TRICK, LED, PHASE, KIND, DECIDER, BONUS, QUEUES, TO_ACT, F
 /* a player's block of PLAYERS, one per relative seat */
 enum { P_KNOWN, P_TRICKS, P_FALSE, P_BONUSES, P_VOID, P_VALUES, P_FAMILIES, P_COUNTS, P_SIZE };
 enum { T_CARD, T_FAMILY, T_PHASES, T_PHASE_KIND, T_RESERVE, T_KINDS, T_BONUS_NAMES, T_BONUS,
-       T_SCORING, T_FACE, T_VARIABLE, T_FACE_KINDS };
+       T_SCORING, T_FACE, T_VARIABLE, T_FACE_KINDS, T_ROUNDS };
+enum { F_HANDS, F_RESERVES, F_HELD, F_TRICK, F_LEADER, F_PHASE, F_ACTING, F_PICKS, F_WINDOW,
+       F_FIRST, F_SCORING_CARD, F_SCORING_DECK, F_SUPPLY, F_OUT, F_FACES, F_END_CHOICES,
+       F_ROUND_NO, F_SUB, F_KNOWN, F_TRICKS, F_FALSE, F_VOIDS, F_TOTAL, F_LAST_ROUND, F_COUNT };
 
 /* index[key] (a dict of ints) (sets *failed, with ValueError, for a key not in it). */
 static long place(PyObject *index, PyObject *key, int *failed) {
@@ -46,34 +53,30 @@ static int seat_flags(Tensor *t, const Source *src, long base, PyObject *seq) {
 
 /* The seat's hand and reserve, the trick (block per relative seat, from the
  * leader) and the led family. */
-static int table_cards(Tensor *t, const Source *src, PyObject *hands, PyObject *reserves) {
+static int table_cards(Tensor *t, const Source *src) {
     const long *lay = src->lay;
     const Ints *card = &src->ints[T_CARD];
-    int failed = 0, rc = -1;
-    PyObject *trick = field(src, NAME_trick);
-    if (!trick) goto done;
-    PyObject *hand = seq_at(hands, src->me), *reserve = seq_at(reserves, src->me);
-    if (!hand || !reserve) goto done;
+    int failed = 0;
+    PyObject *trick = field(src, F_TRICK);
+    PyObject *hand = seq_at(field(src, F_HANDS), src->me);
+    PyObject *reserve = seq_at(field(src, F_RESERVES), src->me);
+    if (!hand || !reserve) return -1;
     if (flags(t, lay[HAND], hand, card) < 0 || flags(t, lay[RESERVE], reserve, card) < 0)
-        goto done;
-    long leader = field_long(src, NAME_leader, &failed);
+        return -1;
+    long leader = field_long(src, F_LEADER, &failed);
     Py_ssize_t plays = seq_len(trick);
-    if (failed || plays < 0) goto done;
+    if (failed || plays < 0) return -1;
     for (Py_ssize_t i = 0; i < plays; i++) {
         long c = as_long(seq_item(trick, i), &failed);
-        if (failed) goto done;
-        c = at(card, c, &failed);
-        if (failed) goto done;
-        if (put(t, lay[TRICK] + rel(src, leader + i) * card->len + c, 1.0) < 0) goto done;
+        c = failed ? -1 : at(card, c, &failed);
+        if (failed) return -1;
+        if (put(t, lay[TRICK] + rel(src, leader + i) * card->len + c, 1.0) < 0) return -1;
         if (i == 0) {
             long family = at(&src->ints[T_FAMILY], c, &failed);
-            if (failed || put(t, lay[LED] + family, 1.0) < 0) goto done;
+            if (failed || put(t, lay[LED] + family, 1.0) < 0) return -1;
         }
     }
-    rc = 0;
-done:
-    Py_XDECREF(trick);
-    return rc;
+    return 0;
 }
 
 /* The decision's kind, seat and bonus as the state's _decision() gives them (the
@@ -113,44 +116,36 @@ done:
 /* The phase, the decision and the seats' roles (queues, to act, first, leader). */
 static int roles(Tensor *t, const Source *src) {
     const long *lay = src->lay;
-    int failed = 0, rc = -1;
-    PyObject *phase = field(src, NAME_phase), *acting = field(src, NAME_acting);
-    PyObject *picks = field(src, NAME_picks), *window = field(src, NAME_window);
-    if (!phase || !acting || !picks || !window) goto done;
+    int failed = 0;
+    PyObject *phase = field(src, F_PHASE), *acting = field(src, F_ACTING);
     long ph = position(table(src, T_PHASES), phase);
-    if (ph < 0 || put(t, lay[PHASE] + ph, 1.0) < 0) goto done;
+    if (ph < 0 || put(t, lay[PHASE] + ph, 1.0) < 0) return -1;
     long kind = at(&src->ints[T_PHASE_KIND], ph, &failed);
     long reserve = as_long(table(src, T_RESERVE), &failed);
     Py_ssize_t acting_n = seq_len(acting);
-    if (failed || acting_n < 0) goto done;
+    if (failed || acting_n < 0) return -1;
     long decider = -1;
     if (kind < 0) {
-        if (asked_decision(t, src, &decider) < 0) goto done;
+        if (asked_decision(t, src, &decider) < 0) return -1;
     } else {
-        if (put(t, lay[KIND] + kind, 1.0) < 0) goto done;
+        if (put(t, lay[KIND] + kind, 1.0) < 0) return -1;
         if (acting_n > 0 && ph != reserve) {
             decider = as_long(seq_item(acting, 0), &failed);
-            if (failed) goto done;
+            if (failed) return -1;
         }
     }
-    if (decider >= 0 && put(t, lay[DECIDER] + rel(src, decider), 1.0) < 0) goto done;
-    if (seat_flags(t, src, lay[QUEUES], picks) < 0 ||
-        seat_flags(t, src, lay[QUEUES] + src->n, window) < 0 ||
+    if (decider >= 0 && put(t, lay[DECIDER] + rel(src, decider), 1.0) < 0) return -1;
+    if (seat_flags(t, src, lay[QUEUES], field(src, F_PICKS)) < 0 ||
+        seat_flags(t, src, lay[QUEUES] + src->n, field(src, F_WINDOW)) < 0 ||
         seat_flags(t, src, lay[TO_ACT], acting) < 0)
-        goto done;
-    long first = field_long(src, NAME_first_player, &failed);
-    long leader = field_long(src, NAME_leader, &failed);
-    if (failed) goto done;
+        return -1;
+    long first = field_long(src, F_FIRST, &failed);
+    long leader = field_long(src, F_LEADER, &failed);
+    if (failed) return -1;
     if (put(t, lay[FIRST] + rel(src, first), 1.0) < 0 ||
         put(t, lay[LEADER] + rel(src, leader), 1.0) < 0)
-        goto done;
-    rc = 0;
-done:
-    Py_XDECREF(phase);
-    Py_XDECREF(acting);
-    Py_XDECREF(picks);
-    Py_XDECREF(window);
-    return rc;
+        return -1;
+    return 0;
 }
 
 /* Bonus ids of seq as bits of *shown (each bounded by the bonus table). */
@@ -174,44 +169,43 @@ static int bonus_bits(const Source *src, PyObject *seq, unsigned long *shown) {
 
 /* The scoring cards, the bonus cards (supply, out, the faces of the variable ones
  * in sight) and the numbers. */
-static int round_zones(Tensor *t, const Source *src, PyObject *held) {
+static int round_zones(Tensor *t, const Source *src) {
     const long *lay = src->lay;
     const Ints *bonus = &src->ints[T_BONUS], *variable = &src->ints[T_VARIABLE];
     PyObject *scoring = table(src, T_SCORING);
-    int failed = 0, rc = -1;
-    PyObject *card = field(src, NAME_scoring_card), *deck = field(src, NAME_scoring_deck);
-    PyObject *supply = field(src, NAME_supply), *out = field(src, NAME_out);
-    PyObject *faces = field(src, NAME_faces), *end_choices = field(src, NAME_end_choices);
-    if (!card || !deck || !supply || !out || !faces || !end_choices) goto done;
-    long at_card = place(scoring, card, &failed);
-    if (failed || put(t, lay[SCORING] + at_card, 1.0) < 0) goto done;
-    long round_no = field_long(src, NAME_round_no, &failed);
-    long rounds = field_long(src, NAME_rounds, &failed);
-    long sub = field_long(src, NAME_sub, &failed);
+    int failed = 0;
+    PyObject *deck = field(src, F_SCORING_DECK), *supply = field(src, F_SUPPLY);
+    PyObject *faces = field(src, F_FACES), *held = field(src, F_HELD);
+    long at_card = place(scoring, field(src, F_SCORING_CARD), &failed);
+    if (failed || put(t, lay[SCORING] + at_card, 1.0) < 0) return -1;
+    long round_no = field_long(src, F_ROUND_NO, &failed);
+    long sub = field_long(src, F_SUB, &failed);
+    long rounds = as_long(table(src, T_ROUNDS), &failed);
     long face_kinds = as_long(table(src, T_FACE_KINDS), &failed);
-    Py_ssize_t deck_n = seq_len(deck), choices_n = seq_len(end_choices);
-    if (failed || deck_n < 0 || choices_n < 0) goto done;
+    Py_ssize_t deck_n = seq_len(deck), choices_n = seq_len(field(src, F_END_CHOICES));
+    if (failed || deck_n < 0 || choices_n < 0) return -1;
     for (long i = 0; i < round_no; i++) {  /* earlier rounds' cards: the deck's first */
         PyObject *past = seq_at(deck, i);
-        if (!past) goto done;
+        if (!past) return -1;
         long at_past = place(scoring, past, &failed);
-        if (failed || put(t, lay[PAST] + at_past, 1.0) < 0) goto done;
+        if (failed || put(t, lay[PAST] + at_past, 1.0) < 0) return -1;
     }
-    if (flags(t, lay[SUPPLY], supply, bonus) < 0 || flags(t, lay[OUT], out, bonus) < 0)
-        goto done;
+    if (flags(t, lay[SUPPLY], supply, bonus) < 0 ||
+        flags(t, lay[OUT], field(src, F_OUT), bonus) < 0)
+        return -1;
     unsigned long shown = 0;  /* bonus cards in the supply or held: their faces show */
-    if (bonus_bits(src, supply, &shown) < 0) goto done;
+    if (bonus_bits(src, supply, &shown) < 0) return -1;
     for (long s = 0; s < src->n; s++) {
         PyObject *mine = seq_at(held, s);
-        if (!mine || bonus_bits(src, mine, &shown) < 0) goto done;
+        if (!mine || bonus_bits(src, mine, &shown) < 0) return -1;
     }
     for (Py_ssize_t v = 0; v < variable->len; v++) {
         long b = variable->v[v];
         if (b < 0 || b >= (long)(8 * sizeof shown) || !(shown >> b & 1)) continue;
         PyObject *face = seq_at(faces, b);
-        if (!face) goto done;
+        if (!face) return -1;
         long kind = place(table(src, T_FACE), face, &failed);
-        if (failed || put(t, lay[FACES] + v * face_kinds + kind, 1.0) < 0) goto done;
+        if (failed || put(t, lay[FACES] + v * face_kinds + kind, 1.0) < 0) return -1;
     }
     long numbers = lay[NUMBERS];
     if (put(t, numbers, (double)(round_no + 1) / rounds) < 0 ||
@@ -219,47 +213,36 @@ static int round_zones(Tensor *t, const Source *src, PyObject *held) {
         put(t, numbers + 2, (double)(sub + 1) / 16) < 0 ||
         put(t, numbers + 3, (double)choices_n / 8) < 0 ||
         put(t, numbers + 4, (double)rounds / 4) < 0)
-        goto done;
-    rc = 0;
-done:
-    Py_XDECREF(card);
-    Py_XDECREF(deck);
-    Py_XDECREF(supply);
-    Py_XDECREF(out);
-    Py_XDECREF(faces);
-    Py_XDECREF(end_choices);
-    return rc;
+        return -1;
+    return 0;
 }
 
-/* Seat s's total of the last round scored (0: none), as a dict of its rows
- * would give it (a later row of the seat wins). */
-static long last_total(PyObject *last_round, long s, int *failed) {
-    Py_ssize_t rows = seq_len(last_round);
-    if (rows < 0) {
-        *failed = 1;
-        return 0;
-    }
-    long last = 0;
-    for (Py_ssize_t i = 0; i < rows; i++) {
-        PyObject *row = seq_item(last_round, i);
+/* Each seat's total of the last round scored (0: none) into last[0..n), as a
+ * dict of the rows by seat would give it (a later row of a seat wins). */
+static int last_totals(const Source *src, long *last) {
+    PyObject *rows = field(src, F_LAST_ROUND);
+    Py_ssize_t count = seq_len(rows);
+    if (count < 0) return -1;
+    int failed = 0;
+    for (long s = 0; s < src->n; s++) last[s] = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *row = seq_item(rows, i);
         if (!PyDict_Check(row)) {
             PyErr_SetString(PyExc_TypeError, "a last_round row is not a dict");
-            *failed = 1;
-            return 0;
+            return -1;
         }
         PyObject *seat = PyDict_GetItemWithError(row, NAME_seat);
         PyObject *total = seat ? PyDict_GetItemWithError(row, NAME_round_total) : NULL;
         if (!total) {
             if (!PyErr_Occurred()) PyErr_SetString(PyExc_KeyError, "a last_round row lacks a key");
-            *failed = 1;
-            return 0;
+            return -1;
         }
-        long at_seat = as_long(seat, failed);
-        if (*failed) return 0;
-        if (at_seat == s) last = as_long(total, failed);
-        if (*failed) return 0;
+        long s = as_long(seat, &failed);
+        long v = failed ? 0 : as_long(total, &failed);
+        if (failed) return -1;
+        if (0 <= s && s < src->n) last[s] = v;
     }
-    return last;
+    return 0;
 }
 
 /* A player's tricks: their cards as flags; *blank: how many are blank (no cards). */
@@ -306,30 +289,30 @@ static int false_of(Tensor *t, const Source *src, const long *block, PyObject *f
 }
 
 /* Each player's block: known cards, tricks, false tricks, bonus cards, voids and counts. */
-static int players(Tensor *t, const Source *src, PyObject *hands, PyObject *reserves,
-                   PyObject *held) {
-    int failed = 0, rc = -1;
-    PyObject *known = field(src, NAME_known), *tricks = field(src, NAME_tricks);
-    PyObject *false_ = field(src, NAME_false), *voids = field(src, NAME_voids);
-    PyObject *totals = field(src, NAME_total), *last_round = field(src, NAME_last_round);
-    if (!known || !tricks || !false_ || !voids || !totals || !last_round) goto done;
+static int players(Tensor *t, const Source *src) {
+    int failed = 0;
+    PyObject *hands = field(src, F_HANDS), *reserves = field(src, F_RESERVES);
+    PyObject *held = field(src, F_HELD), *known = field(src, F_KNOWN);
+    PyObject *tricks = field(src, F_TRICKS), *false_ = field(src, F_FALSE);
+    PyObject *voids = field(src, F_VOIDS), *totals = field(src, F_TOTAL);
+    long last[8];
+    if (last_totals(src, last) < 0) return -1;
     for (long s = 0; s < src->n; s++) {
         const long *block = src->lay + PLAYERS + P_SIZE * rel(src, s);
         PyObject *hand = seq_at(hands, s), *reserve = seq_at(reserves, s);
         PyObject *k = seq_at(known, s), *tr = seq_at(tricks, s), *f = seq_at(false_, s);
         PyObject *mine = seq_at(held, s), *void_ = seq_at(voids, s), *total = seq_at(totals, s);
-        if (!hand || !reserve || !k || !tr || !f || !mine || !void_ || !total) goto done;
-        if (flags(t, block[P_KNOWN], k, &src->ints[T_CARD]) < 0) goto done;
+        if (!hand || !reserve || !k || !tr || !f || !mine || !void_ || !total) return -1;
+        if (flags(t, block[P_KNOWN], k, &src->ints[T_CARD]) < 0) return -1;
         long blank = 0, modifiers = 0;
-        if (tricks_of(t, src, block[P_TRICKS], tr, &blank) < 0) goto done;
-        if (false_of(t, src, block, f, &modifiers) < 0) goto done;
-        if (flags(t, block[P_BONUSES], mine, &src->ints[T_BONUS]) < 0) goto done;
-        if (bit_flags(t, block[P_VOID], void_) < 0) goto done;
+        if (tricks_of(t, src, block[P_TRICKS], tr, &blank) < 0) return -1;
+        if (false_of(t, src, block, f, &modifiers) < 0) return -1;
+        if (flags(t, block[P_BONUSES], mine, &src->ints[T_BONUS]) < 0) return -1;
+        if (bit_flags(t, block[P_VOID], void_) < 0) return -1;
         Py_ssize_t hand_n = seq_len(hand), reserve_n = seq_len(reserve);
         Py_ssize_t tricks_n = seq_len(tr), false_n = seq_len(f);
         long score = as_long(total, &failed);
-        long last = failed ? 0 : last_total(last_round, s, &failed);
-        if (failed || hand_n < 0 || reserve_n < 0 || tricks_n < 0 || false_n < 0) goto done;
+        if (failed || hand_n < 0 || reserve_n < 0 || tricks_n < 0 || false_n < 0) return -1;
         long counts = block[P_COUNTS];
         if (put(t, counts, (double)hand_n / 16) < 0 ||
             put(t, counts + 1, (double)reserve_n / 5) < 0 ||
@@ -338,32 +321,20 @@ static int players(Tensor *t, const Source *src, PyObject *hands, PyObject *rese
             put(t, counts + 4, (double)false_n / 16) < 0 ||
             put(t, counts + 5, (double)modifiers) < 0 ||
             put(t, counts + 6, (double)score / 50) < 0 ||
-            put(t, counts + 7, (double)last / 50) < 0)
-            goto done;
+            put(t, counts + 7, (double)last[s] / 50) < 0)
+            return -1;
     }
-    rc = 0;
-done:
-    Py_XDECREF(known);
-    Py_XDECREF(tricks);
-    Py_XDECREF(false_);
-    Py_XDECREF(voids);
-    Py_XDECREF(totals);
-    Py_XDECREF(last_round);
-    return rc;
+    return 0;
 }
 
 int write_tricky_twist(Tensor *t, const Source *src) {
-    int rc = -1;
-    PyObject *hands = field(src, NAME_hands), *reserves = field(src, NAME_reserves);
-    PyObject *held = field(src, NAME_held);
-    if (!hands || !reserves || !held) goto done;
-    if (table_cards(t, src, hands, reserves) < 0 || roles(t, src) < 0 ||
-        round_zones(t, src, held) < 0 || players(t, src, hands, reserves, held) < 0)
-        goto done;
-    rc = 0;
-done:
-    Py_XDECREF(hands);
-    Py_XDECREF(reserves);
-    Py_XDECREF(held);
-    return rc;
+    if (fields_are(src, F_COUNT) < 0) return -1;
+    if (src->n > 8) {
+        PyErr_SetString(PyExc_ValueError, "at most 8 players");
+        return -1;
+    }
+    if (table_cards(t, src) < 0 || roles(t, src) < 0 || round_zones(t, src) < 0 ||
+        players(t, src) < 0)
+        return -1;
+    return 0;
 }

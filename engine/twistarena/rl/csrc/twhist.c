@@ -1,11 +1,15 @@
 /* Twhist's tensor (tensors.TwhistEncoder) from a TwhistState.
  *
+ * fields (native._twhist_fields): hands, twhist, trick, picked, pool, open_cards,
+ * discard, leader, lead_colour, phase, turn, picker, dealer, next_leader,
+ * tricks_done, flips, voids, stars.
  * layout: hand, twhist_hand, trick, lead_colour, picked, pool, open_cards,
  * discard, phase, to_act, roles, numbers, then for each relative seat r:
  * twhist_r, star_side_r, void_r, counts_r.
  * tables: (state colour -> encoder colour, Twhist kind -> encoder Twhist card,
  * state phase -> encoder phase, FLIP bit -> star_side place, the play phase,
- * the pick phase, the first Twhist action id, the number cards).
+ * the pick phase, the first Twhist action id, the number cards, and the match's
+ * constants: the tricks of the match, whether Twhist cards lie open).
  */
 #include "native.h"
 
@@ -13,7 +17,10 @@ enum {
     HAND, TWHIST_HAND, TRICK, LEAD, PICKED, POOL, OPEN, DISCARD, PHASE, TO_ACT, ROLES,
     NUMBERS, PLAYERS
 };
-enum { T_COLOUR, T_TWHIST, T_PHASE, T_STAR, T_PLAY, T_PICK, T_BASE, T_K };
+enum { F_HANDS, F_TWHIST, F_TRICK, F_PICKED, F_POOL, F_OPEN, F_DISCARD, F_LEADER, F_LEAD,
+       F_PHASE, F_TURN, F_PICKER, F_DEALER, F_NEXT_LEADER, F_DONE, F_FLIPS, F_VOIDS, F_STARS,
+       F_COUNT };
+enum { T_COLOUR, T_TWHIST, T_PHASE, T_STAR, T_PLAY, T_PICK, T_BASE, T_K, T_TOTAL, T_VISIBLE };
 
 /* Flags at base + map[b] for each bit b of ``bits`` below the map's length (the
  * observation lists only those). */
@@ -58,102 +65,82 @@ static int trick_flags(Tensor *t, const Source *src, PyObject *trick, long leade
 
 /* Each player's Twhist cards (when they lie open, or the observer's), FLIP cards
  * star side up, voids and counts. */
-static int player_blocks(Tensor *t, const Source *src, PyObject *hands, PyObject *twhist) {
-    int failed = 0, rc = -1;
-    PyObject *flips = field(src, NAME_flips), *voids = field(src, NAME_voids);
-    PyObject *stars = field(src, NAME_stars), *tables = field(src, NAME_t);
-    PyObject *visible_o = NULL;
-    if (!flips || !voids || !stars || !tables) goto done;
-    visible_o = PyObject_GetAttr(tables, NAME_twhist_visible);
-    if (visible_o == NULL) goto done;
-    int visible = PyObject_IsTrue(visible_o);
-    if (visible < 0) goto done;
+static int player_blocks(Tensor *t, const Source *src) {
+    int failed = 0;
+    PyObject *hands = field(src, F_HANDS), *twhist = field(src, F_TWHIST);
+    PyObject *flips = field(src, F_FLIPS), *voids = field(src, F_VOIDS);
+    PyObject *stars = field(src, F_STARS);
+    int visible = PyObject_IsTrue(table(src, T_VISIBLE));
+    if (visible < 0) return -1;
     for (long s = 0; s < src->n; s++) {
         const long *block = src->lay + PLAYERS + 4 * rel(src, s);
         PyObject *hand = seq_at(hands, s), *tw = seq_at(twhist, s), *fl = seq_at(flips, s);
         PyObject *vo = seq_at(voids, s), *st = seq_at(stars, s);
-        if (!hand || !tw || !fl || !vo || !st) goto done;
+        if (!hand || !tw || !fl || !vo || !st) return -1;
         if ((visible || s == src->me) && mapped_bits(t, block[0], tw, &src->ints[T_TWHIST]) < 0)
-            goto done;
-        if (mapped_bits(t, block[1], fl, &src->ints[T_STAR]) < 0) goto done;
-        if (mapped_bits(t, block[2], vo, &src->ints[T_COLOUR]) < 0) goto done;
+            return -1;
+        if (mapped_bits(t, block[1], fl, &src->ints[T_STAR]) < 0) return -1;
+        if (mapped_bits(t, block[2], vo, &src->ints[T_COLOUR]) < 0) return -1;
         Py_ssize_t hand_n = seq_len(hand);
         int tw_n = bit_count(tw, &failed);
         int fl_n = bit_count(fl, &failed);
         long st_v = as_long(st, &failed);
-        if (failed || hand_n < 0) goto done;
+        if (failed || hand_n < 0) return -1;
         long counts = block[3];
         if (put(t, counts, (double)hand_n / 10) < 0 || put(t, counts + 1, (double)tw_n / 4) < 0 ||
             put(t, counts + 2, (double)st_v / 10) < 0 ||
             put(t, counts + 3, (double)fl_n / 10) < 0)
-            goto done;
+            return -1;
     }
-    rc = 0;
-done:
-    Py_XDECREF(flips);
-    Py_XDECREF(voids);
-    Py_XDECREF(stars);
-    Py_XDECREF(tables);
-    Py_XDECREF(visible_o);
-    return rc;
+    return 0;
 }
 
 int write_twhist(Tensor *t, const Source *src) {
+    if (fields_are(src, F_COUNT) < 0) return -1;
     const long *lay = src->lay;
-    int failed = 0, rc = -1;
-    PyObject *hands = field(src, NAME_hands), *twhist = field(src, NAME_twhist);
-    PyObject *trick = field(src, NAME_trick), *picked = field(src, NAME_picked);
-    PyObject *pool = field(src, NAME_pool), *open = field(src, NAME_open_cards);
-    PyObject *discard = field(src, NAME_discard);
-    if (!hands || !twhist || !trick || !picked || !pool || !open || !discard) goto done;
-    PyObject *hand = seq_at(hands, src->me), *mine = seq_at(twhist, src->me);
-    if (!hand || !mine || flags(t, lay[HAND], hand, NULL) < 0) goto done;
-    if (mapped_bits(t, lay[TWHIST_HAND], mine, &src->ints[T_TWHIST]) < 0) goto done;
-    long leader = field_long(src, NAME_leader, &failed);
-    long lead = field_long(src, NAME_lead_colour, &failed);
-    long phase = field_long(src, NAME_phase, &failed);
-    long turn = field_long(src, NAME_turn, &failed);
-    long picker = field_long(src, NAME_picker, &failed);
-    long dealer = field_long(src, NAME_dealer, &failed);
-    long next_leader = field_long(src, NAME_next_leader, &failed);
-    long done_n = field_long(src, NAME_tricks_done, &failed);
-    long total = field_long(src, NAME_tricks_total, &failed);
+    int failed = 0;
+    PyObject *hand = seq_at(field(src, F_HANDS), src->me);
+    PyObject *mine = seq_at(field(src, F_TWHIST), src->me);
+    if (!hand || !mine || flags(t, lay[HAND], hand, NULL) < 0) return -1;
+    if (mapped_bits(t, lay[TWHIST_HAND], mine, &src->ints[T_TWHIST]) < 0) return -1;
+    long leader = field_long(src, F_LEADER, &failed);
+    long lead = field_long(src, F_LEAD, &failed);
+    long phase = field_long(src, F_PHASE, &failed);
+    long turn = field_long(src, F_TURN, &failed);
+    long picker = field_long(src, F_PICKER, &failed);
+    long dealer = field_long(src, F_DEALER, &failed);
+    long next_leader = field_long(src, F_NEXT_LEADER, &failed);
+    long done_n = field_long(src, F_DONE, &failed);
+    long total = as_long(table(src, T_TOTAL), &failed);
     long play = as_long(table(src, T_PLAY), &failed);
     long pick = as_long(table(src, T_PICK), &failed);
-    if (failed) goto done;
-    if (trick_flags(t, src, trick, leader) < 0) goto done;
+    if (failed) return -1;
+    if (trick_flags(t, src, field(src, F_TRICK), leader) < 0) return -1;
     if (lead >= 0) {
         long c = at(&src->ints[T_COLOUR], lead, &failed);
-        if (failed || put(t, lay[LEAD] + c, 1.0) < 0) goto done;
+        if (failed || put(t, lay[LEAD] + c, 1.0) < 0) return -1;
     }
-    if (flags(t, lay[PICKED], picked, NULL) < 0 || flags(t, lay[POOL], pool, NULL) < 0 ||
-        flags(t, lay[OPEN], open, NULL) < 0 || flags(t, lay[DISCARD], discard, NULL) < 0)
-        goto done;
+    if (flags(t, lay[PICKED], field(src, F_PICKED), NULL) < 0 ||
+        flags(t, lay[POOL], field(src, F_POOL), NULL) < 0 ||
+        flags(t, lay[OPEN], field(src, F_OPEN), NULL) < 0 ||
+        flags(t, lay[DISCARD], field(src, F_DISCARD), NULL) < 0)
+        return -1;
     long ph = at(&src->ints[T_PHASE], phase, &failed);
-    if (failed || put(t, lay[PHASE] + ph, 1.0) < 0) goto done;
+    if (failed || put(t, lay[PHASE] + ph, 1.0) < 0) return -1;
     /* the player to act; the picker while picking; nobody at the end */
-    if (phase == play && put(t, lay[TO_ACT] + rel(src, turn), 1.0) < 0) goto done;
-    if (phase == pick && put(t, lay[TO_ACT] + rel(src, picker), 1.0) < 0) goto done;
+    if (phase == play && put(t, lay[TO_ACT] + rel(src, turn), 1.0) < 0) return -1;
+    if (phase == pick && put(t, lay[TO_ACT] + rel(src, picker), 1.0) < 0) return -1;
     const long roles[4] = {dealer, leader, picker, next_leader};
     for (long i = 0; i < 4; i++) {
         if (roles[i] >= 0 && put(t, lay[ROLES] + i * src->n + rel(src, roles[i]), 1.0) < 0)
-            goto done;
+            return -1;
     }
     if (total == 0) {
         PyErr_SetString(PyExc_ZeroDivisionError, "no tricks in the match");
-        goto done;
+        return -1;
     }
     if (put(t, lay[NUMBERS], (double)done_n / total) < 0 ||
         put(t, lay[NUMBERS] + 1, (double)total / 14) < 0)
-        goto done;
-    rc = player_blocks(t, src, hands, twhist);
-done:
-    Py_XDECREF(hands);
-    Py_XDECREF(twhist);
-    Py_XDECREF(trick);
-    Py_XDECREF(picked);
-    Py_XDECREF(pool);
-    Py_XDECREF(open);
-    Py_XDECREF(discard);
-    return rc;
+        return -1;
+    return player_blocks(t, src);
 }

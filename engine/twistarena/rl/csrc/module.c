@@ -24,72 +24,11 @@ static int init_names(void) {
     return 0;
 }
 
-long as_long(PyObject *o, int *failed) {
-    long v = PyLong_AsLong(o);
-    if (v == -1 && PyErr_Occurred()) *failed = 1;
-    return v;
-}
-
-long field_long(const Source *src, Py_ssize_t i, int *failed) {
-    return as_long(field(src, i), failed);
-}
-
 int fields_are(const Source *src, Py_ssize_t count) {
     if (PyTuple_GET_SIZE(src->fields) != count) {
         PyErr_Format(PyExc_TypeError, "the writer reads %zd fields, the getter gave %zd", count,
                      PyTuple_GET_SIZE(src->fields));
         return -1;
-    }
-    return 0;
-}
-
-Py_ssize_t seq_len(PyObject *seq) {
-    if (PyList_Check(seq)) return PyList_GET_SIZE(seq);
-    if (PyTuple_Check(seq)) return PyTuple_GET_SIZE(seq);
-    PyErr_Format(PyExc_TypeError, "expected a list or tuple, got %.100s", Py_TYPE(seq)->tp_name);
-    return -1;
-}
-
-PyObject *seq_at(PyObject *seq, Py_ssize_t i) {
-    Py_ssize_t n = seq_len(seq);
-    if (n < 0) return NULL;
-    if (i < 0 || i >= n) {
-        PyErr_Format(PyExc_IndexError, "item %zd of a sequence of %zd", i, n);
-        return NULL;
-    }
-    return seq_item(seq, i);
-}
-
-long lookup(PyObject *index, long c, int *failed) {
-    if (c < 0 || c >= PyTuple_GET_SIZE(index)) {
-        PyErr_Format(PyExc_IndexError, "%ld is outside the encoder's table", c);
-        *failed = 1;
-        return -1;
-    }
-    return as_long(PyTuple_GET_ITEM(index, c), failed);
-}
-
-int flags(Tensor *t, long base, PyObject *seq, const Ints *index) {
-    Py_ssize_t n;
-    PyObject **items;
-    if (PyList_Check(seq)) {
-        n = PyList_GET_SIZE(seq);
-        items = ((PyListObject *)seq)->ob_item;
-    } else if (PyTuple_Check(seq)) {
-        n = PyTuple_GET_SIZE(seq);
-        items = ((PyTupleObject *)seq)->ob_item;
-    } else {
-        return seq_len(seq) < 0 ? -1 : 0;
-    }
-    int failed = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        long c = as_long(items[i], &failed);
-        if (failed) return -1;
-        if (index != NULL) {
-            c = at(index, c, &failed);
-            if (failed) return -1;
-        }
-        if (put(t, base + c, 1.0) < 0) return -1;
     }
     return 0;
 }

@@ -86,14 +86,40 @@ static inline PyObject *field(const Source *src, Py_ssize_t i) {
     return PyTuple_GET_ITEM(src->fields, i);
 }
 
+/* An int object's value (sets *failed on an error). Cards, seats and counts are
+ * small ints, read here without a call where the int is stored in one digit. */
+static inline long as_long(PyObject *o, int *failed) {
+    if (PyLong_CheckExact(o)) {
+#if PY_VERSION_HEX >= 0x030C0000
+        if (PyUnstable_Long_IsCompact((PyLongObject *)o))
+            return (long)PyUnstable_Long_CompactValue((PyLongObject *)o);
+#else
+        Py_ssize_t digits = Py_SIZE(o);
+        if (digits == 0) return 0;
+        if (digits == 1) return (long)((PyLongObject *)o)->ob_digit[0];
+        if (digits == -1) return -(long)((PyLongObject *)o)->ob_digit[0];
+#endif
+    }
+    long v = PyLong_AsLong(o);
+    if (v == -1 && PyErr_Occurred()) *failed = 1;
+    return v;
+}
+
 /* Field i as a C long (sets *failed on an error). */
-long field_long(const Source *src, Py_ssize_t i, int *failed);
+static inline long field_long(const Source *src, Py_ssize_t i, int *failed) {
+    return as_long(field(src, i), failed);
+}
 
 /* Whether the fields tuple has ``count`` items (else TypeError). */
 int fields_are(const Source *src, Py_ssize_t count);
 
 /* A list or tuple's length, or -1 with TypeError. */
-Py_ssize_t seq_len(PyObject *seq);
+static inline Py_ssize_t seq_len(PyObject *seq) {
+    if (PyList_Check(seq)) return PyList_GET_SIZE(seq);
+    if (PyTuple_Check(seq)) return PyTuple_GET_SIZE(seq);
+    PyErr_Format(PyExc_TypeError, "expected a list or tuple, got %.100s", Py_TYPE(seq)->tp_name);
+    return -1;
+}
 
 /* Item i of a list or tuple (borrowed; i must be in range). */
 static inline PyObject *seq_item(PyObject *seq, Py_ssize_t i) {
@@ -101,16 +127,25 @@ static inline PyObject *seq_item(PyObject *seq, Py_ssize_t i) {
 }
 
 /* Item i of a list or tuple (borrowed), or NULL with IndexError. */
-PyObject *seq_at(PyObject *seq, Py_ssize_t i);
-
-/* An int object's value (sets *failed on an error). */
-long as_long(PyObject *o, int *failed);
+static inline PyObject *seq_at(PyObject *seq, Py_ssize_t i) {
+    Py_ssize_t n = seq_len(seq);
+    if (n < 0) return NULL;
+    if (i < 0 || i >= n) {
+        PyErr_Format(PyExc_IndexError, "item %zd of a sequence of %zd", i, n);
+        return NULL;
+    }
+    return seq_item(seq, i);
+}
 
 /* index[c] (a tuple of ints) (sets *failed, with IndexError, outside it). */
-long lookup(PyObject *index, long c, int *failed);
-
-/* Flags at base + index[c] for each int c of seq (index NULL: base + c). */
-int flags(Tensor *t, long base, PyObject *seq, const Ints *index);
+static inline long lookup(PyObject *index, long c, int *failed) {
+    if (c < 0 || c >= PyTuple_GET_SIZE(index)) {
+        PyErr_Format(PyExc_IndexError, "%ld is outside the table", c);
+        *failed = 1;
+        return -1;
+    }
+    return as_long(PyTuple_GET_ITEM(index, c), failed);
+}
 
 /* index->v[c] (sets *failed, with IndexError, outside it). */
 static inline long at(const Ints *index, long c, int *failed) {
@@ -120,6 +155,32 @@ static inline long at(const Ints *index, long c, int *failed) {
         return -1;
     }
     return index->v[c];
+}
+
+/* Flags at base + index[c] for each int c of seq (index NULL: base + c). */
+static inline int flags(Tensor *t, long base, PyObject *seq, const Ints *index) {
+    Py_ssize_t n;
+    PyObject **items;
+    if (PyList_Check(seq)) {
+        n = PyList_GET_SIZE(seq);
+        items = ((PyListObject *)seq)->ob_item;
+    } else if (PyTuple_Check(seq)) {
+        n = PyTuple_GET_SIZE(seq);
+        items = ((PyTupleObject *)seq)->ob_item;
+    } else {
+        return seq_len(seq) < 0 ? -1 : 0;
+    }
+    int failed = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long c = as_long(items[i], &failed);
+        if (failed) return -1;
+        if (index != NULL) {
+            c = at(index, c, &failed);
+            if (failed) return -1;
+        }
+        if (put(t, base + c, 1.0) < 0) return -1;
+    }
+    return 0;
 }
 
 /* Flags at base + b for each bit b set in the int ``bits``. */

@@ -9,7 +9,7 @@ over the legal ones; a step is one decision taken. What each loop includes:
   ``legal_action_ids`` (a list) and ``apply`` (which validates the action).
 - mask: ``env.reset(seed=...)``, then per step ``env.agent_iter()``,
   ``env.last(observe=False)``, ``env.action_mask(agent)`` (a fresh int8 array),
-  ``mask.nonzero()`` for the legal indices (as a list) and ``env.step(index)``; at the end
+  the mask's nonzero indices (as a list) and ``env.step(index)``; at the end
   each agent's closing ``env.step(None)``. What a random or scripted opponent
   needs.
 - observe: the same with ``env.last()``, which also builds the observation:
@@ -65,7 +65,8 @@ def aec_game(env: Any, observe: bool, seed: int) -> int:
     """One match of ``env`` with random legal actions; the steps taken (the agents'
     closing steps with ``None`` are not counted). The action is drawn as the raw
     loop draws it: ``random.Random(seed).choice`` over a list of the legal ones
-    (here the mask's nonzero indices, as Python ints)."""
+    (here the mask's nonzero indices, as Python ints; the int8 mask is read as
+    bool, for which numpy finds them faster)."""
     env.reset(seed=seed)
     choice = random.Random(seed).choice
     last, step, action_mask = env.last, env.step, env.action_mask
@@ -80,7 +81,7 @@ def aec_game(env: Any, observe: bool, seed: int) -> int:
         if done:
             step(None)
             continue
-        step(choice(mask.nonzero()[0].tolist()))
+        step(choice(mask.view("?").nonzero()[0].tolist()))  # "?": bool
         steps += 1
     return steps
 

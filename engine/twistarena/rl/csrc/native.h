@@ -78,7 +78,10 @@ static inline int add(Tensor *t, long i, double v) {
 
 /* Seat ``s`` as seen from the observer: 0 is the observer, 1 the next seat. */
 static inline long rel(const Source *src, long s) {
-    return ((s - src->me) % src->n + src->n) % src->n;
+    long r = s - src->me, n = src->n;
+    if (r >= 0 && r < n) return r;  /* the usual case: no division */
+    if (r < 0 && r >= -n) return r + n;
+    return (r % n + n) % n;
 }
 
 /* Field i of the state (borrowed; the writer has checked the fields' count). */

@@ -15,6 +15,7 @@ import pytest
 from twistarena import engine
 from twistarena.clients.cli import main
 from twistarena.clients.sdk.policies import load_policy, policy_bot_of
+from twistarena.rl import native
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "examples" / "twisted_reinforce.py"
@@ -87,3 +88,16 @@ def test_bench_rl_reports_every_rate(capsys: pytest.CaptureFixture[str]) -> None
                     "observe_ratio", "mask_ratio", "raw_us_per_step", "observe_us_per_step",
                     "mask_us_per_step"):
             assert case[key] > 0
+
+
+def test_bench_rl_measures_the_python_paths_when_asked(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        assert main(["bench", "rl", "--game", "twisted", "--games", "1", "--seconds", "0",
+                     "--turns", "1", "--python-tensors", "--json"]) == 0
+        assert not native.in_use()
+    finally:
+        native.use_compiled(True)
+    report = _json_lines(capsys.readouterr().out)[-1]
+    assert report["compiled"] is False
+    assert all(case["observe_steps_per_s"] > 0 for case in report["cases"])

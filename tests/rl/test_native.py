@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 from twistarena import engine
-from twistarena.rl import actions, aec_env, encoder, native
+from twistarena.rl import aec_env, encoder, native
 from twistarena.rl.actions import action_space
 from twistarena.rl.live import LiveTensors
 from twistarena.rl.native import _native, native_tensors
@@ -95,17 +95,21 @@ def test_the_compiled_mask_equals_the_python_mask(game_id: str) -> None:
 
 
 @pytest.mark.parametrize("game_id", engine.GAME_IDS)
-def test_without_the_extension_the_environment_observes_the_same(
-        game_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where the extension was not built the Python paths serve: the same
-    observations, step by step, as an environment with the compiled writers."""
+def test_without_the_extension_the_environment_observes_the_same(game_id: str) -> None:
+    """Where the extension was not built, or is turned off, the Python paths serve:
+    the same observations, step by step, as an environment with the compiled
+    writers."""
     players = engine.game(game_id).max_players
     compiled = aec_env(game_id, players)
     compiled.reset(seed=11)
-    monkeypatch.setattr(native, "_native", None)
-    monkeypatch.setattr(actions, "_compiled_mask", None)
-    python = aec_env(game_id, players)
-    python.reset(seed=11)
+    assert native.use_compiled(False) is True
+    try:
+        assert not native.in_use() and native.compiled_mask is None
+        python = aec_env(game_id, players)
+        python.reset(seed=11)
+    finally:
+        native.use_compiled(True)
+    assert native.in_use()
     assert isinstance(python.live, LiveTensors) and not isinstance(compiled.live, LiveTensors)
     rng = random.Random(game_id)
     steps = 0

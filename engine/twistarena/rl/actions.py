@@ -23,10 +23,7 @@ from twistarena.engine.twhist import cards as th
 from twistarena.engine.twisted import cards as tw_cards
 from twistarena.engine.twisted import state as tw
 
-from .native import mask_writer
-
-#: the compiled mask writer (``native``), or None where it was not built
-_compiled_mask = mask_writer()
+from . import native
 
 #: the masks' dtype, as a dtype object (not a type to convert): masks are made per decision
 MASK_DTYPE = np.dtype(np.int8)
@@ -58,12 +55,13 @@ class ActionSpace:
     def mask(self, legal_ids: Iterable[int]) -> npt.NDArray[np.int8]:
         """1 at the index of every legal id, 0 elsewhere (PettingZoo's ``action_mask``);
         ``IndexError`` for an id that is not in the space."""
-        if _compiled_mask is not None:
-            return _compiled_mask(legal_ids, self.index_tuple, len(self.ids))
+        compiled = native.compiled_mask
+        if compiled is not None:
+            return compiled(legal_ids, self.index_tuple, len(self.ids))
         return self.python_mask(legal_ids)
 
     def python_mask(self, legal_ids: Iterable[int]) -> npt.NDArray[np.int8]:
-        """``mask`` in Python (where the compiled writer was not built)."""
+        """``mask`` in Python (where the compiled writers were not built or are off)."""
         out = bytearray(len(self.ids))
         index = self.index_list
         for a in legal_ids:

@@ -65,9 +65,35 @@ except ImportError:  # not built: the Python paths serve
     _native = None  # type: ignore[assignment]
 
 
+#: (legal ids, engine id -> mask index, mask size) -> the int8 mask
+MaskWriter = Callable[[Iterable[int], tuple[int, ...], int], "npt.NDArray[np.int8]"]
+
+
 def available() -> bool:
     """Whether the compiled writers were built with this package."""
     return _native is not None
+
+
+#: whether environments made from now on use the compiled writers (``use_compiled``)
+_in_use = _native is not None
+#: the compiled mask writer while in use (``ActionSpace.mask`` reads it), else None
+compiled_mask: MaskWriter | None = _native.mask if _native is not None else None
+
+
+def use_compiled(on: bool) -> bool:
+    """Use the compiled writers (where built) for tensors and masks made from now on,
+    or the Python paths (to compare them, or to rule the compiled code out); the
+    setting before. Environments already made keep their tensors until reset."""
+    global _in_use, compiled_mask
+    before = _in_use
+    _in_use = on and _native is not None
+    compiled_mask = _native.mask if _in_use else None
+    return before
+
+
+def in_use() -> bool:
+    """Whether the compiled writers serve (built, and not turned off)."""
+    return _in_use
 
 
 class SeatTensors(Protocol):
@@ -170,13 +196,12 @@ def writer_arguments(encoder: Encoder, state: State) -> Arguments:
 
 def native_tensors(encoder: Encoder, state: State) -> SeatTensors | None:
     """The compiled writer of ``state``'s game, or None (not built, or no such game)."""
-    if _native is None or state.game_id not in _WRITERS:
+    if not _in_use or state.game_id not in _WRITERS:
         return None
     fields, layout, tables = writer_arguments(encoder, state)
     return _native.SeatTensors(state.game_id, state, fields, encoder.size, layout, tables)
 
 
-MaskWriter = Callable[[Iterable[int], tuple[int, ...], int], "npt.NDArray[np.int8]"]
 #: (seat, its legal ids) -> PettingZoo's observation: its tensor and action mask
 Observer = Callable[[int, Sequence[int]], dict[str, Any]]
 
@@ -192,8 +217,3 @@ def observer(tensors: SeatTensors | Any, space: ActionSpace) -> Observer:
     def observe_in_python(seat: int, legal_ids: Sequence[int]) -> dict[str, Any]:
         return {"observation": tensor(seat), "action_mask": mask(legal_ids)}
     return observe_in_python
-
-
-def mask_writer() -> MaskWriter | None:
-    """``_native.mask(legal_ids, index, size)``, or None where it was not built."""
-    return None if _native is None else _native.mask

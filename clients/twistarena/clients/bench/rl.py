@@ -16,7 +16,7 @@ over the legal ones; a step is one decision taken. What each loop includes:
   the seat's tensor (a new array, since a learner keeps it: written from the
   state by the compiled writer, or, where that was not built, kept up to date
   in Python and copied) and the mask. What a learner uses. The JSON's
-  ``compiled`` says which.
+  ``compiled`` says which (``--python-tensors``: the Python paths).
 
 The loops take turns (``--turns``, each turn a share of ``--games`` and
 ``--seconds`` of CPU time of this process). A rate is the median of the loop's
@@ -54,9 +54,11 @@ def add_cli(targets: Any) -> None:
     parser.add_argument("--game", choices=engine.GAME_IDS, action="append",
                         help="only this game (repeatable; default: all)")
     parser.add_argument("--games", type=int, default=20, help="at least this many games per case")
-    parser.add_argument("--seconds", type=float, default=1.0, help="and at least this long")
-    parser.add_argument("--turns", type=int, default=5,
+    parser.add_argument("--seconds", type=float, default=1.8, help="and at least this long")
+    parser.add_argument("--turns", type=int, default=9,
                         help="the loops take turns this many times (medians are reported)")
+    parser.add_argument("--python-tensors", action="store_true",
+                        help="the environments with the compiled writers off (the Python paths)")
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     parser.set_defaults(run=run_cli)
 
@@ -110,6 +112,8 @@ def in_turns(label: tuple[str, int], plays: dict[str, Callable[[int], int]], gam
 def run_cli(args: argparse.Namespace) -> int:
     from twistarena.rl import aec_env, native
 
+    if args.python_tensors:
+        native.use_compiled(False)
     console = make_console(stderr=False)
     table = Table(title="Random legal actions: AEC environment against the raw engine loop")
     for column in ("game", "players", "raw steps/s", "AEC observe steps/s", "ratio",
@@ -139,8 +143,8 @@ def run_cli(args: argparse.Namespace) -> int:
                       f"{row['mask_steps_per_s']:,.0f}", f"{row['mask_ratio']:.2f}")
     console.print(table)
     console.print("ratio: the environment's rate over the raw loop's (goal: 0.5 or more);"
-                  f" tensors {'compiled' if native.available() else 'in Python (not built)'}")
+                  f" tensors {'compiled' if native.in_use() else 'in Python'}")
     if args.json:
-        print(json.dumps({"cases": rows, "compiled": native.available(),
+        print(json.dumps({"cases": rows, "compiled": native.in_use(),
                           "load_average": os.getloadavg()[0]}))
     return 0

@@ -8,9 +8,16 @@ nothing to catch up, and a copy of an environment needs nothing rebuilt.
 
 The extension is optional: where it was not built (no C compiler when the
 package was installed) ``available()`` is false and ``live.live_tensors`` and
-``ActionSpace.mask`` fall back to Python. tests/rl/test_native.py holds the
-compiled writers to the dict path (``Encoder.encode``) at every decision of many
-random matches, and checks that this build has them.
+``ActionSpace.mask`` fall back to Python; ``use_compiled(False)`` does the same
+on purpose. tests/rl/test_live.py holds the compiled writers to the dict path
+(``Encoder.encode``) at every decision of many random matches and checks that
+this build has them; tests/rl/test_native.py gives them bad input.
+
+Each writer (csrc/<game>.c) is given, besides the state: a getter of the state
+attributes it reads (one call of a Python function reads them faster than
+getattr from C, and never makes CPython build a ``__dict__`` for the state,
+which would slow every attribute access of the engine's own code), the start
+of each segment of the tensor, and the game's tables.
 """
 
 from __future__ import annotations

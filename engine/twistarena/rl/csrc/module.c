@@ -4,8 +4,8 @@
  * A learner asks for a tensor at every step, and writing one in Python costs
  * several engine decisions; here it costs a fraction of one. The Python
  * encoders (tensors.py, from the observation dict) stay the definition of a
- * tensor: tests/rl/test_native.py holds these to them at every decision of
- * many random matches.
+ * tensor: tests/rl/test_live.py holds these to them at every decision of many
+ * random matches, and tests/rl/test_native.py gives these bad input.
  */
 #include "native.h"
 

@@ -87,6 +87,81 @@ def game_message(cls: type[Message], data: Mapping[str, Any]) -> Message:
         return json_format.ParseDict(dict(data), cls())
 
 
+try:
+    from . import _encode
+except ImportError:  # not built (no C compiler at install): the protobuf library serves
+    _encode = None  # type: ignore[assignment]
+
+def compiled() -> bool:
+    """Whether the compiled message encoder was built with this package."""
+    return _encode is not None
+
+
+#: what a compiled schema gives for a dict: the serialized message
+Encode = Callable[[Mapping[str, Any]], bytes]
+_SCHEMAS: dict[str, Any] = {}
+
+
+def _field_kind(fd: Any) -> tuple[int, Any] | None:
+    """A field's kind for the compiled encoder and its nested schema, or None if
+    the encoder does not write it: another type, a repeated bool, unpacked int32,
+    or a proto3 ``optional`` scalar (whose zero is sent when set)."""
+    from google.protobuf.descriptor import FieldDescriptor as FD
+
+    assert _encode is not None
+    if fd.type == FD.TYPE_MESSAGE:
+        child = _schema(fd.message_type)
+        if child is None:
+            return None
+        return (_encode.REPEATED_MESSAGE if fd.is_repeated else _encode.MESSAGE), child
+    if fd.has_presence and not fd.is_repeated:
+        return None
+    if fd.type == FD.TYPE_INT32 and (fd.is_packed or not fd.is_repeated):
+        return (_encode.REPEATED_INT32 if fd.is_repeated else _encode.INT32), None
+    if fd.type == FD.TYPE_STRING:
+        return (_encode.REPEATED_STRING if fd.is_repeated else _encode.STRING), None
+    if fd.type == FD.TYPE_BOOL and not fd.is_repeated:
+        return _encode.BOOL, None
+    return None
+
+
+def _schema(descriptor: Any) -> Any:
+    """The compiled schema of one message type (``_encode.Schema``), or None when a
+    field is of a kind it does not write (then the library serves that type)."""
+    name = descriptor.full_name
+    if name not in _SCHEMAS:
+        assert _encode is not None
+        fields = []
+        for fd in sorted(descriptor.fields, key=lambda f: f.number):
+            kind = _field_kind(fd)
+            if kind is None:
+                _SCHEMAS[name] = None
+                return None
+            fields.append((fd.name, fd.number, *kind))
+        _SCHEMAS[name] = _encode.Schema(tuple(fields))
+    return _SCHEMAS[name]
+
+
+def message_encoder(cls: type[Message]) -> Encode:
+    """``game_message(cls, data).SerializeToString()`` for dicts ``data``: written by
+    the compiled schema where it was built and knows every field of ``cls``, which
+    falls back to the library for data it refuses (an unknown key, a wrong type)."""
+    def by_library(data: Mapping[str, Any]) -> bytes:
+        return game_message(cls, data).SerializeToString()
+
+    schema = _schema(cls.DESCRIPTOR) if _encode is not None else None
+    if schema is None:
+        return by_library
+    compiled: Encode = schema.encode
+
+    def encode(data: Mapping[str, Any]) -> bytes:
+        try:
+            return compiled(data)
+        except (TypeError, ValueError):
+            return by_library(data)
+    return encode
+
+
 #: game id -> field number of its member in the Observation oneof.
 OBSERVATION_FIELDS = {fd.name: fd.number
                       for fd in opb.Observation.DESCRIPTOR.oneofs_by_name["game"].fields}
@@ -250,11 +325,27 @@ _TS_SECONDS_KEY = _key(1, _VARINT)
 _TS_NANOS_KEY = _key(2, _VARINT)
 _OBSERVATION_MEMBER_KEYS = {game: _key(number, _LEN)
                             for game, number in OBSERVATION_FIELDS.items()}
+#: game id -> its observation message's encoder (``message_encoder``)
+_OBSERVATION_ENCODERS = {game: message_encoder(cls) for game, cls in OBSERVATION_CLASSES.items()}
+
+
+#: game id -> field number of its member in the PublicView oneof, as a field key
+_PUBLIC_VIEW_MEMBER_KEYS = {
+    fd.name: _key(fd.number, _LEN)
+    for fd in opb.PublicView.DESCRIPTOR.oneofs_by_name["game"].fields}
+#: game id -> its public view message's encoder (``message_encoder``)
+_PUBLIC_VIEW_ENCODERS = {game: message_encoder(cls) for game, cls in PUBLIC_VIEW_CLASSES.items()}
+
+
+def public_view_bytes(game_id: str, data: Mapping[str, Any]) -> bytes:
+    """A serialized ``PublicView`` (the oneof member for ``game_id``) from the engine
+    dict: ``public_view(game_id, data).SerializeToString()``."""
+    return length_delimited(_PUBLIC_VIEW_MEMBER_KEYS[game_id], _PUBLIC_VIEW_ENCODERS[game_id](data))
 
 
 def observation_bytes(game_id: str, data: Mapping[str, Any]) -> bytes:
     """A serialized ``Observation`` (the oneof member for ``game_id``) from the engine dict."""
-    inner = game_message(OBSERVATION_CLASSES[game_id], data).SerializeToString()
+    inner = _OBSERVATION_ENCODERS[game_id](data)
     return length_delimited(_OBSERVATION_MEMBER_KEYS[game_id], inner)
 
 
@@ -274,7 +365,7 @@ class ObservationEncoder:
     one or two players who just acted or won a trick)."""
 
     def __init__(self, game_id: str) -> None:
-        self._cls = OBSERVATION_CLASSES[game_id]
+        self._encode = _OBSERVATION_ENCODERS[game_id]
         self._member_key = _OBSERVATION_MEMBER_KEYS[game_id]
         self._slots: dict[Hashable, tuple[Hashable, bytes]] = {}
 
@@ -287,7 +378,7 @@ class ObservationEncoder:
             if version is not None and kept is not None and kept[0] == version:
                 chunks.append(kept[1])
                 continue
-            encoded = game_message(self._cls, build()).SerializeToString()
+            encoded = self._encode(build())
             if version is not None:
                 slots[slot] = (version, encoded)
             chunks.append(encoded)

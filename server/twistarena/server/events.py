@@ -98,7 +98,7 @@ class EventFeed:
     def _view_now(self) -> tuple[bytes, bytes]:
         at = (len(self.state.history), len(self.state.events))
         if self._view is None or self._view[0] != at:
-            view = wire.public_view(self.info.id, self.state.public_view()).SerializeToString()
+            view = wire.public_view_bytes(self.info.id, self.state.public_view())
             self._view = (at, (view, wire.view_watch_message(view)))
         return self._view[1]
 

@@ -1,0 +1,353 @@
+/* twistarena.wire._encode: per-game protobuf messages serialized straight from
+ * the engine's dicts.
+ *
+ * A DecisionRequest carries the seat's observation, re-encoded part by part as
+ * the match moves (wire.ObservationEncoder). Building the protobuf message from
+ * the dict (its constructor walks every nested dict and list) and serializing it
+ * was about half of building a request. A Schema, made once per message type
+ * from its descriptor (wire.schema_of), writes the same bytes as
+ * ``cls(**data).SerializeToString()`` in one pass over the dict: fields in
+ * number order, zero values left out (proto3), repeated int32 packed.
+ *
+ * It knows the kinds the observation messages use (int32, bool, string, nested
+ * and repeated messages, repeated int32 and string). Anything else in the data
+ * (an unknown key, None, a number out of int32, a value of the wrong type)
+ * raises TypeError or ValueError, and the caller falls back to the protobuf
+ * library, which says what is wrong. tests/wire/test_compiled_encoding.py
+ * holds the bytes to the library's for every observation and public view of
+ * many random matches.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+enum { K_INT32 = 1, K_BOOL, K_STRING, K_MESSAGE, K_REPEATED_INT32, K_REPEATED_STRING,
+       K_REPEATED_MESSAGE };
+
+struct Schema;
+
+typedef struct {
+    PyObject *name;       /* the dict key */
+    uint32_t number;      /* the field number */
+    int kind;             /* K_* */
+    struct Schema *child; /* the nested message's schema (K_MESSAGE, K_REPEATED_MESSAGE) */
+} Field;
+
+typedef struct Schema {
+    PyObject_HEAD
+    Py_ssize_t count;
+    Field *fields; /* by field number */
+    PyObject *spec; /* the tuple it was made from (keeps names and children alive) */
+} Schema;
+
+static PyTypeObject SchemaType;
+
+/* -- the output buffer ------------------------------------------------------ */
+
+typedef struct {
+    char *data;
+    Py_ssize_t len, cap;
+} Buffer;
+
+static int reserve(Buffer *b, Py_ssize_t more) {
+    if (b->len + more <= b->cap) return 0;
+    Py_ssize_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + more) cap *= 2;
+    char *data = PyMem_Realloc(b->data, (size_t)cap);
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->data = data;
+    b->cap = cap;
+    return 0;
+}
+
+static inline int varint_size(uint64_t v) {
+    int n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+/* Writes v (room must be reserved). */
+static inline void put_varint(Buffer *b, uint64_t v) {
+    while (v >= 0x80) {
+        b->data[b->len++] = (char)(v | 0x80);
+        v >>= 7;
+    }
+    b->data[b->len++] = (char)v;
+}
+
+static int write_varint(Buffer *b, uint64_t v) {
+    if (reserve(b, 10) < 0) return -1;
+    put_varint(b, v);
+    return 0;
+}
+
+static int write_key(Buffer *b, uint32_t number, int wire_type) {
+    return write_varint(b, ((uint64_t)number << 3) | (uint64_t)wire_type);
+}
+
+/* -- values ------------------------------------------------------------------- */
+
+/* An int32 field's value (TypeError: not an int; ValueError: out of range). */
+static int int32_of(PyObject *o, int64_t *out) {
+    if (!PyLong_Check(o) || PyBool_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "expected an int, got %.80s", Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    long long v = PyLong_AsLongLong(o);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (v < INT32_MIN || v > INT32_MAX) {
+        PyErr_Format(PyExc_ValueError, "%lld is out of int32", v);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int write_string(Buffer *b, uint32_t number, PyObject *o, int skip_empty) {
+    if (!PyUnicode_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "expected a str, got %.80s", Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    Py_ssize_t size;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(o, &size);
+    if (utf8 == NULL) return -1;
+    if (size == 0 && skip_empty) return 0;
+    if (write_key(b, number, 2) < 0 || write_varint(b, (uint64_t)size) < 0 ||
+        reserve(b, size) < 0)
+        return -1;
+    memcpy(b->data + b->len, utf8, (size_t)size);
+    b->len += size;
+    return 0;
+}
+
+static int write_message(Buffer *b, const Schema *schema, PyObject *data);
+
+/* A nested message: key, length, then its fields (written in place, the length
+ * moved in front once known). */
+static int write_nested(Buffer *b, uint32_t number, const Schema *schema, PyObject *data) {
+    if (write_key(b, number, 2) < 0 || reserve(b, 1) < 0) return -1;
+    Py_ssize_t at = b->len++;  /* one byte for the length, the usual case */
+    if (write_message(b, schema, data) < 0) return -1;
+    Py_ssize_t size = b->len - at - 1;
+    int n = varint_size((uint64_t)size);
+    if (n > 1) {
+        if (reserve(b, n - 1) < 0) return -1;
+        memmove(b->data + at + n, b->data + at + 1, (size_t)size);
+        b->len += n - 1;
+    }
+    Py_ssize_t end = b->len;
+    b->len = at;
+    put_varint(b, (uint64_t)size);
+    b->len = end;
+    return 0;
+}
+
+static int write_field(Buffer *b, const Field *f, PyObject *v) {
+    int64_t i;
+    switch (f->kind) {
+    case K_INT32:
+        if (int32_of(v, &i) < 0) return -1;
+        if (i == 0) return 0;
+        if (write_key(b, f->number, 0) < 0) return -1;
+        return write_varint(b, (uint64_t)i);  /* a negative int32: ten bytes */
+    case K_BOOL:
+        if (!PyBool_Check(v)) {
+            PyErr_Format(PyExc_TypeError, "expected a bool, got %.80s", Py_TYPE(v)->tp_name);
+            return -1;
+        }
+        if (v == Py_False) return 0;
+        if (write_key(b, f->number, 0) < 0) return -1;
+        return write_varint(b, 1);
+    case K_STRING:
+        return write_string(b, f->number, v, 1);
+    case K_MESSAGE:
+        return write_nested(b, f->number, f->child, v);
+    default:
+        break;
+    }
+    if (!PyList_Check(v) && !PyTuple_Check(v)) {
+        PyErr_Format(PyExc_TypeError, "expected a list, got %.80s", Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    PyObject *seq = v;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    if (n == 0) return 0;
+    if (f->kind == K_REPEATED_INT32) {  /* packed: key, length, the varints */
+        Py_ssize_t size = 0;
+        for (Py_ssize_t k = 0; k < n; k++) {
+            if (int32_of(items[k], &i) < 0) return -1;
+            size += varint_size((uint64_t)i);
+        }
+        if (write_key(b, f->number, 2) < 0 || write_varint(b, (uint64_t)size) < 0 ||
+            reserve(b, size) < 0)
+            return -1;
+        for (Py_ssize_t k = 0; k < n; k++) {
+            int32_of(items[k], &i);
+            put_varint(b, (uint64_t)i);
+        }
+        return 0;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int rc = f->kind == K_REPEATED_STRING ? write_string(b, f->number, items[k], 0)
+                                              : write_nested(b, f->number, f->child, items[k]);
+        if (rc < 0) return -1;
+    }
+    return 0;
+}
+
+static int write_message(Buffer *b, const Schema *schema, PyObject *data) {
+    if (!PyDict_Check(data)) {
+        PyErr_Format(PyExc_TypeError, "expected a dict, got %.80s", Py_TYPE(data)->tp_name);
+        return -1;
+    }
+    Py_ssize_t found = 0;
+    for (Py_ssize_t k = 0; k < schema->count; k++) {
+        const Field *f = &schema->fields[k];
+        PyObject *v = PyDict_GetItemWithError(data, f->name);
+        if (v == NULL) {
+            if (PyErr_Occurred()) return -1;
+            continue;
+        }
+        found++;
+        if (v == Py_None) {
+            PyErr_Format(PyExc_TypeError, "%U is None", f->name);
+            return -1;
+        }
+        if (write_field(b, f, v) < 0) return -1;
+    }
+    if (found != PyDict_GET_SIZE(data)) {
+        PyErr_SetString(PyExc_ValueError, "a key that is not a field of the message");
+        return -1;
+    }
+    return 0;
+}
+
+/* -- the Schema type ----------------------------------------------------------- */
+
+static int schema_init(Schema *self, PyObject *args, PyObject *kwargs) {
+    PyObject *spec;
+    static char *keywords[] = {"fields", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!", keywords, &PyTuple_Type, &spec))
+        return -1;
+    Py_ssize_t count = PyTuple_GET_SIZE(spec);
+    Field *fields = PyMem_Calloc((size_t)(count ? count : 1), sizeof(Field));
+    if (fields == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *item = PyTuple_GET_ITEM(spec, k), *name, *child;
+        unsigned int number;
+        int kind;
+        if (!PyArg_ParseTuple(item, "UIiO", &name, &number, &kind, &child)) goto fail;
+        if (kind < K_INT32 || kind > K_REPEATED_MESSAGE || number == 0 || number >= (1u << 29)) {
+            PyErr_SetString(PyExc_ValueError, "a field of an unknown kind or number");
+            goto fail;
+        }
+        int nested = kind == K_MESSAGE || kind == K_REPEATED_MESSAGE;
+        if (nested != (child != Py_None) ||
+            (nested && !PyObject_TypeCheck(child, &SchemaType))) {
+            PyErr_SetString(PyExc_TypeError, "a message field needs its Schema, no other field has one");
+            goto fail;
+        }
+        if (k > 0 && number <= fields[k - 1].number) {
+            PyErr_SetString(PyExc_ValueError, "fields must come by increasing number");
+            goto fail;
+        }
+        fields[k].name = name;  /* borrowed: spec, kept below, holds it */
+        fields[k].number = number;
+        fields[k].kind = kind;
+        fields[k].child = nested ? (Schema *)child : NULL;
+    }
+    PyMem_Free(self->fields);
+    self->fields = fields;
+    self->count = count;
+    Py_XSETREF(self->spec, Py_NewRef(spec));
+    return 0;
+fail:
+    PyMem_Free(fields);
+    return -1;
+}
+
+static int schema_traverse(Schema *self, visitproc visit, void *arg) {
+    Py_VISIT(self->spec);
+    return 0;
+}
+
+static int schema_clear(Schema *self) {
+    Py_CLEAR(self->spec);
+    return 0;
+}
+
+static void schema_dealloc(Schema *self) {
+    PyObject_GC_UnTrack(self);
+    schema_clear(self);
+    PyMem_Free(self->fields);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *schema_encode(Schema *self, PyObject *data) {
+    Buffer b = {NULL, 0, 0};
+    if (write_message(&b, self, data) < 0) {
+        PyMem_Free(b.data);
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(b.data ? b.data : "", b.len);
+    PyMem_Free(b.data);
+    return out;
+}
+
+static PyMethodDef schema_methods[] = {
+    {"encode", (PyCFunction)schema_encode, METH_O,
+     "encode(data): the message of the dict data, serialized"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject SchemaType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "twistarena.wire._encode.Schema",
+    .tp_doc = PyDoc_STR("Schema(fields): one message type's fields, (name, number, kind,"
+                        " child Schema or None) by increasing number; encode(dict) -> bytes"),
+    .tp_basicsize = sizeof(Schema),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)schema_init,
+    .tp_dealloc = (destructor)schema_dealloc,
+    .tp_traverse = (traverseproc)schema_traverse,
+    .tp_clear = (inquiry)schema_clear,
+    .tp_methods = schema_methods,
+};
+
+static struct PyModuleDef module = {
+    .m_base = PyModuleDef_HEAD_INIT,
+    .m_name = "_encode",
+    .m_doc = "Per-game protobuf messages serialized from the engine's dicts"
+             " (see twistarena.wire.compiled_schema).",
+    .m_size = -1,
+};
+
+PyMODINIT_FUNC PyInit__encode(void) {
+    if (PyType_Ready(&SchemaType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    if (PyModule_AddObjectRef(m, "Schema", (PyObject *)&SchemaType) < 0 ||
+        PyModule_AddIntConstant(m, "INT32", K_INT32) < 0 ||
+        PyModule_AddIntConstant(m, "BOOL", K_BOOL) < 0 ||
+        PyModule_AddIntConstant(m, "STRING", K_STRING) < 0 ||
+        PyModule_AddIntConstant(m, "MESSAGE", K_MESSAGE) < 0 ||
+        PyModule_AddIntConstant(m, "REPEATED_INT32", K_REPEATED_INT32) < 0 ||
+        PyModule_AddIntConstant(m, "REPEATED_STRING", K_REPEATED_STRING) < 0 ||
+        PyModule_AddIntConstant(m, "REPEATED_MESSAGE", K_REPEATED_MESSAGE) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,112 @@
+"""The compiled message encoder (twistarena.wire._encode) against the protobuf library.
+
+The server serializes every observation part and public view through
+``wire.message_encoder``. Here its bytes are held to
+``cls(**data).SerializeToString()`` for every observation, observation part
+and public view of random matches of every game and player count; data it
+does not write (an unknown key, None, a number beyond int32, a value of
+another type) is handed to the library, which gives what it always gave.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from twistarena import engine, wire
+from twistarena.v1 import observations_pb2 as opb
+from twistarena.wire import OBSERVATION_CLASSES, PUBLIC_VIEW_CLASSES, _encode, game_message
+
+
+def test_this_build_has_the_compiled_encoder_for_every_game_message() -> None:
+    """`make` builds it (a C compiler is part of the set-up); every per-game message
+    is made only of field kinds it writes."""
+    assert wire.compiled()
+    for cls in (*OBSERVATION_CLASSES.values(), *PUBLIC_VIEW_CLASSES.values()):
+        assert wire._schema(cls.DESCRIPTOR) is not None, cls.__name__
+
+
+def _library(cls: Any, data: Any) -> bytes:
+    return game_message(cls, data).SerializeToString()
+
+
+@pytest.mark.parametrize("game_id", engine.GAME_IDS)
+def test_every_message_of_random_matches_is_byte_for_byte_the_librarys(game_id: str) -> None:
+    info = engine.game(game_id)
+    observation = wire.message_encoder(OBSERVATION_CLASSES[game_id])
+    view = wire.message_encoder(PUBLIC_VIEW_CLASSES[game_id])
+    compared = 0
+    for players in range(info.min_players, info.max_players + 1):
+        for seed in range(2):
+            state = engine.make(game_id, players, seed)
+            rng = random.Random(seed)
+            while True:
+                for seat in range(players):
+                    data = state.observation(seat)
+                    assert observation(data) == _library(OBSERVATION_CLASSES[game_id], data)
+                    for _, _, build in state.observation_parts(seat):
+                        part = build()
+                        assert observation(part) == _library(OBSERVATION_CLASSES[game_id], part)
+                        compared += 1
+                data = state.public_view()
+                assert view(data) == _library(PUBLIC_VIEW_CLASSES[game_id], data)
+                assert wire.public_view_bytes(game_id, data) == wire.public_view(
+                    game_id, data).SerializeToString()
+                compared += players + 1
+                if state.is_terminal():
+                    break
+                seat = rng.choice(state.to_act())
+                state.apply(seat, rng.choice(list(state.legal_action_ids(seat))))
+    assert compared > 1000
+
+
+def _outcome(encode: Any, data: Any) -> tuple[str, Any]:
+    """What ``encode(data)`` gives: its bytes, or the type of its error."""
+    try:
+        return "bytes", encode(data)
+    except Exception as error:
+        return "error", type(error)
+
+
+def test_data_it_does_not_write_goes_to_the_library() -> None:
+    """A bool where an int32 goes, a number beyond int32, None, an unknown key, a
+    string for a number: the schema refuses it, and the encoder gives what the
+    library gives (bytes, or the library's own error)."""
+    encode = wire.message_encoder(opb.TwistedSeat)
+    schema = wire._schema(opb.TwistedSeat.DESCRIPTOR)
+    good = {"seat": 1, "hand_count": -3, "plus_pile": [12, -7, 300], "minus_pile": [],
+            "minus_face_down": 0, "round_score": 2**31 - 1, "total": -2**31}
+    assert schema.encode(good) == encode(good) == _library(opb.TwistedSeat, good)
+    for bad in ({**good, "seat": True}, {**good, "total": 2**31}, {**good, "nonsense": 1},
+                {**good, "seat": "1"}, {**good, "plus_pile": [1, None]},
+                {**good, "seat": None}):
+        with pytest.raises((TypeError, ValueError)):
+            schema.encode(bad)
+        assert _outcome(encode, bad) == _outcome(
+            lambda data: _library(opb.TwistedSeat, data), bad)
+
+
+def test_a_nested_message_longer_than_127_bytes_gets_a_longer_length() -> None:
+    """The length of a nested message is written before it once known; past 127
+    bytes it takes more than the one byte kept for it."""
+    cls = opb.TwistedObservation
+    seats = [{"seat": s, "plus_pile": list(range(12, 12 + size)), "total": -s}
+             for s, size in enumerate((0, 1, 60, 127, 2000))]
+    data = {"game": "twisted", "seat": 2, "hand": [13, 14], "seats": seats}
+    assert wire.message_encoder(cls)(data) == _library(cls, data)
+    assert wire._schema(cls.DESCRIPTOR).encode(data) == _library(cls, data)
+
+
+def test_a_schema_refuses_fields_it_cannot_write() -> None:
+    child = _encode.Schema((("x", 1, _encode.INT32, None),))
+    for fields, error in (
+            ((("a", 1, 99, None),), ValueError),  # an unknown kind
+            ((("a", 0, _encode.INT32, None),), ValueError),  # field number 0
+            ((("a", 2, _encode.INT32, None), ("b", 1, _encode.INT32, None)), ValueError),
+            ((("a", 1, _encode.MESSAGE, None),), TypeError),  # a message with no schema
+            ((("a", 1, _encode.INT32, child),), TypeError)):  # a scalar with one
+        with pytest.raises(error):
+            _encode.Schema(fields)
+    with pytest.raises(TypeError, match="dict"):
+        child.encode([1])  # type: ignore[arg-type]

@@ -6,6 +6,7 @@ The server serializes every observation part and public view through
 and public view of random matches of every game and player count; data it
 does not write (an unknown key, None, a number beyond int32, a value of
 another type) is handed to the library, which gives what it always gave.
+Events' Struct data, written by the same extension, parse as the library's.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 from twistarena import engine, wire
+from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import observations_pb2 as opb
 from twistarena.wire import OBSERVATION_CLASSES, PUBLIC_VIEW_CLASSES, _encode, game_message
 
@@ -110,3 +112,52 @@ def test_a_schema_refuses_fields_it_cannot_write() -> None:
             _encode.Schema(fields)
     with pytest.raises(TypeError, match="dict"):
         child.encode([1])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("game_id", engine.GAME_IDS)
+def test_every_event_in_every_view_parses_as_the_librarys(game_id: str) -> None:
+    """Events carry the engine's view as a Struct, written by the compiled encoder:
+    parsed, each is the library's message (a map's entries may come in another
+    order; the wire format leaves that open)."""
+    info = engine.game(game_id)
+    compared = 0
+    for players in range(info.min_players, info.max_players + 1):
+        state = engine.make(game_id, players, 5)
+        rng = random.Random(players)
+        while not state.is_terminal():
+            seat = rng.choice(state.to_act())
+            state.apply(seat, rng.choice(list(state.legal_action_ids(seat))))
+        for seq, ev in enumerate(state.events):
+            for viewer in (None, *range(players)):
+                view = ev.view(viewer)
+                got = mpb.Event.FromString(wire.event_bytes(seq, view, info))
+                assert got == wire.event(seq, view, info)
+                compared += 1
+    assert compared > 300
+
+
+class _Quiet:
+    """A narrator with nothing to say (the text is left out)."""
+
+    def narrate(self, view: Any) -> str | None:
+        return None
+
+
+def test_struct_values_of_every_kind_and_what_goes_to_the_library() -> None:
+    view = {"kind": "", "none": None, "yes": True, "no": False, "zero": 0, "minus": -3,
+            "half": 0.5, "big": 2**53, "text": "Ω moon", "empty": "",
+            "nested": {"list": [1, "a", None, [True, {"deep": []}]], "map": {}}, "tuple": (1, 2)}
+    got = mpb.Event.FromString(wire.event_bytes(0, view, _Quiet()))
+    assert got == wire.event(0, view, _Quiet())
+    assert got.seq == 0 and got.kind == "" and got.text == ""
+    assert _encode.struct_bytes({})  == b""
+    for odd in ({"huge": 2**80}, {"exact": 2**53 + 1}, {1: "int key"}, {"set": {1}}):
+        with pytest.raises((TypeError, ValueError, OverflowError)):
+            _encode.struct_bytes(odd)
+        assert _outcome(lambda v: wire.event_bytes(3, v, _Quiet()), odd) == _outcome(
+            lambda v: wire.event(3, v, _Quiet()).SerializeToString(), odd)
+    deep: Any = []
+    for _ in range(100):
+        deep = [deep]
+    with pytest.raises(ValueError, match="deep"):
+        _encode.struct_bytes({"deep": deep})

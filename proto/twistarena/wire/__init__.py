@@ -385,6 +385,33 @@ class ObservationEncoder:
         return length_delimited(self._member_key, b"".join(chunks))
 
 
+_EVENT_SEQ_KEY = _key(_number(mpb.Event, "seq"), _VARINT)
+_EVENT_KIND_KEY = _key(_number(mpb.Event, "kind"), _LEN)
+_EVENT_DATA_KEY = _key(_number(mpb.Event, "data"), _LEN)
+_EVENT_TEXT_KEY = _key(_number(mpb.Event, "text"), _LEN)
+
+
+def _string_field(key: bytes, text: str) -> bytes:
+    """One string field; empty for "" (proto3 leaves it out)."""
+    return length_delimited(key, text.encode()) if text else b""
+
+
+def event_bytes(seq: int, view: Mapping[str, Any], info: Narrator) -> bytes:
+    """``event(seq, view, info).SerializeToString()``: the data Struct written by the
+    compiled encoder where it was built (its entries in the view's order; a map's
+    order is not part of the wire format), by the library for data it refuses."""
+    if _encode is None:
+        return event(seq, view, info).SerializeToString()
+    try:
+        data = _encode.struct_bytes(view)
+    except (TypeError, ValueError, OverflowError):
+        return event(seq, view, info).SerializeToString()
+    return b"".join((varint_field(_EVENT_SEQ_KEY, seq),
+                     _string_field(_EVENT_KIND_KEY, str(view.get("kind", ""))),
+                     length_delimited(_EVENT_DATA_KEY, data),
+                     _string_field(_EVENT_TEXT_KEY, info.narrate(view) or "")))
+
+
 def match_id_field(match_id: str) -> bytes:
     """The ``match_id`` field of a DecisionRequest, encoded once per match."""
     return length_delimited(_MATCH_ID_KEY, match_id.encode()) if match_id else b""

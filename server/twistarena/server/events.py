@@ -75,7 +75,7 @@ class EventFeed:
         """Event ``seq`` as ``seat`` sees it, serialized."""
         ev: Event = self.state.events[seq]
         if ev.private.get(seat):
-            return wire.event(seq, ev.view(seat), self.info).SerializeToString()
+            return wire.event_bytes(seq, ev.view(seat), self.info)
         return self.public(seq)
 
     def public(self, seq: int) -> bytes:
@@ -83,8 +83,7 @@ class EventFeed:
         cached = self._public
         while len(cached) <= seq:
             n = len(cached)
-            cached.append(wire.event(n, self.state.events[n].view(None),
-                                     self.info).SerializeToString())
+            cached.append(wire.event_bytes(n, self.state.events[n].view(None), self.info))
         return cached[seq]
 
     def public_view(self) -> bytes:
@@ -143,8 +142,7 @@ class EventFeed:
                 if player.batched:
                     self._hold(player, self.for_seat(seq, player.seat))
                 elif ev.private.get(player.seat):
-                    stream.send(wire.event_server_message(wire.event(
-                        seq, ev.view(player.seat), self.info).SerializeToString()))
+                    stream.send(wire.event_server_message(self.for_seat(seq, player.seat)))
                 else:
                     if public_msg is None:
                         public_msg = wire.event_server_message(self.public(seq))

@@ -458,11 +458,10 @@ class Watch(pgrpc.WatchServicer):
             entries = await self.hub.store.matches.load_log(request.match_id)
             state = replay_state(record, entries)
             info = engine.game(record.options.game_id)
-            events = [wire.event(seq, state.events[seq].view(None), info).SerializeToString()
+            events = [wire.event_bytes(seq, state.events[seq].view(None), info)
                       for seq in range(max(0, request.from_seq), len(state.events))]
-            view = wire.public_view(record.options.game_id, state.public_view())
-            for message in spectator_messages(events, view.SerializeToString(),
-                                              request.batched):
+            view = wire.public_view_bytes(record.options.game_id, state.public_view())
+            for message in spectator_messages(events, view, request.batched):
                 outbox.send(message)
             outbox.send(ppb.WatchMessage(match_over=ppb.MatchOver(result=record.result)))
             outbox.finish()

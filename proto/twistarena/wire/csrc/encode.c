@@ -129,12 +129,16 @@ static int write_string(Buffer *b, uint32_t number, PyObject *o, int skip_empty)
 
 static int write_message(Buffer *b, const Schema *schema, PyObject *data);
 
-/* A nested message: key, length, then its fields (written in place, the length
- * moved in front once known). */
-static int write_nested(Buffer *b, uint32_t number, const Schema *schema, PyObject *data) {
+/* Starts a length-delimited field: its key, and one byte kept for its length (the
+ * usual case); the position of that byte, or -1. */
+static Py_ssize_t open_field(Buffer *b, uint32_t number) {
     if (write_key(b, number, 2) < 0 || reserve(b, 1) < 0) return -1;
-    Py_ssize_t at = b->len++;  /* one byte for the length, the usual case */
-    if (write_message(b, schema, data) < 0) return -1;
+    return b->len++;
+}
+
+/* Ends the field opened at ``at``: its length, once known, goes before its
+ * content (moved on when the length takes more than the byte kept). */
+static int close_field(Buffer *b, Py_ssize_t at) {
     Py_ssize_t size = b->len - at - 1;
     int n = varint_size((uint64_t)size);
     if (n > 1) {
@@ -147,6 +151,13 @@ static int write_nested(Buffer *b, uint32_t number, const Schema *schema, PyObje
     put_varint(b, (uint64_t)size);
     b->len = end;
     return 0;
+}
+
+/* A nested message: key, length, then its fields. */
+static int write_nested(Buffer *b, uint32_t number, const Schema *schema, PyObject *data) {
+    Py_ssize_t at = open_field(b, number);
+    if (at < 0 || write_message(b, schema, data) < 0) return -1;
+    return close_field(b, at);
 }
 
 static int write_field(Buffer *b, const Field *f, PyObject *v) {
@@ -228,6 +239,108 @@ static int write_message(Buffer *b, const Schema *schema, PyObject *data) {
         return -1;
     }
     return 0;
+}
+
+/* -- google.protobuf.Struct ------------------------------------------------------ */
+
+static int write_value(Buffer *b, PyObject *v, int depth);
+static int write_struct_fields(Buffer *b, PyObject *dict, int depth);
+
+/* A Value (a message) as field ``number``. */
+static int write_value_field(Buffer *b, uint32_t number, PyObject *v, int depth) {
+    Py_ssize_t at = open_field(b, number);
+    if (at < 0 || write_value(b, v, depth) < 0) return -1;
+    return close_field(b, at);
+}
+
+/* A Value's one member: null_value 1, number_value 2, string_value 3, bool_value 4,
+ * struct_value 5, list_value 6 (a member of a oneof is written even when zero). */
+static int write_value(Buffer *b, PyObject *v, int depth) {
+    if (depth > 64) {
+        PyErr_SetString(PyExc_ValueError, "nested too deep");
+        return -1;
+    }
+    if (v == Py_None) {
+        if (write_key(b, 1, 0) < 0) return -1;
+        return write_varint(b, 0);
+    }
+    if (PyBool_Check(v)) {
+        if (write_key(b, 4, 0) < 0) return -1;
+        return write_varint(b, v == Py_True);
+    }
+    if (PyLong_Check(v) || PyFloat_Check(v)) {
+        double d;
+        if (PyLong_Check(v)) {  /* exact in a double up to 2**53; beyond, the library */
+            int overflow = 0;
+            long long i = PyLong_AsLongLongAndOverflow(v, &overflow);
+            if (i == -1 && PyErr_Occurred()) return -1;
+            if (overflow || i > (1LL << 53) || i < -(1LL << 53)) {
+                PyErr_SetString(PyExc_ValueError, "an int a double cannot hold exactly");
+                return -1;
+            }
+            d = (double)i;
+        } else {
+            d = PyFloat_AS_DOUBLE(v);
+        }
+        if (write_key(b, 2, 1) < 0 || reserve(b, 8) < 0) return -1;
+        uint64_t bits;
+        memcpy(&bits, &d, 8);
+        for (int k = 0; k < 8; k++) b->data[b->len++] = (char)(bits >> (8 * k));
+        return 0;
+    }
+    if (PyUnicode_Check(v)) return write_string(b, 3, v, 0);
+    if (PyDict_Check(v)) {
+        Py_ssize_t at = open_field(b, 5);
+        if (at < 0 || write_struct_fields(b, v, depth + 1) < 0) return -1;
+        return close_field(b, at);
+    }
+    if (PyList_Check(v) || PyTuple_Check(v)) {  /* ListValue: each item a Value (field 1) */
+        Py_ssize_t at = open_field(b, 6);
+        if (at < 0) return -1;
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(v);
+        PyObject **items = PySequence_Fast_ITEMS(v);
+        for (Py_ssize_t k = 0; k < n; k++) {
+            if (write_value_field(b, 1, items[k], depth + 1) < 0) return -1;
+        }
+        return close_field(b, at);
+    }
+    PyErr_Format(PyExc_TypeError, "a %.80s in a Struct", Py_TYPE(v)->tp_name);
+    return -1;
+}
+
+/* A Struct's fields (field 1: one map entry each, key 1 and value 2), in the
+ * dict's order. */
+static int write_struct_fields(Buffer *b, PyObject *dict, int depth) {
+    if (!PyDict_Check(dict)) {
+        PyErr_Format(PyExc_TypeError, "expected a dict, got %.80s", Py_TYPE(dict)->tp_name);
+        return -1;
+    }
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(dict, &pos, &key, &value)) {
+        if (!PyUnicode_Check(key)) {
+            PyErr_SetString(PyExc_TypeError, "a Struct's keys are str");
+            return -1;
+        }
+        Py_ssize_t at = open_field(b, 1);
+        if (at < 0 || write_string(b, 1, key, 0) < 0 ||
+            write_value_field(b, 2, value, depth + 1) < 0 || close_field(b, at) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* struct_bytes(data): google.protobuf.Struct of the dict data, serialized (its
+ * entries in the dict's order; a map's order is not part of the wire format). */
+static PyObject *struct_bytes(PyObject *self, PyObject *data) {
+    Buffer b = {NULL, 0, 0};
+    if (write_struct_fields(&b, data, 0) < 0) {
+        PyMem_Free(b.data);
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(b.data ? b.data : "", b.len);
+    PyMem_Free(b.data);
+    return out;
 }
 
 /* -- the Schema type ----------------------------------------------------------- */
@@ -326,12 +439,19 @@ static PyTypeObject SchemaType = {
     .tp_methods = schema_methods,
 };
 
+static PyMethodDef module_methods[] = {
+    {"struct_bytes", (PyCFunction)struct_bytes, METH_O,
+     "struct_bytes(data): the google.protobuf.Struct of the dict data, serialized"},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef module = {
     .m_base = PyModuleDef_HEAD_INIT,
     .m_name = "_encode",
-    .m_doc = "Per-game protobuf messages serialized from the engine's dicts"
-             " (see twistarena.wire.compiled_schema).",
+    .m_doc = "Per-game protobuf messages and Structs serialized from the engine's dicts"
+             " (see twistarena.wire.message_encoder and event_bytes).",
     .m_size = -1,
+    .m_methods = module_methods,
 };
 
 PyMODINIT_FUNC PyInit__encode(void) {

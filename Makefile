@@ -10,7 +10,7 @@ NODE_DEPS := clients/node/node_modules/.package-lock.json
 
 .PHONY: demo test lint typecheck pytest bench mutation reference clean
 
-$(STAMP): pyproject.toml setup.py $(wildcard engine/twistarena/rl/csrc/*)
+$(STAMP): pyproject.toml setup.py $(wildcard engine/twistarena/rl/csrc/*) $(wildcard proto/twistarena/wire/csrc/*)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,rl,openspiel]'

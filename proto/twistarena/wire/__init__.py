@@ -414,7 +414,7 @@ def event_bytes(seq: int, view: Mapping[str, Any], info: Narrator) -> bytes:
 
 def match_id_field(match_id: str) -> bytes:
     """The ``match_id`` field of a DecisionRequest, encoded once per match."""
-    return length_delimited(_MATCH_ID_KEY, match_id.encode()) if match_id else b""
+    return _string_field(_MATCH_ID_KEY, match_id)
 
 
 def decision_body(match_id_field: bytes, decision_id: int, seat: int, observation: bytes,

@@ -33,7 +33,7 @@ int fields_are(const Source *src, Py_ssize_t count) {
     return 0;
 }
 
-int bit_flags(Tensor *t, long base, PyObject *bits) {
+int bit_flags(Tensor *t, long base, PyObject *bits, const Ints *map) {
     int failed = 0;
     long v = as_long(bits, &failed);
     if (failed) return -1;
@@ -42,7 +42,9 @@ int bit_flags(Tensor *t, long base, PyObject *bits) {
         return -1;
     }
     for (long b = 0; v != 0; b++, v >>= 1) {
-        if ((v & 1) && put(t, base + b, 1.0) < 0) return -1;
+        if (!(v & 1)) continue;
+        if (map != NULL && b >= map->len) break;  /* only bits the map places are shown */
+        if (put(t, base + (map != NULL ? map->v[b] : b), 1.0) < 0) return -1;
     }
     return 0;
 }
@@ -209,7 +211,67 @@ static PyObject *seat_tensors_tensor(SeatTensors *self, PyObject *arg) {
     return out;
 }
 
-static PyObject *make_mask(PyObject *ids, PyObject *index, npy_intp size);
+/* -- masks ------------------------------------------------------------------------- */
+
+/* A new int8 array of ``size`` with 1 at index[id] (a tuple) for each id of
+ * ``ids`` (IndexError for an id that is not in the space). */
+static PyObject *make_mask(PyObject *ids, PyObject *index, npy_intp size) {
+    PyObject *seq = PySequence_Fast(ids, "legal ids must be a sequence");
+    if (seq == NULL) return NULL;
+    PyObject *out = PyArray_ZEROS(1, &size, NPY_INT8, 0);
+    if (out == NULL) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    npy_int8 *data = (npy_int8 *)PyArray_DATA((PyArrayObject *)out);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int failed = 0;
+    for (Py_ssize_t i = 0; i < n && !failed; i++) {
+        long id = as_long(PySequence_Fast_GET_ITEM(seq, i), &failed);
+        long place = failed ? -1 : lookup(index, id, &failed);
+        if (!failed && (place < 0 || place >= size)) {
+            PyErr_Format(PyExc_IndexError, "%ld is not an action id of this space", id);
+            failed = 1;
+        }
+        if (!failed) data[place] = 1;
+    }
+    Py_DECREF(seq);
+    if (failed) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* A mask's space as the callers give it: ``index`` a tuple (engine id -> mask
+ * index) and ``size`` an int, not negative, into *out; -1 with an exception. */
+static int mask_space(PyObject *index, PyObject *size, npy_intp *out) {
+    if (!PyTuple_Check(index)) {
+        PyErr_SetString(PyExc_TypeError, "a mask's index must be a tuple");
+        return -1;
+    }
+    int failed = 0;
+    *out = (npy_intp)as_long(size, &failed);
+    if (failed) return -1;
+    if (*out < 0) {
+        PyErr_SetString(PyExc_ValueError, "a negative mask size");
+        return -1;
+    }
+    return 0;
+}
+
+/* mask(legal_ids, index, size): an int8 array of ``size`` with 1 at index[id]
+ * for each legal id (``index``: a tuple, engine id -> mask index). */
+static PyObject *mask(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    npy_intp size;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "mask(legal_ids, index, size)");
+        return NULL;
+    }
+    if (mask_space(args[1], args[2], &size) < 0) return NULL;
+    return make_mask(args[0], args[1], size);
+}
+
 
 /* observation(index, size, seat, legal_ids): PettingZoo's observation of the
  * seat, the dict of its tensor and its action mask (as mask(legal_ids, index,
@@ -217,17 +279,12 @@ static PyObject *make_mask(PyObject *ids, PyObject *index, npy_intp size);
  * space comes first so that functools.partial can bind it). */
 static PyObject *seat_tensors_observation(SeatTensors *self, PyObject *const *args,
                                           Py_ssize_t nargs) {
-    if (nargs != 4 || !PyTuple_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "observation(index: tuple, size, seat, legal_ids)");
+    npy_intp size;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "observation(index, size, seat, legal_ids)");
         return NULL;
     }
-    int failed = 0;
-    npy_intp size = (npy_intp)as_long(args[1], &failed);
-    if (failed) return NULL;
-    if (size < 0) {
-        PyErr_SetString(PyExc_ValueError, "a negative mask size");
-        return NULL;
-    }
+    if (mask_space(args[0], args[1], &size) < 0) return NULL;
     PyObject *tensor = seat_tensors_tensor(self, args[2]);
     if (tensor == NULL) return NULL;
     PyObject *mask = make_mask(args[3], args[0], size);
@@ -261,55 +318,6 @@ static PyTypeObject SeatTensorsType = {
     .tp_dealloc = (destructor)seat_tensors_dealloc,
     .tp_methods = seat_tensors_methods,
 };
-
-/* -- masks ------------------------------------------------------------------------- */
-
-/* A new int8 array of ``size`` with 1 at index[id] (a tuple) for each id of
- * ``ids`` (IndexError for an id that is not in the space). */
-static PyObject *make_mask(PyObject *ids, PyObject *index, npy_intp size) {
-    PyObject *seq = PySequence_Fast(ids, "legal ids must be a sequence");
-    if (seq == NULL) return NULL;
-    PyObject *out = PyArray_ZEROS(1, &size, NPY_INT8, 0);
-    if (out == NULL) {
-        Py_DECREF(seq);
-        return NULL;
-    }
-    npy_int8 *data = (npy_int8 *)PyArray_DATA((PyArrayObject *)out);
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    int failed = 0;
-    for (Py_ssize_t i = 0; i < n && !failed; i++) {
-        long id = as_long(PySequence_Fast_GET_ITEM(seq, i), &failed);
-        long place = failed ? -1 : lookup(index, id, &failed);
-        if (!failed && (place < 0 || place >= size)) {
-            PyErr_Format(PyExc_IndexError, "%ld is not an action id of this space", id);
-            failed = 1;
-        }
-        if (!failed) data[place] = 1;
-    }
-    Py_DECREF(seq);
-    if (failed) {
-        Py_DECREF(out);
-        return NULL;
-    }
-    return out;
-}
-
-/* mask(legal_ids, index, size): an int8 array of ``size`` with 1 at index[id]
- * for each legal id (``index``: a tuple, engine id -> mask index). */
-static PyObject *mask(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3 || !PyTuple_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "mask(legal_ids, index: tuple, size)");
-        return NULL;
-    }
-    int failed = 0;
-    npy_intp size = (npy_intp)as_long(args[2], &failed);
-    if (failed) return NULL;
-    if (size < 0) {
-        PyErr_SetString(PyExc_ValueError, "a negative mask size");
-        return NULL;
-    }
-    return make_mask(args[0], args[1], size);
-}
 
 static PyMethodDef methods[] = {
     {"mask", (PyCFunction)(void (*)(void))mask, METH_FASTCALL,

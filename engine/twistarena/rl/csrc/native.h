@@ -186,8 +186,9 @@ static inline int flags(Tensor *t, long base, PyObject *seq, const Ints *index) 
     return 0;
 }
 
-/* Flags at base + b for each bit b set in the int ``bits``. */
-int bit_flags(Tensor *t, long base, PyObject *bits);
+/* Flags at base + b for each bit b set in the int ``bits`` (map NULL), or at
+ * base + map[b] for each set bit the map places (bits past it are not shown). */
+int bit_flags(Tensor *t, long base, PyObject *bits, const Ints *map);
 
 /* The set bits of an int (sets *failed on an error). */
 int bit_count(PyObject *bits, int *failed);

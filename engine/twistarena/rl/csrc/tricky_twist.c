@@ -308,7 +308,7 @@ static int players(Tensor *t, const Source *src) {
         if (tricks_of(t, src, block[P_TRICKS], tr, &blank) < 0) return -1;
         if (false_of(t, src, block, f, &modifiers) < 0) return -1;
         if (flags(t, block[P_BONUSES], mine, &src->ints[T_BONUS]) < 0) return -1;
-        if (bit_flags(t, block[P_VOID], void_) < 0) return -1;
+        if (bit_flags(t, block[P_VOID], void_, NULL) < 0) return -1;
         Py_ssize_t hand_n = seq_len(hand), reserve_n = seq_len(reserve);
         Py_ssize_t tricks_n = seq_len(tr), false_n = seq_len(f);
         long score = as_long(total, &failed);

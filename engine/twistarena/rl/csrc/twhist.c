@@ -22,22 +22,6 @@ enum { F_HANDS, F_TWHIST, F_TRICK, F_PICKED, F_POOL, F_OPEN, F_DISCARD, F_LEADER
        F_COUNT };
 enum { T_COLOUR, T_TWHIST, T_PHASE, T_STAR, T_PLAY, T_PICK, T_BASE, T_K, T_TOTAL, T_VISIBLE };
 
-/* Flags at base + map[b] for each bit b of ``bits`` below the map's length (the
- * observation lists only those). */
-static int mapped_bits(Tensor *t, long base, PyObject *bits, const Ints *map) {
-    int failed = 0;
-    long v = as_long(bits, &failed);
-    if (failed) return -1;
-    if (v < 0) {
-        PyErr_SetString(PyExc_ValueError, "a negative bitmask");
-        return -1;
-    }
-    for (long b = 0; b < map->len && b < 63; b++) {
-        if ((v >> b & 1) && put(t, base + map->v[b], 1.0) < 0) return -1;
-    }
-    return 0;
-}
-
 /* The trick's plays, seat by seat from the leader: a number card at its id in
  * its player's block, a Twhist card after the number cards. */
 static int trick_flags(Tensor *t, const Source *src, PyObject *trick, long leader) {
@@ -77,10 +61,10 @@ static int player_blocks(Tensor *t, const Source *src) {
         PyObject *hand = seq_at(hands, s), *tw = seq_at(twhist, s), *fl = seq_at(flips, s);
         PyObject *vo = seq_at(voids, s), *st = seq_at(stars, s);
         if (!hand || !tw || !fl || !vo || !st) return -1;
-        if ((visible || s == src->me) && mapped_bits(t, block[0], tw, &src->ints[T_TWHIST]) < 0)
+        if ((visible || s == src->me) && bit_flags(t, block[0], tw, &src->ints[T_TWHIST]) < 0)
             return -1;
-        if (mapped_bits(t, block[1], fl, &src->ints[T_STAR]) < 0) return -1;
-        if (mapped_bits(t, block[2], vo, &src->ints[T_COLOUR]) < 0) return -1;
+        if (bit_flags(t, block[1], fl, &src->ints[T_STAR]) < 0) return -1;
+        if (bit_flags(t, block[2], vo, &src->ints[T_COLOUR]) < 0) return -1;
         Py_ssize_t hand_n = seq_len(hand);
         int tw_n = bit_count(tw, &failed);
         int fl_n = bit_count(fl, &failed);
@@ -102,7 +86,7 @@ int write_twhist(Tensor *t, const Source *src) {
     PyObject *hand = seq_at(field(src, F_HANDS), src->me);
     PyObject *mine = seq_at(field(src, F_TWHIST), src->me);
     if (!hand || !mine || flags(t, lay[HAND], hand, NULL) < 0) return -1;
-    if (mapped_bits(t, lay[TWHIST_HAND], mine, &src->ints[T_TWHIST]) < 0) return -1;
+    if (bit_flags(t, lay[TWHIST_HAND], mine, &src->ints[T_TWHIST]) < 0) return -1;
     long leader = field_long(src, F_LEADER, &failed);
     long lead = field_long(src, F_LEAD, &failed);
     long phase = field_long(src, F_PHASE, &failed);

@@ -161,3 +161,44 @@ def test_struct_values_of_every_kind_and_what_goes_to_the_library() -> None:
         deep = [deep]
     with pytest.raises(ValueError, match="deep"):
         _encode.struct_bytes({"deep": deep})
+
+
+def test_a_decision_requests_frame_is_byte_for_byte_the_joined_fields() -> None:
+    """The compiled frame (``DecisionFrames``) writes what ``_decision_body`` and
+    ``decision_message(..., batched_fields(...))`` join, for zero and large ids,
+    long observations (a length over one byte), no or many ride-along events; and
+    the result parses as the library's DecisionRequest."""
+    from twistarena.v1 import play_pb2 as ppb
+
+    rng = random.Random(29)
+    for case in range(300):
+        match_id = wire.match_id_field(f"m{case:x}" * rng.randint(0, 3))
+        did, seat = rng.choice([0, 1, 127, 128, 2**40]), rng.randint(0, 4)
+        observation = bytes(rng.randrange(256) for _ in range(rng.choice([0, 5, 127, 300])))
+        legal = [wire.length_delimited(b"\x2a", bytes([rng.randrange(256)]) * rng.randint(0, 9))
+                 for _ in range(rng.randint(0, 6))]
+        deadline = rng.choice([0, 999_999_999, 1_000_000_000, 1_795_777_330_550_123_456])
+        body = wire.decision_body(match_id, did, seat, observation, legal, deadline)
+        assert body == wire._decision_body(match_id, did, seat, observation, legal, deadline)
+        accepted = rng.choice([b"", wire.accepted(did, rng.randint(0, 300))])
+        events = [bytes([rng.randrange(256)]) * rng.choice([0, 3, 200])
+                  for _ in range(rng.randint(0, 4))]
+        left = rng.choice([0, 1, 4999, 2**31])
+        joined = wire.decision_message(body, left, wire.batched_fields(accepted, events))
+        assert wire.request_message(body, left, accepted, events) == joined
+    request = ppb.ServerMessage.FromString(wire.request_message(
+        wire.decision_body(wire.match_id_field("abc"), 73, 2, b"", [], 1_500_000_000),
+        250, wire.accepted(73, 5), [])).decision
+    assert (request.match_id, request.decision_id, request.seat, request.time_left_ms) == \
+        ("abc", 73, 2, 250)
+    assert (request.deadline.seconds, request.deadline.nanos) == (1, 500_000_000)
+    assert (request.accepted.decision_id, request.accepted.action_id) == (73, 5)
+
+
+def test_a_decision_frame_refuses_what_is_not_bytes() -> None:
+    with pytest.raises(TypeError):
+        wire.decision_body(wire.match_id_field("m"), 1, 0, "text", [], 0)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        wire.request_message(b"", 1, b"", ["event"])  # type: ignore[list-item]
+    with pytest.raises(ValueError):
+        _encode.DecisionFrames((1, 2, 3))

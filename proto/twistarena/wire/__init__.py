@@ -323,6 +323,11 @@ _ACCEPTED_DECISION_KEY = _key(_number(ppb.AnswerAccepted, "decision_id"), _VARIN
 _ACCEPTED_ACTION_KEY = _key(_number(ppb.AnswerAccepted, "action_id"), _VARINT)
 _TS_SECONDS_KEY = _key(1, _VARINT)
 _TS_NANOS_KEY = _key(2, _VARINT)
+#: The compiled writer of a DecisionRequest's frame (None: not built).
+_FRAMES = _encode.DecisionFrames(tuple(
+    [_number(_DR, name) for name in ("decision_id", "seat", "observation", "deadline",
+                                     "time_left_ms", "accepted", "events")]
+    + [_number(_SM, "decision"), 1, 2])) if _encode is not None else None
 _OBSERVATION_MEMBER_KEYS = {game: _key(number, _LEN)
                             for game, number in OBSERVATION_FIELDS.items()}
 #: game id -> its observation message's encoder (``message_encoder``)
@@ -420,6 +425,16 @@ def match_id_field(match_id: str) -> bytes:
 def decision_body(match_id_field: bytes, decision_id: int, seat: int, observation: bytes,
                   legal_actions: Sequence[bytes], deadline_ns: int) -> bytes:
     """Every field of a DecisionRequest but ``time_left_ms``, in field order."""
+    if _FRAMES is not None:
+        return _FRAMES.body(match_id_field, decision_id, seat, observation, legal_actions,
+                            deadline_ns)
+    return _decision_body(match_id_field, decision_id, seat, observation, legal_actions,
+                          deadline_ns)
+
+
+def _decision_body(match_id_field: bytes, decision_id: int, seat: int, observation: bytes,
+                   legal_actions: Sequence[bytes], deadline_ns: int) -> bytes:
+    """``decision_body`` written by joining its fields' bytes (no compiled encoder)."""
     seconds, nanos = divmod(deadline_ns, 1_000_000_000)
     deadline = varint_field(_TS_SECONDS_KEY, seconds) + varint_field(_TS_NANOS_KEY, nanos)
     return b"".join((
@@ -437,6 +452,15 @@ def decision_message(body: bytes, time_left_ms: int, batched: bytes = b"") -> by
     left and, on a batched stream, the ``batched_fields`` that ride along."""
     return length_delimited(_SM_DECISION_KEY,
                             body + varint_field(_TIME_LEFT_KEY, time_left_ms) + batched)
+
+
+def request_message(body: bytes, time_left_ms: int, accepted: bytes = b"",
+                    events: Sequence[bytes] = ()) -> bytes:
+    """``decision_message(body, time_left_ms, batched_fields(accepted, events))`` in
+    one buffer when the compiled encoder is built."""
+    if _FRAMES is not None:
+        return _FRAMES.message(body, time_left_ms, accepted, events)
+    return decision_message(body, time_left_ms, batched_fields(accepted, events))
 
 
 def batched_fields(accepted: bytes, events: Sequence[bytes]) -> bytes:

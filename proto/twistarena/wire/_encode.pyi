@@ -1,6 +1,6 @@
 """Types of the compiled message encoder (csrc/encode.c); ``wire.message_encoder`` uses it."""
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 INT32: int
@@ -18,3 +18,14 @@ class Schema:
     def encode(self, data: Mapping[str, Any], /) -> bytes: ...
 
 def struct_bytes(data: Mapping[str, Any], /) -> bytes: ...
+
+class DecisionFrames:
+    """A DecisionRequest's fields around its observation, and its ServerMessage, in one
+    buffer; ``numbers``: the field numbers (decision_id, seat, observation, deadline,
+    time_left_ms, accepted, events, ServerMessage.decision, Timestamp seconds, nanos)."""
+
+    def __init__(self, numbers: tuple[int, ...]) -> None: ...
+    def body(self, match_id_field: bytes, decision_id: int, seat: int, observation: bytes,
+             legal_actions: Sequence[bytes], deadline_ns: int, /) -> bytes: ...
+    def message(self, body: bytes, time_left_ms: int, accepted: bytes,
+                events: Sequence[bytes], /) -> bytes: ...

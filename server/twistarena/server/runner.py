@@ -414,8 +414,11 @@ class MatchRunner:
             traffic.requests_built += 1
             traffic.request_build_ns += time.thread_time_ns() - started
         seat.sent_at = time.perf_counter()
-        batched = wire.batched_fields(*seat.take_waiting()) if seat.waiting_since else b""
-        seat.stream.send(wire.decision_message(body, int(left * 1000), batched))
+        if seat.waiting_since:
+            message = wire.request_message(body, int(left * 1000), *seat.take_waiting())
+        else:
+            message = wire.request_message(body, int(left * 1000))
+        seat.stream.send(message)
 
     async def answer(self, seat_no: int, decision_id: int, action_id: int,
                      stream: Outbox, fallback: bool = False) -> Reply:

@@ -86,7 +86,7 @@ class EngineGroup:
             self.observations.encode(state.observation_parts(seat)),
             self.vocabulary.encoded(state.vocabulary_version(), state.legal_action_ids(seat),
                                     partial(state.describe, seat)), 0)
-        return seat, wire.decision_message(body, 5000)
+        return seat, wire.request_message(body, 5000)
 
     def answered(self, seat: int) -> bytes:
         """Apply a random legal action for ``seat``; the AnswerAccepted bytes."""

@@ -16,6 +16,10 @@
  * library, which says what is wrong. tests/wire/test_compiled_encoding.py
  * holds the bytes to the library's for every observation and public view of
  * many random matches.
+ *
+ * DecisionFrames writes the rest of a request (its ids, deadline, legal actions,
+ * the acceptance and events that ride along, the ServerMessage around it) in
+ * one buffer too.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -332,15 +336,16 @@ static int write_struct_fields(Buffer *b, PyObject *dict, int depth) {
 
 /* struct_bytes(data): google.protobuf.Struct of the dict data, serialized (its
  * entries in the dict's order; a map's order is not part of the wire format). */
+/* The bytes written (NULL with the error set when ``failed``); frees the buffer. */
+static PyObject *finish_buffer(Buffer *b, int failed) {
+    PyObject *out = failed ? NULL : PyBytes_FromStringAndSize(b->data ? b->data : "", b->len);
+    PyMem_Free(b->data);
+    return out;
+}
+
 static PyObject *struct_bytes(PyObject *self, PyObject *data) {
     Buffer b = {NULL, 0, 0};
-    if (write_struct_fields(&b, data, 0) < 0) {
-        PyMem_Free(b.data);
-        return NULL;
-    }
-    PyObject *out = PyBytes_FromStringAndSize(b.data ? b.data : "", b.len);
-    PyMem_Free(b.data);
-    return out;
+    return finish_buffer(&b, write_struct_fields(&b, data, 0) < 0);
 }
 
 /* -- the Schema type ----------------------------------------------------------- */
@@ -409,13 +414,7 @@ static void schema_dealloc(Schema *self) {
 
 static PyObject *schema_encode(Schema *self, PyObject *data) {
     Buffer b = {NULL, 0, 0};
-    if (write_message(&b, self, data) < 0) {
-        PyMem_Free(b.data);
-        return NULL;
-    }
-    PyObject *out = PyBytes_FromStringAndSize(b.data ? b.data : "", b.len);
-    PyMem_Free(b.data);
-    return out;
+    return finish_buffer(&b, write_message(&b, self, data) < 0);
 }
 
 static PyMethodDef schema_methods[] = {
@@ -439,6 +438,175 @@ static PyTypeObject SchemaType = {
     .tp_methods = schema_methods,
 };
 
+
+/* -- a DecisionRequest's frame ------------------------------------------------ */
+
+/* The fields of a DecisionRequest around its observation and legal actions, and
+ * the ServerMessage around it, written in one buffer: the same bytes as
+ * wire.decision_body and wire.decision_message, which joined a dozen small bytes
+ * objects per request. The field numbers come from the descriptors (Python). */
+
+enum { F_DECISION_ID, F_SEAT, F_OBSERVATION, F_DEADLINE, F_TIME_LEFT, F_ACCEPTED, F_EVENTS,
+       F_SM_DECISION, F_TS_SECONDS, F_TS_NANOS, F_COUNT };
+
+typedef struct {
+    PyObject_HEAD
+    uint32_t number[F_COUNT];
+} Frames;
+
+static PyTypeObject FramesType;
+
+static int frames_init(Frames *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"numbers", NULL};
+    PyObject *numbers;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!", keywords, &PyTuple_Type, &numbers))
+        return -1;
+    if (PyTuple_GET_SIZE(numbers) != F_COUNT) {
+        PyErr_Format(PyExc_ValueError, "expected %d field numbers", F_COUNT);
+        return -1;
+    }
+    for (int k = 0; k < F_COUNT; k++) {
+        long n = PyLong_AsLong(PyTuple_GET_ITEM(numbers, k));
+        if (n == -1 && PyErr_Occurred()) return -1;
+        if (n < 1 || n > 536870911) {
+            PyErr_Format(PyExc_ValueError, "%ld is not a field number", n);
+            return -1;
+        }
+        self->number[k] = (uint32_t)n;
+    }
+    return 0;
+}
+
+/* A bytes-like argument's bytes (bytes only: what the callers pass). */
+static int bytes_of(PyObject *o, const char **data, Py_ssize_t *size) {
+    if (!PyBytes_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "expected bytes, got %.80s", Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    *data = PyBytes_AS_STRING(o);
+    *size = PyBytes_GET_SIZE(o);
+    return 0;
+}
+
+static int write_raw(Buffer *b, const char *data, Py_ssize_t size) {
+    if (reserve(b, size) < 0) return -1;
+    memcpy(b->data + b->len, data, (size_t)size);
+    b->len += size;
+    return 0;
+}
+
+static int write_bytes_field(Buffer *b, uint32_t number, PyObject *o) {
+    const char *data;
+    Py_ssize_t size;
+    if (bytes_of(o, &data, &size) < 0 || write_key(b, number, 2) < 0 ||
+        write_varint(b, (uint64_t)size) < 0)
+        return -1;
+    return write_raw(b, data, size);
+}
+
+/* A varint field, left out when 0 (proto3); negative: 64-bit two's complement. */
+static int write_varint_field(Buffer *b, uint32_t number, long long v) {
+    if (v == 0) return 0;
+    if (write_key(b, number, 0) < 0) return -1;
+    return write_varint(b, (uint64_t)v);
+}
+
+/* body(match_id_field, decision_id, seat, observation, legal_actions, deadline_ns) */
+static PyObject *frames_body(Frames *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "body() takes 6 arguments");
+        return NULL;
+    }
+    long long decision_id = PyLong_AsLongLong(args[1]);
+    if (decision_id == -1 && PyErr_Occurred()) return NULL;
+    long long seat = PyLong_AsLongLong(args[2]);
+    if (seat == -1 && PyErr_Occurred()) return NULL;
+    long long deadline_ns = PyLong_AsLongLong(args[5]);
+    if (deadline_ns == -1 && PyErr_Occurred()) return NULL;
+    if (deadline_ns < 0) {
+        PyErr_SetString(PyExc_ValueError, "deadline_ns must not be negative");
+        return NULL;
+    }
+    PyObject *legal = args[4];
+    if (!PyList_Check(legal) && !PyTuple_Check(legal)) {
+        PyErr_Format(PyExc_TypeError, "expected a list, got %.80s", Py_TYPE(legal)->tp_name);
+        return NULL;
+    }
+    const char *data;
+    Py_ssize_t size;
+    Buffer b = {NULL, 0, 0};
+    int failed = bytes_of(args[0], &data, &size) < 0 || reserve(&b, 512) < 0 ||
+                 write_raw(&b, data, size) < 0 ||
+                 write_varint_field(&b, self->number[F_DECISION_ID], decision_id) < 0 ||
+                 write_varint_field(&b, self->number[F_SEAT], seat) < 0 ||
+                 write_bytes_field(&b, self->number[F_OBSERVATION], args[3]) < 0;
+    Py_ssize_t n = failed ? 0 : PySequence_Fast_GET_SIZE(legal);
+    PyObject **items = failed ? NULL : PySequence_Fast_ITEMS(legal);
+    for (Py_ssize_t k = 0; k < n && !failed; k++)
+        failed = bytes_of(items[k], &data, &size) < 0 || write_raw(&b, data, size) < 0;
+    if (!failed) {
+        Py_ssize_t at = open_field(&b, self->number[F_DEADLINE]);
+        failed = at < 0 ||
+                 write_varint_field(&b, self->number[F_TS_SECONDS],
+                                    deadline_ns / 1000000000LL) < 0 ||
+                 write_varint_field(&b, self->number[F_TS_NANOS],
+                                    deadline_ns % 1000000000LL) < 0 ||
+                 close_field(&b, at) < 0;
+    }
+    return finish_buffer(&b, failed);
+}
+
+/* message(body, time_left_ms, accepted, events): the ServerMessage(decision=...). */
+static PyObject *frames_message(Frames *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "message() takes 4 arguments");
+        return NULL;
+    }
+    long long left = PyLong_AsLongLong(args[1]);
+    if (left == -1 && PyErr_Occurred()) return NULL;
+    PyObject *events = args[3];
+    if (!PyList_Check(events) && !PyTuple_Check(events)) {
+        PyErr_Format(PyExc_TypeError, "expected a list, got %.80s", Py_TYPE(events)->tp_name);
+        return NULL;
+    }
+    const char *data;
+    Py_ssize_t size;
+    Buffer b = {NULL, 0, 0};
+    Py_ssize_t at = -1;
+    int failed = bytes_of(args[0], &data, &size) < 0 || reserve(&b, size + 64) < 0 ||
+                 (at = open_field(&b, self->number[F_SM_DECISION])) < 0 ||
+                 write_raw(&b, data, size) < 0 ||
+                 write_varint_field(&b, self->number[F_TIME_LEFT], left) < 0 ||
+                 bytes_of(args[2], &data, &size) < 0 ||
+                 (size > 0 && write_bytes_field(&b, self->number[F_ACCEPTED], args[2]) < 0);
+    Py_ssize_t n = failed ? 0 : PySequence_Fast_GET_SIZE(events);
+    PyObject **items = failed ? NULL : PySequence_Fast_ITEMS(events);
+    for (Py_ssize_t k = 0; k < n && !failed; k++)
+        failed = write_bytes_field(&b, self->number[F_EVENTS], items[k]) < 0;
+    if (!failed) failed = close_field(&b, at) < 0;
+    return finish_buffer(&b, failed);
+}
+
+static PyMethodDef frames_methods[] = {
+    {"body", (PyCFunction)(void (*)(void))frames_body, METH_FASTCALL,
+     "body(match_id_field, decision_id, seat, observation, legal_actions, deadline_ns)"},
+    {"message", (PyCFunction)(void (*)(void))frames_message, METH_FASTCALL,
+     "message(body, time_left_ms, accepted, events)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject FramesType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "twistarena.wire._encode.DecisionFrames",
+    .tp_doc = PyDoc_STR("DecisionFrames(numbers): a DecisionRequest's fields around its"
+                        " observation, and its ServerMessage, written in one buffer"),
+    .tp_basicsize = sizeof(Frames),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)frames_init,
+    .tp_methods = frames_methods,
+};
+
 static PyMethodDef module_methods[] = {
     {"struct_bytes", (PyCFunction)struct_bytes, METH_O,
      "struct_bytes(data): the google.protobuf.Struct of the dict data, serialized"},
@@ -455,10 +623,11 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__encode(void) {
-    if (PyType_Ready(&SchemaType) < 0) return NULL;
+    if (PyType_Ready(&SchemaType) < 0 || PyType_Ready(&FramesType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     if (PyModule_AddObjectRef(m, "Schema", (PyObject *)&SchemaType) < 0 ||
+        PyModule_AddObjectRef(m, "DecisionFrames", (PyObject *)&FramesType) < 0 ||
         PyModule_AddIntConstant(m, "INT32", K_INT32) < 0 ||
         PyModule_AddIntConstant(m, "BOOL", K_BOOL) < 0 ||
         PyModule_AddIntConstant(m, "STRING", K_STRING) < 0 ||

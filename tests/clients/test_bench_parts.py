@@ -14,6 +14,7 @@ from twistarena.clients.bench.service import DECISION_PREFIX, read_counters
 from twistarena.clients.sdk import ArenaClient
 from twistarena.clients.sdk.connection import make_channel
 from twistarena.clients.sdk.convert import oneof_to_dict
+from twistarena.server.metrics import TIME_EVERY
 from twistarena.v1 import match_pb2, play_pb2
 
 from .helpers import run
@@ -94,12 +95,16 @@ def test_the_server_counts_its_play_messages_for_the_bench(server: Any) -> None:
             await asyncio.gather(*(b.run() for b in bots))
         finally:
             await channel.close()
-        counted = read_counters([port]).minus(before)
+        after = read_counters([port])
+        counted = after.minus(before)
         answered = sum(b.answered for b in bots)
         assert counted.received == answered + len(bots)
         assert counted.requests_built == answered
         # Batched: Joined, a request per decision, the last acceptance and MatchOver.
         assert answered < counted.sent <= answered + 4 * len(bots)
+        # One build in TIME_EVERY is timed (reading the thread's clock is a system call).
+        assert counted.requests_timed == (after.requests_built // TIME_EVERY
+                                          - before.requests_built // TIME_EVERY) > 0
         assert counted.request_build_s > 0
 
     run(scenario())

@@ -41,13 +41,19 @@ class PlayTraffic:
     so as plain integers (a Prometheus counter takes a lock per increment) and
     exported when scraped. ``bench service`` divides them by its decisions."""
 
-    __slots__ = ("received", "request_build_ns", "requests_built", "sent")
+    __slots__ = ("received", "request_build_ns", "requests_built", "requests_timed", "sent")
 
     def __init__(self) -> None:
         self.sent = 0
         self.received = 0
         self.requests_built = 0
+        #: The builds whose CPU time was read (one in ``TIME_EVERY``), and its sum.
+        self.requests_timed = 0
         self.request_build_ns = 0
+
+
+#: One DecisionRequest build in this many is timed.
+TIME_EVERY = 8
 
 
 PLAY_TRAFFIC = PlayTraffic()
@@ -65,9 +71,12 @@ class _PlayTrafficCollector(Collector):
         yield CounterMetricFamily("twistarena_decision_requests_built",
                                   "DecisionRequests built (a request sent again is not rebuilt)",
                                   value=traffic.requests_built)
+        yield CounterMetricFamily("twistarena_decision_requests_timed",
+                                  f"DecisionRequests built whose CPU time was measured "
+                                  f"(one in {TIME_EVERY})", value=traffic.requests_timed)
         yield CounterMetricFamily("twistarena_decision_request_build_seconds",
-                                  "CPU time of the event loop building DecisionRequests "
-                                  "(observation, legal actions, encoding)",
+                                  "CPU time of the event loop building the timed "
+                                  "DecisionRequests (observation, legal actions, encoding)",
                                   value=traffic.request_build_ns / 1e9)
 
 

@@ -134,11 +134,14 @@ class ServerCounters:
     sent: float = 0.0
     received: float = 0.0
     requests_built: float = 0.0
+    #: The builds the server timed (one in several), and their CPU time.
+    requests_timed: float = 0.0
     request_build_s: float = 0.0
 
     def minus(self, before: ServerCounters) -> ServerCounters:
         return ServerCounters(self.sent - before.sent, self.received - before.received,
                               self.requests_built - before.requests_built,
+                              self.requests_timed - before.requests_timed,
                               self.request_build_s - before.request_build_s)
 
 
@@ -147,6 +150,7 @@ COUNTER_SAMPLES = {
     'twistarena_play_messages_total{direction="sent"}': "sent",
     'twistarena_play_messages_total{direction="received"}': "received",
     "twistarena_decision_requests_built_total": "requests_built",
+    "twistarena_decision_requests_timed_total": "requests_timed",
     "twistarena_decision_request_build_seconds_total": "request_build_s",
 }
 
@@ -201,8 +205,8 @@ class Throughput:
 
     @property
     def request_build_us(self) -> float:
-        built = self.counters.requests_built
-        return 1e6 * self.counters.request_build_s / built if built else 0.0
+        timed = self.counters.requests_timed
+        return 1e6 * self.counters.request_build_s / timed if timed else 0.0
 
     @property
     def server_us_net(self) -> float:

@@ -411,7 +411,7 @@ class MatchRunner:
                 self._match_id_field, seat.decision_id, seat_no,
                 self.observations.encode(state.observation_parts(seat_no)),
                 self.vocabulary.encoded(state.vocabulary_version(),
-                                        state.legal_action_ids(seat_no),
+                                        self.book.legal[seat_no],  # the open decision's
                                         partial(state.describe, seat_no)),
                 int(seat.deadline_wall * 1e9))
             seat.request = body

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from prometheus_client import REGISTRY, Counter, Gauge, Histogram, start_http_server
+from prometheus_client import REGISTRY, Counter, Gauge, start_http_server
 from prometheus_client.core import CounterMetricFamily
 from prometheus_client.registry import Collector
 
@@ -12,17 +12,18 @@ from prometheus_client.registry import Collector
 from twistarena.storage.metrics import APPEND_BATCH as APPEND_BATCH
 from twistarena.storage.metrics import APPEND_LATENCY as APPEND_LATENCY
 from twistarena.storage.metrics import ERRORS as ERRORS
+from twistarena.storage.metrics import LoopCounter, LoopHistogram
 
 LIVE_MATCHES = Gauge("twistarena_live_matches", "Matches with a runner on this node")
 PLAY_STREAMS = Gauge("twistarena_play_streams", "Open Play streams holding a seat")
 WATCH_STREAMS = Gauge("twistarena_watch_streams", "Open Watch streams")
 MATCHES_CREATED = Counter("twistarena_matches_created_total", "Matches created")
 MATCHES_ENDED = Counter("twistarena_matches_ended_total", "Matches ended", ["reason"])
-DECISIONS = Counter(
+DECISIONS = LoopCounter(
     "twistarena_decisions_total", "Decisions settled", ["how"]
 )  # how: answer, timeout, house
 ANSWERS_REJECTED = Counter("twistarena_answers_rejected_total", "In-band rejections", ["reason"])
-DECISION_LATENCY = Histogram(
+DECISION_LATENCY = LoopHistogram(
     "twistarena_decision_latency_seconds",
     "From a decision request being sent to its answer being acknowledged",
     buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),

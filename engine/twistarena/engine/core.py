@@ -13,6 +13,7 @@ import copy
 import random
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, ClassVar, NamedTuple
 
@@ -83,6 +84,15 @@ class Event(NamedTuple):
             if extra:
                 out.update(extra)
         return out
+
+
+@lru_cache(maxsize=1 << 12)
+def set_bits(mask: int) -> tuple[int, ...]:
+    """The indices of the bits set in ``mask``, lowest first.
+
+    Views list small bitmasks (voids, FLIP cards, Twhist cards) as names at
+    every decision; kept, a mask's bits are looked up instead of tested one by one."""
+    return tuple(b for b in range(mask.bit_length()) if mask >> b & 1)
 
 
 class ObservationPart(NamedTuple):

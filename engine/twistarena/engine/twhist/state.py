@@ -12,7 +12,7 @@ from collections.abc import Hashable, Sequence
 from functools import partial
 from typing import Any
 
-from ..core import JSON, Action, ObservationPart, State
+from ..core import JSON, Action, ObservationPart, State, set_bits
 from ..dealing import deal_hidden
 from .cards import (
     ALL_TWHIST,
@@ -33,7 +33,7 @@ _TWHIST_IDS = tuple(range(TWHIST_BASE, TWHIST_BASE + 4))
 
 
 def twhist_names(mask: int) -> list[str]:
-    return [TWHIST_NAMES[k] for k in range(4) if mask >> k & 1]
+    return [TWHIST_NAMES[k] for k in set_bits(mask)]
 
 
 class TwhistState(State):
@@ -76,10 +76,10 @@ class TwhistState(State):
         self._player_rev = [0] * n
         self.log(
             "deal",
-            private={s: {"hand": [self.t.card_json(c) for c in self.hands[s]]} for s in range(n)},
+            private={s: {"hand": self.t.cards_json(self.hands[s])} for s in range(n)},
             dealer=self.dealer,
             leader=self.leader,
-            open_cards=[self.t.card_json(c) for c in self.open_cards],
+            open_cards=self.t.cards_json(self.open_cards),
             hand_size=per,
         )
 
@@ -270,15 +270,15 @@ class TwhistState(State):
             "hand_count": len(self.hands[s]),
             "twhist_count": self.twhist[s].bit_count(),
             "twhist_names": twhist_names(self.twhist[s]) if shows_twhist else [],
-            "star_side": [b + lo for b in range(len(t.stars)) if flips >> b & 1],
+            "star_side": [b + lo for b in set_bits(flips)],
             "stars": self.stars[s],
             "star_cards": flips.bit_count(),
-            "void": [t.colours[c] for c in range(len(t.colours)) if self.voids[s] >> c & 1],
+            "void": [t.colours[c] for c in set_bits(self.voids[s])],
         }
 
     def _view(self, viewer: int) -> JSON:
-        return {**self._table_json(), "players": self._players(viewer), **self._discard_json(),
-                **self._rules_json()}
+        return {**self._table_json(), **self._open_cards_json(), "players": self._players(viewer),
+                **self._discard_json(), **self._rules_json()}
 
     def _table_json(self) -> JSON:
         """The part of a view that changes with every action (the players' entries
@@ -306,13 +306,15 @@ class TwhistState(State):
             "trick": trick,
             "picker": self.picker,
             "next_leader": self.next_leader,
-            "picked": [t.card_json(c) for c in self.picked],
-            "pool": [t.card_json(c) for c in self.pool],
-            "open_cards": [t.card_json(c) for c in self.open_cards],
+            "picked": t.cards_json(self.picked),
+            "pool": t.cards_json(self.pool),
         }
 
+    def _open_cards_json(self) -> JSON:
+        return {"open_cards": self.t.cards_json(self.open_cards)}
+
     def _discard_json(self) -> JSON:
-        return {"discard": [self.t.card_json(c) for c in self.discard]}
+        return {"discard": self.t.cards_json(self.discard)}
 
     def _rules_json(self) -> JSON:
         return {"rules": {k: (list(v) if isinstance(v, list) else v)
@@ -320,7 +322,7 @@ class TwhistState(State):
 
     def _own_json(self, seat: int) -> JSON:
         """What only ``seat`` sees: its hand and its Twhist cards."""
-        return {"seat": seat, "hand": [self.t.card_json(c) for c in self.hands[seat]],
+        return {"seat": seat, "hand": self.t.cards_json(self.hands[seat]),
                 "twhist_hand": twhist_names(self.twhist[seat])}
 
     def _seat_json(self, seat: int) -> JSON:
@@ -328,12 +330,13 @@ class TwhistState(State):
         return {**self._table_json(), **self._own_json(seat)}
 
     def _observation(self, seat: int) -> JSON:
-        return {**self._table_json(), "players": self._players(seat), **self._own_json(seat),
-                **self._discard_json(), **self._rules_json()}
+        return {**self._table_json(), **self._open_cards_json(), "players": self._players(seat),
+                **self._own_json(seat), **self._discard_json(), **self._rules_json()}
 
     def _observation_parts(self, seat: int) -> list[ObservationPart]:
         """The table, one part per player (re-encoded only when its revision
-        moves), the discard pile (it only grows) and the rules (never change).
+        moves), the discard pile (it only grows: its length is its version) and
+        what never changes in a match (the open cards, TH-2.1, and the rules).
 
         A player's slot says whether its Twhist card names are shown, so that
         what one seat may see is never reused for a seat that may not."""
@@ -343,9 +346,12 @@ class TwhistState(State):
             shows = self._shows_twhist(s, seat)
             parts.append(ObservationPart(("player", s, shows), revisions[s],
                                          partial(self._players_part, s, shows)))
-        parts += [ObservationPart("discard", tuple(self.discard), self._discard_json),
-                  ObservationPart("rules", 0, self._rules_json)]
+        parts += [ObservationPart("discard", len(self.discard), self._discard_json),
+                  ObservationPart("fixed", 0, self._fixed_json)]
         return parts
+
+    def _fixed_json(self) -> JSON:
+        return {**self._open_cards_json(), **self._rules_json()}
 
     def _players_part(self, s: int, shows_twhist: bool) -> JSON:
         return {"players": [self._player_json(s, shows_twhist)]}

@@ -16,7 +16,7 @@ from bisect import bisect_left, insort
 from collections.abc import Hashable, Sequence
 from functools import partial
 
-from ..core import JSON, Action, InvalidOptions, ObservationPart, State
+from ..core import JSON, Action, InvalidOptions, ObservationPart, State, set_bits
 from ..dealing import deal_hidden
 from . import scoring
 from .cards import (
@@ -722,7 +722,7 @@ class TrickyTwistState(State):
                 for f, v, c, src, d in self.false[s]],
             "bonuses": [{"bonus": BONUS_NAMES[b], "face": self.faces[b]} for b in self.held[s]],
             "score": self.total[s],
-            "void": [FAMILIES[f] for f in range(len(FAMILIES)) if self.voids[s] >> f & 1],
+            "void": [FAMILIES[f] for f in set_bits(self.voids[s])],
         }
 
     def _player_version(self, s: int) -> int:

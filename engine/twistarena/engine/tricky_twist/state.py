@@ -114,10 +114,11 @@ class TrickyTwistState(State):
         self.last_round: list[JSON] = []
         #: Revisions of each seat's public part of a view (``_player_json``) and of
         #: the round's (``_round_json``), the versions of those observation parts:
-        #: a seat's moves on each of its actions, every seat's when a trick resolves,
-        #: a round starts or is scored, or hidden cards are re-dealt; the round's
-        #: when the supply, the end choices or the scores change. Bumped more often
-        #: than needed is harmless; never less.
+        #: a seat's moves on each of its actions and when a trick it won or a false
+        #: trick of its own is laid down, every seat's when a round starts or is
+        #: scored, or hidden cards are re-dealt; the round's when the supply, the
+        #: end choices or the scores change. Bumped more often than needed is
+        #: harmless; never less.
         self._player_rev = [0] * n
         self._round_rev = 0
         self._start_round()
@@ -370,10 +371,12 @@ class TrickyTwistState(State):
                     best, winner = card, s
             else:
                 self.false[s].append(_card_false(card))  # TT-5.2
+                self._player_rev[s] += 1
                 false_cards.append(card)
                 if IS_SEVEN[card]:
                     seven_seats.append(s)
         self.tricks[winner].append(tuple(won))  # TT-5.1
+        self._player_rev[winner] += 1
         if any(IS_SEVEN[c] for c in won):
             seven_seats.append(winner)
         self.log("trick", winner=winner, cards=cards_json(won),
@@ -381,7 +384,6 @@ class TrickyTwistState(State):
                                for i, c in enumerate(trick) if FAMILY_OF[c] != led])
         self.trick = []
         self.leader = winner
-        self._changed_all()
         if seven_seats:  # TT-5.4: clockwise from the winner
             self.picks = sorted(seven_seats, key=lambda s: (s - winner) % n)
         self._after_resolution()

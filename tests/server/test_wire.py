@@ -98,8 +98,8 @@ def test_passthrough_serializer() -> None:
 def _merged(parts: list[engine.ObservationPart]) -> dict[str, object]:
     """The parts' dicts merged as their encodings are: lists joined, the rest set once."""
     out: dict[str, object] = {}
-    for part in parts:
-        for key, value in part.build().items():
+    for _, _, build in parts:
+        for key, value in build().items():
             if key in out:
                 assert isinstance(value, list), f"{key} is set by two parts"
                 out[key] = [*out[key], *value]  # type: ignore[misc]

@@ -95,16 +95,13 @@ def set_bits(mask: int) -> tuple[int, ...]:
     return tuple(b for b in range(mask.bit_length()) if mask >> b & 1)
 
 
-class ObservationPart(NamedTuple):
-    """One slice of an observation (see ``State.observation_parts``).
-
-    ``slot`` names the slice (the same slot in every observation of a match);
-    ``version`` is equal whenever the slice's content is (None: not known, so
-    never reuse it); ``build`` makes the slice's dict when it is needed."""
-
-    slot: Hashable
-    version: Hashable
-    build: Callable[[], JSON]
+#: One slice of an observation (see ``State.observation_parts``): ``(slot, version,
+#: build)``. ``slot`` names the slice (the same slot in every observation of a
+#: match); ``version`` is equal whenever the slice's content is (None: not known,
+#: so never reuse it); ``build`` makes the slice's dict when it is needed.
+#: A plain tuple: games make one per player at every decision, and a named
+#: tuple costs several times as much to make.
+ObservationPart = tuple[Hashable, Hashable, Callable[[], JSON]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,7 +312,7 @@ class State:
 
     def _observation_parts(self, seat: int) -> list[ObservationPart]:
         """Games whose observation has slow-changing slices override this."""
-        return [ObservationPart("observation", None, lambda: self._observation(seat))]
+        return [("observation", None, lambda: self._observation(seat))]
 
     def _public_view(self) -> JSON:
         raise NotImplementedError

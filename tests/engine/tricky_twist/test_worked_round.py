@@ -466,13 +466,13 @@ def test_observation_parts_and_their_versions() -> None:
 
     def merged(seat: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for part in state.observation_parts(seat):
-            for key, value in part.build().items():
+        for _, _, build in state.observation_parts(seat):
+            for key, value in build().items():
                 out[key] = out[key] + value if key == "players" and key in out else value
         return out
 
     def versions() -> list[Any]:
-        return [(p.slot, p.version) for p in state.observation_parts(1)]
+        return [(slot, version) for slot, version, _ in state.observation_parts(1)]
 
     assert merged(1) == state.observation(1)
     before = versions()

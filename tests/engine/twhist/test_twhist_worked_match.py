@@ -256,12 +256,12 @@ def test_parts_zones_and_voids_in_two_colours() -> None:
     play(state, ["blue 1", "blue 0", "green 2"])  # seat 2 leads; seat 1 has no blue
     assert state.observation(0)["players"][1]["void"] == ["red", "blue"]
     parts = state.observation_parts(1)
-    assert [(p.slot, p.version) for p in parts] == [
+    assert [(slot, version) for slot, version, _ in parts] == [
         ("table", None), *((("player", s, True), state._player_rev[s]) for s in range(3)),
         ("discard", len(state.discard)), ("fixed", 0)]
     merged: dict[str, Any] = {}
-    for part in parts:  # the players' parts each hold one entry of "players"
-        for key, value in part.build().items():
+    for _, _, build in parts:  # the players' parts each hold one entry of "players"
+        for key, value in build().items():
             merged[key] = [*merged[key], *value] if key in merged else value
     assert merged == state.observation(1)
 

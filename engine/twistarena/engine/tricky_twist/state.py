@@ -737,11 +737,11 @@ class TrickyTwistState(State):
     def _observation_parts(self, seat: int) -> list[ObservationPart]:
         """The seat's table, the round and one part per player: a player's part
         (its tricks) changes only when that player acts or wins a trick."""
-        parts = [ObservationPart("table", None, partial(self._table_json, seat)),
-                 ObservationPart("round", self._round_rev, self._round_json)]
+        parts: list[ObservationPart] = [("table", None, partial(self._table_json, seat)),
+                                        ("round", self._round_rev, self._round_json)]
         revisions = self._player_rev
         for s in range(self.num_players):
-            parts.append(ObservationPart(s, revisions[s], partial(self._players_json, s)))
+            parts.append((s, revisions[s], partial(self._players_json, s)))
         return parts
 
     def _players_json(self, s: int) -> JSON:

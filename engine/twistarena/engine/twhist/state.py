@@ -340,14 +340,14 @@ class TwhistState(State):
 
         A player's slot says whether its Twhist card names are shown, so that
         what one seat may see is never reused for a seat that may not."""
-        parts = [ObservationPart("table", None, partial(self._seat_json, seat))]
+        parts: list[ObservationPart] = [("table", None, partial(self._seat_json, seat))]
         revisions = self._player_rev
         for s in range(self.num_players):
             shows = self._shows_twhist(s, seat)
-            parts.append(ObservationPart(("player", s, shows), revisions[s],
-                                         partial(self._players_part, s, shows)))
-        parts += [ObservationPart("discard", len(self.discard), self._discard_json),
-                  ObservationPart("fixed", 0, self._fixed_json)]
+            parts.append((("player", s, shows), revisions[s],
+                          partial(self._players_part, s, shows)))
+        parts += [("discard", len(self.discard), self._discard_json),
+                  ("fixed", 0, self._fixed_json)]
         return parts
 
     def _fixed_json(self) -> JSON:

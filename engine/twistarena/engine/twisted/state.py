@@ -310,10 +310,11 @@ class TwistedState(State):
     def _observation_parts(self, seat: int) -> list[ObservationPart]:
         """The table (the row, the seat's hand: new every action) and one part per
         seat, re-encoded only when its revision moves."""
+        parts: list[ObservationPart] = [("table", None, partial(self._table_part, seat))]
         revisions = self._seat_rev
-        return [ObservationPart("table", None, partial(self._table_part, seat)),
-                *(ObservationPart(s, revisions[s], partial(self._seat_part, s))
-                  for s in range(self.num_players))]
+        for s in range(self.num_players):
+            parts.append((s, revisions[s], partial(self._seat_part, s)))
+        return parts
 
     def _public_view(self) -> JSON:
         return self._view(-1)

@@ -736,7 +736,8 @@ class TrickyTwistState(State):
 
     def _observation_parts(self, seat: int) -> list[ObservationPart]:
         """The seat's table, the round and one part per player: a player's part
-        (its tricks) changes only when that player acts or wins a trick."""
+        (its tricks) changes only when that player acts, wins a trick or lays a
+        false trick (see ``_player_rev``)."""
         parts: list[ObservationPart] = [("table", None, partial(self._table_json, seat)),
                                         ("round", self._round_rev, self._round_json)]
         revisions = self._player_rev

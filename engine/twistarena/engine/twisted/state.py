@@ -57,10 +57,10 @@ class TwistedState(State):
         self.turn = self.first_starter
         self.phase = PLAY
         self._legal: tuple[int, ...] | None = None  # cached legal ids of the seat to act
-        #: Revision of each seat's public part of a view (``_seat_json``), the
-        #: version of that observation part: a seat's moves on each of its actions
-        #: and draws, every seat's when a round starts or ends or hidden cards are
-        #: re-dealt. Bumped more often than needed is harmless; never less.
+        #: Revision of each seat's public part of a view (``_seat_json`` and its
+        #: score), the version of that observation part: a seat's moves on each of
+        #: its actions and draws, every seat's when a round starts or ends. Bumped
+        #: more often than needed is harmless; never less.
         self._seat_rev = [0] * num_players
         self._start_round()
 

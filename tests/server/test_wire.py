@@ -122,7 +122,8 @@ def test_cached_parts_decode_as_today(game_id: str, players: int,
                                       options: dict[str, Any]) -> None:
     """One observation encoder and one vocabulary per match, shared by every seat (as
     a runner keeps them), give at every decision, for every seat (asked in a random
-    order), requests that decode to exactly what the whole-message encoder gives."""
+    order), requests that decode to exactly what the whole-message encoder gives.
+    Now and then the match goes on in a clone: a clone carries the parts' versions."""
     rng = random.Random(players)
     match_id = wire.match_id_field("m-1")
     checked = 0
@@ -148,6 +149,8 @@ def test_cached_parts_decode_as_today(game_id: str, players: int,
                 checked += 1
             if state.is_terminal():
                 break
+            if rng.random() < 0.05:
+                state = state.clone()
             seat = rng.choice(state.to_act())
             state.apply(seat, rng.choice(state.legal_action_ids(seat)))
     assert checked > 100 * players

@@ -110,9 +110,8 @@ def test_labels_views_and_parts() -> None:
     state.apply(0, 2)
     assert state.observation(1) == {"seat": 1, "points": [3, 0, 0]}
     assert state.public_view() == {"points": [3, 0, 0]}
-    (part,) = state.observation_parts(1)
-    assert (part.slot, part.version, part.build()) == ("observation", None,
-                                                       {"seat": 1, "points": [3, 0, 0]})
+    ((slot, version, build),) = state.observation_parts(1)
+    assert (slot, version, build()) == ("observation", None, {"seat": 1, "points": [3, 0, 0]})
     assert state.card_zones() == {"secret": [state.secret]}
     payload = state.describe(0, 0).to_json()["payload"]
     payload["number"] = 99

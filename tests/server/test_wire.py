@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import functools
 import random
+from typing import Any
 
 import pytest
 from google.protobuf import timestamp_pb2
 from twistarena import engine, wire
+from twistarena.v1 import observations_pb2 as opb
 from twistarena.v1 import play_pb2 as ppb
 
 GAMES = list(engine.GAME_IDS)
@@ -96,8 +98,8 @@ def test_passthrough_serializer() -> None:
 def _merged(parts: list[engine.ObservationPart]) -> dict[str, object]:
     """The parts' dicts merged as their encodings are: lists joined, the rest set once."""
     out: dict[str, object] = {}
-    for part in parts:
-        for key, value in part.build().items():
+    for _, _, build in parts:
+        for key, value in build().items():
             if key in out:
                 assert isinstance(value, list), f"{key} is set by two parts"
                 out[key] = [*out[key], *value]  # type: ignore[misc]
@@ -106,21 +108,32 @@ def _merged(parts: list[engine.ObservationPart]) -> dict[str, object]:
     return out
 
 
-@pytest.mark.parametrize(("game_id", "players"), [
-    (g.id, n) for g in engine.games() for n in sorted({g.min_players, g.max_players})])
-def test_cached_parts_decode_as_today(game_id: str, players: int) -> None:
-    """One encoder and vocabulary kept across a whole match (as a runner keeps
-    them) give requests that decode to exactly what the whole-message encoder gives."""
+#: every game and player count, and the options that change what a seat is shown:
+#: TH-2.2 Twhist cards hidden in hand, TW-4.5 expert (face-down minus cards)
+PART_CASES: list[tuple[str, int, dict[str, Any]]] = [
+    *[(g.id, n, {}) for g in engine.games() for n in range(g.min_players, g.max_players + 1)],
+    *[("twhist", n, {"twhist_visible": False}) for n in (3, 4, 5)],
+    ("twisted", 3, {"expert": True, "rounds": 2}),
+]
+
+
+@pytest.mark.parametrize(("game_id", "players", "options"), PART_CASES)
+def test_cached_parts_decode_as_today(game_id: str, players: int,
+                                      options: dict[str, Any]) -> None:
+    """One observation encoder and one vocabulary per match, shared by every seat (as
+    a runner keeps them), give at every decision, for every seat (asked in a random
+    order), requests that decode to exactly what the whole-message encoder gives.
+    Now and then the match goes on in a clone: a clone carries the parts' versions."""
     rng = random.Random(players)
     match_id = wire.match_id_field("m-1")
     checked = 0
     for seed in range(3):
-        state = engine.make(game_id, players, seed)
+        state = engine.make(game_id, players, seed, options)
         observations = wire.ObservationEncoder(game_id)
         vocabulary = wire.ActionVocabulary(game_id)
         cache = wire.ActionCache()
-        while not state.is_terminal():
-            for seat in state.to_act():
+        while True:
+            for seat in rng.sample(range(players), players):
                 parts = state.observation_parts(seat)
                 assert _merged(parts) == state.observation(seat)
                 new = wire.decision_body(
@@ -132,11 +145,40 @@ def test_cached_parts_decode_as_today(game_id: str, players: int) -> None:
                     match_id, 9, seat, wire.observation_bytes(game_id, state.observation(seat)),
                     [cache.encoded(a) for a in state.legal_actions(seat)], 5)
                 assert ppb.DecisionRequest.FromString(new) == \
-                    ppb.DecisionRequest.FromString(today)
+                    ppb.DecisionRequest.FromString(today), (seed, len(state.history), seat)
                 checked += 1
+            if state.is_terminal():
+                break
+            if rng.random() < 0.05:
+                state = state.clone()
             seat = rng.choice(state.to_act())
             state.apply(seat, rng.choice(state.legal_action_ids(seat)))
-    assert checked > 100
+    assert checked > 100 * players
+
+
+@pytest.mark.parametrize("players", [3, 5])
+def test_hidden_twhist_cards_stay_out_of_the_other_seats_observations(players: int) -> None:
+    """TH-2.2 hidden in hand: a player's remaining Twhist cards (TH-1.2) are in its own
+    observation and in nobody else's, though one encoder serves every seat and a
+    seat's own entry was just encoded for it."""
+    hidden = 0
+    for seed in range(2):
+        state = engine.make("twhist", players, seed, {"twhist_visible": False})
+        observations = wire.ObservationEncoder("twhist")
+        rng = random.Random(seed)
+        while not state.is_terminal():
+            actor = state.to_act()[0]
+            for seat in [actor, *(s for s in range(players) if s != actor)]:
+                message = opb.Observation.FromString(
+                    observations.encode(state.observation_parts(seat))).twhist
+                for entry in message.players:
+                    if entry.seat == seat:
+                        assert list(entry.twhist_names) == list(message.twhist_hand)
+                    else:
+                        assert list(entry.twhist_names) == []
+                        hidden += entry.twhist_count
+            state.apply(actor, rng.choice(state.legal_action_ids(actor)))
+    assert hidden > 0
 
 
 @pytest.mark.parametrize("seat", [0, 1, 4])

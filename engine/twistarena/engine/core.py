@@ -13,6 +13,7 @@ import copy
 import random
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, ClassVar, NamedTuple
 
@@ -85,16 +86,22 @@ class Event(NamedTuple):
         return out
 
 
-class ObservationPart(NamedTuple):
-    """One slice of an observation (see ``State.observation_parts``).
+@lru_cache(maxsize=1 << 12)
+def set_bits(mask: int) -> tuple[int, ...]:
+    """The indices of the bits set in ``mask``, lowest first.
 
-    ``slot`` names the slice (the same slot in every observation of a match);
-    ``version`` is equal whenever the slice's content is (None: not known, so
-    never reuse it); ``build`` makes the slice's dict when it is needed."""
+    Views list small bitmasks (voids, FLIP cards, Twhist cards) as names at
+    every decision; kept, a mask's bits are looked up instead of tested one by one."""
+    return tuple(b for b in range(mask.bit_length()) if mask >> b & 1)
 
-    slot: Hashable
-    version: Hashable
-    build: Callable[[], JSON]
+
+#: One slice of an observation (see ``State.observation_parts``): ``(slot, version,
+#: build)``. ``slot`` names the slice (the same slot in every observation of a
+#: match); ``version`` is equal whenever the slice's content is (None: not known,
+#: so never reuse it); ``build`` makes the slice's dict when it is needed.
+#: A plain tuple: games make one per player at every decision, and a named
+#: tuple costs several times as much to make.
+ObservationPart = tuple[Hashable, Hashable, Callable[[], JSON]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,7 +312,7 @@ class State:
 
     def _observation_parts(self, seat: int) -> list[ObservationPart]:
         """Games whose observation has slow-changing slices override this."""
-        return [ObservationPart("observation", None, lambda: self._observation(seat))]
+        return [("observation", None, lambda: self._observation(seat))]
 
     def _public_view(self) -> JSON:
         raise NotImplementedError

@@ -459,19 +459,20 @@ def test_a_clone_and_a_determinized_copy_go_on_alone() -> None:
 
 def test_observation_parts_and_their_versions() -> None:
     """The observation in slices: the table, the round and one part per player; a
-    slice's version changes exactly when its content does (TT-4.3 play, TT-5.4 pick)."""
+    slice's version changes exactly when its content does (TT-4.3 play, TT-5.1 the
+    trick to its winner, TT-5.4 pick)."""
     state = new(3)
     play_position(state, [cs("7 sun", "2 moon"), cs("3 sun"), cs("5 sun")], leader=0)
 
     def merged(seat: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for part in state.observation_parts(seat):
-            for key, value in part.build().items():
+        for _, _, build in state.observation_parts(seat):
+            for key, value in build().items():
                 out[key] = out[key] + value if key == "players" and key in out else value
         return out
 
     def versions() -> list[Any]:
-        return [(p.slot, p.version) for p in state.observation_parts(1)]
+        return [(slot, version) for slot, version, _ in state.observation_parts(1)]
 
     assert merged(1) == state.observation(1)
     before = versions()
@@ -482,7 +483,11 @@ def test_observation_parts_and_their_versions() -> None:
     assert (after[1], after[3], after[4]) == (before[1], before[3], before[4])
     assert after[2] != before[2]
     act(state, 1, c("3 sun"))
+    played = versions()
     act(state, 2, c("5 sun"))  # the 7 sun wins: seat 0 picks a bonus
+    resolved = versions()  # the trick is seat 0's; seat 1 followed and lost
+    assert (resolved[1], resolved[3]) == (played[1], played[3])
+    assert resolved[2] != played[2] and resolved[4] != played[4]
     act(state, 0, 103)  # Plus leaves the supply: the round's part changes
     assert versions()[1] != after[1] and merged(2) == state.observation(2)
 

@@ -236,9 +236,9 @@ def test_illegal_moves_say_which_rule() -> None:
 
 
 def test_parts_zones_and_voids_in_two_colours() -> None:
-    """The observation in slices (the discard pile and the rules change rarely), every
-    card in its zone at each phase, and TH-3.3: a seat shows a void in each colour it
-    fails to follow."""
+    """The observation in slices (a player's entry and the discard pile change
+    rarely, the open cards and the rules never), every card in its zone at each
+    phase, and TH-3.3: a seat shows a void in each colour it fails to follow."""
     state = position(3, {0: ["red 0", "blue 0"], 1: ["green 1", "green 2"],
                          2: ["red 1", "blue 1"]})
     assert state.vocabulary_version() == 0
@@ -256,11 +256,13 @@ def test_parts_zones_and_voids_in_two_colours() -> None:
     play(state, ["blue 1", "blue 0", "green 2"])  # seat 2 leads; seat 1 has no blue
     assert state.observation(0)["players"][1]["void"] == ["red", "blue"]
     parts = state.observation_parts(1)
-    assert [(p.slot, p.version) for p in parts] == [
-        ("table", None), ("discard", tuple(state.discard)), ("rules", 0)]
+    assert [(slot, version) for slot, version, _ in parts] == [
+        ("table", None), *((("player", s, True), state._player_rev[s]) for s in range(3)),
+        ("discard", len(state.discard)), ("fixed", 0)]
     merged: dict[str, Any] = {}
-    for part in parts:
-        merged.update(part.build())
+    for _, _, build in parts:  # the players' parts each hold one entry of "players"
+        for key, value in build().items():
+            merged[key] = [*merged[key], *value] if key in merged else value
     assert merged == state.observation(1)
 
 

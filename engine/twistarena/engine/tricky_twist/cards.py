@@ -17,6 +17,8 @@ LIGHTNING_VALUE = 7  # TT-1.1: each family's 7 carries the lightning icon (TT-5.
 FAMILY_OF: tuple[int, ...] = tuple(c // NUM_VALUES for c in range(DECK_SIZE))
 VALUE_OF: tuple[int, ...] = tuple(c % NUM_VALUES + 1 for c in range(DECK_SIZE))
 IS_SEVEN: tuple[bool, ...] = tuple(v == LIGHTNING_VALUE for v in VALUE_OF)
+#: family name of every card id (views name the family of every card they list)
+FAMILY_NAME_OF: tuple[str, ...] = tuple(FAMILIES[f] for f in FAMILY_OF)
 
 # Bonus cards (TT-1.2, TT-6): four permanent, four variable.
 TAKE_BACK, FLIP, BLANK, PLUS = 0, 1, 2, 3
@@ -39,7 +41,7 @@ def card_name(card: int) -> str:
 
 def card_json(card: int) -> dict[str, Any]:
     """A card as observations and events show it (a fresh dict each time)."""
-    return {"id": card, "family": FAMILIES[FAMILY_OF[card]], "value": VALUE_OF[card]}
+    return {"id": card, "family": FAMILY_NAME_OF[card], "value": VALUE_OF[card]}
 
 
 def no_card_json() -> dict[str, Any]:
@@ -48,4 +50,5 @@ def no_card_json() -> dict[str, Any]:
 
 
 def cards_json(cards: list[int] | tuple[int, ...]) -> list[dict[str, Any]]:
-    return [{"id": c, "family": FAMILIES[FAMILY_OF[c]], "value": VALUE_OF[c]} for c in cards]
+    """``[card_json(c) for c in cards]``, without a call per card (views list many)."""
+    return [{"id": c, "family": FAMILY_NAME_OF[c], "value": VALUE_OF[c]} for c in cards]

@@ -16,7 +16,7 @@ from bisect import bisect_left, insort
 from collections.abc import Hashable, Sequence
 from functools import partial
 
-from ..core import JSON, Action, InvalidOptions, ObservationPart, State
+from ..core import JSON, Action, InvalidOptions, ObservationPart, State, set_bits
 from ..dealing import deal_hidden
 from . import scoring
 from .cards import (
@@ -114,10 +114,11 @@ class TrickyTwistState(State):
         self.last_round: list[JSON] = []
         #: Revisions of each seat's public part of a view (``_player_json``) and of
         #: the round's (``_round_json``), the versions of those observation parts:
-        #: a seat's moves on each of its actions, every seat's when a trick resolves,
-        #: a round starts or is scored, or hidden cards are re-dealt; the round's
-        #: when the supply, the end choices or the scores change. Bumped more often
-        #: than needed is harmless; never less.
+        #: a seat's moves on each of its actions and when a trick it won or a false
+        #: trick of its own is laid down, every seat's when a round starts or is
+        #: scored, or hidden cards are re-dealt; the round's when the supply, the
+        #: end choices or the scores change. Bumped more often than needed is
+        #: harmless; never less.
         self._player_rev = [0] * n
         self._round_rev = 0
         self._start_round()
@@ -370,10 +371,12 @@ class TrickyTwistState(State):
                     best, winner = card, s
             else:
                 self.false[s].append(_card_false(card))  # TT-5.2
+                self._player_rev[s] += 1
                 false_cards.append(card)
                 if IS_SEVEN[card]:
                     seven_seats.append(s)
         self.tricks[winner].append(tuple(won))  # TT-5.1
+        self._player_rev[winner] += 1
         if any(IS_SEVEN[c] for c in won):
             seven_seats.append(winner)
         self.log("trick", winner=winner, cards=cards_json(won),
@@ -381,7 +384,6 @@ class TrickyTwistState(State):
                                for i, c in enumerate(trick) if FAMILY_OF[c] != led])
         self.trick = []
         self.leader = winner
-        self._changed_all()
         if seven_seats:  # TT-5.4: clockwise from the winner
             self.picks = sorted(seven_seats, key=lambda s: (s - winner) % n)
         self._after_resolution()
@@ -722,7 +724,7 @@ class TrickyTwistState(State):
                 for f, v, c, src, d in self.false[s]],
             "bonuses": [{"bonus": BONUS_NAMES[b], "face": self.faces[b]} for b in self.held[s]],
             "score": self.total[s],
-            "void": [FAMILIES[f] for f in range(len(FAMILIES)) if self.voids[s] >> f & 1],
+            "void": [FAMILIES[f] for f in set_bits(self.voids[s])],
         }
 
     def _player_version(self, s: int) -> int:
@@ -734,12 +736,13 @@ class TrickyTwistState(State):
 
     def _observation_parts(self, seat: int) -> list[ObservationPart]:
         """The seat's table, the round and one part per player: a player's part
-        (its tricks) changes only when that player acts or wins a trick."""
-        parts = [ObservationPart("table", None, partial(self._table_json, seat)),
-                 ObservationPart("round", self._round_rev, self._round_json)]
+        (its tricks) changes only when that player acts, wins a trick or lays a
+        false trick (see ``_player_rev``)."""
+        parts: list[ObservationPart] = [("table", None, partial(self._table_json, seat)),
+                                        ("round", self._round_rev, self._round_json)]
         revisions = self._player_rev
         for s in range(self.num_players):
-            parts.append(ObservationPart(s, revisions[s], partial(self._players_json, s)))
+            parts.append((s, revisions[s], partial(self._players_json, s)))
         return parts
 
     def _players_json(self, s: int) -> JSON:

@@ -9,7 +9,7 @@ stop picking (``STOP``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,9 +41,16 @@ class Tables:
     every_pass_sits_out: bool
     twhist_visible: bool
 
+    colour_name_of: tuple[str, ...]  # colours[colour_of[card]]
+
     def card_json(self, card: int) -> dict[str, Any]:
-        return {"id": card, "colour": self.colours[self.colour_of[card]],
-                "value": self.value_of[card]}
+        """A card as views and events show it (a fresh dict each time)."""
+        return {"id": card, "colour": self.colour_name_of[card], "value": self.value_of[card]}
+
+    def cards_json(self, cards: Iterable[int]) -> list[dict[str, Any]]:
+        """``[card_json(c) for c in cards]``, without a call per card (views list many)."""
+        names, values = self.colour_name_of, self.value_of
+        return [{"id": c, "colour": names[c], "value": values[c]} for c in cards]
 
     def card_text(self, card: int) -> str:
         return f"{self.colours[self.colour_of[card]]} {self.value_of[card]}"
@@ -73,9 +80,10 @@ def tables(options: Mapping[str, Any]) -> Tables:
     if options["equal_values"] not in ("earlier", "later"):
         raise InvalidOptions("option 'equal_values' must be 'earlier' or 'later' (TH-4.1)")
     per = len(values)
+    colour_of = tuple(c // per for c in range(DECK_SIZE))
     return Tables(
         colours=colours,
-        colour_of=tuple(c // per for c in range(DECK_SIZE)),
+        colour_of=colour_of,
         value_of=tuple(values[c % per] for c in range(DECK_SIZE)),
         flip_min=lo,
         flip_max=hi,
@@ -83,6 +91,7 @@ def tables(options: Mapping[str, Any]) -> Tables:
         later_wins=options["equal_values"] == "later",
         every_pass_sits_out=bool(options["every_pass_sits_out"]),
         twhist_visible=bool(options["twhist_visible"]),
+        colour_name_of=tuple(colours[c] for c in colour_of),
     )
 
 

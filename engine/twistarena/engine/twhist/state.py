@@ -12,7 +12,7 @@ from collections.abc import Hashable, Sequence
 from functools import partial
 from typing import Any
 
-from ..core import JSON, Action, ObservationPart, State
+from ..core import JSON, Action, ObservationPart, State, set_bits
 from ..dealing import deal_hidden
 from .cards import (
     ALL_TWHIST,
@@ -33,7 +33,7 @@ _TWHIST_IDS = tuple(range(TWHIST_BASE, TWHIST_BASE + 4))
 
 
 def twhist_names(mask: int) -> list[str]:
-    return [TWHIST_NAMES[k] for k in range(4) if mask >> k & 1]
+    return [TWHIST_NAMES[k] for k in set_bits(mask)]
 
 
 class TwhistState(State):
@@ -68,12 +68,18 @@ class TwhistState(State):
         self.sit_out = 0
         self.pool: list[int] = []  # the trick's number cards not yet picked
         self.picked: list[int] = []
+        #: Revision of each seat's entry of ``players`` (``_player_json``), the
+        #: version of that observation part: a seat's moves when it plays (its
+        #: hand, its Twhist cards, its voids) and when one of its FLIP cards turns
+        #: (its star sides, its stars). Bumped more often than needed is harmless;
+        #: never less.
+        self._player_rev = [0] * n
         self.log(
             "deal",
-            private={s: {"hand": [self.t.card_json(c) for c in self.hands[s]]} for s in range(n)},
+            private={s: {"hand": self.t.cards_json(self.hands[s])} for s in range(n)},
             dealer=self.dealer,
             leader=self.leader,
-            open_cards=[self.t.card_json(c) for c in self.open_cards],
+            open_cards=self.t.cards_json(self.open_cards),
             hand_size=per,
         )
 
@@ -158,6 +164,7 @@ class TwhistState(State):
                 self._pick(action_id - PICK_BASE)
             return
         t = self.t
+        self._player_rev[seat] += 1  # a card leaves its hand or its Twhist cards
         if action_id < TWHIST_BASE:
             self.hands[seat].remove(action_id)
             colour = t.colour_of[action_id]
@@ -236,6 +243,7 @@ class TwhistState(State):
         t = self.t
         bit = t.flip_index(total)  # TH-5.3
         self.flips[seat] ^= 1 << bit  # TH-5.4: a star side goes back to its number side
+        self._player_rev[seat] += 1
         star_side = bool(self.flips[seat] >> bit & 1)
         self.stars[seat] += t.stars[bit] if star_side else -t.stars[bit]
         self.log("flip", seat=seat, sum=total, value=bit + t.flip_min, star_side=star_side,
@@ -244,29 +252,37 @@ class TwhistState(State):
     # -- views --------------------------------------------------------------
 
     def _players(self, viewer: int) -> list[JSON]:
+        return [self._player_json(s, self._shows_twhist(s, viewer))
+                for s in range(self.num_players)]
+
+    def _shows_twhist(self, s: int, viewer: int) -> bool:
+        """Whether ``viewer`` sees which Twhist cards seat ``s`` still holds."""
+        return self.t.twhist_visible or s == viewer
+
+    def _player_json(self, s: int, shows_twhist: bool) -> JSON:
+        """Seat ``s``'s entry of ``players`` (its Twhist card names only if
+        ``shows_twhist``; see ``_player_rev``)."""
         t = self.t
         lo = t.flip_min
-        out = []
-        for s in range(self.num_players):
-            flips = self.flips[s]
-            visible = t.twhist_visible or s == viewer
-            out.append({
-                "seat": s,
-                "hand_count": len(self.hands[s]),
-                "twhist_count": self.twhist[s].bit_count(),
-                "twhist_names": twhist_names(self.twhist[s]) if visible else [],
-                "star_side": [b + lo for b in range(len(t.stars)) if flips >> b & 1],
-                "stars": self.stars[s],
-                "star_cards": flips.bit_count(),
-                "void": [t.colours[c] for c in range(len(t.colours)) if self.voids[s] >> c & 1],
-            })
-        return out
+        flips = self.flips[s]
+        return {
+            "seat": s,
+            "hand_count": len(self.hands[s]),
+            "twhist_count": self.twhist[s].bit_count(),
+            "twhist_names": twhist_names(self.twhist[s]) if shows_twhist else [],
+            "star_side": [b + lo for b in set_bits(flips)],
+            "stars": self.stars[s],
+            "star_cards": flips.bit_count(),
+            "void": [t.colours[c] for c in set_bits(self.voids[s])],
+        }
 
     def _view(self, viewer: int) -> JSON:
-        return {**self._table_json(viewer), **self._discard_json(), **self._rules_json()}
+        return {**self._table_json(), **self._open_cards_json(), "players": self._players(viewer),
+                **self._discard_json(), **self._rules_json()}
 
-    def _table_json(self, viewer: int) -> JSON:
-        """The part of a view that changes with every action."""
+    def _table_json(self) -> JSON:
+        """The part of a view that changes with every action (the players' entries
+        apart: see ``_player_json``)."""
         t = self.t
         seat = self.leader
         trick = []
@@ -290,32 +306,55 @@ class TwhistState(State):
             "trick": trick,
             "picker": self.picker,
             "next_leader": self.next_leader,
-            "picked": [t.card_json(c) for c in self.picked],
-            "pool": [t.card_json(c) for c in self.pool],
-            "open_cards": [t.card_json(c) for c in self.open_cards],
-            "players": self._players(viewer),
+            "picked": t.cards_json(self.picked),
+            "pool": t.cards_json(self.pool),
         }
 
+    def _open_cards_json(self) -> JSON:
+        return {"open_cards": self.t.cards_json(self.open_cards)}
+
     def _discard_json(self) -> JSON:
-        return {"discard": [self.t.card_json(c) for c in self.discard]}
+        return {"discard": self.t.cards_json(self.discard)}
 
     def _rules_json(self) -> JSON:
         return {"rules": {k: (list(v) if isinstance(v, list) else v)
                           for k, v in self.options.items()}}
 
-    def _seat_json(self, seat: int) -> JSON:
-        return {**self._table_json(seat), "seat": seat,
-                "hand": [self.t.card_json(c) for c in self.hands[seat]],
+    def _own_json(self, seat: int) -> JSON:
+        """What only ``seat`` sees: its hand and its Twhist cards."""
+        return {"seat": seat, "hand": self.t.cards_json(self.hands[seat]),
                 "twhist_hand": twhist_names(self.twhist[seat])}
 
+    def _seat_json(self, seat: int) -> JSON:
+        """The table part of ``seat``'s observation: the table and its own cards."""
+        return {**self._table_json(), **self._own_json(seat)}
+
     def _observation(self, seat: int) -> JSON:
-        return {**self._seat_json(seat), **self._discard_json(), **self._rules_json()}
+        return {**self._table_json(), **self._open_cards_json(), "players": self._players(seat),
+                **self._own_json(seat), **self._discard_json(), **self._rules_json()}
 
     def _observation_parts(self, seat: int) -> list[ObservationPart]:
-        """The rules never change in a match, the discard pile only grows."""
-        return [ObservationPart("table", None, partial(self._seat_json, seat)),
-                ObservationPart("discard", tuple(self.discard), self._discard_json),
-                ObservationPart("rules", 0, self._rules_json)]
+        """The table, one part per player (re-encoded only when its revision
+        moves), the discard pile (it only grows: its length is its version) and
+        what never changes in a match (the open cards, TH-2.1, and the rules).
+
+        A player's slot says whether its Twhist card names are shown, so that
+        what one seat may see is never reused for a seat that may not."""
+        parts: list[ObservationPart] = [("table", None, partial(self._seat_json, seat))]
+        revisions = self._player_rev
+        for s in range(self.num_players):
+            shows = self._shows_twhist(s, seat)
+            parts.append((("player", s, shows), revisions[s],
+                          partial(self._players_part, s, shows)))
+        parts += [("discard", len(self.discard), self._discard_json),
+                  ("fixed", 0, self._fixed_json)]
+        return parts
+
+    def _fixed_json(self) -> JSON:
+        return {**self._open_cards_json(), **self._rules_json()}
+
+    def _players_part(self, s: int, shows_twhist: bool) -> JSON:
+        return {"players": [self._player_json(s, shows_twhist)]}
 
     def _public_view(self) -> JSON:
         return self._view(-1)
@@ -339,6 +378,7 @@ class TwhistState(State):
         new.trick = list(self.trick)
         new.pool = list(self.pool)
         new.picked = list(self.picked)
+        new._player_rev = list(self._player_rev)
 
     def _redeal_hidden(self, seat: int, rng: random.Random) -> None:
         """Re-deal the other hands' number cards, keeping counts and shown voids.

@@ -57,10 +57,10 @@ class TwistedState(State):
         self.turn = self.first_starter
         self.phase = PLAY
         self._legal: tuple[int, ...] | None = None  # cached legal ids of the seat to act
-        #: Revision of each seat's public part of a view (``_seat_json``), the
-        #: version of that observation part: a seat's moves on each of its actions
-        #: and draws, every seat's when a round starts or ends or hidden cards are
-        #: re-dealt. Bumped more often than needed is harmless; never less.
+        #: Revision of each seat's public part of a view (``_seat_json`` and its
+        #: score), the version of that observation part: a seat's moves on each of
+        #: its actions and draws, every seat's when a round starts or ends. Bumped
+        #: more often than needed is harmless; never less.
         self._seat_rev = [0] * num_players
         self._start_round()
 
@@ -253,24 +253,28 @@ class TwistedState(State):
         return (f"{action_id} is not a Twisted action: 12..98 plays a card, 100+card twists"
                 f" with that card, {TAKE} takes the row")
 
-    def _view(self, seat: int, seats: bool = True) -> JSON:
-        """The shared shape of observations and the public view (seat -1, no hand);
-        ``seats``: with every seat's part, else without."""
+    def _view(self, seat: int) -> JSON:
+        """The shared shape of observations and the public view (seat -1, no hand)."""
+        return {**self._turn_json(seat), "scores": self._scores(), **self._table_json(seat),
+                "seats": [self._seat_json(s) for s in range(self.num_players)]}
+
+    def _turn_json(self, seat: int) -> JSON:
+        """Whose view it is and who is to act (the head of a view)."""
+        return {"game": self.game_id, "seat": seat, "phase": self.phase,
+                "to_act": list(self._to_act())}
+
+    def _table_json(self, seat: int) -> JSON:
+        """The round, the row and ``seat``'s hand (the rest of a view but its
+        scores and seats)."""
         row = self.row
         low = high = -1
         if row and self.phase == PLAY:
             low, high = row[-1] - self.distance, row[-1] + self.distance
-        over = self.phase == OVER
         return {
-            "game": self.game_id,
-            "seat": seat,
-            "phase": self.phase,
-            "to_act": list(self._to_act()),
-            "scores": self._scores(),
             "round": self.round,
             "rounds": self.rounds,
             "starter": self.starter,
-            "turn": -1 if over else self.turn,
+            "turn": -1 if self.phase == OVER else self.turn,
             "hand": list(self.hands[seat]) if seat >= 0 else [],
             "row": list(row),
             "extend_distance": self.distance,
@@ -278,8 +282,6 @@ class TwistedState(State):
             "extend_high": high,
             "draw_pile": len(self.pile),
             "expert": self.expert,
-            **({"seats": [self._seat_json(s) for s in range(self.num_players)]}
-               if seats else {}),
         }
 
     def _seat_json(self, s: int) -> JSON:
@@ -294,8 +296,13 @@ class TwistedState(State):
             "total": self.totals[s],
         }
 
-    def _seats_part(self, s: int) -> JSON:
-        return {"seats": [self._seat_json(s)]}
+    def _table_part(self, seat: int) -> JSON:
+        return {**self._turn_json(seat), **self._table_json(seat)}
+
+    def _seat_part(self, s: int) -> JSON:
+        """Seat ``s``'s entry of ``seats`` and of ``scores``: both change only as
+        its piles and total do (the parts' ``scores`` are joined in seat order)."""
+        return {"scores": [self._score(s)], "seats": [self._seat_json(s)]}
 
     def _observation(self, seat: int) -> JSON:
         return self._view(seat)
@@ -303,18 +310,24 @@ class TwistedState(State):
     def _observation_parts(self, seat: int) -> list[ObservationPart]:
         """The table (the row, the seat's hand: new every action) and one part per
         seat, re-encoded only when its revision moves."""
+        parts: list[ObservationPart] = [("table", None, partial(self._table_part, seat))]
         revisions = self._seat_rev
-        return [ObservationPart("table", None, partial(self._view, seat, False)),
-                *(ObservationPart(s, revisions[s], partial(self._seats_part, s))
-                  for s in range(self.num_players))]
+        for s in range(self.num_players):
+            parts.append((s, revisions[s], partial(self._seat_part, s)))
+        return parts
 
     def _public_view(self) -> JSON:
         return self._view(-1)
 
     def _scores(self) -> list[int]:
+        return [self._score(s) for s in range(self.num_players)]
+
+    def _score(self, s: int) -> int:
+        """Seat ``s``'s running score: its total, and this round's while the match
+        runs (once it is over, the last round is in the totals)."""
         if self.phase == OVER:
-            return list(self.totals)
-        return [t + self._round_score(s) for s, t in enumerate(self.totals)]
+            return self.totals[s]
+        return self.totals[s] + self._round_score(s)
 
     def _copy_mutable_into(self, new: State) -> None:
         assert isinstance(new, TwistedState)

@@ -42,6 +42,7 @@ class LoopCounter(Collector):
             self.value = 0.0
 
         def inc(self, amount: float = 1.0) -> None:
+            """Add ``amount`` (the event loop's thread only)."""
             self.value += amount
 
     def labels(self, *values: str) -> LoopCounter.Child:
@@ -54,6 +55,7 @@ class LoopCounter(Collector):
         return child
 
     def collect(self) -> Iterator[CounterMetricFamily]:
+        """The series as a scrape sees them."""
         family = CounterMetricFamily(self.name, self.documentation, labels=self.labelnames)
         for values, child in list(self._children.items()):
             family.add_metric(list(values), child.value)
@@ -76,11 +78,12 @@ class LoopHistogram(Collector):
         registry.register(self)
 
     def observe(self, value: float) -> None:
-        # A value equal to a bound belongs to that bound's bucket (le).
+        """Count ``value``: one equal to a bound is in that bound's bucket (le)."""
         self._counts[bisect_left(self._bounds, value)] += 1
         self._sum += value
 
     def collect(self) -> Iterator[HistogramMetricFamily]:
+        """Cumulative buckets, count and sum, as a scrape sees them."""
         counts, total, buckets = list(self._counts), 0, []
         for bound, count in zip((*self._bounds, math.inf), counts, strict=True):
             total += count

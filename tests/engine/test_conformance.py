@@ -43,3 +43,29 @@ def test_bad_setup_is_refused(game_id: str) -> None:
 def test_unknown_game_names_the_known_ones() -> None:
     with pytest.raises(engine.InvalidOptions, match="tricky_twist"):
         engine.make("chess", 2, 1)
+
+
+@pytest.mark.parametrize(("game_id", "num_players"), CASES)
+def test_equal_vocabulary_versions_label_alike_across_matches(game_id: str,
+                                                              num_players: int) -> None:
+    """The server shares one action vocabulary among matches of the same game, player
+    count and options: there, an equal ``vocabulary_version`` must mean the same
+    label and payload for an action id, whichever match, seat or moment."""
+    import random
+
+    seen: dict[tuple[object, int], tuple[str, object]] = {}
+    rng = random.Random(f"{game_id}{num_players}")
+    for seed in range(6):
+        state = engine.make(game_id, num_players, seed)
+        while not state.is_terminal():
+            acting = state.to_act()
+            version = state.vocabulary_version()
+            for seat in acting:
+                for action_id in state.legal_action_ids(seat):
+                    action = state.describe(seat, action_id)
+                    described = (action.label, dict(action.payload))
+                    known = seen.setdefault((version, action_id), described)
+                    assert known == described, (seed, version, action_id)
+            seat = rng.choice(acting)
+            state.apply(seat, rng.choice(state.legal_action_ids(seat)))
+    assert seen

@@ -189,3 +189,17 @@ def test_joined_bytes(seat: int) -> None:
     without_seat = ppb.Joined(**fields).SerializeToString()  # type: ignore[arg-type]
     expected = ppb.ServerMessage(joined=ppb.Joined(seat=seat, **fields))  # type: ignore[arg-type]
     assert ppb.ServerMessage.FromString(wire.joined_message(without_seat, seat)) == expected
+
+
+def test_matches_with_the_same_game_players_and_options_share_a_vocabulary() -> None:
+    twhist = engine.make("twhist", 4, 1).options
+    shared = wire.match_vocabulary("twhist", 4, twhist)
+    assert wire.match_vocabulary("twhist", 4, dict(reversed(list(twhist.items())))) is shared
+    assert wire.match_vocabulary("twhist", 3, twhist) is not shared
+    hidden = {**twhist, "twhist_visible": not twhist["twhist_visible"]}
+    assert wire.match_vocabulary("twhist", 4, hidden) is not shared
+    # Bounded: the least recently used goes first.
+    for n in range(wire.VOCABULARIES_KEPT):
+        wire.match_vocabulary("twisted", 4, {"n": n})
+    assert len(wire._VOCABULARIES) == wire.VOCABULARIES_KEPT
+    assert wire.match_vocabulary("twhist", 4, twhist) is not shared

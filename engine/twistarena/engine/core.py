@@ -179,9 +179,10 @@ class State:
         return self._describe(seat, action_id)
 
     def vocabulary_version(self) -> Hashable:
-        """Equal, within one match, whenever ``describe`` gives the same label and
-        payload for every seat and action id (None: not known). Lets a caller keep
-        each action's encoded form instead of describing it per decision."""
+        """Equal whenever ``describe`` gives the same label and payload for every
+        seat and action id, within one match and across matches of the same game,
+        player count and options (None: not known). Lets a caller keep each
+        action's encoded form instead of describing it per decision."""
         return self._vocabulary_version()
 
     def check(self, seat: int, action_id: int) -> IllegalAction | None:

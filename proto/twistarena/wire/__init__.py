@@ -22,6 +22,8 @@ message first. The Play and Watch handlers pass such bytes through unchanged
 
 from __future__ import annotations
 
+import json
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -225,36 +227,69 @@ def action_cache(game_id: str) -> ActionCache:
 
 
 class ActionVocabulary:
-    """A match's actions as encoded ``legal_actions`` entries, each encoded once.
+    """Actions as encoded ``legal_actions`` entries, each encoded once.
 
     An entry is kept per (vocabulary version, action id): the engine's
     ``State.vocabulary_version`` says when labels change, so a decision's legal
     actions are spliced from kept bytes without describing them again. A
-    missing entry comes from the game's process-wide ``ActionCache``."""
+    missing entry comes from the game's process-wide ``ActionCache``. Matches of
+    the same game, player count and options share one (``match_vocabulary``):
+    a short match would otherwise describe most of its actions afresh."""
 
-    #: Entries kept at most (a match meets a few hundred; old versions go first).
+    #: Entries kept at most (a match meets a few hundred); past it all go.
     LIMIT = 4096
 
     def __init__(self, game_id: str) -> None:
-        self._entries: dict[tuple[Hashable, int], bytes] = {}
+        #: vocabulary version -> action id -> its encoded entry
+        self._tables: dict[Hashable, dict[int, bytes]] = {}
+        self._kept = 0
         self._shared = action_cache(game_id)
 
     def encoded(self, version: Hashable, ids: Iterable[int],
                 describe: Callable[[int], LegalActionLike]) -> list[bytes]:
         """The ``legal_actions`` entries of ``ids``; ``describe`` makes a missing one."""
-        entries = self._entries
+        if version is None:
+            return [self._shared.encoded(describe(action_id)) for action_id in ids]
+        table = self._tables.get(version)
+        if table is None:
+            if self._kept >= self.LIMIT:
+                self._tables.clear()
+                self._kept = 0
+            table = self._tables[version] = {}
+        try:
+            return [table[action_id] for action_id in ids]  # the usual case: all kept
+        except KeyError:
+            pass
         out = []
         for action_id in ids:
-            key = (version, action_id)
-            entry = entries.get(key) if version is not None else None
+            entry = table.get(action_id)
             if entry is None:
-                entry = self._shared.encoded(describe(action_id))
-                if version is not None:
-                    if len(entries) >= self.LIMIT:
-                        entries.clear()
-                    entries[key] = entry
+                entry = table[action_id] = self._shared.encoded(describe(action_id))
+                self._kept += 1
             out.append(entry)
         return out
+
+
+#: How many vocabularies (distinct game, player count and options) are kept.
+VOCABULARIES_KEPT = 32
+_VOCABULARIES: OrderedDict[tuple[str, int, str], ActionVocabulary] = OrderedDict()
+
+
+def match_vocabulary(game_id: str, num_players: int,
+                     options: Mapping[str, Any]) -> ActionVocabulary:
+    """The vocabulary shared by the matches of ``game_id`` with this player count
+    and these (merged) options in this process: the engine labels an action alike
+    in two such matches whenever their vocabulary versions are equal (see
+    ``State.vocabulary_version``). The least recently used goes first."""
+    key = (game_id, num_players, json.dumps(options, sort_keys=True, default=str))
+    vocabulary = _VOCABULARIES.get(key)
+    if vocabulary is None:
+        if len(_VOCABULARIES) >= VOCABULARIES_KEPT:
+            _VOCABULARIES.popitem(last=False)
+        vocabulary = _VOCABULARIES[key] = ActionVocabulary(game_id)
+    else:
+        _VOCABULARIES.move_to_end(key)
+    return vocabulary
 
 
 # -- wire bytes ----------------------------------------------------------------

@@ -89,7 +89,8 @@ class MatchRunner:
         self.feed = EventFeed(self.state, self.info, self.seats)
         #: Kept encodings of this match's observation parts and actions.
         self.observations = wire.ObservationEncoder(self.game_id)
-        self.vocabulary = wire.ActionVocabulary(self.game_id)
+        self.vocabulary = wire.match_vocabulary(self.game_id, self.num_players,
+                                                self.state.options)
         self._tasks: set[asyncio.Task[Any]] = set()
         self.timers = MatchTimers(self.loop, record.created_ms)
         #: No longer run here (drained, ownership lost): the store keeps the match

@@ -73,7 +73,8 @@ class EngineGroup:
         self.seed += 1
         self.state = engine.make(self.game_id, self.players, self.seed, {})
         self.observations = wire.ObservationEncoder(self.game_id)
-        self.vocabulary = wire.ActionVocabulary(self.game_id)
+        self.vocabulary = wire.match_vocabulary(self.game_id, self.players,
+                                                self.state.options)
 
     def request(self) -> tuple[int, bytes]:
         """The seat to ask next and its DecisionRequest as ServerMessage bytes."""

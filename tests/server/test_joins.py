@@ -1,0 +1,52 @@
+"""Seats joining a waiting match together: their joined flags go to the store in
+one fenced write, and the match starts only once every flag is stored."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from grpc import aio
+from twistarena import engine
+from twistarena.storage import keys
+from twistarena.storage.scripts import Script
+from twistarena.v1 import match_pb2 as mpb
+
+from tests.support.agents import Agent, create, options, run, tokens
+from tests.support.monitor import Monitor
+
+FENCED_HSET = Script.read("fenced_hset").sha
+
+
+def _meta_writes(commands: list[list[str]], match_id: str) -> list[dict[str, str]]:
+    """The fields of each fenced write of the match's metadata, in order."""
+    meta = keys.match_meta(match_id)
+    writes = []
+    for args in commands:
+        if args[:2] == ["EVALSHA", FENCED_HSET] and args[3] == meta:
+            fields = args[7:]  # after: sha, 2 keys, token, mode
+            writes.append(dict(zip(fields[::2], fields[1::2], strict=True)))
+    return writes
+
+
+def test_seats_joining_together_are_stored_in_one_write_before_the_start(
+        server: Any, valkey: Any) -> None:
+    async def main() -> tuple[str, list[dict[str, str]]]:
+        async with aio.insecure_channel(server.target) as ch:
+            created = await create(ch, options("twhist", 4, seed=7))
+            mid = created.match.match_id
+            agents = [Agent(ch, mid, t) for _s, t in sorted(tokens(created).items())]
+            with Monitor(valkey.port) as monitor:
+                await asyncio.gather(*(a.join(batched=True) for a in agents))
+                # The match runs: the first seat to act is asked.
+                await agents[engine.make("twhist", 4, 7).to_act()[0]].expect("decision")
+                commands = await asyncio.to_thread(monitor.commands)
+            return mid, _meta_writes(commands, mid)
+
+    mid, writes = run(main(), timeout=60)
+    running = str(mpb.MATCH_STATUS_RUNNING)
+    # One write per seat before: three flags, then the last with the start.
+    assert 1 <= len(writes) < 4, writes
+    start = next(i for i, w in enumerate(writes) if w.get("status") == running)
+    stored = {f for w in writes[:start + 1] for f in w if f.startswith("joined:")}
+    assert stored == {f"joined:{s}" for s in range(4)}, (mid, writes)

@@ -79,7 +79,6 @@ async def new_match(cluster: Cluster, options: mpb.MatchOptions,
     record = MatchRecord(match_id=mid, options=opts, seed=seed,
                          status=mpb.MATCH_STATUS_WAITING,
                          created_ms=int(time.time() * 1000), token_hashes=hashes)
-    await cluster.store.matches.create(record)
     match = await cluster.place_new(record)
     metrics.MATCHES_CREATED.inc()
     return match, tokens

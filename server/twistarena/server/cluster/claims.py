@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from twistarena import wire
 from twistarena.storage import Grant, LeaseState, LogEntry, MatchRecord, Store, StoreError
@@ -30,6 +30,10 @@ log = logs.get("twistarena.cluster")
 
 #: Expired leases looked at per scan.
 SCAN_BATCH = 500
+
+#: Claims the leases of these matches: per match a Grant, None (held elsewhere) or
+#: the claim's error.
+Claim = Callable[[Sequence[str]], Awaitable[list[Grant | StoreError | None]]]
 
 
 class Claims:
@@ -176,8 +180,10 @@ class Claims:
 
     async def open_many(self, ids: Sequence[str], why: str,
                         records: dict[str, MatchRecord] | None = None,
-                        ) -> dict[str, MatchRunner]:
-        """Claim these matches (epoch + 1), then load and replay each one's log."""
+                        claim: Claim | None = None) -> dict[str, MatchRunner]:
+        """Claim these matches (epoch + 1), then load and replay each one's log.
+        ``claim``: how the leases are claimed (by default ``Leases.claim_many``;
+        a match created here claims in the round trip that stores it)."""
         loop = asyncio.get_running_loop()
         # Checked here, with no await before the claim: a caller that looked a
         # while ago (recovery, a scan) must not claim a match another caller has
@@ -192,7 +198,7 @@ class Claims:
             if not mine:
                 return opened
             sent = time.monotonic()
-            grants = await self.store.matches.leases.claim_many(mine)
+            grants = await (claim or self.store.matches.leases.claim_many)(mine)
             won: list[tuple[str, Grant]] = []
             for mid, grant in zip(mine, grants, strict=True):
                 if isinstance(grant, StoreError):

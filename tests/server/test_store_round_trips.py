@@ -1,5 +1,6 @@
-"""Seats joining a waiting match together: their joined flags go to the store in
-one fenced write, and the match starts only once every flag is stored."""
+"""What a match costs the store once: its creation and lease claim travel in one
+round trip; seats joining together are stored in one fenced write, and the match
+starts only once every flag is stored."""
 
 from __future__ import annotations
 
@@ -8,12 +9,15 @@ from typing import Any
 
 from grpc import aio
 from twistarena import engine
+from twistarena.server.config import ServerConfig
 from twistarena.storage import keys
 from twistarena.storage.scripts import Script
 from twistarena.v1 import match_pb2 as mpb
 
 from tests.support.agents import Agent, create, options, run, tokens
 from tests.support.monitor import Monitor
+from tests.support.proxy import TcpProxy
+from tests.support.server import InProcessServer
 
 FENCED_HSET = Script.read("fenced_hset").sha
 
@@ -50,3 +54,29 @@ def test_seats_joining_together_are_stored_in_one_write_before_the_start(
     start = next(i for i, w in enumerate(writes) if w.get("status") == running)
     stored = {f for w in writes[:start + 1] for f in w if f.startswith("joined:")}
     assert stored == {f"joined:{s}" for s in range(4)}, (mid, writes)
+
+
+def test_a_match_created_here_claims_its_lease_in_the_write_that_stores_it(
+        valkey: Any) -> None:
+    proxy = TcpProxy(valkey.port).start()
+    srv = InProcessServer(ServerConfig(port=0, redis_url=f"redis://{proxy.address}/0"))
+    try:
+        srv.start()
+
+        async def main() -> str:
+            async with aio.insecure_channel(srv.target) as ch:
+                proxy.sent = []
+                created = await create(ch, options("twisted", 2, seed=3))
+                return created.match.match_id
+
+        mid = run(main(), timeout=60)
+        claim = Script.read("lease_claim").sha.encode()
+        lease = keys.match_lease(mid).encode()
+        claims = [c for c in proxy.sent or [] if claim in c and lease in c]
+        assert len(claims) == 1, claims
+        assert keys.match_meta(mid).encode() in claims[0], "the claim went on its own"
+        runner = srv.app.hub.get(mid)
+        assert runner is not None and runner.owner.startswith(srv.app.cluster.node_id)
+    finally:
+        srv.stop()
+        proxy.stop()

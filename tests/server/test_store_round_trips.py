@@ -1,12 +1,13 @@
-"""What a match costs the store once: its creation and lease claim travel in one
-round trip; seats joining together are stored in one fenced write, and the match
-starts only once every flag is stored."""
+"""What a match costs once: its creation and lease claim travel in one round trip
+to the store, its engine state is built once; seats joining together are stored
+in one fenced write, and the match starts only once every flag is stored."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
+import pytest
 from grpc import aio
 from twistarena import engine
 from twistarena.server.config import ServerConfig
@@ -80,3 +81,24 @@ def test_a_match_created_here_claims_its_lease_in_the_write_that_stores_it(
     finally:
         srv.stop()
         proxy.stop()
+
+
+def test_a_created_match_is_played_on_the_state_that_checked_its_options(
+        server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[tuple[Any, ...]] = []
+    make = engine.make
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        made.append(args[:3])
+        return make(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "make", counted)
+
+    async def main() -> str:
+        async with aio.insecure_channel(server.target) as ch:
+            created = await create(ch, options("twhist", 4, seed=2024))
+            return created.match.match_id
+
+    mid = run(main(), timeout=60)
+    assert server.app.hub.get(mid) is not None
+    assert made.count(("twhist", 4, 2024)) == 1, made

@@ -69,7 +69,9 @@ class MatchRunner:
     answers, timers and house bots, every change under ``lock``."""
 
     def __init__(self, hub: Hub, record: MatchRecord, owner: str,
-                 log_entries: Sequence[LogEntry]) -> None:
+                 log_entries: Sequence[LogEntry], fresh: State | None = None) -> None:
+        """``fresh``: the match's engine state as created, if at hand (a match just
+        created here); else it is built from the record."""
         self.hub = hub
         self.store = hub.store
         self.loop = asyncio.get_running_loop()
@@ -85,8 +87,8 @@ class MatchRunner:
         self.game_id = opts.game_id
         self.num_players = opts.num_players
         self.info = engine.game(self.game_id)
-        self.state: State = engine.make(self.game_id, self.num_players, record.seed,
-                                        game_options(opts))
+        self.state: State = fresh if fresh is not None else engine.make(
+            self.game_id, self.num_players, record.seed, game_options(opts))
         self.clock = Clock.from_proto(opts.time_control)
         self.lock = asyncio.Lock()
         self.over = record.status in wire.MATCH_OVER

@@ -22,6 +22,7 @@ import contextlib
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from twistarena.engine import State
 from twistarena.storage import FencedError, Grant, MatchRecord, Store, StoreError
 from twistarena.v1 import match_pb2 as mpb
 
@@ -155,10 +156,11 @@ class Cluster:
 
     # -- entry points of the services ---------------------------------------------
 
-    async def place_new(self, record: MatchRecord) -> mpb.Match:
+    async def place_new(self, record: MatchRecord, state: State) -> mpb.Match:
         """Store a match just created here, and run it here or hand it to its owner
         (the top-ranked live node; see ``placement``). Run here, its lease is
-        claimed in the round trip that stores it."""
+        claimed in the round trip that stores it, and it is played on ``state``
+        (its fresh engine state, built to check the options)."""
         mid = record.match_id
         target = self.placement.choose(mid, balanced=False) if self.placement.enabled \
             else None
@@ -169,7 +171,7 @@ class Cluster:
                 return [await self.store.matches.create(record, claim=True)]
 
             opened = await self.claims.open_many([mid], "created", {mid: record},
-                                                 create_and_claim)
+                                                 create_and_claim, {mid: state})
             runner = opened.get(mid)
             if runner is None:
                 raise FencedError(f"match {mid}: could not take its lease")

@@ -270,10 +270,9 @@ class MatchRunner:
         """This match's Joined but for the seat, encoded at the first join (its game
         options are a large Struct)."""
         if not self._joined_bytes:
-            self._joined_bytes = ppb.Joined(
-                match_id=self.match_id, game_id=self.game_id, num_players=self.num_players,
-                game_options=wire.struct(self.state.options),
-                time_control=self.record.options.time_control).SerializeToString()
+            self._joined_bytes = wire.joined_without_seat(
+                self.match_id, self.game_id, self.num_players, self.state.options,
+                self.record.options.time_control)
         return self._joined_bytes
 
     async def attach(self, seat_no: int, outbox: Outbox, resume_from: int) -> None:

@@ -8,12 +8,15 @@ import asyncio
 from typing import Any
 
 import pytest
+import redis
 from grpc import aio
 from twistarena import engine
+from twistarena.server import runner
 from twistarena.server.config import ServerConfig
 from twistarena.storage import keys
 from twistarena.storage.scripts import Script
 from twistarena.v1 import match_pb2 as mpb
+from twistarena.v1 import match_pb2_grpc as mgrpc
 
 from tests.support.agents import Agent, create, options, run, tokens
 from tests.support.monitor import Monitor
@@ -55,6 +58,34 @@ def test_seats_joining_together_are_stored_in_one_write_before_the_start(
     start = next(i for i, w in enumerate(writes) if w.get("status") == running)
     stored = {f for w in writes[:start + 1] for f in w if f.startswith("joined:")}
     assert stored == {f"joined:{s}" for s in range(4)}, (mid, writes)
+
+
+def test_joins_waiting_for_their_write_are_stored_before_a_cancel_or_abandonment(
+        server: Any, valkey: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The seats that joined count as joined when the match ends before their
+    write was due (a window no test waits out)."""
+    monkeypatch.setattr(runner, "JOIN_WINDOW_S", 60.0)
+
+    async def main() -> tuple[str, mpb.Match]:
+        async with aio.insecure_channel(server.target) as ch:
+            stub = mgrpc.MatchesStub(ch)
+            cancelled = await create(ch, options("twisted", 3, seed=8))
+            mid = cancelled.match.match_id
+            for _s, token in sorted(tokens(cancelled).items())[:2]:
+                await Agent(ch, mid, token).join()
+            await stub.CancelMatch(mpb.CancelMatchRequest(match_id=mid))
+            abandoned = await create(ch, options("twisted", 2, seed=9, join_ms=300))
+            joined = Agent(ch, abandoned.match.match_id, tokens(abandoned)[1])
+            await joined.join()
+            over = await joined.expect("match_over")
+            return mid, over.match_over
+
+    mid, over = run(main(), timeout=60)
+    meta = redis.Redis(port=valkey.port).hgetall(keys.match_meta(mid))
+    assert {b"joined:0", b"joined:1"} <= set(meta) and b"joined:2" not in meta, meta
+    # The seat that joined was present: it shares first place, the missing one is last.
+    assert over.result.reason == mpb.END_REASON_ABANDONED
+    assert list(over.result.places) == [2, 1], over.result
 
 
 def test_a_match_created_here_claims_its_lease_in_the_write_that_stores_it(

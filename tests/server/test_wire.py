@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from google.protobuf import timestamp_pb2
 from twistarena import engine, wire
+from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import observations_pb2 as opb
 from twistarena.v1 import play_pb2 as ppb
 
@@ -179,6 +180,22 @@ def test_hidden_twhist_cards_stay_out_of_the_other_seats_observations(players: i
                         hidden += entry.twhist_count
             state.apply(actor, rng.choice(state.legal_action_ids(actor)))
     assert hidden > 0
+
+
+@pytest.mark.parametrize(("game_id", "players"), [("tricky_twist", 3), ("twisted", 4),
+                                                 ("twhist", 4)])
+def test_joined_written_by_the_compiled_struct_writer_decodes_as_the_librarys(
+        game_id: str, players: int) -> None:
+    assert wire.compiled()
+    options = engine.make(game_id, players, 5).options
+    clock = mpb.TimeControl(decision_ms=1500, forfeit_after=3)
+    library = ppb.Joined(match_id="m-2", game_id=game_id, num_players=players,
+                         game_options=wire.struct(options), time_control=clock)
+    written = wire.joined_without_seat("m-2", game_id, players, options, clock)
+    assert ppb.Joined.FromString(written) == library
+    # The compiled writer keeps the dict's order, the library a map's own: the
+    # same Struct in other bytes, so it was not the library's.
+    assert written != library.SerializeToString()
 
 
 @pytest.mark.parametrize("seat", [0, 1, 4])

@@ -5,7 +5,7 @@
 connections and forwards new ones again, ``retarget(port)`` sends new
 connections elsewhere (a failover behind a fixed address). ``trip`` blackholes
 the link the moment a client sends bytes containing it (that chunk is dropped):
-a fault at one chosen command.
+a fault at one chosen command. ``sent`` keeps what clients send, chunk by chunk.
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ class TcpProxy:
         self.trip: tuple[bytes, ...] = ()
         #: Set once a trip fired.
         self.tripped = threading.Event()
+        #: When a list, every chunk a client sends is kept in it (which commands
+        #: travel together, in one write).
+        self.sent: list[bytes] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -78,6 +81,8 @@ class TcpProxy:
                 data = await reader.read(65536)
                 if not data:
                     break
+                if upstream and self.sent is not None:
+                    self.sent.append(data)
                 if upstream and self.trip and any(t in data for t in self.trip):
                     self.trip = ()
                     self.silent = True

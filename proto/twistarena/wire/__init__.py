@@ -436,15 +436,23 @@ def _string_field(key: bytes, text: str) -> bytes:
     return length_delimited(key, text.encode()) if text else b""
 
 
+def _compiled_struct(data: Mapping[str, Any]) -> bytes | None:
+    """``struct(data)`` serialized by the compiled encoder (its entries in the dict's
+    order; a map's order is not part of the wire format); None where it was not
+    built or refuses the data (the library serves then)."""
+    if _encode is None:
+        return None
+    try:
+        return _encode.struct_bytes(data)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
 def event_bytes(seq: int, view: Mapping[str, Any], info: Narrator) -> bytes:
     """``event(seq, view, info).SerializeToString()``: the data Struct written by the
-    compiled encoder where it was built (its entries in the view's order; a map's
-    order is not part of the wire format), by the library for data it refuses."""
-    if _encode is None:
-        return event(seq, view, info).SerializeToString()
-    try:
-        data = _encode.struct_bytes(view)
-    except (TypeError, ValueError, OverflowError):
+    compiled encoder where it can (``_compiled_struct``), else by the library."""
+    data = _compiled_struct(view)
+    if data is None:
         return event(seq, view, info).SerializeToString()
     return b"".join((varint_field(_EVENT_SEQ_KEY, seq),
                      _string_field(_EVENT_KIND_KEY, str(view.get("kind", ""))),
@@ -515,6 +523,22 @@ def seat_batch_message(accepted: bytes, events: Sequence[bytes]) -> bytes:
 
 _SM_JOINED_KEY = _key(_number(_SM, "joined"), _LEN)
 _JOINED_SEAT_KEY = _key(_number(ppb.Joined, "seat"), _VARINT)
+_JOINED_OPTIONS_KEY = _key(_number(ppb.Joined, "game_options"), _LEN)
+
+
+def joined_without_seat(match_id: str, game_id: str, num_players: int,
+                        game_options: Mapping[str, Any],
+                        time_control: mpb.TimeControl) -> bytes:
+    """A serialized Joined but its seat (see ``joined_message``): its game options, a
+    large Struct, written by the compiled encoder where it can, else by the library."""
+    options = _compiled_struct(game_options)
+    if options is None:
+        return ppb.Joined(match_id=match_id, game_id=game_id, num_players=num_players,
+                          game_options=struct(game_options),
+                          time_control=time_control).SerializeToString()
+    rest = ppb.Joined(match_id=match_id, game_id=game_id, num_players=num_players,
+                      time_control=time_control).SerializeToString()
+    return rest + length_delimited(_JOINED_OPTIONS_KEY, options)
 
 
 def joined_message(joined_without_seat: bytes, seat: int) -> bytes:

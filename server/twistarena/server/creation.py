@@ -62,8 +62,8 @@ async def new_match(cluster: Cluster, options: mpb.MatchOptions,
     opts.seed = seed
     try:
         opts.time_control.CopyFrom(timecontrol.resolve(opts.time_control))
-        game_options = records.game_options(opts)
-        engine.make(opts.game_id, opts.num_players, seed, game_options)
+        # The state that checks the options is the one the match is played on.
+        state = engine.make(opts.game_id, opts.num_players, seed, records.game_options(opts))
     except (engine.InvalidOptions, ValueError, TypeError) as exc:
         raise CreationError(str(exc)) from None
     mid = match_id or secrets.token_hex(8)
@@ -79,7 +79,6 @@ async def new_match(cluster: Cluster, options: mpb.MatchOptions,
     record = MatchRecord(match_id=mid, options=opts, seed=seed,
                          status=mpb.MATCH_STATUS_WAITING,
                          created_ms=int(time.time() * 1000), token_hashes=hashes)
-    await cluster.store.matches.create(record)
-    match = await cluster.place_new(record)
+    match = await cluster.place_new(record, state)
     metrics.MATCHES_CREATED.inc()
     return match, tokens

@@ -49,6 +49,16 @@ log = logs.get("twistarena.runner")
 #: An answer arriving this long after its deadline is late even if the timer has not fired.
 LATE_TOLERANCE_S = 0.02
 
+#: The seats joining a waiting match within this long of the first are stored in one
+#: write (sooner when the last seat joins: that write also starts the match).
+JOIN_WINDOW_S = 0.05
+
+#: How the stream of a seat whose joined flag could not be stored is closed (it joins again).
+JOIN_FAILED = (grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
+               "this server could not record the seat's join; reconnect")
+JOIN_BROKE = (grpc.StatusCode.INTERNAL, "INTERNAL_ERROR",
+              "the server failed to record the seat's join (it is logged); reconnect")
+
 _DECIDED_ANSWER = metrics.DECISIONS.labels("answer")
 _DECIDED_TIMEOUT = metrics.DECISIONS.labels("timeout")
 _DECIDED_HOUSE = metrics.DECISIONS.labels("house")
@@ -59,7 +69,9 @@ class MatchRunner:
     answers, timers and house bots, every change under ``lock``."""
 
     def __init__(self, hub: Hub, record: MatchRecord, owner: str,
-                 log_entries: Sequence[LogEntry]) -> None:
+                 log_entries: Sequence[LogEntry], fresh: State | None = None) -> None:
+        """``fresh``: the match's engine state as created, if at hand (a match just
+        created here); else it is built from the record."""
         self.hub = hub
         self.store = hub.store
         self.loop = asyncio.get_running_loop()
@@ -67,13 +79,16 @@ class MatchRunner:
         self.match_id = record.match_id
         self._match_id_field = wire.match_id_field(record.match_id)
         self._joined_bytes = b""
+        #: Seats joining now: their joined flags wait for one write (``_flush_joins``).
+        self._joining: list[Seat] = []
+        self._join_timer: asyncio.TimerHandle | None = None
         self.owner = owner
         opts = record.options
         self.game_id = opts.game_id
         self.num_players = opts.num_players
         self.info = engine.game(self.game_id)
-        self.state: State = engine.make(self.game_id, self.num_players, record.seed,
-                                        game_options(opts))
+        self.state: State = fresh if fresh is not None else engine.make(
+            self.game_id, self.num_players, record.seed, game_options(opts))
         self.clock = Clock.from_proto(opts.time_control)
         self.lock = asyncio.Lock()
         self.over = record.status in wire.MATCH_OVER
@@ -155,17 +170,17 @@ class MatchRunner:
             elif self.waiting_timeout_s > 0:
                 self.timers.arm_waiting(self.waiting_timeout_s, self._waiting_expired)
 
-    async def _start_when_seated(self, joining: Seat | None = None) -> bool:
+    async def _start_when_seated(self, joining: Sequence[Seat] = ()) -> bool:
         """A waiting match starts running once every seat has joined (house bots
-        always have). True if it started now. ``joining``: a seat joining now, noted
-        in the same write as the start (one store call fewer per match). Lock held."""
+        always have). True if it started now. ``joining``: seats joining now, noted
+        in the same write as the start (store calls fewer per match). Lock held."""
         if self.status != mpb.MATCH_STATUS_WAITING or not all(
-                s.joined or s.house_bot or s is joining for s in self.seats):
+                s.joined or s.house_bot or s in joining for s in self.seats):
             return False
         await self._set_status(mpb.MATCH_STATUS_RUNNING,
-                               {f"joined:{joining.seat}": 1} if joining is not None else {})
-        if joining is not None:
-            joining.joined = True
+                               {f"joined:{s.seat}": 1 for s in joining})
+        for s in joining:
+            s.joined = True
         self._run()
         return True
 
@@ -202,6 +217,7 @@ class MatchRunner:
     async def _abandon(self) -> None:
         """End a match that never started: some seat did not join in time."""
         async with self.lock:
+            await self._flush_joins()
             if self.over or self.stopped or self.status != mpb.MATCH_STATUS_WAITING:
                 return
             missing = [s.seat for s in self.seats if not (s.joined or s.house_bot)]
@@ -223,6 +239,7 @@ class MatchRunner:
         before closing; False when the store is unreachable or this node's leases
         lapsed (the look-up would wait on a dead link, or name a stale owner)."""
         self.stopped_by = Close(code, reason, details, redirect)
+        self._drop_joins()
         self.timers.cancel()
         self.feed.flush_all()
         self.feed.stop()
@@ -254,62 +271,127 @@ class MatchRunner:
         """This match's Joined but for the seat, encoded at the first join (its game
         options are a large Struct)."""
         if not self._joined_bytes:
-            self._joined_bytes = ppb.Joined(
-                match_id=self.match_id, game_id=self.game_id, num_players=self.num_players,
-                game_options=wire.struct(self.state.options),
-                time_control=self.record.options.time_control).SerializeToString()
+            self._joined_bytes = wire.joined_without_seat(
+                self.match_id, self.game_id, self.num_players, self.state.options,
+                self.record.options.time_control)
         return self._joined_bytes
 
     async def attach(self, seat_no: int, outbox: Outbox, resume_from: int) -> None:
-        """A Play stream joined ``seat_no`` (taking it over from an older stream)."""
+        """A Play stream joined ``seat_no`` (taking it over from an older stream).
+
+        A seat not joined yet is noted joined only once its flag is stored, in one
+        write with the seats joining a waiting match at about the same time
+        (``_flush_joins``); a seat whose write failed has its stream closed and
+        joins again."""
         async with self.lock:
-            if self._refused(outbox):
-                return
             seat = self.seats[seat_no]
-            old = seat.stream
-            if old is not None and old is not outbox:
-                old.close(grpc.StatusCode.ABORTED, "TAKEN_OVER",
-                          f"another stream took over seat {seat_no}")
-            seat.stream = outbox
-            seat.abandoned = False
-            seat.cancel_grace()
-            # A stream resumes from its own seq. A batched one is told the acceptance
-            # of the seat's latest answer again: it may have waited for a message
-            # that a dropped stream or a crashed server never sent.
-            seat.take_waiting()
-            seat.batched = outbox.batched
-            latest = self.book.latest_acceptance(seat_no) if outbox.batched else None
-            if latest is not None:
-                self.feed.hold_accepted(seat, wire.accepted(*latest))
-            outbox.send(wire.joined_message(self._joined(), seat_no))
-            resume_from = rewinds.resume_seat_from(self, seat_no, outbox, resume_from)
-            if outbox.batched:
-                if not outbox.no_events:
-                    self.feed.seat_backlog(seat, resume_from)
-            elif not outbox.no_events:
-                for seq in range(max(0, resume_from), len(self.state.events)):
-                    outbox.send(wire.event_server_message(self.feed.for_seat(seq, seat_no)))
-            if self.over:
-                self.feed.flush(seat)
-                outbox.send(ppb.ServerMessage(match_over=ppb.MatchOver(result=self.result)))
-                outbox.finish()
+            if not self._greet(seat, outbox, resume_from):
                 return
+            opened = seat.decision_id
             if not seat.joined:
-                # Noted only once stored: a seat whose write failed joins again.
-                if await self._start_when_seated(joining=seat):
+                if seat not in self._joining:
+                    self._joining.append(seat)
+                if self.status == mpb.MATCH_STATUS_WAITING and not self._seated():
+                    if self._join_timer is None:
+                        self._join_timer = self.loop.call_later(JOIN_WINDOW_S,
+                                                                self._join_window_over)
                     return
-                await through_outage(partial(self.store.matches.update_meta, self.match_id,
-                                             self.owner, {f"joined:{seat_no}": 1}),
-                                     lambda: self.stopped)
-                seat.joined = True
+                if await self._flush_joins() or not seat.joined:
+                    return
             if await self._start_when_seated():  # again if a start failed before
                 return
-            if seat.decision_id and seat.decision_id == self.book.open_id(seat_no):
+            if opened and seat.decision_id == opened == self.book.open_id(seat_no):
                 # A still-open decision: send it again, same id, with the time left
                 # (and, on a batched stream, the backlog).
                 if seat.abandoned or seat.timer is None:
                     self._arm_timer(seat, self.clock.decision_s)
                 self._send_request(seat)
+
+    def _greet(self, seat: Seat, outbox: Outbox, resume_from: int) -> bool:
+        """Give ``seat`` to ``outbox``: Joined, the events it missed, the end if the
+        match is over. False when the stream was closed or finished here. Lock held."""
+        if self._refused(outbox):
+            return False
+        seat_no = seat.seat
+        old = seat.stream
+        if old is not None and old is not outbox:
+            old.close(grpc.StatusCode.ABORTED, "TAKEN_OVER",
+                      f"another stream took over seat {seat_no}")
+        seat.stream = outbox
+        seat.abandoned = False
+        seat.cancel_grace()
+        # A stream resumes from its own seq. A batched one is told the acceptance
+        # of the seat's latest answer again: it may have waited for a message
+        # that a dropped stream or a crashed server never sent.
+        seat.take_waiting()
+        seat.batched = outbox.batched
+        latest = self.book.latest_acceptance(seat_no) if outbox.batched else None
+        if latest is not None:
+            self.feed.hold_accepted(seat, wire.accepted(*latest))
+        outbox.send(wire.joined_message(self._joined(), seat_no))
+        resume_from = rewinds.resume_seat_from(self, seat_no, outbox, resume_from)
+        if outbox.batched:
+            if not outbox.no_events:
+                self.feed.seat_backlog(seat, resume_from)
+        elif not outbox.no_events:
+            for seq in range(max(0, resume_from), len(self.state.events)):
+                outbox.send(wire.event_server_message(self.feed.for_seat(seq, seat_no)))
+        if self.over:
+            self.feed.flush(seat)
+            outbox.send(ppb.ServerMessage(match_over=ppb.MatchOver(result=self.result)))
+            outbox.finish()
+            return False
+        return True
+
+    def _seated(self) -> bool:
+        """Every seat has joined, is joining now or is a house bot."""
+        return all(s.joined or s.house_bot or s in self._joining for s in self.seats)
+
+    def _join_window_over(self) -> None:
+        self._join_timer = None
+        self._spawn(self._write_joins())
+
+    async def _write_joins(self) -> None:
+        async with self.lock:
+            await self._flush_joins()
+
+    async def _flush_joins(self) -> bool:
+        """Store the joined flags of the seats joining now in one fenced write, with
+        the start when they complete the seating (True: it started), and note them
+        joined. Called when the last seat joins, ``JOIN_WINDOW_S`` after the first
+        of them, and before whatever else would end a waiting match (the seats
+        joining then count as joined, as if they came first). A match that ended or
+        moved meanwhile stores nothing; a failed write closes the joining seats'
+        streams (they join again). Lock held."""
+        joining = [s for s in self._joining if not s.joined]
+        self._drop_joins()
+        if not joining or self.over or self.stopped:
+            return False
+        try:
+            if await self._start_when_seated(joining):
+                return True
+            await through_outage(partial(
+                self.store.matches.update_meta, self.match_id, self.owner,
+                {f"joined:{s.seat}": 1 for s in joining}), lambda: self.stopped)
+        except Exception as exc:
+            stored = isinstance(exc, StoreError)
+            (log.warning if stored else log.error)(
+                "join_failed", match_id=self.match_id, seats=[s.seat for s in joining],
+                error=repr(exc))
+            for s in joining:
+                if s.stream is not None:
+                    s.stream.close(*(JOIN_FAILED if stored else JOIN_BROKE), redirect=False)
+            return False
+        for s in joining:
+            s.joined = True
+        return False
+
+    def _drop_joins(self) -> None:
+        """Forget the seats joining now (stored, or the match stopped here)."""
+        self._joining.clear()
+        if self._join_timer is not None:
+            self._join_timer.cancel()
+            self._join_timer = None
 
     def _refused(self, outbox: Outbox) -> bool:
         """Close ``outbox`` as the runner's streams were closed if it has stopped: a
@@ -647,6 +729,7 @@ class MatchRunner:
     async def cancel(self, detail: str) -> bool:
         """End the match as cancelled; False when it was already over."""
         async with self.lock:
+            await self._flush_joins()
             if self.over:
                 return False
             await self.finish(mpb.END_REASON_CANCELLED, detail or "cancelled")

@@ -25,7 +25,7 @@ from typing import Any
 from .connection import Connections
 from .errors import FencedError, StoreError, driver_errors, translate
 from .replies import integer, text
-from .scripts import Arg, Scripts
+from .scripts import Arg, Script, Scripts
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,20 +95,23 @@ class Leases:
                          ) -> list[Grant | StoreError | None]:
         """Claim each in one pipeline: a Grant, None (held by another node) or the
         error of that claim."""
-        args = self._claim_args(force)
         with driver_errors():
             replies = await self.scripts.run_many(
-                self.conn.redis, [(self.scripts.lease_claim, [self.key(k)], args)
-                                  for k in key_ids])
-        out: list[Grant | StoreError | None] = []
-        for res in replies:
-            if isinstance(res, Exception):
-                out.append(translate(res))
-            elif int(res[0]) == 1:
-                out.append(Grant(text(res[1]), int(res[2])))
-            else:
-                out.append(None)
-        return out
+                self.conn.redis, [self.claim_call(k, force) for k in key_ids])
+        return [self.granted(res) for res in replies]
+
+    def claim_call(self, key_id: str, force: bool = False) -> tuple[Script, list[str], list[Arg]]:
+        """The claim of one lease as a script call, to share a pipeline."""
+        return (self.scripts.lease_claim, [self.key(key_id)], self._claim_args(force))
+
+    @staticmethod
+    def granted(reply: Any) -> Grant | StoreError | None:
+        """A claim's reply: a Grant, None (held by another node) or its error."""
+        if isinstance(reply, Exception):
+            return translate(reply)
+        if int(reply[0]) == 1:
+            return Grant(text(reply[1]), int(reply[2]))
+        return None
 
     def renew_call(self, key_id: str, token: str) -> tuple[Any, list[str], list[Arg]]:
         """The renewal of one lease as a script call, to share a pipeline."""

@@ -16,7 +16,14 @@ from twistarena.v1 import match_pb2 as mpb
 from . import keys
 from .connection import Connections
 from .durability import Durability
-from .errors import FencedError, LogConflict, TransientStoreError, driver_errors, translate
+from .errors import (
+    FencedError,
+    LogConflict,
+    StoreError,
+    TransientStoreError,
+    driver_errors,
+    translate,
+)
 from .leases import Grant, Holder, Leases
 from .replies import text
 from .scripts import Arg, Scripts, is_noscript
@@ -91,9 +98,12 @@ class Matches:
 
     # -- creation and records ---------------------------------------------
 
-    async def create(self, record: MatchRecord) -> None:
+    async def create(self, record: MatchRecord, claim: bool = False,
+                     ) -> Grant | StoreError | None:
         """Store a new match and list it (index, live set, and the lease index as
-        owned by nobody yet), in one pipeline."""
+        owned by nobody yet), in one pipeline. ``claim``: this node also takes its
+        lease in that round trip (a Grant, None when refused, or the claim's
+        error, as ``Leases.claim_many`` answers); else None."""
         mid = record.match_id
         mapping: dict[str, bytes | str | int] = {
             "spec": record.options.SerializeToString(),
@@ -110,7 +120,19 @@ class Matches:
             pipe.zadd(keys.MATCH_INDEX, {mid: record.created_ms})
             pipe.sadd(keys.LIVE_MATCHES, mid)
             pipe.zadd(keys.MATCH_LEASES, {mid: 0})
-            await pipe.execute()
+            if claim:
+                script, lease, args = self.leases.claim_call(mid)
+                pipe.execute_command(*script.command(lease, args))
+            replies = await pipe.execute(raise_on_error=False)
+        for reply in replies[:4]:
+            if isinstance(reply, Exception):
+                raise translate(reply)
+        if not claim:
+            return None
+        if is_noscript(replies[4]):  # a store that restarted forgot the scripts
+            [grant] = await self.leases.claim_many([mid])
+            return grant
+        return self.leases.granted(replies[4])
 
     async def exists(self, match_id: str) -> bool:
         """The match is in the store (its keys may have expired after retention)."""

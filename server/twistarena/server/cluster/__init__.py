@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Sequence
 from typing import NamedTuple
 
-from twistarena.storage import FencedError, MatchRecord, Store, StoreError
+from twistarena.engine import State
+from twistarena.storage import FencedError, Grant, MatchRecord, Store, StoreError
 from twistarena.v1 import match_pb2 as mpb
 
 from .. import logs
@@ -154,21 +156,28 @@ class Cluster:
 
     # -- entry points of the services ---------------------------------------------
 
-    async def place_new(self, record: MatchRecord) -> mpb.Match:
-        """A match was just created here: run it here or hand it to its owner
-        (the top-ranked live node; see ``placement``)."""
+    async def place_new(self, record: MatchRecord, state: State) -> mpb.Match:
+        """Store a match just created here, and run it here or hand it to its owner
+        (the top-ranked live node; see ``placement``). Run here, its lease is
+        claimed in the round trip that stores it, and it is played on ``state``
+        (its fresh engine state, built to check the options)."""
         mid = record.match_id
-        # Already in the lease index, owned by nobody (``matches.create``).
         target = self.placement.choose(mid, balanced=False) if self.placement.enabled \
             else None
         if target is not None:
             self.placement.note_placed(target.node_id)
         if target is None or target.node_id == self.node_id:
-            opened = await self.claims.open_many([mid], "created", {mid: record})
+            async def create_and_claim(_ids: Sequence[str]) -> list[Grant | StoreError | None]:
+                return [await self.store.matches.create(record, claim=True)]
+
+            opened = await self.claims.open_many([mid], "created", {mid: record},
+                                                 create_and_claim, {mid: state})
             runner = opened.get(mid)
             if runner is None:
                 raise FencedError(f"match {mid}: could not take its lease")
             return runner.to_proto()
+        # In the lease index, owned by nobody, until its owner claims it.
+        await self.store.matches.create(record)
         await self.store.nodes.hand_new(mid, target.node_id, target.address)
         n = record.options.num_players
         return match_proto(record, record.status, None, 0, [0] * n)

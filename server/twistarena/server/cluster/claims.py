@@ -14,9 +14,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from twistarena import wire
+from twistarena.engine import State
 from twistarena.storage import Grant, LeaseState, LogEntry, MatchRecord, Store, StoreError
 
 from .. import logs, metrics, rewinds
@@ -30,6 +31,10 @@ log = logs.get("twistarena.cluster")
 
 #: Expired leases looked at per scan.
 SCAN_BATCH = 500
+
+#: Claims the leases of these matches: per match a Grant, None (held elsewhere) or
+#: the claim's error.
+Claim = Callable[[Sequence[str]], Awaitable[list[Grant | StoreError | None]]]
 
 
 class Claims:
@@ -176,8 +181,12 @@ class Claims:
 
     async def open_many(self, ids: Sequence[str], why: str,
                         records: dict[str, MatchRecord] | None = None,
-                        ) -> dict[str, MatchRunner]:
-        """Claim these matches (epoch + 1), then load and replay each one's log."""
+                        claim: Claim | None = None,
+                        fresh: Mapping[str, State] | None = None) -> dict[str, MatchRunner]:
+        """Claim these matches (epoch + 1), then load and replay each one's log.
+        ``claim``: how the leases are claimed (by default ``Leases.claim_many``;
+        a match created here claims in the round trip that stores it);
+        ``fresh``: the engine states of matches just created (not built again)."""
         loop = asyncio.get_running_loop()
         # Checked here, with no await before the claim: a caller that looked a
         # while ago (recovery, a scan) must not claim a match another caller has
@@ -192,7 +201,7 @@ class Claims:
             if not mine:
                 return opened
             sent = time.monotonic()
-            grants = await self.store.matches.leases.claim_many(mine)
+            grants = await (claim or self.store.matches.leases.claim_many)(mine)
             won: list[tuple[str, Grant]] = []
             for mid, grant in zip(mine, grants, strict=True):
                 if isinstance(grant, StoreError):
@@ -222,7 +231,8 @@ class Claims:
                     await self.store.matches.drop_live(mid)
                     continue
                 try:
-                    runner = MatchRunner(self.hub, record, grant.token, entries[mid])
+                    runner = MatchRunner(self.hub, record, grant.token, entries[mid],
+                                         (fresh or {}).get(mid))
                     self.hub.add(runner)
                     self.keeper.hold(mid, grant.token, sent)
                     await runner.start()

@@ -17,11 +17,13 @@ from twistarena.storage import keys
 from twistarena.storage.scripts import Script
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
+from twistarena.v1 import play_pb2 as ppb
 
 from tests.support.agents import Agent, create, options, run, tokens
 from tests.support.monitor import Monitor
 from tests.support.proxy import TcpProxy
 from tests.support.server import InProcessServer
+from tests.support.waiting import wait_until
 
 FENCED_HSET = Script.read("fenced_hset").sha
 
@@ -35,6 +37,16 @@ def _meta_writes(commands: list[list[str]], match_id: str) -> list[dict[str, str
             fields = args[7:]  # after: sha, 2 keys, token, mode
             writes.append(dict(zip(fields[::2], fields[1::2], strict=True)))
     return writes
+
+
+def _join(match_id: str, token: str) -> ppb.AgentMessage:
+    return ppb.AgentMessage(join=ppb.Join(match_id=match_id, seat_token=token))
+
+
+async def _joining(server: Any, match_id: str, count: int) -> None:
+    """Wait until ``count`` seats of the match wait for their joins' write."""
+    await wait_until(lambda: len(server.app.hub.get(match_id)._joining) == count,
+                     f"{count} seats joining match {match_id}")
 
 
 def test_seats_joining_together_are_stored_in_one_write_before_the_start(
@@ -71,12 +83,19 @@ def test_joins_waiting_for_their_write_are_stored_before_a_cancel_or_abandonment
             stub = mgrpc.MatchesStub(ch)
             cancelled = await create(ch, options("twisted", 3, seed=8))
             mid = cancelled.match.match_id
-            for _s, token in sorted(tokens(cancelled).items())[:2]:
-                await Agent(ch, mid, token).join()
+            early = [Agent(ch, mid, token) for _s, token in sorted(tokens(cancelled).items())[:2]]
+            for agent in early:  # Joined comes once the flags are stored: not waited for
+                await agent.send(_join(mid, agent.token))
+            await _joining(server, mid, 2)
             await stub.CancelMatch(mpb.CancelMatchRequest(match_id=mid))
+            for agent in early:  # stored before the cancel: Joined, then the end
+                await agent.expect("joined")
+                await agent.expect("match_over")
             abandoned = await create(ch, options("twisted", 2, seed=9, join_ms=300))
-            joined = Agent(ch, abandoned.match.match_id, tokens(abandoned)[1])
-            await joined.join()
+            amid = abandoned.match.match_id
+            joined = Agent(ch, amid, tokens(abandoned)[1])
+            await joined.send(_join(amid, joined.token))
+            await joined.expect("joined")
             over = await joined.expect("match_over")
             return mid, over.match_over
 
@@ -133,3 +152,25 @@ def test_a_created_match_is_played_on_the_state_that_checked_its_options(
     mid = run(main(), timeout=60)
     assert server.app.hub.get(mid) is not None
     assert made.count(("twhist", 4, 2024)) == 1, made
+
+
+def test_a_seat_is_told_it_joined_only_once_its_join_is_stored(
+        server: Any, valkey: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Acknowledged means stored: Joined reaches the first seat of a match that
+    waits for another only after the write of its flag (the window's end)."""
+    monkeypatch.setattr(runner, "JOIN_WINDOW_S", 0.3)
+    store = redis.Redis(port=valkey.port)
+
+    async def main() -> tuple[bytes | None, bytes | None]:
+        async with aio.insecure_channel(server.target) as ch:
+            created = await create(ch, options("twisted", 2, seed=12))
+            mid = created.match.match_id
+            first = Agent(ch, mid, tokens(created)[0])
+            await first.send(_join(mid, first.token))
+            await _joining(server, mid, 1)
+            before = store.hget(keys.match_meta(mid), "joined:0")
+            await first.expect("joined")
+            return before, store.hget(keys.match_meta(mid), "joined:0")
+
+    before, after = run(main(), timeout=60)
+    assert before is None and after == b"1"

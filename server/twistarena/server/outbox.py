@@ -109,6 +109,14 @@ class Outbox:
             self._items.append(Close(code, reason, details, redirect))
             self._wake()
 
+    def close_unsent(self, code: grpc.StatusCode, reason: str, details: str,
+                     redirect: bool = True) -> None:
+        """End the call with this status, dropping what waits: for a stream whose
+        handler has not begun writing, so that its reader gets the status only."""
+        if not self.closed:
+            self._items.clear()
+        self.close(code, reason, details, redirect)
+
     def finish(self) -> None:
         """End the call normally."""
         self.close(grpc.StatusCode.OK, "", "")

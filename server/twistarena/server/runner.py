@@ -51,7 +51,7 @@ LATE_TOLERANCE_S = 0.02
 
 #: The seats joining a waiting match within this long of the first are stored in one
 #: write (sooner when the last seat joins: that write also starts the match).
-JOIN_WINDOW_S = 0.05
+JOIN_WINDOW_S = 0.02
 
 #: How the stream of a seat whose joined flag could not be stored is closed (it joins again).
 JOIN_FAILED = (grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
@@ -79,9 +79,11 @@ class MatchRunner:
         self.match_id = record.match_id
         self._match_id_field = wire.match_id_field(record.match_id)
         self._joined_bytes = b""
-        #: Seats joining now: their joined flags wait for one write (``_flush_joins``).
+        #: Seats joining now: their joined flags wait for one write (``_flush_joins``),
+        #: and their streams for its outcome (set once it is known).
         self._joining: list[Seat] = []
         self._join_timer: asyncio.TimerHandle | None = None
+        self._join_written: asyncio.Future[None] | None = None
         self.owner = owner
         opts = record.options
         self.game_id = opts.game_id
@@ -281,8 +283,10 @@ class MatchRunner:
 
         A seat not joined yet is noted joined only once its flag is stored, in one
         write with the seats joining a waiting match at about the same time
-        (``_flush_joins``); a seat whose write failed has its stream closed and
-        joins again."""
+        (``_flush_joins``), and its stream gets Joined only then (the handler writes
+        the stream once this returns); a seat whose write failed has its stream
+        closed instead and joins again."""
+        written: asyncio.Future[None] | None = None
         async with self.lock:
             seat = self.seats[seat_no]
             if not self._greet(seat, outbox, resume_from):
@@ -295,17 +299,22 @@ class MatchRunner:
                     if self._join_timer is None:
                         self._join_timer = self.loop.call_later(JOIN_WINDOW_S,
                                                                 self._join_window_over)
+                    if self._join_written is None:
+                        self._join_written = self.loop.create_future()
+                    written = self._join_written
+                elif await self._flush_joins() or not seat.joined:
                     return
-                if await self._flush_joins() or not seat.joined:
+            if written is None:
+                if await self._start_when_seated():  # again if a start failed before
                     return
-            if await self._start_when_seated():  # again if a start failed before
-                return
-            if opened and seat.decision_id == opened == self.book.open_id(seat_no):
-                # A still-open decision: send it again, same id, with the time left
-                # (and, on a batched stream, the backlog).
-                if seat.abandoned or seat.timer is None:
-                    self._arm_timer(seat, self.clock.decision_s)
-                self._send_request(seat)
+                if opened and seat.decision_id == opened == self.book.open_id(seat_no):
+                    # A still-open decision: send it again, same id, with the time
+                    # left (and, on a batched stream, the backlog).
+                    if seat.abandoned or seat.timer is None:
+                        self._arm_timer(seat, self.clock.decision_s)
+                    self._send_request(seat)
+        if written is not None:
+            await asyncio.shield(written)
 
     def _greet(self, seat: Seat, outbox: Outbox, resume_from: int) -> bool:
         """Give ``seat`` to ``outbox``: Joined, the events it missed, the end if the
@@ -364,31 +373,42 @@ class MatchRunner:
         moved meanwhile stores nothing; a failed write closes the joining seats'
         streams (they join again). Lock held."""
         joining = [s for s in self._joining if not s.joined]
+        written, self._join_written = self._join_written, None
         self._drop_joins()
-        if not joining or self.over or self.stopped:
-            return False
         try:
-            if await self._start_when_seated(joining):
-                return True
-            await through_outage(partial(
-                self.store.matches.update_meta, self.match_id, self.owner,
-                {f"joined:{s.seat}": 1 for s in joining}), lambda: self.stopped)
-        except Exception as exc:
-            stored = isinstance(exc, StoreError)
-            (log.warning if stored else log.error)(
-                "join_failed", match_id=self.match_id, seats=[s.seat for s in joining],
-                error=repr(exc))
+            if not joining or self.over or self.stopped:
+                return False
+            try:
+                if await self._start_when_seated(joining):
+                    return True
+                await through_outage(partial(
+                    self.store.matches.update_meta, self.match_id, self.owner,
+                    {f"joined:{s.seat}": 1 for s in joining}), lambda: self.stopped)
+            except Exception as exc:
+                stored = isinstance(exc, StoreError)
+                (log.warning if stored else log.error)(
+                    "join_failed", match_id=self.match_id, seats=[s.seat for s in joining],
+                    error=repr(exc))
+                for s in joining:
+                    if s.stream is not None:
+                        # Nothing of it was written yet: no Joined for an unstored join.
+                        s.stream.close_unsent(*(JOIN_FAILED if stored else JOIN_BROKE),
+                                              redirect=False)
+                return False
             for s in joining:
-                if s.stream is not None:
-                    s.stream.close(*(JOIN_FAILED if stored else JOIN_BROKE), redirect=False)
+                s.joined = True
             return False
-        for s in joining:
-            s.joined = True
-        return False
+        finally:
+            if written is not None and not written.done():
+                written.set_result(None)
 
     def _drop_joins(self) -> None:
-        """Forget the seats joining now (stored, or the match stopped here)."""
+        """Forget the seats joining now (stored, or the match stopped here: their
+        streams were closed, and go on to say so)."""
         self._joining.clear()
+        written, self._join_written = self._join_written, None
+        if written is not None and not written.done():
+            written.set_result(None)
         if self._join_timer is not None:
             self._join_timer.cancel()
             self._join_timer = None

@@ -425,10 +425,8 @@ class ObservationEncoder:
         return length_delimited(self._member_key, b"".join(chunks))
 
 
-_EVENT_SEQ_KEY = _key(_number(mpb.Event, "seq"), _VARINT)
-_EVENT_KIND_KEY = _key(_number(mpb.Event, "kind"), _LEN)
-_EVENT_DATA_KEY = _key(_number(mpb.Event, "data"), _LEN)
-_EVENT_TEXT_KEY = _key(_number(mpb.Event, "text"), _LEN)
+#: The field numbers of an Event's seq, kind, data and text (``_encode.event_message``).
+_EVENT_NUMBERS = tuple(_number(mpb.Event, name) for name in ("seq", "kind", "data", "text"))
 
 
 def _string_field(key: bytes, text: str) -> bytes:
@@ -451,13 +449,13 @@ def _compiled_struct(data: Mapping[str, Any]) -> bytes | None:
 def event_bytes(seq: int, view: Mapping[str, Any], info: Narrator) -> bytes:
     """``event(seq, view, info).SerializeToString()``: the data Struct written by the
     compiled encoder where it can (``_compiled_struct``), else by the library."""
-    data = _compiled_struct(view)
-    if data is None:
-        return event(seq, view, info).SerializeToString()
-    return b"".join((varint_field(_EVENT_SEQ_KEY, seq),
-                     _string_field(_EVENT_KIND_KEY, str(view.get("kind", ""))),
-                     length_delimited(_EVENT_DATA_KEY, data),
-                     _string_field(_EVENT_TEXT_KEY, info.narrate(view) or "")))
+    if _encode is not None:
+        try:
+            return _encode.event_message(_EVENT_NUMBERS, seq, str(view.get("kind", "")), view,
+                                         info.narrate(view) or "")
+        except (TypeError, ValueError, OverflowError):
+            pass
+    return event(seq, view, info).SerializeToString()
 
 
 def match_id_field(match_id: str) -> bytes:

@@ -348,6 +348,24 @@ static PyObject *struct_bytes(PyObject *self, PyObject *data) {
     return finish_buffer(&b, write_struct_fields(&b, data, 0) < 0);
 }
 
+/* The ``count`` field numbers in ``tuple``, into ``out`` (ValueError: not so). */
+static int field_numbers(PyObject *tuple, uint32_t *out, int count) {
+    if (!PyTuple_Check(tuple) || PyTuple_GET_SIZE(tuple) != count) {
+        PyErr_Format(PyExc_ValueError, "expected a tuple of %d field numbers", count);
+        return -1;
+    }
+    for (int k = 0; k < count; k++) {
+        long n = PyLong_AsLong(PyTuple_GET_ITEM(tuple, k));
+        if (n == -1 && PyErr_Occurred()) return -1;
+        if (n < 1 || n > 536870911) {
+            PyErr_Format(PyExc_ValueError, "%ld is not a field number", n);
+            return -1;
+        }
+        out[k] = (uint32_t)n;
+    }
+    return 0;
+}
+
 /* event_message(numbers, seq, kind, data, text): a serialized Event (numbers: the
  * field numbers of seq, kind, data and text), its data Struct written from the
  * dict as struct_bytes does; what wire.event_bytes joined from five pieces. */
@@ -357,19 +375,7 @@ static PyObject *event_message(PyObject *self, PyObject *const *args, Py_ssize_t
         return NULL;
     }
     uint32_t number[4];
-    if (!PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != 4) {
-        PyErr_SetString(PyExc_ValueError, "expected 4 field numbers");
-        return NULL;
-    }
-    for (int k = 0; k < 4; k++) {
-        long n = PyLong_AsLong(PyTuple_GET_ITEM(args[0], k));
-        if (n == -1 && PyErr_Occurred()) return NULL;
-        if (n < 1 || n > 536870911) {
-            PyErr_Format(PyExc_ValueError, "%ld is not a field number", n);
-            return NULL;
-        }
-        number[k] = (uint32_t)n;
-    }
+    if (field_numbers(args[0], number, 4) < 0) return NULL;
     long long seq = PyLong_AsLongLong(args[1]);
     if (seq == -1 && PyErr_Occurred()) return NULL;
     Buffer b = {NULL, 0, 0};
@@ -494,22 +500,8 @@ static PyTypeObject FramesType;
 static int frames_init(Frames *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"numbers", NULL};
     PyObject *numbers;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!", keywords, &PyTuple_Type, &numbers))
-        return -1;
-    if (PyTuple_GET_SIZE(numbers) != F_COUNT) {
-        PyErr_Format(PyExc_ValueError, "expected %d field numbers", F_COUNT);
-        return -1;
-    }
-    for (int k = 0; k < F_COUNT; k++) {
-        long n = PyLong_AsLong(PyTuple_GET_ITEM(numbers, k));
-        if (n == -1 && PyErr_Occurred()) return -1;
-        if (n < 1 || n > 536870911) {
-            PyErr_Format(PyExc_ValueError, "%ld is not a field number", n);
-            return -1;
-        }
-        self->number[k] = (uint32_t)n;
-    }
-    return 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O", keywords, &numbers)) return -1;
+    return field_numbers(numbers, self->number, F_COUNT);
 }
 
 /* A bytes-like argument's bytes (bytes only: what the callers pass). */

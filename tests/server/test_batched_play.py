@@ -40,7 +40,7 @@ async def _play(target: str, batched: bool, drop_seat: int | None = None) -> tup
                 agents[seat].disconnect()
         return count
 
-    sent_before = metrics.PLAY_TRAFFIC.sent
+    sent_before = metrics.PLAY_SENT.value
     acks = Acknowledgements()
     for token in sorted(created.seat_tokens, key=lambda t: t.seat):
         agents.append(strategy_agent("random", 3 * 101 + token.seat, server=target,
@@ -49,7 +49,7 @@ async def _play(target: str, batched: bool, drop_seat: int | None = None) -> tup
                                      tracer=acks))
     await asyncio.gather(*(a.run() for a in agents))
     assert acks.count(created.match.match_id) == sum(len(a.accepted) for a in agents)
-    return agents, received, metrics.PLAY_TRAFFIC.sent - sent_before
+    return agents, received, metrics.PLAY_SENT.value - sent_before
 
 
 def _seen(agent: Agent) -> list[tuple[int, str, Any]]:

@@ -447,8 +447,9 @@ def _compiled_struct(data: Mapping[str, Any]) -> bytes | None:
 
 
 def event_bytes(seq: int, view: Mapping[str, Any], info: Narrator) -> bytes:
-    """``event(seq, view, info).SerializeToString()``: the data Struct written by the
-    compiled encoder where it can (``_compiled_struct``), else by the library."""
+    """``event(seq, view, info).SerializeToString()``: written by the compiled encoder
+    where it was built and takes the data (its Struct's entries in the view's order;
+    a map's order is not part of the wire format), else by the library."""
     if _encode is not None:
         try:
             return _encode.event_message(_EVENT_NUMBERS, seq, str(view.get("kind", "")), view,

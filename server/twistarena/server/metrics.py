@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-from prometheus_client import REGISTRY, Counter, Gauge, start_http_server
-from prometheus_client.core import CounterMetricFamily
-from prometheus_client.registry import Collector
+from prometheus_client import Counter, Gauge, start_http_server
 
 # The store counts its own appends and errors; one registry, re-exported here.
 from twistarena.storage.metrics import APPEND_BATCH as APPEND_BATCH
 from twistarena.storage.metrics import APPEND_LATENCY as APPEND_LATENCY
 from twistarena.storage.metrics import ERRORS as ERRORS
-from twistarena.storage.metrics import LoopCounter, LoopHistogram
+from twistarena.storage.metrics import LoopCounter as LoopCounter
+from twistarena.storage.metrics import LoopHistogram
 
 LIVE_MATCHES = Gauge("twistarena_live_matches", "Matches with a runner on this node")
 PLAY_STREAMS = Gauge("twistarena_play_streams", "Open Play streams holding a seat")
@@ -37,51 +34,27 @@ LOST_ACTIONS = Counter("twistarena_lost_actions_total",
 STORE_UP = Gauge("twistarena_store_up", "1 while the store answers, 0 while it does not")
 
 
-class PlayTraffic:
-    """Messages on the Play streams and DecisionRequests built: counted per message,
-    so as plain integers (a Prometheus counter takes a lock per increment) and
-    exported when scraped. ``bench service`` divides them by its decisions."""
-
-    __slots__ = ("received", "request_build_ns", "requests_built", "requests_timed", "sent")
-
-    def __init__(self) -> None:
-        self.sent = 0
-        self.received = 0
-        self.requests_built = 0
-        #: The builds whose CPU time was read (one in ``TIME_EVERY``), and its sum.
-        self.requests_timed = 0
-        self.request_build_ns = 0
-
+#: Messages on the Play streams, counted per message (``bench service`` divides them
+#: by its decisions).
+PLAY_MESSAGES = LoopCounter(
+    "twistarena_play_messages_total", "Messages on Play streams, by direction from the "
+    "server (sent: ServerMessages, received: AgentMessages)", ["direction"])
+PLAY_SENT = PLAY_MESSAGES.labels("sent")
+PLAY_RECEIVED = PLAY_MESSAGES.labels("received")
+REQUESTS_BUILT = LoopCounter(
+    "twistarena_decision_requests_built_total",
+    "DecisionRequests built (a request sent again is not rebuilt)").labels()
 
 #: One DecisionRequest build in this many is timed.
 TIME_EVERY = 8
 
-
-PLAY_TRAFFIC = PlayTraffic()
-
-
-class _PlayTrafficCollector(Collector):
-    def collect(self) -> Iterator[CounterMetricFamily]:
-        traffic = PLAY_TRAFFIC
-        messages = CounterMetricFamily(
-            "twistarena_play_messages", "Messages on Play streams, by direction from the "
-            "server (sent: ServerMessages, received: AgentMessages)", labels=["direction"])
-        messages.add_metric(["sent"], traffic.sent)
-        messages.add_metric(["received"], traffic.received)
-        yield messages
-        yield CounterMetricFamily("twistarena_decision_requests_built",
-                                  "DecisionRequests built (a request sent again is not rebuilt)",
-                                  value=traffic.requests_built)
-        yield CounterMetricFamily("twistarena_decision_requests_timed",
-                                  f"DecisionRequests built whose CPU time was measured "
-                                  f"(one in {TIME_EVERY})", value=traffic.requests_timed)
-        yield CounterMetricFamily("twistarena_decision_request_build_seconds",
-                                  "CPU time of the event loop building the timed "
-                                  "DecisionRequests (observation, legal actions, encoding)",
-                                  value=traffic.request_build_ns / 1e9)
-
-
-REGISTRY.register(_PlayTrafficCollector())
+REQUESTS_TIMED = LoopCounter(
+    "twistarena_decision_requests_timed_total",
+    f"DecisionRequests built whose CPU time was measured (one in {TIME_EVERY})").labels()
+REQUEST_BUILD_SECONDS = LoopCounter(
+    "twistarena_decision_request_build_seconds_total",
+    "CPU time of the event loop building the timed DecisionRequests (observation, "
+    "legal actions, encoding)").labels()
 
 
 def serve_metrics(port: int, host: str = "127.0.0.1") -> int:

@@ -59,11 +59,11 @@ def add_streaming_services(server: aio.Server, play: Play, watch: Watch) -> None
 
 async def pump(cluster: Cluster, match_id: str, outbox: Outbox,
                context: aio.ServicerContext[Any, Any], streams: Streams,
-               traffic: metrics.PlayTraffic | None = None) -> None:
+               sent: metrics.LoopCounter.Child | None = None) -> None:
     """Write a stream's outbox until it closes: normally, with a redirect to the
     match's owner, or with an error status. A write stuck for a reader that
-    does not read is abandoned when the outbox is cut. ``traffic``: count the
-    messages written (a Play stream's)."""
+    does not read is abandoned when the outbox is cut. ``sent``: count the
+    messages written there (a Play stream's)."""
     task = asyncio.current_task()
     loop = asyncio.get_running_loop()
     outbox.writer = task
@@ -82,10 +82,10 @@ async def pump(cluster: Cluster, match_id: str, outbox: Outbox,
                                                     item.details)
                 await _end(context, item)
             outbox.writing_since = loop.time()
-            if traffic is not None:
+            if sent is not None:
                 # Counted as it is handed to gRPC: a client never reads a
                 # message that is not counted yet.
-                traffic.sent += 1
+                sent.value += 1
             await context.write(item)
             outbox.last_write = loop.time()
             outbox.writing_since = 0.0
@@ -313,7 +313,7 @@ class Play(pgrpc.PlayServicer):
         if first.WhichOneof("msg") != "join":
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                        "the first message of a Play stream must be Join")
-        metrics.PLAY_TRAFFIC.received += 1
+        metrics.PLAY_RECEIVED.value += 1
         join = first.join
         if not join.match_id:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
@@ -338,7 +338,7 @@ class Play(pgrpc.PlayServicer):
             reader = asyncio.get_running_loop().create_task(
                 self._read(context, runner, seat, outbox))
             await pump(self.cluster, join.match_id, outbox, context, self.streams,
-                       metrics.PLAY_TRAFFIC)
+                       metrics.PLAY_SENT)
         finally:
             if reader is not None:
                 reader.cancel()
@@ -380,13 +380,13 @@ class Play(pgrpc.PlayServicer):
 
     async def _read(self, context: aio.ServicerContext[Any, Any], runner: MatchRunner,
                     seat: int, outbox: Outbox) -> None:
-        traffic = metrics.PLAY_TRAFFIC
+        received = metrics.PLAY_RECEIVED
         try:
             while True:
                 msg = await context.read()
                 if msg is aio.EOF:
                     return
-                traffic.received += 1
+                received.value += 1
                 if is_undecodable(msg):
                     outbox.close(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                                  "a message on this stream is not a valid AgentMessage")

@@ -407,10 +407,23 @@ class ObservationEncoder:
     def __init__(self, game_id: str) -> None:
         self._encode = _OBSERVATION_ENCODERS[game_id]
         self._member_key = _OBSERVATION_MEMBER_KEYS[game_id]
+        self._member_number = OBSERVATION_FIELDS[game_id]
+        #: The compiled encoder's loop over the parts (None: not built).
+        self._compiled: _encode.Schema | None = (
+            _schema(OBSERVATION_CLASSES[game_id].DESCRIPTOR) if _encode is not None else None)
         self._slots: dict[Hashable, tuple[Hashable, bytes]] = {}
 
-    def encode(self, parts: Iterable[ObservationPartLike]) -> bytes:
+    def encode(self, parts: Sequence[ObservationPartLike]) -> bytes:
         """The serialized ``Observation`` made of ``parts`` (their order kept)."""
+        if self._compiled is not None:
+            try:
+                return self._compiled.encode_parts(self._slots, parts, self._member_number)
+            except (TypeError, ValueError):
+                pass  # a part the compiled schema refuses: the library says what is wrong
+        return self._encode_each(parts)
+
+    def _encode_each(self, parts: Iterable[ObservationPartLike]) -> bytes:
+        """``encode`` part by part in Python (each part by ``message_encoder``)."""
         slots = self._slots
         chunks = []
         for slot, version, build in parts:

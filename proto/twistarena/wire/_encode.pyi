@@ -1,6 +1,6 @@
 """Types of the compiled message encoder (csrc/encode.c); ``wire.message_encoder`` uses it."""
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 INT32: int
@@ -16,6 +16,11 @@ class Schema:
 
     def __init__(self, fields: tuple[tuple[str, int, int, Schema | None], ...]) -> None: ...
     def encode(self, data: Mapping[str, Any], /) -> bytes: ...
+    def encode_parts(self, slots: dict[Hashable, tuple[Hashable, bytes]],
+                     parts: Sequence[tuple[Hashable, Hashable, Callable[[], Mapping[str, Any]]]],
+                     number: int, /) -> bytes:
+        """Field ``number`` holding the parts' messages, each encoded again only when
+        its version differs from the one kept in ``slots`` (None: every time)."""
 
 def struct_bytes(data: Mapping[str, Any], /) -> bytes: ...
 

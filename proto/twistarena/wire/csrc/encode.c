@@ -17,6 +17,10 @@
  * holds the bytes to the library's for every observation and public view of
  * many random matches.
  *
+ * Schema.encode_parts runs wire.ObservationEncoder's loop too: each part of an
+ * observation is taken from the bytes kept for its slot while its version holds,
+ * else built and encoded, and all of them go into one buffer.
+ *
  * DecisionFrames writes the rest of a request (its ids, deadline, legal actions,
  * the acceptance and events that ride along, the ServerMessage around it) in
  * one buffer too.
@@ -132,6 +136,7 @@ static int write_string(Buffer *b, uint32_t number, PyObject *o, int skip_empty)
 }
 
 static int write_message(Buffer *b, const Schema *schema, PyObject *data);
+static int write_raw(Buffer *b, const char *data, Py_ssize_t size);
 
 /* Starts a length-delimited field: its key, and one byte kept for its length (the
  * usual case); the position of that byte, or -1. */
@@ -458,9 +463,80 @@ static PyObject *schema_encode(Schema *self, PyObject *data) {
     return finish_buffer(&b, write_message(&b, self, data) < 0);
 }
 
+/* One part's bytes: the kept ones when its slot holds this version, else its
+ * build() encoded (and kept when it has a version). New reference, or NULL. */
+static PyObject *part_bytes(Schema *self, PyObject *slots, PyObject *part) {
+    if (!PyTuple_Check(part) || PyTuple_GET_SIZE(part) != 3) {
+        PyErr_SetString(PyExc_TypeError, "a part is a (slot, version, build) tuple");
+        return NULL;
+    }
+    PyObject *slot = PyTuple_GET_ITEM(part, 0), *version = PyTuple_GET_ITEM(part, 1);
+    if (version != Py_None) {
+        PyObject *kept = PyDict_GetItemWithError(slots, slot);  /* borrowed */
+        if (kept == NULL && PyErr_Occurred()) return NULL;
+        if (kept != NULL && PyTuple_Check(kept) && PyTuple_GET_SIZE(kept) == 2) {
+            PyObject *was = PyTuple_GET_ITEM(kept, 0);
+            int same = was == version ? 1 : PyObject_RichCompareBool(was, version, Py_EQ);
+            if (same < 0) return NULL;
+            if (same) return Py_NewRef(PyTuple_GET_ITEM(kept, 1));
+        }
+    }
+    PyObject *data = PyObject_CallNoArgs(PyTuple_GET_ITEM(part, 2));
+    if (data == NULL) return NULL;
+    Buffer b = {NULL, 0, 0};
+    int failed = write_message(&b, self, data) < 0;
+    Py_DECREF(data);
+    PyObject *encoded = finish_buffer(&b, failed);
+    if (encoded == NULL || version == Py_None) return encoded;
+    PyObject *entry = PyTuple_Pack(2, version, encoded);
+    if (entry == NULL || PyDict_SetItem(slots, slot, entry) < 0) {
+        Py_XDECREF(entry);
+        Py_DECREF(encoded);
+        return NULL;
+    }
+    Py_DECREF(entry);
+    return encoded;
+}
+
+/* encode_parts(slots, parts, number): the field ``number`` (the Observation's
+ * member) holding the concatenation of the parts' messages, each re-encoded only
+ * when its version changed (wire.ObservationEncoder, whose Python loop this is). */
+static PyObject *schema_encode_parts(Schema *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "encode_parts() takes 3 arguments");
+        return NULL;
+    }
+    PyObject *slots = args[0], *parts = args[1];
+    if (!PyDict_Check(slots) || (!PyList_Check(parts) && !PyTuple_Check(parts))) {
+        PyErr_SetString(PyExc_TypeError, "encode_parts(dict, list of parts, int)");
+        return NULL;
+    }
+    long number = PyLong_AsLong(args[2]);
+    if (number == -1 && PyErr_Occurred()) return NULL;
+    if (number <= 0 || number >= (1L << 29)) {
+        PyErr_SetString(PyExc_ValueError, "not a field number");
+        return NULL;
+    }
+    Buffer b = {NULL, 0, 0};
+    Py_ssize_t at = open_field(&b, (uint32_t)number);
+    int failed = at < 0;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(parts);
+    PyObject **items = PySequence_Fast_ITEMS(parts);
+    for (Py_ssize_t k = 0; k < n && !failed; k++) {
+        PyObject *encoded = part_bytes(self, slots, items[k]);
+        failed = encoded == NULL ||
+                 write_raw(&b, PyBytes_AS_STRING(encoded), PyBytes_GET_SIZE(encoded)) < 0;
+        Py_XDECREF(encoded);
+    }
+    if (!failed) failed = close_field(&b, at) < 0;
+    return finish_buffer(&b, failed);
+}
+
 static PyMethodDef schema_methods[] = {
     {"encode", (PyCFunction)schema_encode, METH_O,
      "encode(data): the message of the dict data, serialized"},
+    {"encode_parts", (PyCFunction)(void (*)(void))schema_encode_parts, METH_FASTCALL,
+     "encode_parts(slots, parts, number): field number holding the parts' messages"},
     {NULL, NULL, 0, NULL},
 };
 

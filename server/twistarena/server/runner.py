@@ -572,9 +572,12 @@ class MatchRunner:
             # timeout); like one, it is not acknowledged.
             await self._settle_timeout_locked(seat_no, decision_id)
             return ACCEPTED
-        illegal = self.state.check(seat_no, action_id)
-        if illegal is not None:
-            return Reply(False, ppb.ILLEGAL_ACTION, illegal.message, may_retry=True)
+        # The open decision's legal ids (the engine checks again as it applies);
+        # the engine says why an action is not among them.
+        if action_id not in self.book.legal[seat_no]:
+            illegal = self.state.check(seat_no, action_id)
+            if illegal is not None:
+                return Reply(False, ppb.ILLEGAL_ACTION, illegal.message, may_retry=True)
         sent_at = seat.sent_at
         if not await self._commit(seat_no, action_id, False):
             if self.stopped or self.over:

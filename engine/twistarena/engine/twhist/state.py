@@ -74,6 +74,8 @@ class TwhistState(State):
         #: (its star sides, its stars). Bumped more often than needed is harmless;
         #: never less.
         self._player_rev = [0] * n
+        #: The legal ids of the seat to act, kept until the next action (or re-deal).
+        self._legal: Sequence[int] | None = None
         self.log(
             "deal",
             private={s: {"hand": self.t.cards_json(self.hands[s])} for s in range(n)},
@@ -93,6 +95,13 @@ class TwhistState(State):
         return ()
 
     def _legal_ids(self, seat: int) -> Sequence[int]:
+        # One seat acts at a time (``_to_act``), and the core asks only for it.
+        ids = self._legal
+        if ids is None:
+            ids = self._legal = self._compute_legal(seat)
+        return ids
+
+    def _compute_legal(self, seat: int) -> Sequence[int]:
         if self.phase == PICK:
             ids = [PICK_BASE + c for c in self.pool]
             if self.picked:
@@ -157,6 +166,7 @@ class TwhistState(State):
     # -- playing ------------------------------------------------------------
 
     def _apply(self, seat: int, action_id: int) -> None:
+        self._legal = None
         if self.phase == PICK:
             if action_id == STOP:
                 self._score_trick()
@@ -392,6 +402,7 @@ class TwhistState(State):
                             self.t.colour_of, rng)
         for s, hand in zip(others, hands, strict=True):
             self.hands[s] = sorted(hand)
+        self._legal = None
 
     def _card_zones(self) -> dict[str, list[int]]:
         zones = {f"hand_{s}": list(h) for s, h in enumerate(self.hands)}

@@ -103,8 +103,8 @@ async def _end(context: aio.ServicerContext[Any, Any], close: Close) -> None:
     messages the client has not read yet: a client that never reads gets them
     if it ever does, and the call is over for the server either way."""
     try:
-        await asyncio.wait_for(fail(context, close.code, close.reason, close.details),
-                               END_WAIT_S)
+        async with asyncio.timeout(END_WAIT_S):  # in this task: no task of its own
+            await fail(context, close.code, close.reason, close.details)
     except TimeoutError:
         raise asyncio.CancelledError from None
 
@@ -300,7 +300,8 @@ class Play(pgrpc.PlayServicer):
                    context: aio.ServicerContext[Any, Any]) -> None:
         """One agent's stream: Join, then decisions and answers until the match ends."""
         try:
-            first = await asyncio.wait_for(context.read(), self.config.stream_join_timeout_s)
+            async with asyncio.timeout(self.config.stream_join_timeout_s):
+                first = await context.read()
         except TimeoutError:
             await fail(context, grpc.StatusCode.DEADLINE_EXCEEDED, "JOIN_TIMEOUT",
                        f"no Join within {self.config.stream_join_timeout_s:g} s")

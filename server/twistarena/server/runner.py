@@ -82,6 +82,8 @@ class MatchRunner:
         #: Seats joining now: their joined flags wait for one write (``_flush_joins``),
         #: and their streams for its outcome (set once it is known).
         self._joining: list[Seat] = []
+        #: The seats whose joined flags are being written (told nothing yet).
+        self._storing_joins: list[Seat] = []
         self._join_timer: asyncio.TimerHandle | None = None
         self._join_written: asyncio.Future[None] | None = None
         self.owner = owner
@@ -241,8 +243,15 @@ class MatchRunner:
         before closing; False when the store is unreachable or this node's leases
         lapsed (the look-up would wait on a dead link, or name a stale owner)."""
         self.stopped_by = Close(code, reason, details, redirect)
+        # Seats whose join is not stored yet were told nothing (their Joined waits
+        # for the write): they get the status alone, and join again.
+        unstored = [s for s in (*self._joining, *self._storing_joins) if not s.joined]
         self._drop_joins()
         self.timers.cancel()
+        for seat in unstored:
+            if seat.stream is not None:
+                seat.stream.close_unsent(code, reason, details, redirect)
+                seat.stream = None
         self.feed.flush_all()
         self.feed.stop()
         for seat in self.seats:
@@ -375,6 +384,7 @@ class MatchRunner:
         joining = [s for s in self._joining if not s.joined]
         written, self._join_written = self._join_written, None
         self._drop_joins()
+        self._storing_joins = joining
         try:
             if not joining or self.over or self.stopped:
                 return False
@@ -399,6 +409,7 @@ class MatchRunner:
                 s.joined = True
             return False
         finally:
+            self._storing_joins = []
             if written is not None and not written.done():
                 written.set_result(None)
 

@@ -4,8 +4,10 @@ reading loop or a thread, and the one answer to a bot that raises."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -39,7 +41,30 @@ def _resolve(bot: Any) -> tuple[Callable[..., Any], Callable[[Rejection], Any] |
 
 
 def _accepts(fn: Callable[..., Any], name: str) -> bool:
-    """Whether ``fn`` takes the keyword argument ``name``."""
+    """Whether ``fn`` takes the keyword argument ``name``. Read once per function:
+    reading a signature costs more than many decisions, and a host seats bots of
+    one class (bound methods of one function) in match after match. Kept weakly,
+    so a bot's code is never held alive by this."""
+    target = getattr(fn, "__func__", fn)
+    try:
+        known = _ACCEPTS.get(target)
+    except TypeError:  # unhashable: read every time
+        return _reads_keyword(target, name)
+    if known is None:
+        known = {}
+        with contextlib.suppress(TypeError):  # no weak reference to it: not kept
+            _ACCEPTS[target] = known
+    answer = known.get(name)
+    if answer is None:
+        answer = known[name] = _reads_keyword(target, name)
+    return answer
+
+
+#: function -> {keyword: whether it takes it}
+_ACCEPTS: weakref.WeakKeyDictionary[Any, dict[str, bool]] = weakref.WeakKeyDictionary()
+
+
+def _reads_keyword(fn: Callable[..., Any], name: str) -> bool:
     try:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):

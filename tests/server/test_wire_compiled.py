@@ -249,3 +249,33 @@ def test_a_part_the_compiled_loop_refuses_goes_to_the_library() -> None:
 
 def _unbuilt() -> dict[str, Any]:
     raise AssertionError("a kept part was built again")
+
+
+def test_the_compiled_loop_survives_parts_and_versions_that_change_what_it_reads() -> None:
+    """Builds and versions are Python code: a build that empties the parts list
+    ends the loop where the Python loop ends too, and a version whose comparison
+    empties the kept slots still gives the bytes it matched."""
+    cls = opb.TwistedObservation
+    first = {"game": "twisted", "hand": [13, 14]}
+    parts: list[Any] = []
+
+    def build_and_clear() -> dict[str, Any]:
+        parts.clear()
+        return first
+
+    parts += [("first", None, build_and_clear), ("later", None, _unbuilt)] * 50
+    expected = wire.length_delimited(wire._OBSERVATION_MEMBER_KEYS["twisted"],
+                                     _library(cls, first))
+    assert wire.ObservationEncoder("twisted").encode(parts) == expected
+
+    encoder = wire.ObservationEncoder("twisted")
+
+    class Meddling:
+        def __eq__(self, other: object) -> bool:
+            encoder._slots.clear()
+            return True
+
+        __hash__ = object.__hash__
+
+    assert encoder.encode([("first", 1, lambda: first)]) == expected
+    assert encoder.encode([("first", Meddling(), _unbuilt)]) == expected

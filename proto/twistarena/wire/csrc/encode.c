@@ -474,11 +474,15 @@ static PyObject *part_bytes(Schema *self, PyObject *slots, PyObject *part) {
     if (version != Py_None) {
         PyObject *kept = PyDict_GetItemWithError(slots, slot);  /* borrowed */
         if (kept == NULL && PyErr_Occurred()) return NULL;
-        if (kept != NULL && PyTuple_Check(kept) && PyTuple_GET_SIZE(kept) == 2) {
+        if (kept != NULL && PyTuple_Check(kept) && PyTuple_GET_SIZE(kept) == 2 &&
+            PyBytes_Check(PyTuple_GET_ITEM(kept, 1))) {
+            Py_INCREF(kept);  /* a version's __eq__ is Python code: it may change slots */
             PyObject *was = PyTuple_GET_ITEM(kept, 0);
             int same = was == version ? 1 : PyObject_RichCompareBool(was, version, Py_EQ);
+            PyObject *bytes = same > 0 ? Py_NewRef(PyTuple_GET_ITEM(kept, 1)) : NULL;
+            Py_DECREF(kept);
             if (same < 0) return NULL;
-            if (same) return Py_NewRef(PyTuple_GET_ITEM(kept, 1));
+            if (same) return bytes;
         }
     }
     PyObject *data = PyObject_CallNoArgs(PyTuple_GET_ITEM(part, 2));
@@ -520,10 +524,11 @@ static PyObject *schema_encode_parts(Schema *self, PyObject *const *args, Py_ssi
     Buffer b = {NULL, 0, 0};
     Py_ssize_t at = open_field(&b, (uint32_t)number);
     int failed = at < 0;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(parts);
-    PyObject **items = PySequence_Fast_ITEMS(parts);
-    for (Py_ssize_t k = 0; k < n && !failed; k++) {
-        PyObject *encoded = part_bytes(self, slots, items[k]);
+    /* Held, and the length read again each time: a build is Python code. */
+    for (Py_ssize_t k = 0; !failed && k < PySequence_Fast_GET_SIZE(parts); k++) {
+        PyObject *part = Py_NewRef(PySequence_Fast_GET_ITEM(parts, k));
+        PyObject *encoded = part_bytes(self, slots, part);
+        Py_DECREF(part);
         failed = encoded == NULL ||
                  write_raw(&b, PyBytes_AS_STRING(encoded), PyBytes_GET_SIZE(encoded)) < 0;
         Py_XDECREF(encoded);

@@ -62,11 +62,22 @@ def test_a_signature_is_read_once_per_function_and_not_kept_alive(monkeypatch: A
     assert function() is None, "the signature cache holds a bot's code alive"
 
 
-def test_an_unhashable_callable_bot_is_read_every_time() -> None:
+def test_a_callable_bot_that_cannot_be_kept_is_read_every_time() -> None:
+    """Unhashable, or without a weak reference (``__slots__``): not kept, still read."""
     class Unhashable:
         __hash__ = None  # type: ignore[assignment]
 
         def __call__(self, observation: Any, legal_actions: Any, decision: Any = None) -> int:
             return 0
 
+    class Slotted:
+        __slots__ = ()
+
+        def __call__(self, observation: Any, legal_actions: Any, rejection: Any = None) -> int:
+            return 0
+
+    kept = len(botcall._ACCEPTS)
     assert BotCall(Unhashable(), None, "e").takes_decision
+    assert BotCall(Slotted(), None, "f").takes_rejection
+    assert not BotCall(Slotted(), None, "f").takes_decision
+    assert len(botcall._ACCEPTS) == kept

@@ -4,7 +4,6 @@ reading loop or a thread, and the one answer to a bot that raises."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import time
 import weakref
@@ -47,13 +46,9 @@ def _accepts(fn: Callable[..., Any], name: str) -> bool:
     so a bot's code is never held alive by this."""
     target = getattr(fn, "__func__", fn)
     try:
-        known = _ACCEPTS.get(target)
-    except TypeError:  # unhashable: read every time
+        known = _ACCEPTS.setdefault(target, {})
+    except TypeError:  # unhashable, or no weak reference to it: read every time
         return _reads_keyword(target, name)
-    if known is None:
-        known = {}
-        with contextlib.suppress(TypeError):  # no weak reference to it: not kept
-            _ACCEPTS[target] = known
     answer = known.get(name)
     if answer is None:
         answer = known[name] = _reads_keyword(target, name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
 from google.protobuf import json_format
 from google.protobuf.struct_pb2 import Struct
 from twistarena import engine, wire
@@ -66,5 +67,10 @@ def test_lazy_event_data_decodes_to_the_same_event() -> None:
         message = wire.event(seq, event.view(1), info)
         eager = convert.MatchEvent.from_proto(message)
         lazy = convert.MatchEvent.from_proto(message, lazy=True)
-        assert isinstance(lazy.data, convert.LazyEventData)
+        assert lazy._data is None and lazy._source  # still serialized
         assert lazy == eager and dict(lazy.data) == eager.data
+        assert lazy._source is None  # decoded once, kept read-only
+        with pytest.raises(TypeError):
+            lazy.data["seat"] = 9  # type: ignore[index]
+        with pytest.raises(AttributeError):
+            lazy.seq = 9  # type: ignore[misc]

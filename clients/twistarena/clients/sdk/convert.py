@@ -8,7 +8,8 @@ a list of ``twistarena.engine.Action``.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from google.protobuf import json_format
@@ -106,22 +107,68 @@ class MatchResult:
                 "winners": list(self.winners), "reason": self.reason, "detail": self.detail}
 
 
-@dataclass(frozen=True, slots=True)
 class MatchEvent:
-    """One event of the match as this seat (or a spectator) may see it."""
+    """One event of the match as this seat (or a spectator) may see it: ``seq``,
+    ``kind``, ``data`` (the event's fields, a Mapping) and ``text``. Read-only.
 
-    seq: int
-    kind: str
-    #: The event's fields (a read-only Mapping decoded on first read when lazy).
-    data: Mapping[str, Any] = field(default_factory=dict)
-    text: str = ""
+    An agent keeps every event of its match (``Agent.events``), so an event is one
+    small object: with ``lazy``, its data stays serialized in it until first read
+    (then a read-only Mapping), where a separate lazy mapping per event would double
+    the objects the garbage collector walks through for the whole match."""
+
+    __slots__ = ("_data", "_kind", "_seq", "_source", "_text")
+    __match_args__ = ("seq", "kind", "data", "text")
+    __hash__ = None  # type: ignore[assignment]  # equal events may hold unhashable data
+
+    def __init__(self, seq: int, kind: str, data: Mapping[str, Any] | None = None,
+                 text: str = "") -> None:
+        self._seq = seq
+        self._kind = kind
+        self._text = text
+        self._data: Mapping[str, Any] | None = {} if data is None else data
+        self._source: bytes | None = None
 
     @classmethod
     def from_proto(cls, event: match_pb2.Event, lazy: bool = False) -> MatchEvent:
-        """``lazy``: ``data`` is decoded when first read."""
-        return cls(event.seq, event.kind,
-                   LazyEventData(event.data.SerializeToString()) if lazy
-                   else struct_to_dict(event.data), event.text)
+        """``lazy``: ``data`` is decoded when first read (the serialized Struct is
+        kept, not the message it came in, which may be a whole DecisionRequest)."""
+        if not lazy:
+            return cls(event.seq, event.kind, struct_to_dict(event.data), event.text)
+        new = cls(event.seq, event.kind, None, event.text)
+        new._data = None
+        new._source = event.data.SerializeToString()
+        return new
+
+    @property
+    def seq(self) -> int:
+        return self._seq
+
+    @property
+    def kind(self) -> str:
+        return self._kind
+
+    @property
+    def text(self) -> str:
+        return self._text
+
+    @property
+    def data(self) -> Mapping[str, Any]:
+        data = self._data
+        if data is None:
+            assert self._source is not None
+            data = self._data = MappingProxyType(struct_to_dict(Struct.FromString(self._source)))
+            self._source = None
+        return data
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MatchEvent):
+            return NotImplemented
+        return (self._seq, self._kind, self._text) == (other._seq, other._kind, other._text) \
+            and dict(self.data) == dict(other.data)
+
+    def __repr__(self) -> str:
+        return (f"MatchEvent(seq={self._seq!r}, kind={self._kind!r}, data={dict(self.data)!r}, "
+                f"text={self._text!r})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,16 +225,6 @@ class LazyPayload(_Lazy):
 
     def _decode(self) -> JSON:
         return struct_to_dict(self._source.payload)
-
-
-class LazyEventData(_Lazy):
-    """An Event's data, kept serialized (not the message it came in, which may be a
-    whole DecisionRequest) and decoded on first use."""
-
-    __slots__ = ()
-
-    def _decode(self) -> JSON:
-        return struct_to_dict(Struct.FromString(self._source))
 
 
 class LazyObservation(_Lazy):

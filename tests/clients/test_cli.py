@@ -141,8 +141,13 @@ def test_bench_service_small() -> None:
                 "--json", timeout=150)
     assert done.returncode == 0, done.stderr[-2000:]
     report = _last_json(done.stdout)
+    assert report["config"]["rounds"] == 2
     for run_name in ("bare_grpc", "grpc_engine_only", "service", "service_sdk_agents"):
         assert report[run_name]["decisions"] > 0, run_name
+        # Measured in two windows (in order, then reversed), summed.
+        windows = report[run_name]["decisions_per_s_by_window"]
+        assert len(windows) == 2 and min(windows) > 0, run_name
+        assert min(windows) <= report[run_name]["decisions_per_s"] <= max(windows) * 1.01
     assert report["service"]["valkey_cpu_us_per_decision"] > 0
     # The system calls of the server and of Valkey are read (0 when /proc is not).
     assert report["service"]["server_syscalls_per_decision"] > 0

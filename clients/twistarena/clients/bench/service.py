@@ -17,8 +17,13 @@ the ceiling of any server on this engine, with no Redis and no bookkeeping.
 as old ones end; the bots speak the Play protocol directly (``protocol``,
 as lean as the ping-pong client plus parsing real messages), and again with
 the SDK's ``Agent`` (``sdk``), whose own cost shows in the client column.
-Reported: decisions/s of each run and their ratio to bare gRPC, the
-server's (and Valkey's) CPU per decision, the load generator's CPU per
+Runs (2) to (4) are measured in ``--rounds`` windows (default 2) of
+``--duration / --rounds`` seconds, in order and then in the reverse order, and
+each run's figures are summed over its windows: the machine's speed may drift
+during a call (a shared virtual machine's does), and measured so, the drift
+weighs alike on every run, so their ratios hold from one call to the next.
+Reported: decisions/s of each run (and of each of its windows) and their ratio
+to bare gRPC, the server's (and Valkey's) CPU per decision, the load generator's CPU per
 decision, and the decision overhead. From the server's own counters
 (``serve --metrics-port``): the Play messages per decision it sent and
 received, and the time it took to build a DecisionRequest. The service's
@@ -50,6 +55,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import statistics
 import sys
@@ -144,6 +150,12 @@ class ServerCounters:
                               self.requests_timed - before.requests_timed,
                               self.request_build_s - before.request_build_s)
 
+    def plus(self, other: ServerCounters) -> ServerCounters:
+        return ServerCounters(self.sent + other.sent, self.received + other.received,
+                              self.requests_built + other.requests_built,
+                              self.requests_timed + other.requests_timed,
+                              self.request_build_s + other.request_build_s)
+
 
 #: Prometheus sample (name and labels as exported) -> ``ServerCounters`` field.
 COUNTER_SAMPLES = {
@@ -192,6 +204,21 @@ class Throughput:
     counters: ServerCounters = field(default_factory=ServerCounters)
     #: The server's CPU per match apart from its decisions (µs; 0: not measured).
     match_cpu_us: float = 0.0
+    #: Decisions/s of each measured window, in order (one per round, see ``run``).
+    windows: list[float] = field(default_factory=list)
+
+    def plus(self, other: Throughput) -> Throughput:
+        """This run and a later window of the same run, as one measurement."""
+        return Throughput(
+            self.label, self.decisions + other.decisions, self.seconds + other.seconds,
+            self.server_cpu_s + other.server_cpu_s, self.helper_cpu_s + other.helper_cpu_s,
+            self.client_cpu_s + other.client_cpu_s, self.samples + other.samples,
+            self.matches_finished + other.matches_finished,
+            self.matches_failed + other.matches_failed,
+            self.server_syscalls + other.server_syscalls,
+            self.helper_syscalls + other.helper_syscalls,
+            self.counters.plus(other.counters), self.match_cpu_us,
+            self.windows + other.windows)
 
     @property
     def per_s(self) -> float:
@@ -242,6 +269,7 @@ class Throughput:
             "messages_per_decision_received": round(
                 self.per_decision(self.counters.received), 3),
             "request_build_us": round(self.request_build_us, 1),
+            "decisions_per_s_by_window": [round(w, 1) for w in self.windows],
             **({"server_cpu_us_per_decision_net": round(self.server_us_net, 1)}
                if self.match_cpu_us else {}),
         }
@@ -290,7 +318,8 @@ async def _measure(timing: Timing, server: ServerProcess, warmup: float, duratio
                      server.helper_cpu_seconds() - helper0, own_cpu_seconds() - own0,
                      list(timing.samples), finished() - done0,
                      server_syscalls=server.syscalls() - calls0,
-                     helper_syscalls=server.helper_syscalls() - helper_calls0)
+                     helper_syscalls=server.helper_syscalls() - helper_calls0,
+                     windows=[timing.decisions / seconds if seconds else 0.0])
     # Read after the CPU: the scrape costs the server a little CPU of its own.
     run.counters = (await asyncio.to_thread(read_counters, ports)).minus(counters0)
     progress(label, duration, duration)
@@ -567,13 +596,19 @@ UNLIMITED = ("--creates-per-minute", "0", "--live-per-client", "0",
 async def run(game: str, players: int, matches: int, duration: float, warmup: float,
               live: int, storm: int, server_args: Sequence[str] = (),
               progress: Progress = _noop, agents: Sequence[str] = AGENT_KINDS,
-              events: bool = False, batched: bool = True) -> Report:
-    """The whole benchmark; every phase is bounded in time."""
+              events: bool = False, batched: bool = True, rounds: int = 2) -> Report:
+    """The whole benchmark; every phase is bounded in time.
+
+    The runs compared (bare gRPC, engine only, the service's agents) are measured
+    in ``rounds`` windows of ``duration / rounds`` each, in order and then in the
+    reverse order (A B C, C B A, ...): a machine whose speed drifts while the
+    benchmark runs favours no run, so the ratios hold from one call to the next."""
+    rounds = max(1, rounds)
     report = Report({"game": game, "players": players, "matches": matches,
                      "duration_s": duration, "warmup_s": warmup, "live_matches": live,
                      "storm_agents": storm, "agents": list(agents),
                      "server_args": list(server_args), "events": events,
-                     "batched": batched})
+                     "batched": batched, "rounds": rounds})
     server = ServerProcess.serve(*UNLIMITED, "--metrics-port", "0", *server_args)
     await asyncio.to_thread(server.start)
     try:
@@ -581,18 +616,22 @@ async def run(game: str, players: int, matches: int, duration: float, warmup: fl
             report.live = await live_matches(server, game, players, live, storm, progress)
             return report
         progress("measuring message sizes", 0, 1)
-        report.sizes = await capture_sizes(server.address, game, players)
-        report.raw = await raw_throughput(players, matches, report.sizes, warmup, duration,
-                                          progress)
-        report.engine_only = await raw_throughput(players, matches, report.sizes, warmup,
-                                                  duration, progress, game)
-        if "protocol" in agents:
-            report.real = await real_throughput(server, game, players, matches, warmup,
-                                                duration, "protocol", progress, events,
-                                                batched)
-        if "sdk" in agents:
-            report.sdk = await real_throughput(server, game, players, matches, warmup,
-                                               duration, "sdk", progress, events, batched)
+        sizes = report.sizes = await capture_sizes(server.address, game, players)
+        window = duration / rounds
+        phases: list[tuple[str, Callable[[], Awaitable[Throughput]]]] = [
+            ("raw", lambda: raw_throughput(players, matches, sizes, warmup, window, progress)),
+            ("engine_only", lambda: raw_throughput(players, matches, sizes, warmup, window,
+                                                   progress, game))]
+        for kind, key in (("protocol", "real"), ("sdk", "sdk")):
+            if kind in agents:
+                phases.append((key, functools.partial(
+                    real_throughput, server, game, players, matches, warmup, window, kind,
+                    progress, events, batched)))
+        for turn in range(rounds):
+            for key, measure in (phases if turn % 2 == 0 else phases[::-1]):
+                measured = await measure()
+                before: Throughput | None = getattr(report, key)
+                setattr(report, key, measured if before is None else before.plus(measured))
         report.matches = await match_costs(server, game, players, matches, warmup,
                                            duration, progress, events, batched)
         for run in (report.real, report.sdk):
@@ -636,6 +675,9 @@ def add_cli(targets: Any) -> None:
     parser.add_argument("--duration", type=float, default=10.0,
                         help="seconds measured per run (after --warmup)")
     parser.add_argument("--warmup", type=float, default=2.0)
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="measure the compared runs in this many windows of "
+                             "duration/rounds each, in order then in reverse (drift cancels)")
     parser.add_argument("--live-matches", type=int, default=0, metavar="N",
                         help="instead: N live matches with agents connected (RSS per match), "
                              "then a connect storm")
@@ -686,7 +728,8 @@ def run_cli(args: argparse.Namespace) -> int:
         report = run_sync(args.game, args.players, args.matches, args.duration, args.warmup,
                           args.live_matches, args.storm if args.live_matches else 0,
                           agents=kinds, progress=progress, events=args.events,
-                          batched=not args.no_batch, server_args=("--workers", args.workers))
+                          batched=not args.no_batch, server_args=("--workers", args.workers),
+                          rounds=args.rounds)
     console.print(report_table(report))
     if args.json:
         print(json.dumps(report.to_json()))
@@ -707,7 +750,8 @@ def report_table(report: Report) -> Any:
             table.add_row(key.replace("_", " "), str(value))
         return table
     table = Table(title=f"{cfg['matches']} concurrent {cfg['players']}-seat {cfg['game']} "
-                        f"matches, {cfg['duration_s']:g} s measured")
+                        f"matches, {cfg['duration_s']:g} s measured per run in "
+                        f"{cfg['rounds']} windows (order reversed each round)")
     for column in ("run", "decisions/s", "server µs/dec", "net of match µs/dec",
                    "valkey µs/dec", "client µs/dec", "server syscalls/dec",
                    "messages/dec out / in", "request build µs", "overhead p50 ms",

@@ -116,6 +116,39 @@ def test_appends_on_the_lean_path_survive_a_script_flush(valkey: Any) -> None:
     asyncio.run(scenario())
 
 
+def test_one_tick_of_appends_to_many_matches_is_one_script_call(valkey: Any) -> None:
+    """The lean path sends a tick's appends as one ``append.lua`` call, and each
+    match is still judged on its own: stored, short of its expected length
+    (LogConflict), or fenced by a newer lease; the refused ones store nothing."""
+    mids = [secrets.token_hex(8) for _ in range(4)]
+
+    async def scenario() -> None:
+        [store] = await _stores(valkey.url, "node-a")
+        try:
+            tokens = [await store.matches.claim(mid) for mid in mids]
+            assert await store.appender.append(mids[1], tokens[1], 0, [(0, 1, False)]) == 1
+            await store.matches.claim(mids[2])  # a new epoch: tokens[2] is fenced
+            await store.conn.redis.config_resetstat()
+            results = await asyncio.gather(
+                store.appender.append(mids[0], tokens[0], 0, [(0, 5, False), (1, 6, True)]),
+                store.appender.append(mids[1], tokens[1], 0, [(1, 7, False)]),  # log is 1 long
+                store.appender.append(mids[2], tokens[2], 0, [(0, 8, False)]),
+                store.appender.append(mids[3], tokens[3], 0, [(2, 9, False)]),
+                return_exceptions=True)
+            assert results[0] == 2 and results[3] == 1
+            assert isinstance(results[1], LogConflict) and results[1].actual == 1
+            assert isinstance(results[2], FencedError)
+            stats = await store.conn.redis.info("commandstats")
+            assert stats["cmdstat_evalsha"]["calls"] == 1
+            logs = [await store.matches.load_log(mid) for mid in mids]
+            assert logs == [[(0, 5, False), (1, 6, True)], [(0, 1, False)], [],
+                            [(2, 9, False)]]
+        finally:
+            await store.close()
+
+    asyncio.run(scenario())
+
+
 def test_a_driver_failure_of_any_class_is_a_transient_store_error() -> None:
     """A connection that breaks under a call can make redis-py raise other than a
     RedisError (RuntimeError on a closed transport, AttributeError on a dropped

@@ -267,7 +267,7 @@ def test_a_paused_node_loses_its_matches_and_can_no_longer_write(store: ValkeyPr
         # An append with a token the paused node held is refused (epoch moved on).
         for mid, token in held.items():
             res = client.eval(append, 2, f"{{m:{mid}}}:log", f"{{m:{mid}}}:owner",
-                              token, client.llen(f"{{m:{mid}}}:log"), b"0,0,0")
+                              token, client.llen(f"{{m:{mid}}}:log"), 1, b"0,0,0")
             assert int(res[0]) == -1, (mid, res)
         replays = await play.finish()
         figures = play.check(replays)

@@ -1,10 +1,12 @@
 """Batched, fenced appends to the action logs of many matches.
 
-Appends of many matches made in the same event-loop tick travel in one
-pipeline of EVALSHA ``append`` calls: on the lean connection when there is
-one (``connection`` says when), else through redis-py. Each append checks the
-lease token and the expected log length (``lua/append.lua``), so two writers
-can never both append.
+Appends of many matches made in the same event-loop tick travel together:
+on the lean connection when there is one (``connection`` says when), as one
+EVALSHA of ``lua/append.lua`` for the whole batch (the store then runs one
+script per batch, not one per match); else through redis-py, as a pipeline
+of ``append.lua`` calls, one per match (a cluster keeps each match's keys on
+a slot of their own). Either way each append checks its match's lease token
+and expected log length, so two writers can never both append.
 """
 
 from __future__ import annotations
@@ -51,9 +53,9 @@ class Appender:
         self._idle = asyncio.Event()
         self._idle.set()
         self._loop: asyncio.AbstractEventLoop | None = None
-        #: match id -> (its owner's token, {entries per append: the RESP bytes of an
-        #: EVALSHA up to its expected-length argument}); dropped by ``forget``.
-        self._prefixes: dict[str, tuple[str, dict[int, bytes]]] = {}
+        #: match id -> (its owner's token, the RESP bytes of its two keys and of the
+        #: token) for ``append.lua`` calls; dropped by ``forget``.
+        self._encoded: dict[str, tuple[str, bytes, bytes]] = {}
 
     def append(self, match_id: str, owner: str, expected_len: int,
                entries: Iterable[LogEntry]) -> asyncio.Future[int]:
@@ -96,23 +98,15 @@ class Appender:
 
     async def _execute(self, batch: list[_Append], load: bool = False) -> list[Any]:
         """Send one batch (``load``: the append script first, on the same
-        connection, for a server that forgot it); the appends' replies."""
-        lean = self.conn.lean_for(self.scripts.append.name)
+        connection, for a server that forgot it); each append's reply, ``[code,
+        value]`` as ``append.lua`` gives it per match, or the exception of a failed call.
+
+        Not durable as asked (``Durability.check`` raises): every append of the
+        batch is retried (the runner then finds its entry stored and waits for
+        durability again, see ``Store.sync``)."""
         matches = self.matches
-        if lean is not None:
-            prefix = self._prefix
-            payload = b"".join([
-                prefix(item) + bulk(item.expected_len) + b"".join(map(bulk, item.entries))
-                for item in batch])
-            # The sync commands ride on the same connection: they cover these writes.
-            sync = matches.durability.sync_commands(matches.aof, end=False)
-            payload += b"".join(encode_command(c) for c in sync)
-            loading = [("SCRIPT", "LOAD", self.scripts.append.source)] if load else []
-            payload = b"".join(encode_command(c) for c in loading) + payload
-            replies = await lean.execute_encoded(payload,
-                                                 len(loading) + len(batch) + len(sync))
-            replies = replies[len(loading):]
-        else:
+        lean = self.conn.lean_for(self.scripts.append.name)
+        if lean is None:
             if load:
                 await self.scripts.reload(self.conn.redis)
             script = self.scripts.append
@@ -121,44 +115,58 @@ class Appender:
                 # execute_command: cluster pipelines refuse the evalsha() helper.
                 pipe.execute_command(*script.command(
                     [keys.match_log(item.match_id), keys.match_lease(item.match_id)],
-                    [item.owner, item.expected_len, *item.entries]))
+                    [item.owner, item.expected_len, len(item.entries), *item.entries]))
             sync = [] if self.conn.cluster_mode else matches.durability.sync_commands(
                 matches.aof, end=False)
             for command in sync:
                 pipe.execute_command(*command)
             replies = list(await pipe.execute(raise_on_error=False))
-        # Not durable as asked: every append of the batch is retried (the runner
-        # then finds its entry stored and waits for durability again, see
-        # ``Store.sync``).
-        matches.durability.check(replies[len(batch):])
-        return replies[:len(batch)]
+            matches.durability.check(replies[len(batch):])
+            return replies[:len(batch)]
+        script = self.scripts.append
+        keys_part: list[bytes] = []
+        args_part: list[bytes] = []
+        words = 3
+        for item in batch:
+            encoded_keys, token = self._encode(item)
+            keys_part.append(encoded_keys)
+            args_part += [token, bulk(item.expected_len), bulk(len(item.entries)),
+                          *map(bulk, item.entries)]
+            words += 5 + len(item.entries)
+        payload = (b"*%d\r\n" % words + bulk("EVALSHA") + bulk(script.sha)
+                   + bulk(2 * len(batch)) + b"".join(keys_part) + b"".join(args_part))
+        # The sync commands ride on the same connection: they cover these writes.
+        sync = matches.durability.sync_commands(matches.aof, end=False)
+        payload += b"".join(encode_command(c) for c in sync)
+        loading = [("SCRIPT", "LOAD", script.source)] if load else []
+        payload = b"".join(encode_command(c) for c in loading) + payload
+        replies = await lean.execute_encoded(payload, len(loading) + 1 + len(sync))
+        reply = replies[len(loading)]
+        matches.durability.check(replies[len(loading) + 1:])
+        if isinstance(reply, Exception):  # the call failed: so did each of its appends
+            return [reply] * len(batch)
+        return [reply[i:i + 2] for i in range(0, 2 * len(batch), 2)]
 
-    def _prefix(self, item: _Append) -> bytes:
-        cached = self._prefixes.get(item.match_id)
+    def _encode(self, item: _Append) -> tuple[bytes, bytes]:
+        """The RESP bytes of ``item``'s match's two keys and of its owner's token
+        (kept while the match runs here)."""
+        cached = self._encoded.get(item.match_id)
         if cached is None or cached[0] != item.owner:
-            if len(self._prefixes) >= 65_536:  # matches never forgotten: a backstop
-                self._prefixes.clear()
-            cached = self._prefixes[item.match_id] = (item.owner, {})
-        by_count = cached[1]
-        count = len(item.entries)
-        prefix = by_count.get(count)
-        if prefix is None:
-            args: list[bytes | str | int] = [
-                "EVALSHA", self.scripts.append.sha, 2, keys.match_log(item.match_id),
-                keys.match_lease(item.match_id), item.owner]
-            prefix = b"*%d\r\n" % (len(args) + 1 + count) + b"".join(
-                bulk(arg) for arg in args)
-            by_count[count] = prefix
-        return prefix
+            if len(self._encoded) >= 65_536:  # matches never forgotten: a backstop
+                self._encoded.clear()
+            cached = self._encoded[item.match_id] = (
+                item.owner, bulk(keys.match_log(item.match_id))
+                + bulk(keys.match_lease(item.match_id)), bulk(item.owner))
+        return cached[1], cached[2]
 
     def forget(self, match_id: str) -> None:
         """``match_id`` no longer runs here: drop what was kept to append to it (else
         the node would keep some for every match it ever ran)."""
-        self._prefixes.pop(match_id, None)
+        self._encoded.pop(match_id, None)
 
     def keeps(self, match_id: str) -> bool:
         """Whether the encoding of ``match_id``'s appends is kept (it runs here)."""
-        return match_id in self._prefixes
+        return match_id in self._encoded
 
     async def _send(self, batch: list[_Append]) -> None:
         for attempt in range(2):

@@ -1,14 +1,36 @@
--- Append entries to a match's action log, fenced by its lease.
--- KEYS: log, lease. ARGV: token, expected log length, entry...
--- Returns {1, new length}, {-1, current token or 'lease expired'} (fenced)
--- or {-2, actual length} (the log is not as long as expected).
-local o = redis.call('HMGET', KEYS[2], 'token', 'until')
-if o[1] ~= ARGV[1] then return {-1, o[1] or ''} end
+-- Append entries to the action logs of one or more matches, each fenced by its
+-- own lease: the appends of a batch in one call (one script run per batch, not
+-- one per match) where the keys may share a server; one call per match in a cluster.
+-- KEYS: log_1, lease_1, log_2, lease_2, ...
+-- ARGV: for each match in KEYS' order: token, expected log length, entry count, entries...
+-- Returns a flat array, two items per match: 1 and the new length; -1 and the
+-- current token or 'lease expired' (fenced); or -2 and the actual length (the log
+-- is not as long as expected). A fenced or short match appends nothing.
 local t = redis.call('TIME')
-if tonumber(o[2]) <= tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) then
-  return {-1, 'lease expired'}
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local out = {}
+local a = 1
+for k = 1, #KEYS, 2 do
+  local token, expected, count = ARGV[a], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+  local first = a + 3
+  a = first + count
+  local o = redis.call('HMGET', KEYS[k + 1], 'token', 'until')
+  if o[1] ~= token then
+    out[#out + 1] = -1
+    out[#out + 1] = o[1] or ''
+  elseif tonumber(o[2]) <= now then
+    out[#out + 1] = -1
+    out[#out + 1] = 'lease expired'
+  else
+    local n = redis.call('LLEN', KEYS[k])
+    if n ~= expected then
+      out[#out + 1] = -2
+      out[#out + 1] = n
+    else
+      for i = first, a - 1 do redis.call('RPUSH', KEYS[k], ARGV[i]) end
+      out[#out + 1] = 1
+      out[#out + 1] = n + count
+    end
+  end
 end
-local n = redis.call('LLEN', KEYS[1])
-if n ~= tonumber(ARGV[2]) then return {-2, n} end
-for i = 3, #ARGV do redis.call('RPUSH', KEYS[1], ARGV[i]) end
-return {1, n + #ARGV - 2}
+return out

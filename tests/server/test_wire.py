@@ -3,7 +3,6 @@ describes (and serialize to the same bytes as the protobuf runtime would)."""
 
 from __future__ import annotations
 
-import functools
 import random
 from typing import Any
 
@@ -141,7 +140,7 @@ def test_cached_parts_decode_as_today(game_id: str, players: int,
                     match_id, 9, seat, observations.encode(parts),
                     vocabulary.encoded(state.vocabulary_version(),
                                        state.legal_action_ids(seat),
-                                       functools.partial(state.describe, seat)), 5)
+                                       state.describe, seat), 5)
                 today = wire.decision_body(
                     match_id, 9, seat, wire.observation_bytes(game_id, state.observation(seat)),
                     [cache.encoded(a) for a in state.legal_actions(seat)], 5)

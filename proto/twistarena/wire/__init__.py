@@ -246,10 +246,12 @@ class ActionVocabulary:
         self._shared = action_cache(game_id)
 
     def encoded(self, version: Hashable, ids: Iterable[int],
-                describe: Callable[[int], LegalActionLike]) -> list[bytes]:
-        """The ``legal_actions`` entries of ``ids``; ``describe`` makes a missing one."""
+                describe: Callable[[int, int], LegalActionLike], seat: int) -> list[bytes]:
+        """The ``legal_actions`` entries of ``ids``; ``describe(seat, id)`` makes a
+        missing one (the engine's ``State.describe``; nothing is made per call
+        when every entry is kept)."""
         if version is None:
-            return [self._shared.encoded(describe(action_id)) for action_id in ids]
+            return [self._shared.encoded(describe(seat, action_id)) for action_id in ids]
         table = self._tables.get(version)
         if table is None:
             if self._kept >= self.LIMIT:
@@ -264,7 +266,7 @@ class ActionVocabulary:
         for action_id in ids:
             entry = table.get(action_id)
             if entry is None:
-                entry = table[action_id] = self._shared.encoded(describe(action_id))
+                entry = table[action_id] = self._shared.encoded(describe(seat, action_id))
                 self._kept += 1
             out.append(entry)
         return out

@@ -526,7 +526,7 @@ class MatchRunner:
                 self.observations.encode(state.observation_parts(seat_no)),
                 self.vocabulary.encoded(state.vocabulary_version(),
                                         self.book.legal[seat_no],  # the open decision's
-                                        partial(state.describe, seat_no)),
+                                        state.describe, seat_no),
                 int(seat.deadline_wall * 1e9))
             seat.request = body
             if timed:

@@ -28,7 +28,6 @@ import struct
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
-from functools import partial
 from typing import Any
 
 import grpc
@@ -86,7 +85,7 @@ class EngineGroup:
             self.match_id, self.decision_id, seat,
             self.observations.encode(state.observation_parts(seat)),
             self.vocabulary.encoded(state.vocabulary_version(), state.legal_action_ids(seat),
-                                    partial(state.describe, seat)), 0)
+                                    state.describe, seat), 0)
         return seat, wire.request_message(body, 5000)
 
     def answered(self, seat: int) -> bytes:

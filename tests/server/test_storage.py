@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import redis
 import redis.asyncio as aioredis
-from twistarena.storage import FencedError, Handoff, Holder, LogConflict, Store
+from twistarena.storage import FencedError, Handoff, Holder, LogConflict, Store, StoreError
 from twistarena.storage.errors import TransientStoreError, driver_errors
 from twistarena.storage.resp import RespPipeline
 
@@ -144,6 +144,38 @@ def test_one_tick_of_appends_to_many_matches_is_one_script_call(valkey: Any) -> 
             assert logs == [[(0, 5, False), (1, 6, True)], [(0, 1, False)], [],
                             [(2, 9, False)]]
         finally:
+            await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_batch_refused_out_of_memory_stores_none_of_its_appends(valkey: Any) -> None:
+    """A store out of memory (``maxmemory``, ``noeviction``) refuses the batch's one
+    script call at its first write: every append of the batch fails as a store
+    error and no log holds any of them, so each can be made again as it was."""
+    mids = [secrets.token_hex(8) for _ in range(3)]
+
+    async def scenario() -> None:
+        [store] = await _stores(valkey.url, "node-a")
+        redis_client = store.conn.redis
+        before = await redis_client.config_get("maxmemory*")
+        try:
+            tokens = [await store.matches.claim(mid) for mid in mids]
+            await redis_client.config_set("maxmemory-policy", "noeviction")
+            await redis_client.config_set("maxmemory", 1)
+            results = await asyncio.gather(
+                *(store.appender.append(mid, token, 0, [(0, i, False)])
+                  for i, (mid, token) in enumerate(zip(mids, tokens, strict=True))),
+                return_exceptions=True)
+            assert all(type(r) is StoreError and "OOM" in str(r) for r in results), results
+            await redis_client.config_set("maxmemory", before["maxmemory"])
+            assert [await store.matches.load_log(mid) for mid in mids] == [[], [], []]
+            again = await asyncio.gather(*(store.appender.append(mid, token, 0, [(0, 7, False)])
+                                           for mid, token in zip(mids, tokens, strict=True)))
+            assert again == [1, 1, 1]
+        finally:
+            await redis_client.config_set("maxmemory", before["maxmemory"])
+            await redis_client.config_set("maxmemory-policy", before["maxmemory-policy"])
             await store.close()
 
     asyncio.run(scenario())

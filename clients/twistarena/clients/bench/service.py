@@ -23,8 +23,8 @@ each run's figures are summed over its windows: the machine's speed may drift
 during a call (a shared virtual machine's does), and measured so, the drift
 weighs alike on every run, so their ratios hold from one call to the next.
 Reported: decisions/s of each run (and of each of its windows) and their ratio
-to bare gRPC, the server's (and Valkey's) CPU per decision, the load generator's CPU per
-decision, and the decision overhead. From the server's own counters
+to bare gRPC, the server's (and Valkey's) CPU per decision, the load
+generator's CPU per decision, and the decision overhead. From the server's own counters
 (``serve --metrics-port``): the Play messages per decision it sent and
 received, and the time it took to build a DecisionRequest. The service's
 agents ask for batched delivery (``Join.batched``) unless ``--no-batch``.
@@ -61,7 +61,7 @@ import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from typing import Any
 
 import grpc
@@ -145,16 +145,12 @@ class ServerCounters:
     request_build_s: float = 0.0
 
     def minus(self, before: ServerCounters) -> ServerCounters:
-        return ServerCounters(self.sent - before.sent, self.received - before.received,
-                              self.requests_built - before.requests_built,
-                              self.requests_timed - before.requests_timed,
-                              self.request_build_s - before.request_build_s)
+        return ServerCounters(*(a - b for a, b in zip(astuple(self), astuple(before),
+                                                      strict=True)))
 
     def plus(self, other: ServerCounters) -> ServerCounters:
-        return ServerCounters(self.sent + other.sent, self.received + other.received,
-                              self.requests_built + other.requests_built,
-                              self.requests_timed + other.requests_timed,
-                              self.request_build_s + other.request_build_s)
+        return ServerCounters(*(a + b for a, b in zip(astuple(self), astuple(other),
+                                                      strict=True)))
 
 
 #: Prometheus sample (name and labels as exported) -> ``ServerCounters`` field.
@@ -618,15 +614,16 @@ async def run(game: str, players: int, matches: int, duration: float, warmup: fl
         progress("measuring message sizes", 0, 1)
         sizes = report.sizes = await capture_sizes(server.address, game, players)
         window = duration / rounds
+        raw = functools.partial(raw_throughput, players, matches, sizes, warmup, window,
+                                progress)
+        real = functools.partial(real_throughput, server, game, players, matches, warmup,
+                                 window)
+        # Report attribute -> one window of that run.
         phases: list[tuple[str, Callable[[], Awaitable[Throughput]]]] = [
-            ("raw", lambda: raw_throughput(players, matches, sizes, warmup, window, progress)),
-            ("engine_only", lambda: raw_throughput(players, matches, sizes, warmup, window,
-                                                   progress, game))]
+            ("raw", raw), ("engine_only", functools.partial(raw, game))]
         for kind, key in (("protocol", "real"), ("sdk", "sdk")):
             if kind in agents:
-                phases.append((key, functools.partial(
-                    real_throughput, server, game, players, matches, warmup, window, kind,
-                    progress, events, batched)))
+                phases.append((key, functools.partial(real, kind, progress, events, batched)))
         for turn in range(rounds):
             for key, measure in (phases if turn % 2 == 0 else phases[::-1]):
                 measured = await measure()

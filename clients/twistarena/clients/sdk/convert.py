@@ -134,7 +134,9 @@ class MatchEvent:
         kept, not the message it came in, which may be a whole DecisionRequest)."""
         if not lazy:
             return cls(event.seq, event.kind, struct_to_dict(event.data), event.text)
-        new = cls(event.seq, event.kind, None, event.text)
+        # Per event and agent: the slots are set once each, not through __init__.
+        new = cls.__new__(cls)
+        new._seq, new._kind, new._text = event.seq, event.kind, event.text
         new._data = None
         new._source = event.data.SerializeToString()
         return new

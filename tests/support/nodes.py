@@ -168,6 +168,12 @@ class ValkeyCluster:
              "--logfile", str(work / "valkey.log")],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
+    def primary_of(self, key: str) -> int:
+        """The primary holding ``key``'s slot (``start`` gives each an equal range)."""
+        from redis.crc import key_slot
+
+        return min(key_slot(key.encode()) // (16384 // self.size), self.size - 1)
+
     def kill(self, i: int) -> None:
         """kill -9 primary ``i``."""
         self.procs[i].kill()

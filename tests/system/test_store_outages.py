@@ -21,6 +21,7 @@ import shutil
 import signal
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ import grpc
 import pytest
 import redis
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from twistarena.storage import keys
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 
@@ -240,12 +242,17 @@ async def _primary_killed() -> dict[str, Any]:
             node.target, 6, seed=70, tracer=acks)
         await wait_until(lambda: accepted_total(agents) >= 30, "play started", timeout=30)
         errors_before = metric(node, "twistarena_errors_total")
-        cluster.kill(0)
+        # The primary holding the most of these matches' logs: one that holds none
+        # (random match ids) might never be written to while it is down.
+        holders = Counter(cluster.primary_of(keys.match_log(r.match.match_id))
+                          for r in created)
+        victim = holders.most_common(1)[0][0]
+        cluster.kill(victim)
         killed = loop.time()
         # Back once the node has run into the dead primary (a failed batch at least).
         await wait_until(lambda: metric(node, "twistarena_errors_total") > errors_before,
                          "the node noticed the dead primary", timeout=20)
-        cluster.restart(0)
+        cluster.restart(victim)
         restarted = loop.time() - killed
         results = await finish_all(tasks, agents, node)
         replays = {r.match.match_id: await client.get_replay(r.match.match_id)

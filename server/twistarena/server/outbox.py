@@ -51,14 +51,16 @@ class Outbox:
     passes bytes through), or a ``Close``."""
 
     __slots__ = ("_allowance", "_items", "_loop", "_waiter", "batch_from", "batched",
-                 "closed", "last_write", "limit", "no_events", "unproductive", "was_cut",
-                 "writer", "writing_since")
+                 "closed", "finished", "last_write", "limit", "no_events", "unproductive",
+                 "was_cut", "writer", "writing_since")
 
     def __init__(self, no_events: bool = False, limit: int = 0, batched: bool = False) -> None:
         self._items: deque[Any] = deque()
         self._loop = asyncio.get_running_loop()
         self._waiter: asyncio.Future[None] | None = None
         self.closed = False
+        #: Ended normally (``finish``): a Play stream's match is over, MatchOver sent.
+        self.finished = False
         self.no_events = no_events
         #: A Play stream that asked for batched delivery (``Join.batched``).
         self.batched = batched
@@ -119,6 +121,8 @@ class Outbox:
 
     def finish(self) -> None:
         """End the call normally."""
+        if not self.closed:
+            self.finished = True
         self.close(grpc.StatusCode.OK, "", "")
 
     def cut(self, why: str) -> None:
@@ -158,6 +162,9 @@ class Streams:
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self.active: set[Outbox] = set()
+        #: Kept Play streams waiting for their next Join (``Join.keep_open``): set
+        #: when the server stops, so that they end now rather than at gRPC's grace.
+        self.between_matches: set[asyncio.Future[None]] = set()
         self._task: asyncio.Task[None] | None = None
 
     def outbox(self, no_events: bool = False, batched: bool = False) -> Outbox:
@@ -169,7 +176,10 @@ class Streams:
         self._task = asyncio.get_running_loop().create_task(self._watch())
 
     async def close(self) -> None:
-        """Stop watching."""
+        """Stop watching; end the kept streams waiting for a Join."""
+        for waiting in self.between_matches:
+            if not waiting.done():
+                waiting.set_result(None)
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

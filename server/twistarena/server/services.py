@@ -298,27 +298,43 @@ class Play(pgrpc.PlayServicer):
 
     async def Play(self, request_iterator: AsyncIterator[ppb.AgentMessage],
                    context: aio.ServicerContext[Any, Any]) -> None:
-        """One agent's stream: Join, then decisions and answers until the match ends."""
+        """One agent's stream: Join, then decisions and answers until the match ends;
+        with ``Join.keep_open``, the next Join after MatchOver plays on, and so on."""
+        timeout = self.config.stream_join_timeout_s
         try:
-            async with asyncio.timeout(self.config.stream_join_timeout_s):
+            async with asyncio.timeout(timeout):
                 first = await context.read()
         except TimeoutError:
             await fail(context, grpc.StatusCode.DEADLINE_EXCEEDED, "JOIN_TIMEOUT",
-                       f"no Join within {self.config.stream_join_timeout_s:g} s")
+                       f"no Join within {timeout:g} s")
         if first is aio.EOF:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                        "the stream ended before Join")
-        if not isinstance(first, ppb.AgentMessage):
+        join: ppb.Join | None = await self._join_of(first, context)
+        while join is not None:
+            join = await self._play_seat(join, context)
+
+    async def _join_of(self, msg: Any, context: aio.ServicerContext[Any, Any]) -> ppb.Join:
+        """The Join a stream's first message (or the first after a match it kept
+        the stream for) must be; anything else ends the call."""
+        if not isinstance(msg, ppb.AgentMessage):
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                        "the first message is not a valid AgentMessage")
-        if first.WhichOneof("msg") != "join":
+        if msg.WhichOneof("msg") != "join":
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
-                       "the first message of a Play stream must be Join")
+                       "the first message of a Play stream, and of each match a kept "
+                       "stream plays next, must be Join")
         metrics.PLAY_RECEIVED.value += 1
-        join = first.join
+        join: ppb.Join = msg.join
         if not join.match_id:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                        "Join.match_id is empty")
+        return join
+
+    async def _play_seat(self, join: ppb.Join,
+                         context: aio.ServicerContext[Any, Any]) -> ppb.Join | None:
+        """Play the seat ``join`` names until its match ends; the next Join when the
+        stream is kept (``Join.keep_open``) and one comes, else None (the call ends)."""
         if self.hub.draining:
             await routing.refuse_draining(self.cluster, join.match_id, context)
         await routing.unless_store_down(self.cluster, join.match_id, context)
@@ -333,15 +349,18 @@ class Play(pgrpc.PlayServicer):
         metrics.PLAY_STREAMS.inc()
         outbox = self.streams.outbox(no_events=join.no_events, batched=join.batched)
         outbox.unproductive = lambda: runner.status == mpb.MATCH_STATUS_WAITING
-        reader: asyncio.Task[None] | None = None
+        reader: asyncio.Task[Any] | None = None
+        kept = False
         try:
             await runner.attach(seat, outbox, join.resume_from_seq)
             reader = asyncio.get_running_loop().create_task(
-                self._read(context, runner, seat, outbox))
+                self._read(context, runner, seat, outbox, join.keep_open))
             await pump(self.cluster, join.match_id, outbox, context, self.streams,
                        metrics.PLAY_SENT)
+            # Ended with OK: the match is over and MatchOver was written.
+            kept = join.keep_open
         finally:
-            if reader is not None:
+            if reader is not None and not kept:
                 reader.cancel()
             outbox.closed = True
             runner.detach(seat, outbox)
@@ -349,6 +368,33 @@ class Play(pgrpc.PlayServicer):
             self.streams_per_token[digest] -= 1
             if self.streams_per_token[digest] <= 0:
                 del self.streams_per_token[digest]
+        if not kept:
+            return None
+        assert reader is not None
+        return await self._next_join(reader, context)
+
+    async def _next_join(self, reader: asyncio.Task[Any],
+                         context: aio.ServicerContext[Any, Any]) -> ppb.Join | None:
+        """What a kept stream sends after MatchOver: a Join (the next match), or
+        nothing (None: the call ends with OK) within the join timeout or before
+        the server stops."""
+        stopping = asyncio.get_running_loop().create_future()
+        between = self.streams.between_matches
+        between.add(stopping)
+        try:
+            if self.hub.draining:
+                stopping.set_result(None)
+            await asyncio.wait((reader, stopping), timeout=self.config.stream_join_timeout_s,
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            between.discard(stopping)
+        if not reader.done():
+            reader.cancel()
+            return None
+        msg = reader.result()
+        if msg is aio.EOF:
+            return None
+        return await self._join_of(msg, context)
 
     async def _locate(self, match_id: str, token: str,
                       context: aio.ServicerContext[Any, Any]) -> tuple[MatchRunner, int]:
@@ -380,18 +426,26 @@ class Play(pgrpc.PlayServicer):
         return runner, seat
 
     async def _read(self, context: aio.ServicerContext[Any, Any], runner: MatchRunner,
-                    seat: int, outbox: Outbox) -> None:
+                    seat: int, outbox: Outbox, keep_open: bool = False) -> Any:
+        """Hand the stream's answers to the runner. On a kept stream
+        (``keep_open``), once the match is over: the first message that is not an
+        answer (the next Join, or whatever it is), or EOF, is the task's result."""
         received = metrics.PLAY_RECEIVED
         try:
             while True:
                 msg = await context.read()
+                if keep_open and outbox.finished:
+                    if msg is aio.EOF or is_undecodable(msg) or msg.WhichOneof("msg") != "answer":
+                        return msg
+                    received.value += 1
+                    continue  # for the match that is over: nothing to say
                 if msg is aio.EOF:
-                    return
+                    return msg
                 received.value += 1
                 if is_undecodable(msg):
                     outbox.close(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                                  "a message on this stream is not a valid AgentMessage")
-                    return
+                    return None
                 kind = msg.WhichOneof("msg")
                 if kind == "answer":
                     answer = msg.answer
@@ -400,19 +454,20 @@ class Play(pgrpc.PlayServicer):
                 elif kind == "join":
                     outbox.close(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                                  "Join was already sent on this stream")
-                    return
+                    return None
                 else:
                     outbox.close(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                                  "an AgentMessage must hold a Join or an Answer")
-                    return
+                    return None
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             if outbox.closed:  # the call is ending anyway (abort, takeover, match over)
-                return
+                return None
             log.warning("play_read_failed", match_id=runner.match_id, seat=seat,
                         error=repr(exc))
             outbox.close(*status_for(exc, "Play"))
+            return None
 
 
 class Watch(pgrpc.WatchServicer):

@@ -32,6 +32,7 @@ from .agent import Agent, AgentOptions, NoAnswer, Tracer, play, run_agent
 from .client import ArenaClient
 from .connection import AgentError, Backoff, parse_servers
 from .convert import Decision, MatchEvent, MatchResult, Rejection
+from .kept import KeptStreams
 from .matchmaking import (
     TournamentEnded,
     get_agent,
@@ -51,6 +52,7 @@ __all__ = [
     "ArenaClient",
     "Backoff",
     "Decision",
+    "KeptStreams",
     "MatchEvent",
     "MatchResult",
     "NoAnswer",

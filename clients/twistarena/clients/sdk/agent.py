@@ -41,6 +41,7 @@ from .connection import (
     unary,
 )
 from .convert import JSON, Decision, MatchEvent, MatchResult, Rejection, struct_to_dict
+from .kept import KeptStreams
 
 log = structlog.get_logger("twistarena.sdk")
 
@@ -107,6 +108,12 @@ class AgentOptions:
     lazy_observations: bool = False
     #: The agent's name in logs (default: match id / token prefix).
     name: str = ""
+    #: Play calls kept between matches on ``channel`` (Join.keep_open): the agent
+    #: joins on a call an agent whose match is over left there, and leaves its
+    #: own there when its match ends. For callers that play match after match
+    #: on one channel: a call per match costs both ends more than a short
+    #: match's first messages. One ``KeptStreams`` may serve many agents.
+    kept_streams: KeptStreams | None = None
 
 
 class Agent:
@@ -265,15 +272,28 @@ class Agent:
 
     async def _session(self, address: str) -> MatchResult | None:
         channel, own = self._channel_for(address)
-        call: Any = None
+        kept = None if own else self.options.kept_streams
+        call: Any = kept.take(channel) if kept is not None else None
+        # Taken from an agent whose match is over: until the server answers the
+        # Join, the call may turn out to have ended meanwhile (then a new one).
+        reused = call is not None
+        result: MatchResult | None = None
         self._drop = False
         self._ready = None
         try:
-            call = stub(play_pb2_grpc.PlayStub, channel).Play(metadata=self._metadata)
+            if call is None:
+                call = stub(play_pb2_grpc.PlayStub, channel).Play(metadata=self._metadata)
             join = play_pb2.Join(match_id=self.match_id, seat_token=self.token,
                                  resume_from_seq=self.next_seq, no_events=self.options.no_events,
-                                 batched=self.options.batched)
-            await call.write(play_pb2.AgentMessage(join=join))
+                                 batched=self.options.batched, keep_open=kept is not None)
+            try:
+                await call.write(play_pb2.AgentMessage(join=join))
+            except (grpc.aio.UsageError, asyncio.InvalidStateError, grpc.aio.AioRpcError):
+                if not reused:
+                    raise
+                call.cancel()
+                call = None
+                return await self._session(address)
             self._call = call
             while True:
                 try:
@@ -288,6 +308,10 @@ class Agent:
                     raise
                 if msg is grpc.aio.EOF:
                     code = await call.code()
+                    if reused and code == grpc.StatusCode.OK:
+                        # The server let the kept call go before this Join reached it.
+                        call = None
+                        return await self._session(address)
                     if code != grpc.StatusCode.OK:
                         ended = grpc.aio.AioRpcError(code, grpc.aio.Metadata(),
                                                      await call.trailing_metadata() or
@@ -296,6 +320,7 @@ class Agent:
                         raise ended
                     log.info("stream closed before the match ended", agent=self.name)
                     return None
+                reused = False
                 if self.options.on_message is not None:
                     self.options.on_message(msg)
                 result = self._handle(msg)
@@ -308,8 +333,11 @@ class Agent:
                     await self._send_answer(*ready)
         finally:
             self._call = None
-            if call is not None and not call.done():
-                call.cancel()
+            if call is not None:
+                if result is not None and kept is not None and not self._write_lock.locked():
+                    kept.keep(channel, call)
+                elif not call.done():
+                    call.cancel()
             if own:
                 await channel.close()
 

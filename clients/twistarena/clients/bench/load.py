@@ -46,6 +46,7 @@ from typing import Any
 from ..sdk import Agent, AgentError, ArenaClient
 from ..sdk.connection import make_channel, parse_servers
 from ..sdk.hosting import StrategyBot, seat_agents
+from ..sdk.kept import KeptStreams
 from . import loadplan
 from .pingpong import tune_gc
 from .service import AgentTracer, Timing
@@ -129,6 +130,9 @@ class WorkerConfig:
     mix: list[list[Any]] | None = None
     #: The share of agents that drop their stream once and resume.
     disconnect: float = 0.0
+    #: Agents play their next match on the Play calls of their last one
+    #: (``Join.keep_open``); False: a call per match.
+    keep_streams: bool = True
 
 
 @dataclass(slots=True)
@@ -184,6 +188,7 @@ async def run_worker(cfg: WorkerConfig, report: Callable[[dict[str, Any]], None]
     start_latency = loadplan.new_histogram()
     match_latency = loadplan.new_histogram()
     channels = [make_channel(servers[i % len(servers)]) for i in range(cfg.concurrency)]
+    kept = KeptStreams() if cfg.keep_streams else None
     think = None if cfg.think is None else loadplan.ThinkTime.parse(cfg.think)
     tables = ([loadplan.Table(*row) for row in cfg.mix] if cfg.mix else
               [loadplan.Table(cfg.game, cfg.players, "random")])
@@ -210,7 +215,8 @@ async def run_worker(cfg: WorkerConfig, report: Callable[[dict[str, Any]], None]
             # stream would hold back for the seat's next message.
             options: dict[str, Any] = {"no_events": True, "tracer": tracer,
                                        "channel": channels[n % len(channels)],
-                                       "lazy_observations": True, "batched": False}
+                                       "lazy_observations": True, "batched": False,
+                                       "kept_streams": kept}
             if plain and table.bot == "random":
                 agents = seat_agents([address, *servers], created, [table.bot],
                                      seed=cfg.seed + n, **options)
@@ -293,6 +299,8 @@ async def run_worker(cfg: WorkerConfig, report: Callable[[dict[str, Any]], None]
         await asyncio.gather(*tasks, return_exceptions=True)
     finally:
         ticker.cancel()
+        if kept is not None:
+            kept.close()
         await asyncio.gather(*(c.close() for c in channels), return_exceptions=True)
     # Matches cut off by the deadline are cancelled so that no load is left behind.
     abandoned = len(in_flight)
@@ -351,7 +359,7 @@ async def run_load(servers: Sequence[str], game: str, players: int, matches: int
                    stages: Sequence[loadplan.Segment] | None = None,
                    grace: float = 10.0, think: str | None = None,
                    mix: Sequence[loadplan.Table] | None = None,
-                   disconnect: float = 0.0) -> dict[str, Any]:
+                   disconnect: float = 0.0, keep_streams: bool = True) -> dict[str, Any]:
     """Spawn the workers, follow their progress, merge their figures into one report.
 
     With ``stages`` the run is an open model: the workers share one arrival
@@ -372,7 +380,7 @@ async def run_load(servers: Sequence[str], game: str, players: int, matches: int
                            worker=k, workers=len(shares), grace=grace, think=think,
                            mix=None if not mix else [
                                [t.game, t.players, t.bot, t.weight] for t in mix],
-                           disconnect=disconnect)
+                           disconnect=disconnect, keep_streams=keep_streams)
         procs.append(await asyncio.create_subprocess_exec(
             sys.executable, "-c", WORKER, json.dumps(_as_dict(cfg)),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=1 << 26,

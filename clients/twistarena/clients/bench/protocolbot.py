@@ -6,7 +6,10 @@ of its legal action ids, and stop at MatchOver. It reads only what a random bot
 needs (the decision id and the legal action ids, see ``wire.narrow_decision``),
 as a lean bot in any language would. It asks for batched delivery
 (``Join.batched``) unless told not to: the acceptance of an answer and the
-events then come with the seat's next message. The service benchmark runs it beside the
+events then come with the seat's next message. Given ``KeptStreams``, it asks
+the server to keep its stream after MatchOver (``Join.keep_open``) and leaves
+the call there for the next match's bot, as a bot playing match after match
+would. The service benchmark runs it beside the
 bare ping-pong client so that the two runs differ only by the server (the SDK's
 own cost is measured separately with real ``Agent`` s).
 """
@@ -23,6 +26,8 @@ import grpc
 import grpc.aio
 from twistarena import wire
 from twistarena.v1 import play_pb2
+
+from ..sdk.kept import KeptStreams
 
 Hook = Callable[[Any, float], None]
 #: A channel to the address a NOT_OWNER refusal names (``serve --workers``, clusters).
@@ -46,8 +51,11 @@ class ProtocolBot:
 
     def __init__(self, channel: grpc.aio.Channel, match_id: str, token: str, seed: int,
                  on_decision: Hook, on_answer: Hook, connect: Connect | None = None,
-                 events: bool = False, batched: bool = True) -> None:
+                 events: bool = False, batched: bool = True,
+                 kept: KeptStreams | None = None) -> None:
         self.channel = channel
+        #: Where the stream is kept for the next match (None: a call per match).
+        self.kept = kept
         #: Whether the seat asks for its events too (what most agents run; unread here).
         self.events = events
         #: Whether it asks for batched delivery (Join.batched).
@@ -79,21 +87,35 @@ class ProtocolBot:
         raise ProtocolBotError(f"{self.match_id}: redirected again and again")
 
     async def _play(self) -> play_pb2.MatchOver:
-        call: Any = self.channel.stream_stream(
-            PLAY_METHOD, request_serializer=wire.passthrough_serializer)()
+        kept = self.kept
+        call: Any = kept.take(self.channel) if kept is not None else None
+        reused = call is not None
+        if call is None:
+            call = self.channel.stream_stream(
+                PLAY_METHOD, request_serializer=wire.passthrough_serializer)()
         key = self.match_id
         choice = self.rng.choice
         kind_of, narrow, answer = wire.message_kind, wire.narrow_decision, wire.answer_message
         decision, batch = wire.DECISION_KIND, wire.SEAT_BATCH_KIND
+        over: play_pb2.MatchOver | None = None
         try:
-            await call.write(play_pb2.AgentMessage(join=play_pb2.Join(
-                match_id=self.match_id, seat_token=self.token, no_events=not self.events,
-                batched=self.batched)))
+            try:
+                await call.write(play_pb2.AgentMessage(join=play_pb2.Join(
+                    match_id=self.match_id, seat_token=self.token, no_events=not self.events,
+                    batched=self.batched, keep_open=kept is not None)))
+            except (grpc.aio.UsageError, asyncio.InvalidStateError):
+                if not reused:
+                    raise
+                return await self._play()  # the kept call ended meanwhile: a new one
             while True:
                 data = await call.read()
                 if data is grpc.aio.EOF:
+                    if reused and await call.code() == grpc.StatusCode.OK:
+                        # The server let the kept call go before this Join reached it.
+                        return await self._play()
                     raise ProtocolBotError(f"{key}: stream ended before MatchOver "
                                            f"({await call.code()}: {await call.details()})")
+                reused = False
                 kind = kind_of(data)
                 if kind == decision:
                     req = narrow(data)
@@ -109,10 +131,13 @@ class ProtocolBot:
                 elif kind == batch:
                     self.accepted += wire.narrow_batch(data).HasField("accepted")
                 elif kind == MATCH_OVER:
-                    over: play_pb2.MatchOver = play_pb2.ServerMessage.FromString(data).match_over
+                    over = play_pb2.ServerMessage.FromString(data).match_over
                     return over
                 elif kind == REJECTED:
                     message = play_pb2.ServerMessage.FromString(data).rejected.message
                     raise ProtocolBotError(f"{key}: answer rejected: {message}")
         finally:
-            call.cancel()
+            if over is not None and kept is not None:
+                kept.keep(self.channel, call)
+            elif not call.done():
+                call.cancel()

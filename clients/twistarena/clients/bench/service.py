@@ -27,9 +27,13 @@ to bare gRPC, the server's (and Valkey's) CPU per decision, the load
 generator's CPU per decision, and the decision overhead. From the server's own counters
 (``serve --metrics-port``): the Play messages per decision it sent and
 received, and the time it took to build a DecisionRequest. The service's
-agents ask for batched delivery (``Join.batched``) unless ``--no-batch``.
+agents ask for batched delivery (``Join.batched``) unless ``--no-batch``, and
+each slot's agents play their next match on the Play calls of their last
+(``Join.keep_open``), as agents playing match after match do, unless
+``--new-stream-per-match``.
 
-Per match (5): matches created, seated by raw Play streams, started (one
+Per match (5): matches created, seated by raw Play streams (kept from one
+match to the next, as the service runs keep them), started (one
 DecisionRequest) and cancelled, no decision answered, as fast as the slots
 go: the server's CPU per match, which the service runs' CPU per decision is
 also given without (``server_cpu_us_per_decision_net``).
@@ -72,11 +76,12 @@ from twistarena.v1 import match_pb2, match_pb2_grpc, play_pb2
 from ..sdk import Agent, AgentError, ArenaClient
 from ..sdk.connection import make_channel, stub
 from ..sdk.hosting import seat_agents
+from ..sdk.kept import KeptStreams
 from ..terminal import make_console
 from .live import LONG_CLOCK_MS, live_matches
 from .pingpong import DECISION, PingPongClient, tune_gc
 from .processes import ServerProcess, own_cpu_seconds
-from .protocolbot import PLAY_METHOD, ProtocolBot, ProtocolBotError
+from .protocolbot import MATCH_OVER, PLAY_METHOD, ProtocolBot, ProtocolBotError
 
 Progress = Callable[[str, float, float], None]
 
@@ -355,8 +360,10 @@ AGENT_KINDS = ("protocol", "sdk")
 async def real_throughput(server: ServerProcess, game: str, players: int, matches: int,
                           warmup: float, duration: float, agents: str = "protocol",
                           progress: Progress = _noop, events: bool = False,
-                          batched: bool = True) -> Throughput:
-    """The real service: ``matches`` concurrent matches of random bots, kept topped up."""
+                          batched: bool = True, keep_streams: bool = True) -> Throughput:
+    """The real service: ``matches`` concurrent matches of random bots, kept topped up.
+    ``keep_streams``: a slot's seats play their next match on the streams of the
+    last (``Join.keep_open``), as agents playing match after match do."""
     if agents not in AGENT_KINDS:
         raise ValueError(f"agents must be one of {AGENT_KINDS}, not {agents!r}")
     address = server.address
@@ -365,6 +372,7 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
     channels = [make_channel(address) for _ in range(matches)]
     creators = [stub(match_pb2_grpc.MatchesStub, c) for c in channels]
     owners: dict[str, Any] = {}
+    kept = [KeptStreams() if keep_streams else None for _ in range(matches)]
 
     def connect(address: str) -> Any:
         """One channel per owner a redirect names (``serve --workers``)."""
@@ -376,11 +384,12 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
         if agents == "sdk":
             return [a.run() for a in seat_agents(
                 address, created, ["random"], seed=i + n, no_events=not events,
-                channel=channels[i], batched=batched,
+                channel=channels[i], batched=batched, kept_streams=kept[i],
                 tracer=tracer, lazy_observations=True)]
         match_id = created.match.match_id
         return [ProtocolBot(channels[i], match_id, t.token, (i + n) * 101 + t.seat,
-                            timing.decision, timing.answer, connect, events, batched).run()
+                            timing.decision, timing.answer, connect, events, batched,
+                            kept[i]).run()
                 for t in created.seat_tokens]
 
     async def one_match(i: int, n: int) -> None:
@@ -444,9 +453,11 @@ async def _in_slots(timing: Timing, server: ServerProcess, warmup: float, durati
 
 
 async def _seat_and_cancel(channel: grpc.aio.Channel, creator: Any, game: str, players: int,
-                           seed: int, events: bool, batched: bool) -> None:
+                           seed: int, events: bool, batched: bool,
+                           kept: KeptStreams | None) -> None:
     """One match created, every seat joined by a raw Play stream, started (a seat
-    is asked) and cancelled; its streams read to their end."""
+    is asked) and cancelled; its streams read to their end (or, kept for the next
+    match, to MatchOver)."""
     created = await creator.CreateMatch(match_pb2.CreateMatchRequest(
         options=match_pb2.MatchOptions(
             game_id=game, num_players=players, seed=seed,
@@ -455,16 +466,27 @@ async def _seat_and_cancel(channel: grpc.aio.Channel, creator: Any, game: str, p
     asked = asyncio.Event()
 
     async def seat(token: str) -> None:
-        call: Any = channel.stream_stream(PLAY_METHOD,
-                                          request_serializer=wire.passthrough_serializer)()
+        call: Any = kept.take(channel) if kept is not None else None
+        if call is None:
+            call = channel.stream_stream(PLAY_METHOD,
+                                         request_serializer=wire.passthrough_serializer)()
+        over = False
         try:
             await call.write(play_pb2.AgentMessage(join=play_pb2.Join(
-                match_id=match_id, seat_token=token, no_events=not events, batched=batched)))
+                match_id=match_id, seat_token=token, no_events=not events, batched=batched,
+                keep_open=kept is not None)))
             while (data := await call.read()) is not grpc.aio.EOF:
-                if wire.message_kind(data) == wire.DECISION_KIND:
+                kind = wire.message_kind(data)
+                if kind == wire.DECISION_KIND:
                     asked.set()
+                elif kind == MATCH_OVER and kept is not None:
+                    over = True
+                    return
         finally:
-            call.cancel()
+            if over and kept is not None:
+                kept.keep(channel, call)
+            else:
+                call.cancel()
 
     seats = [asyncio.ensure_future(seat(t.token)) for t in created.seat_tokens]
     try:
@@ -479,16 +501,18 @@ async def _seat_and_cancel(channel: grpc.aio.Channel, creator: Any, game: str, p
 
 async def match_costs(server: ServerProcess, game: str, players: int, matches: int,
                       warmup: float, duration: float, progress: Progress = _noop,
-                      events: bool = False, batched: bool = True) -> Throughput:
+                      events: bool = False, batched: bool = True,
+                      keep_streams: bool = True) -> Throughput:
     """Matches created, seated, started and cancelled with no decision answered, by
     ``matches`` slots: the server's CPU per match apart from its decisions."""
     timing = Timing()
     channels = [make_channel(server.address) for _ in range(matches)]
     creators = [stub(match_pb2_grpc.MatchesStub, c) for c in channels]
+    kept = [KeptStreams() if keep_streams else None for _ in range(matches)]
 
     async def one_match(i: int, n: int) -> None:
         await _seat_and_cancel(channels[i], creators[i], game, players,
-                               i * 100_003 + n + 1, events, batched)
+                               i * 100_003 + n + 1, events, batched, kept[i])
 
     run = await _in_slots(timing, server, warmup, duration, "per match (no decisions)",
                           progress, matches, one_match, (grpc.aio.AioRpcError, TimeoutError),
@@ -592,7 +616,8 @@ UNLIMITED = ("--creates-per-minute", "0", "--live-per-client", "0",
 async def run(game: str, players: int, matches: int, duration: float, warmup: float,
               live: int, storm: int, server_args: Sequence[str] = (),
               progress: Progress = _noop, agents: Sequence[str] = AGENT_KINDS,
-              events: bool = False, batched: bool = True, rounds: int = 2) -> Report:
+              events: bool = False, batched: bool = True, rounds: int = 2,
+              keep_streams: bool = True) -> Report:
     """The whole benchmark; every phase is bounded in time.
 
     The runs compared (bare gRPC, engine only, the service's agents) are measured
@@ -604,7 +629,7 @@ async def run(game: str, players: int, matches: int, duration: float, warmup: fl
                      "duration_s": duration, "warmup_s": warmup, "live_matches": live,
                      "storm_agents": storm, "agents": list(agents),
                      "server_args": list(server_args), "events": events,
-                     "batched": batched, "rounds": rounds})
+                     "batched": batched, "rounds": rounds, "keep_streams": keep_streams})
     server = ServerProcess.serve(*UNLIMITED, "--metrics-port", "0", *server_args)
     await asyncio.to_thread(server.start)
     try:
@@ -623,14 +648,15 @@ async def run(game: str, players: int, matches: int, duration: float, warmup: fl
             ("raw", raw), ("engine_only", functools.partial(raw, game))]
         for kind, key in (("protocol", "real"), ("sdk", "sdk")):
             if kind in agents:
-                phases.append((key, functools.partial(real, kind, progress, events, batched)))
+                phases.append((key, functools.partial(real, kind, progress, events, batched,
+                                                      keep_streams)))
         for turn in range(rounds):
             for key, measure in (phases if turn % 2 == 0 else phases[::-1]):
                 measured = await measure()
                 before: Throughput | None = getattr(report, key)
                 setattr(report, key, measured if before is None else before.plus(measured))
         report.matches = await match_costs(server, game, players, matches, warmup,
-                                           duration, progress, events, batched)
+                                           duration, progress, events, batched, keep_streams)
         for run in (report.real, report.sdk):
             if run is not None:
                 run.match_cpu_us = report.matches.match_cpu_us
@@ -691,6 +717,9 @@ def add_cli(targets: Any) -> None:
                         help="the service's agents do not ask for batched delivery "
                              "(Join.batched, the SDK's default): a message per event and "
                              "per acceptance")
+    parser.add_argument("--new-stream-per-match", action="store_true",
+                        help="the service's agents open a Play call per match instead of "
+                             "keeping theirs for the next match (Join.keep_open)")
     parser.add_argument("--workers", default="1", metavar="N|auto",
                         help="the server under test runs `serve --workers N` (default 1)")
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
@@ -726,6 +755,7 @@ def run_cli(args: argparse.Namespace) -> int:
                           args.live_matches, args.storm if args.live_matches else 0,
                           agents=kinds, progress=progress, events=args.events,
                           batched=not args.no_batch, server_args=("--workers", args.workers),
+                          keep_streams=not args.new_stream_per_match,
                           rounds=args.rounds)
     console.print(report_table(report))
     if args.json:

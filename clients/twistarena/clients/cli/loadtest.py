@@ -52,6 +52,9 @@ def register(sub: Any) -> None:
     parser.add_argument("--disconnect", type=float, default=0.0, metavar="SHARE",
                         help="share of agents (0-1) that drop their stream once mid-match "
                              "and resume it (default 0)")
+    parser.add_argument("--new-stream-per-match", action="store_true",
+                        help="agents open a Play call per match instead of playing their "
+                             "next match on the call of their last (Join.keep_open)")
     parser.add_argument("--threshold", action="append", default=[], metavar="RULE",
                         help='pass/fail rule, repeatable: "p99<100ms", "p99.9<1s", "max<2s", '
                              '"start.p99<200ms", "errors<0.1%%", "dropped<1%%"; '
@@ -205,7 +208,8 @@ def run(args: argparse.Namespace) -> int:
             args.server.split(","), args.game, players, args.matches, args.concurrency,
             args.duration, args.processes, args.seed, args.decision_ms, args.admin_token,
             progress, stages=stages, grace=args.grace, think=args.think_ms, mix=mix,
-            disconnect=args.disconnect))
+            disconnect=args.disconnect,
+            keep_streams=not args.new_stream_per_match))
         if args.metrics:
             report["server"] = loadplan.server_figures(before, scrape(args.metrics))
     report["thresholds"] = loadplan.check_thresholds(thresholds, report)
@@ -256,7 +260,8 @@ def find_max(args: argparse.Namespace, players: int, thresholds: list[loadplan.T
             args.server.split(","), args.game, players, args.matches, args.concurrency,
             args.duration, args.processes, args.seed, args.decision_ms, args.admin_token,
             stages=loadplan.constant_rate(rate, args.duration), grace=args.grace,
-            think=args.think_ms, mix=mix, disconnect=args.disconnect))
+            think=args.think_ms, mix=mix, disconnect=args.disconnect,
+            keep_streams=not args.new_stream_per_match))
         checks = loadplan.check_thresholds(thresholds, report)
         step = {"rate": rate, "matches_per_s": report["matches_per_s"],
                 "decisions_per_s": report["decisions_per_s"],

@@ -241,7 +241,8 @@ class Claims:
                     log.error("open_failed", match_id=mid, error=repr(exc))
                     continue
                 opened[mid] = runner
-            if opened:
+            # A match created here is logged once, as match_created.
+            if opened and why != "created":
                 log.info("claimed", why=why, matches=len(opened), node=self.membership.node_id,
                          match_ids=list(opened)[:20])
             return opened

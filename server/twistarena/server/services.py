@@ -388,8 +388,10 @@ class Play(pgrpc.PlayServicer):
                                return_when=asyncio.FIRST_COMPLETED)
         finally:
             between.discard(stopping)
-        if not reader.done():
-            reader.cancel()
+            came = reader.done()
+            if not came:
+                reader.cancel()  # also when the call itself is cancelled meanwhile
+        if not came:
             return None
         msg = reader.result()
         if msg is aio.EOF:

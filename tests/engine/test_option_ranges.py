@@ -57,3 +57,29 @@ def test_options_out_of_range_are_refused_by_name(game_id: str, players: int,
 def test_the_bounds_themselves_are_allowed() -> None:
     state = engine.make("twisted", 2, 1, {"rounds": 20, "toad_penalty": 50})
     assert state.options["rounds"] == 20
+
+
+def _scramble(value: Any) -> None:
+    """Change every list and table inside ``value`` in place."""
+    if isinstance(value, list):
+        for item in value:
+            _scramble(item)
+        value.append(0)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _scramble(item)
+        value["scrambled"] = True
+
+
+@pytest.mark.parametrize("game_id", engine.GAME_IDS)
+def test_a_match_s_options_share_nothing_with_the_defaults(game_id: str) -> None:
+    # The defaults are copied, not range-checked again, for each match: a match
+    # that changes its options in place must not change the next match's.
+    info = engine.game(game_id)
+    players = info.min_players
+    before = engine.make(game_id, players, 1).options
+    scrambled = engine.make(game_id, players, 2)
+    _scramble(scrambled.options)
+    assert scrambled.options != before
+    after = engine.make(game_id, players, 3).options
+    assert after == before

@@ -17,19 +17,22 @@ from twistarena import wire
 from twistarena.clients.sdk import ArenaClient, KeptStreams
 from twistarena.clients.sdk.connection import make_channel
 from twistarena.clients.sdk.hosting import run_agents, seat_agents
+from twistarena.clients.sdk.kept import join_on
 from twistarena.server.config import ServerConfig
 from twistarena.v1 import match_pb2, play_pb2
 
 from tests.clients.helpers import replay_problems, run
 from tests.support.agents import REASON_KEY
 from tests.support.server import InProcessServer
+from tests.support.waiting import wait_until
 
 JOIN_TIMEOUT_S = 1.0
 
 
 @pytest.fixture(scope="module")
 def quick_server(valkey: Any) -> Iterator[InProcessServer]:
-    """A server that waits only ``JOIN_TIMEOUT_S`` for a Join."""
+    """A server that waits only ``JOIN_TIMEOUT_S`` for a Join (a kept call that
+    idles longer is let go)."""
     srv = InProcessServer(ServerConfig(port=0, redis_url=valkey.url,
                                        stream_join_timeout_s=JOIN_TIMEOUT_S)).start()
     try:
@@ -111,6 +114,18 @@ class _LooksOpen:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._call, name)
+
+
+def _between_matches(srv: InProcessServer) -> int:
+    """How many kept calls the server holds for their next Join."""
+    streams = srv.app.streams
+    assert streams is not None
+    return len(streams.between_matches)
+
+
+async def _waiting_for_a_join(srv: InProcessServer, calls: int) -> None:
+    await wait_until(lambda: _between_matches(srv) == calls,
+                     f"the server holds {calls} kept calls for their next Join")
 
 
 def _reason(error: grpc.aio.AioRpcError) -> str:
@@ -202,12 +217,13 @@ def test_a_kept_stream_no_join_comes_to_ends_with_ok(quick_server: InProcessServ
         created = await _create(client, 26)
         async with make_channel(quick_server.target) as channel:
             calls = await _one_match_on_new_calls(channel, created, 3)
-            loop = asyncio.get_running_loop()
-            over_at = loop.time()
+            # The server holds the four calls for their next Join (a call it
+            # ended at MatchOver would never be among them), then lets them go.
+            await _waiting_for_a_join(quick_server, 4)
             ends = await asyncio.gather(*(c.read() for c in calls))
             assert all(end is grpc.aio.EOF for end in ends)
             assert [await c.code() for c in calls] == [grpc.StatusCode.OK] * 4
-            assert loop.time() - over_at >= JOIN_TIMEOUT_S * 0.9
+            assert _between_matches(quick_server) == 0
 
     run(scenario())
 
@@ -268,7 +284,7 @@ def test_a_kept_stream_waiting_for_a_join_ends_with_ok_when_the_server_stops(
         created = await _create(client, 27)
         async with make_channel(srv.target) as channel:
             calls = await _one_match_on_new_calls(channel, created, 4)
-            assert not any(c.done() for c in calls)
+            await _waiting_for_a_join(srv, 4)
             await asyncio.to_thread(srv.stop)
             ends = await asyncio.gather(*(c.read() for c in calls))
             assert all(end is grpc.aio.EOF for end in ends)
@@ -278,3 +294,33 @@ def test_a_kept_stream_waiting_for_a_join_ends_with_ok_when_the_server_stops(
         run(scenario())
     finally:
         srv.stop()
+
+
+def test_a_raw_join_on_a_kept_call_the_server_let_go_goes_on_a_new_call(
+        quick_server: InProcessServer) -> None:
+    async def scenario() -> None:
+        client = ArenaClient(quick_server.target)
+        first = await _create(client, 28)
+        async with make_channel(quick_server.target) as channel:
+            calls = await _one_match_on_new_calls(channel, first, 5)
+            await asyncio.gather(*(c.read() for c in calls))  # let go: EOF, OK
+            kept = KeptStreams()
+            for call in calls:
+                kept.keep(channel, _LooksOpen(call))
+            created = await _create(client, 29)
+            opened: list[Any] = []
+
+            def open_call() -> Any:
+                opened.append(_open(channel))
+                return opened[-1]
+
+            token = created.seat_tokens[0]
+            call, reply = await join_on(kept, channel, open_call, play_pb2.AgentMessage(
+                join=play_pb2.Join(match_id=created.match.match_id, seat_token=token.token,
+                                   keep_open=True)))
+            # Every stale call was tried and dropped; the Join went on a new call.
+            assert len(kept) == 0 and opened == [call]
+            assert reply.WhichOneof("msg") == "joined" and reply.joined.seat == token.seat
+            call.cancel()
+
+    run(scenario())

@@ -27,7 +27,7 @@ import grpc.aio
 from twistarena import wire
 from twistarena.v1 import play_pb2
 
-from ..sdk.kept import KeptStreams
+from ..sdk.kept import KeptStreams, join_on
 
 Hook = Callable[[Any, float], None]
 #: A channel to the address a NOT_OWNER refusal names (``serve --workers``, clusters).
@@ -88,34 +88,23 @@ class ProtocolBot:
 
     async def _play(self) -> play_pb2.MatchOver:
         kept = self.kept
-        call: Any = kept.take(self.channel) if kept is not None else None
-        reused = call is not None
-        if call is None:
-            call = self.channel.stream_stream(
-                PLAY_METHOD, request_serializer=wire.passthrough_serializer)()
         key = self.match_id
         choice = self.rng.choice
         kind_of, narrow, answer = wire.message_kind, wire.narrow_decision, wire.answer_message
         decision, batch = wire.DECISION_KIND, wire.SEAT_BATCH_KIND
+        call, data = await join_on(
+            kept, self.channel,
+            lambda: self.channel.stream_stream(
+                PLAY_METHOD, request_serializer=wire.passthrough_serializer)(),
+            play_pb2.AgentMessage(join=play_pb2.Join(
+                match_id=self.match_id, seat_token=self.token, no_events=not self.events,
+                batched=self.batched, keep_open=kept is not None)))
         over: play_pb2.MatchOver | None = None
         try:
-            try:
-                await call.write(play_pb2.AgentMessage(join=play_pb2.Join(
-                    match_id=self.match_id, seat_token=self.token, no_events=not self.events,
-                    batched=self.batched, keep_open=kept is not None)))
-            except (grpc.aio.UsageError, asyncio.InvalidStateError):
-                if not reused:
-                    raise
-                return await self._play()  # the kept call ended meanwhile: a new one
             while True:
-                data = await call.read()
                 if data is grpc.aio.EOF:
-                    if reused and await call.code() == grpc.StatusCode.OK:
-                        # The server let the kept call go before this Join reached it.
-                        return await self._play()
                     raise ProtocolBotError(f"{key}: stream ended before MatchOver "
                                            f"({await call.code()}: {await call.details()})")
-                reused = False
                 kind = kind_of(data)
                 if kind == decision:
                     req = narrow(data)
@@ -136,6 +125,7 @@ class ProtocolBot:
                 elif kind == REJECTED:
                     message = play_pb2.ServerMessage.FromString(data).rejected.message
                     raise ProtocolBotError(f"{key}: answer rejected: {message}")
+                data = await call.read()
         finally:
             if over is not None and kept is not None:
                 kept.keep(self.channel, call)

@@ -76,7 +76,7 @@ from twistarena.v1 import match_pb2, match_pb2_grpc, play_pb2
 from ..sdk import Agent, AgentError, ArenaClient
 from ..sdk.connection import make_channel, stub
 from ..sdk.hosting import seat_agents
-from ..sdk.kept import KeptStreams
+from ..sdk.kept import KeptStreams, join_on
 from ..terminal import make_console
 from .live import LONG_CLOCK_MS, live_matches
 from .pingpong import DECISION, PingPongClient, tune_gc
@@ -466,22 +466,23 @@ async def _seat_and_cancel(channel: grpc.aio.Channel, creator: Any, game: str, p
     asked = asyncio.Event()
 
     async def seat(token: str) -> None:
-        call: Any = kept.take(channel) if kept is not None else None
-        if call is None:
-            call = channel.stream_stream(PLAY_METHOD,
-                                         request_serializer=wire.passthrough_serializer)()
-        over = False
-        try:
-            await call.write(play_pb2.AgentMessage(join=play_pb2.Join(
+        call, data = await join_on(
+            kept, channel,
+            lambda: channel.stream_stream(PLAY_METHOD,
+                                          request_serializer=wire.passthrough_serializer)(),
+            play_pb2.AgentMessage(join=play_pb2.Join(
                 match_id=match_id, seat_token=token, no_events=not events, batched=batched,
                 keep_open=kept is not None)))
-            while (data := await call.read()) is not grpc.aio.EOF:
+        over = False
+        try:
+            while data is not grpc.aio.EOF:
                 kind = wire.message_kind(data)
                 if kind == wire.DECISION_KIND:
                     asked.set()
                 elif kind == MATCH_OVER and kept is not None:
                     over = True
                     return
+                data = await call.read()
         finally:
             if over and kept is not None:
                 kept.keep(channel, call)

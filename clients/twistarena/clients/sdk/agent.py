@@ -41,7 +41,7 @@ from .connection import (
     unary,
 )
 from .convert import JSON, Decision, MatchEvent, MatchResult, Rejection, struct_to_dict
-from .kept import KeptStreams
+from .kept import ENDED_ON_WRITE, KeptStreams
 
 log = structlog.get_logger("twistarena.sdk")
 
@@ -288,7 +288,7 @@ class Agent:
                                  batched=self.options.batched, keep_open=kept is not None)
             try:
                 await call.write(play_pb2.AgentMessage(join=join))
-            except (grpc.aio.UsageError, asyncio.InvalidStateError, grpc.aio.AioRpcError):
+            except ENDED_ON_WRITE:
                 if not reused:
                     raise
                 call.cancel()

@@ -8,9 +8,15 @@ and the server more than the first messages of a short match.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from typing import Any
 
+import grpc
 import grpc.aio
+
+#: What writing to a call that has already ended raises.
+ENDED_ON_WRITE = (grpc.aio.UsageError, asyncio.InvalidStateError, grpc.aio.AioRpcError)
 
 
 class KeptStreams:
@@ -53,3 +59,32 @@ class KeptStreams:
 
     def __len__(self) -> int:
         return sum(len(idle) for idle in self._idle.values())
+
+
+async def join_on(kept: KeptStreams | None, channel: grpc.aio.Channel,
+                  open_call: Callable[[], Any], join: Any) -> tuple[Any, Any]:
+    """``join`` written on a Play call of ``channel``, and the first message read
+    back (or EOF): (call, message). The call is one ``kept`` holds, else a new one
+    from ``open_call``. A kept call found ended meanwhile (its write fails, or it
+    ends with OK before anything comes back) is replaced; anything else a call
+    says (a refused Join) is the caller's."""
+    while True:
+        call = kept.take(channel) if kept is not None else None
+        reused = call is not None
+        if call is None:
+            call = open_call()
+        try:
+            try:
+                await call.write(join)
+            except ENDED_ON_WRITE:
+                if not reused:
+                    raise
+                call.cancel()
+                continue
+            first = await call.read()
+            if reused and first is grpc.aio.EOF and await call.code() == grpc.StatusCode.OK:
+                continue  # let go by the server before this Join reached it
+            return call, first
+        except BaseException:
+            call.cancel()
+            raise

@@ -1,5 +1,5 @@
 """The storage layer on a real Valkey: one lease scheme for matches and tournaments
-(claim, renew, release, fence), and appends on the lean path."""
+(claim, renew, release, fence), and appends and per-match writes on the lean path."""
 
 from __future__ import annotations
 
@@ -10,9 +10,20 @@ from typing import Any
 import pytest
 import redis
 import redis.asyncio as aioredis
-from twistarena.storage import FencedError, Handoff, Holder, LogConflict, Store, StoreError
+from twistarena.storage import (
+    FencedError,
+    Grant,
+    Handoff,
+    Holder,
+    LogConflict,
+    MatchRecord,
+    Store,
+    StoreError,
+    keys,
+)
 from twistarena.storage.errors import TransientStoreError, driver_errors
-from twistarena.storage.resp import RespPipeline
+from twistarena.storage.resp import RespBatch, RespError, RespPipeline
+from twistarena.v1 import match_pb2 as mpb
 
 
 async def _stores(url: str, *nodes: str) -> list[Store]:
@@ -196,5 +207,59 @@ def test_a_driver_failure_of_any_class_is_a_transient_store_error() -> None:
                 None.writelines([])  # type: ignore[attr-defined]
         finally:
             await client.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_a_matchs_once_only_writes_take_the_lean_path(valkey: Any) -> None:
+    """Creation with its claim, fenced field writes and the end go through
+    ``Connections.batch``: the lean connection. Its error replies are the driver's
+    kind (a StoreError out of ``driver_errors``, a NOSCRIPT reloaded once), and
+    its fencing is the same as on redis-py's path."""
+    mid = secrets.token_hex(8)
+    record = MatchRecord(mid, mpb.MatchOptions(game_id="twhist", num_players=2), seed=5,
+                         status=mpb.MATCH_STATUS_WAITING, created_ms=1_000,
+                         token_hashes={0: "h0", 1: "h1"})
+
+    result = mpb.MatchResult(scores=[3, 1]).SerializeToString()
+
+    async def scenario() -> None:
+        a, b = await _stores(valkey.url, "node-a", "node-b")
+        try:
+            lean = a.conn.lean_for("append")
+            assert isinstance(lean, RespPipeline) and lean._transport is None
+            assert isinstance(a.conn.batch(), RespBatch)
+            grant = await a.matches.create(record, claim=True)
+            assert isinstance(grant, Grant) and lean._transport is not None
+            await a.matches.update_meta(mid, grant.token, {"joined:0": 1})
+            await a.conn.redis.script_flush()  # the next call reloads them once
+            await a.matches.update_meta(mid, grant.token, {"joined:1": 1})
+            stored = await a.matches.load(mid)
+            assert stored is not None and stored.joined == {0, 1}
+            assert stored.token_hashes == {0: "h0", 1: "h1"} and stored.seed == 5
+
+            wrong = a.conn.batch()
+            wrong.sadd(keys.match_meta(mid), "not a set")
+            [reply] = await wrong.execute(raise_on_error=False)
+            assert isinstance(reply, RespError) and str(reply).startswith("WRONGTYPE")
+            wrong.sadd(keys.match_meta(mid), "not a set")
+            with pytest.raises(StoreError, match="WRONGTYPE") as refused, driver_errors():
+                await wrong.execute()
+            assert not isinstance(refused.value, TransientStoreError)
+
+            token_b = await b.matches.claim(mid)  # a new epoch: a's token is fenced
+            with pytest.raises(FencedError):
+                await a.matches.update_meta(mid, grant.token, {"status": 9})
+            with pytest.raises(FencedError):
+                await a.matches.finish(mid, grant.token, mpb.MATCH_STATUS_FINISHED, result, 0,
+                                       None)
+            await a.conn.redis.script_flush()
+            await a.matches.finish(mid, token_b, mpb.MATCH_STATUS_FINISHED, result, 0, None)
+            ended = await a.matches.load(mid)
+            assert ended is not None and ended.status == mpb.MATCH_STATUS_FINISHED
+            assert ended.result is not None and list(ended.result.scores) == [3, 1]
+            assert not await a.conn.redis.sismember(keys.LIVE_MATCHES, mid)
+        finally:
+            await _close([a, b])
 
     asyncio.run(scenario())

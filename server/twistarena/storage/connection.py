@@ -5,13 +5,19 @@ Two paths to the store:
 - the lean path (``resp.RespPipeline``, one socket, replies parsed by
   hiredis) carries the log appends of every match (the ``append`` script),
   batched per event-loop tick: the one command that runs once per decision;
-- redis-py carries everything else: creation and loading of matches,
-  leases, heartbeats, inboxes, agents, queues and tournaments, and the
-  appends too when the lean path cannot be used (a cluster, TLS, a unix
-  socket or URL options).
+  and, through ``Connections.batch``, the few writes each match makes once:
+  its creation (with the claim of its lease), its fenced field writes (seats,
+  status) and its end. A Twhist match is about 70 decisions, so these weigh
+  on every decision;
+- redis-py carries everything else: loading of matches, leases,
+  heartbeats, inboxes, agents, queues and tournaments, and all of the above
+  when the lean path cannot be used (a cluster, TLS, a unix socket or URL
+  options).
 
-``LEAN_SCRIPTS`` lists what the lean path carries and ``Connections.lean_for``
-is the one question callers ask; ``Connections`` builds both.
+``LEAN_SCRIPTS`` lists the scripts the appender sends on the lean path and
+``Connections.lean_for`` is the question it asks; ``Connections.batch`` gives
+the per-match writes a pipeline on whichever path serves. ``Connections``
+builds both.
 
 Which Redis a ``--redis-url`` names: one server, or a Redis/Valkey Cluster.
 
@@ -34,7 +40,7 @@ from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.exceptions import RedisError
 
 from .errors import driver_errors
-from .resp import RespPipeline, fast_path_target
+from .resp import RespBatch, RespPipeline, fast_path_target
 
 CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
 #: Scripts whose EVALSHAs go on the lean path when there is one (see above).
@@ -125,6 +131,14 @@ class Connections:
         """The lean connection if calls of this script take the lean path, else None
         (send them through ``redis``)."""
         return self.lean if script in LEAN_SCRIPTS else None
+
+    def batch(self) -> Any:
+        """A non-transactional pipeline for a match's once-per-match writes: on the
+        lean connection when there is one, else redis-py's. Both answer
+        ``execute(raise_on_error=False)`` with error replies as exceptions."""
+        if self.lean is not None:
+            return RespBatch(self.lean)
+        return self.redis.pipeline(transaction=False)
 
     async def wait_ready(self, timeout: float) -> None:
         """Ping until the store answers (it may still be starting)."""

@@ -168,7 +168,7 @@ class Leases:
         for name, value in fields.items():
             args += [name, value]
         with driver_errors():
-            ok = await self.scripts.run(self.conn.redis, self.scripts.fenced_hset,
-                                        [hash_key, self.key(key_id)], args)
+            ok = await self.scripts.call(self.conn, self.scripts.fenced_hset,
+                                         [hash_key, self.key(key_id)], args)
         if not ok:
             raise FencedError(f"{key_id}: this node no longer holds the lease")

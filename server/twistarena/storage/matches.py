@@ -115,7 +115,7 @@ class Matches:
         for seat, digest in record.token_hashes.items():
             mapping[f"tok:{seat}"] = digest
         with driver_errors():
-            pipe = self._redis.pipeline(transaction=False)
+            pipe = self.conn.batch()
             pipe.hset(keys.match_meta(mid), mapping=mapping)
             pipe.zadd(keys.MATCH_INDEX, {mid: record.created_ms})
             pipe.sadd(keys.LIVE_MATCHES, mid)
@@ -270,7 +270,7 @@ class Matches:
             sync = [] if self.conn.cluster_mode else self.durability.sync_commands(
                 self.aof, end=True)
             with driver_errors():
-                pipe = self.conn.redis.pipeline(transaction=False)
+                pipe = self.conn.batch()
                 pipe.execute_command(*script.command(
                     [keys.match_meta(mid), keys.match_log(mid), keys.match_lease(mid)],
                     [owner, log_len, encode_entry(last) if last is not None else b"",

@@ -7,7 +7,9 @@ requests in order (Redis answers in order on a connection), so several
 batches can be in flight on one socket. Replies are parsed by
 ``hiredis.Reader``, the C parser redis-py itself uses. Anything unusual (TLS,
 unix sockets, a cluster) uses redis-py instead; ``connection`` says which
-commands take this path.
+commands take this path. ``RespBatch`` gives the few writes each match makes
+once (its creation, its fenced field writes, its end) the same path, with the
+pipeline calls they use.
 """
 
 from __future__ import annotations
@@ -15,15 +17,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 from urllib.parse import unquote, urlparse
 
 import hiredis
+from redis.exceptions import ResponseError
 
 
-class RespError(Exception):
-    """An error reply (``-ERR ...``)."""
+class RespError(ResponseError):
+    """An error reply (``-ERR ...``): the driver's own kind, so that the storage
+    layer's ``translate`` and ``is_noscript`` read it as they read redis-py's."""
 
 
 #: What ``hiredis.Reader.gets`` returns while a reply is not complete yet.
@@ -34,18 +38,20 @@ class RespConnectionError(ConnectionError):
     """The connection to Redis broke; requests in flight have unknown outcomes."""
 
 
-def bulk(arg: bytes | str | int) -> bytes:
-    """One argument of a command as a RESP bulk string."""
+def bulk(arg: bytes | str | int | float) -> bytes:
+    """One argument of a command as a RESP bulk string (a float as redis-py writes it)."""
     if isinstance(arg, bytes):
         data = arg
     elif isinstance(arg, str):
         data = arg.encode()
+    elif isinstance(arg, float):
+        data = repr(arg).encode()
     else:
         data = b"%d" % arg
     return b"$%d\r\n%s\r\n" % (len(data), data)
 
 
-def encode_command(args: Sequence[bytes | str | int]) -> bytes:
+def encode_command(args: Sequence[bytes | str | int | float]) -> bytes:
     """A command as a RESP array of bulk strings."""
     return b"*%d\r\n" % len(args) + b"".join(bulk(arg) for arg in args)
 
@@ -207,3 +213,67 @@ class RespPipeline:
         protocol = self._protocol
         if protocol is not None:
             self._lost(protocol, RespConnectionError("closed"))
+
+
+Arg = bytes | str | int | float
+
+#: How long a batch waits for its replies (redis-py's default socket timeout): a
+#: store gone silent fails the call as unreachable instead of holding its caller
+#: (a runner's lock, a Play call) for ever.
+BATCH_TIMEOUT_S = 5.0
+
+
+class RespBatch:
+    """A pipeline of a few commands on the lean connection: the subset of redis-py's
+    pipeline calls the per-match writes use, sent as one write on ``execute``, and
+    bounded in time as redis-py's calls are.
+
+    Replies are the raw ones (no per-command conversion): integers, bytes, lists,
+    and ``RespError`` values for error replies."""
+
+    __slots__ = ("_commands", "_pipeline")
+
+    def __init__(self, pipeline: RespPipeline) -> None:
+        self._pipeline = pipeline
+        self._commands: list[bytes] = []
+
+    def __len__(self) -> int:
+        return len(self._commands)
+
+    def execute_command(self, *args: Arg) -> RespBatch:
+        self._commands.append(encode_command(args))
+        return self
+
+    def hset(self, name: str, mapping: Mapping[str, Arg]) -> RespBatch:
+        return self.execute_command("HSET", name, *(x for kv in mapping.items() for x in kv))
+
+    def sadd(self, name: str, *values: Arg) -> RespBatch:
+        return self.execute_command("SADD", name, *values)
+
+    def srem(self, name: str, *values: Arg) -> RespBatch:
+        return self.execute_command("SREM", name, *values)
+
+    def zadd(self, name: str, mapping: Mapping[str, float], nx: bool = False) -> RespBatch:
+        flags: tuple[Arg, ...] = ("NX",) if nx else ()
+        pairs = (x for member, score in mapping.items() for x in (score, member))
+        return self.execute_command("ZADD", name, *flags, *pairs)
+
+    def zrem(self, name: str, *values: Arg) -> RespBatch:
+        return self.execute_command("ZREM", name, *values)
+
+    async def execute(self, raise_on_error: bool = True) -> list[Any]:
+        """Send the commands as one write; every reply in order. ``raise_on_error``:
+        raise the first error reply instead (as redis-py does)."""
+        commands, self._commands = self._commands, []
+        try:
+            replies = await asyncio.wait_for(
+                self._pipeline.execute_encoded(b"".join(commands), len(commands)),
+                BATCH_TIMEOUT_S)
+        except TimeoutError:
+            # The batch's replies, if they come, are still matched in order (and dropped).
+            raise TimeoutError(f"no reply from Redis in {BATCH_TIMEOUT_S:g} s") from None
+        if raise_on_error:
+            for reply in replies:
+                if isinstance(reply, RespError):
+                    raise reply
+        return replies

@@ -12,10 +12,13 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import NoScriptError
+
+if TYPE_CHECKING:
+    from .connection import Connections
 
 Arg = bytes | str | int | float
 
@@ -87,6 +90,24 @@ class Scripts:
         except NoScriptError:
             await self.reload(client)
             return await client.evalsha(script.sha, len(keys), *keys, *args)
+
+    async def call(self, conn: Connections, script: Script, keys: Sequence[str],
+                   args: Sequence[Arg]) -> Any:
+        """``run`` on ``conn.batch()``: the lean connection when there is one (for the
+        scripts a match runs once or a few times); an error reply is raised."""
+        async def once() -> Any:
+            pipe = conn.batch()
+            pipe.execute_command(*script.command(keys, args))
+            [reply] = await pipe.execute(raise_on_error=False)
+            return reply
+
+        reply = await once()
+        if is_noscript(reply):
+            await self.reload(conn.redis)
+            reply = await once()
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
 
     async def run_many(self, client: aioredis.Redis,
                        calls: Sequence[tuple[Script, Sequence[str], Sequence[Arg]]],

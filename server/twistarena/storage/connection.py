@@ -5,14 +5,14 @@ Two paths to the store:
 - the lean path (``resp.RespPipeline``, one socket, replies parsed by
   hiredis) carries the log appends of every match (the ``append`` script),
   batched per event-loop tick: the one command that runs once per decision;
-  and, through ``Connections.batch``, the few writes each match makes once:
-  its creation (with the claim of its lease), its fenced field writes (seats,
-  status) and its end. A Twhist match is about 70 decisions, so these weigh
-  on every decision;
-- redis-py carries everything else: loading of matches, leases,
-  heartbeats, inboxes, agents, queues and tournaments, and all of the above
-  when the lean path cannot be used (a cluster, TLS, a unix socket or URL
-  options).
+  and, through ``Connections.batch``, the few writes each match makes once
+  (its creation with the claim of its lease, its fenced field writes: seats,
+  status; its end; a Twhist match is about 70 decisions, so these weigh on
+  every decision) and the lease scripts sent in pipelines (claims, the
+  heartbeat with the renewal of every lease, releases);
+- redis-py carries everything else: loading of matches, lone heartbeats,
+  inboxes, agents, queues and tournaments, and all of the above when the
+  lean path cannot be used (a cluster, TLS, a unix socket or URL options).
 
 ``LEAN_SCRIPTS`` lists the scripts the appender sends on the lean path and
 ``Connections.lean_for`` is the question it asks; ``Connections.batch`` gives

@@ -97,7 +97,7 @@ class Leases:
         error of that claim."""
         with driver_errors():
             replies = await self.scripts.run_many(
-                self.conn.redis, [self.claim_call(k, force) for k in key_ids])
+                self.conn, [self.claim_call(k, force) for k in key_ids])
         return [self.granted(res) for res in replies]
 
     def claim_call(self, key_id: str, force: bool = False) -> tuple[Script, list[str], list[Arg]]:
@@ -138,7 +138,7 @@ class Leases:
     async def release_many(self, handoffs: Sequence[Handoff]) -> None:
         """Release several leases in one pipeline, each naming its successor."""
         with driver_errors():
-            await self.scripts.run_many(self.conn.redis, [
+            await self.scripts.run_many(self.conn, [
                 (self.scripts.lease_release, [self.key(h.key_id)],
                  [h.token, h.next_node, h.next_address]) for h in handoffs])
 

@@ -88,7 +88,7 @@ class Nodes:
         calls = [self._heartbeat_call(ttl_ms, load, leaving)]
         calls += [self.match_leases.renew_call(r.match_id, r.token) for r in renewals]
         with driver_errors():
-            replies = await self.scripts.run_many(self.conn.redis, calls)
+            replies = await self.scripts.run_many(self.conn, calls)
         beat: Beat | StoreError = translate(replies[0]) if isinstance(replies[0], Exception) \
             else _beat_from_reply(replies[0])
         return beat, [Leases.renewed(r) for r in replies[1:]]

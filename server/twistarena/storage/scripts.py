@@ -109,28 +109,28 @@ class Scripts:
             raise reply
         return reply
 
-    async def run_many(self, client: aioredis.Redis,
+    async def run_many(self, conn: Connections,
                        calls: Sequence[tuple[Script, Sequence[str], Sequence[Arg]]],
                        ) -> list[Any]:
-        """Many EVALSHAs in one pipeline; each reply, or the exception of a failed
-        call. Calls the server did not know the script of are retried once after
-        a reload."""
-        replies = await self._pipeline(client, calls)
+        """Many EVALSHAs in one pipeline (``conn.batch()``: on the lean connection
+        when there is one); each reply, or the exception of a failed call. Calls
+        the server did not know the script of are retried once after a reload."""
+        replies = await self._pipeline(conn, calls)
         lost = [i for i, reply in enumerate(replies) if is_noscript(reply)]
         if lost:
-            await self.reload(client)
-            again = await self._pipeline(client, [calls[i] for i in lost])
+            await self.reload(conn.redis)
+            again = await self._pipeline(conn, [calls[i] for i in lost])
             for i, reply in zip(lost, again, strict=True):
                 replies[i] = reply
         return replies
 
     @staticmethod
-    async def _pipeline(client: aioredis.Redis,
+    async def _pipeline(conn: Connections,
                         calls: Sequence[tuple[Script, Sequence[str], Sequence[Arg]]],
                         ) -> list[Any]:
         if not calls:
             return []
-        pipe = client.pipeline(transaction=False)
+        pipe = conn.batch()
         for script, keys, args in calls:
             # execute_command: cluster pipelines refuse the evalsha() helper.
             pipe.execute_command(*script.command(keys, args))

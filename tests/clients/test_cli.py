@@ -138,7 +138,7 @@ def test_demo_offline() -> None:
 
 def test_bench_service_small() -> None:
     done = _cli("bench", "service", "--matches", "4", "--duration", "1", "--warmup", "0.5",
-                "--json", timeout=150)
+                "--rounds", "2", "--json", timeout=150)
     assert done.returncode == 0, done.stderr[-2000:]
     report = _last_json(done.stdout)
     assert report["config"]["rounds"] == 2

@@ -17,11 +17,15 @@ the ceiling of any server on this engine, with no Redis and no bookkeeping.
 as old ones end; the bots speak the Play protocol directly (``protocol``,
 as lean as the ping-pong client plus parsing real messages), and again with
 the SDK's ``Agent`` (``sdk``), whose own cost shows in the client column.
-Runs (2) to (4) are measured in ``--rounds`` windows (default 2) of
-``--duration / --rounds`` seconds, in order and then in the reverse order, and
-each run's figures are summed over its windows: the machine's speed may drift
-during a call (a shared virtual machine's does), and measured so, the drift
-weighs alike on every run, so their ratios hold from one call to the next.
+Runs (2) to (4) are measured in ``--rounds`` windows (default 4) of
+``--duration / --rounds`` seconds (default 5), in order and then in the
+reverse order, and each run's figures are summed over its windows: the
+machine's speed may drift during a call (a shared virtual machine's does),
+and measured so, the drift weighs alike on every run, so their ratios hold
+from one call to the next. Four windows rather than two: a shared machine's
+speed also jumps between windows (bare gRPC alone has run 9,300 then 6,400
+decisions/s in one call), and each run sampled at more moments lets fewer of
+those jumps fall on one run only.
 Reported: decisions/s of each run (and of each of its windows) and their ratio
 to bare gRPC, the server's (and Valkey's) CPU per decision, the load
 generator's CPU per decision, and the decision overhead. From the server's own counters
@@ -614,10 +618,14 @@ UNLIMITED = ("--creates-per-minute", "0", "--live-per-client", "0",
              "--stream-queue", "0", "--stalled-write", "0")
 
 
+#: The per-match phase is one run, compared with nothing: this long is enough.
+MATCH_COSTS_S = 10.0
+
+
 async def run(game: str, players: int, matches: int, duration: float, warmup: float,
               live: int, storm: int, server_args: Sequence[str] = (),
               progress: Progress = _noop, agents: Sequence[str] = AGENT_KINDS,
-              events: bool = False, batched: bool = True, rounds: int = 2,
+              events: bool = False, batched: bool = True, rounds: int = 4,
               keep_streams: bool = True) -> Report:
     """The whole benchmark; every phase is bounded in time.
 
@@ -657,7 +665,8 @@ async def run(game: str, players: int, matches: int, duration: float, warmup: fl
                 before: Throughput | None = getattr(report, key)
                 setattr(report, key, measured if before is None else before.plus(measured))
         report.matches = await match_costs(server, game, players, matches, warmup,
-                                           duration, progress, events, batched, keep_streams)
+                                           min(duration, MATCH_COSTS_S), progress, events,
+                                           batched, keep_streams)
         for run in (report.real, report.sdk):
             if run is not None:
                 run.match_cpu_us = report.matches.match_cpu_us
@@ -696,10 +705,10 @@ def add_cli(targets: Any) -> None:
     parser.add_argument("--game", choices=GAME_IDS, default="tricky_twist")
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--matches", type=int, default=128, help="concurrent matches")
-    parser.add_argument("--duration", type=float, default=10.0,
+    parser.add_argument("--duration", type=float, default=20.0,
                         help="seconds measured per run (after --warmup)")
     parser.add_argument("--warmup", type=float, default=2.0)
-    parser.add_argument("--rounds", type=int, default=2,
+    parser.add_argument("--rounds", type=int, default=4,
                         help="measure the compared runs in this many windows of "
                              "duration/rounds each, in order then in reverse (drift cancels)")
     parser.add_argument("--live-matches", type=int, default=0, metavar="N",

@@ -241,24 +241,30 @@ class RespBatch:
         return len(self._commands)
 
     def execute_command(self, *args: Arg) -> RespBatch:
+        """Queue one command, its words as given."""
         self._commands.append(encode_command(args))
         return self
 
     def hset(self, name: str, mapping: Mapping[str, Arg]) -> RespBatch:
+        """Queue ``HSET name field value ...``."""
         return self.execute_command("HSET", name, *(x for kv in mapping.items() for x in kv))
 
     def sadd(self, name: str, *values: Arg) -> RespBatch:
+        """Queue ``SADD name value ...``."""
         return self.execute_command("SADD", name, *values)
 
     def srem(self, name: str, *values: Arg) -> RespBatch:
+        """Queue ``SREM name value ...``."""
         return self.execute_command("SREM", name, *values)
 
     def zadd(self, name: str, mapping: Mapping[str, float], nx: bool = False) -> RespBatch:
+        """Queue ``ZADD name [NX] score member ...`` (``mapping``: member -> score)."""
         flags: tuple[Arg, ...] = ("NX",) if nx else ()
         pairs = (x for member, score in mapping.items() for x in (score, member))
         return self.execute_command("ZADD", name, *flags, *pairs)
 
     def zrem(self, name: str, *values: Arg) -> RespBatch:
+        """Queue ``ZREM name member ...``."""
         return self.execute_command("ZREM", name, *values)
 
     async def execute(self, raise_on_error: bool = True) -> list[Any]:

@@ -1,5 +1,5 @@
-"""The parts of ``twistarena bench service``: the engine-only ping-pong server and
-the protocol-level random bot."""
+"""The parts of ``twistarena bench service``: the engine-only ping-pong server,
+the protocol-level random bot, and a service run's end."""
 
 from __future__ import annotations
 
@@ -9,8 +9,14 @@ from typing import Any
 import pytest
 from twistarena import engine
 from twistarena.clients.bench.pingpong import EngineGroup
+from twistarena.clients.bench.processes import ServerProcess
 from twistarena.clients.bench.protocolbot import ProtocolBot
-from twistarena.clients.bench.service import DECISION_PREFIX, read_counters
+from twistarena.clients.bench.service import (
+    DECISION_PREFIX,
+    UNLIMITED,
+    read_counters,
+    real_throughput,
+)
 from twistarena.clients.sdk import ArenaClient
 from twistarena.clients.sdk.connection import make_channel
 from twistarena.clients.sdk.convert import oneof_to_dict
@@ -115,3 +121,29 @@ def test_ladder_bench_times_every_searched_decision() -> None:
 
     times = decision_seconds("ismcts-fast", "twisted", 2, 1, 3)
     assert len(times) >= 10 and all(t > 0 for t in times)
+
+
+@pytest.mark.parametrize("agents", ["protocol", "sdk"])
+def test_a_service_run_leaves_no_match_running_for_the_next_run(agents: str) -> None:
+    """A run's window ends with matches in progress; left alone, the server would
+    play them out by fallback moves once their seats' grace ends, during the
+    next run's window. The run cancels them as it stops."""
+    server = ServerProcess.serve(*UNLIMITED, "--metrics-port", "0")
+
+    async def scenario() -> tuple[list[Any], list[Any]]:
+        await asyncio.to_thread(server.start)
+        measured = await real_throughput(server, "tricky_twist", 4, 4, 0.3, 0.7, agents,
+                                         events=True)
+        assert measured.decisions > 0
+        client = ArenaClient(server.address)
+        live = await client.list_matches(statuses=["waiting", "running"], limit=100)
+        cancelled = await client.list_matches(statuses=["cancelled"], limit=100)
+        return live, cancelled
+
+    try:
+        live, cancelled = run(scenario(), timeout=120)
+    finally:
+        server.stop()
+    assert live == []
+    # A Tricky Twist match outlasts the window: the four in progress at its end.
+    assert len(cancelled) >= 4

@@ -17,6 +17,9 @@ the ceiling of any server on this engine, with no Redis and no bookkeeping.
 as old ones end; the bots speak the Play protocol directly (``protocol``,
 as lean as the ping-pong client plus parsing real messages), and again with
 the SDK's ``Agent`` (``sdk``), whose own cost shows in the client column.
+A window of the service ends by cancelling the matches still in progress:
+their seats gone, the server would otherwise play them out by fallback moves
+during the next window, whichever run it belongs to.
 Runs (2) to (4) are measured in ``--rounds`` windows (default 4) of
 ``--duration / --rounds`` seconds (default 5), in order and then in the
 reverse order, and each run's figures are summed over its windows: the
@@ -396,29 +399,56 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
                             kept[i]).run()
                 for t in created.seat_tokens]
 
+    unfinished: set[str] = set()
+
     async def one_match(i: int, n: int) -> None:
         # On the slot's own channel: a load generator does not open a connection per match.
         created = await creators[i].CreateMatch(match_pb2.CreateMatchRequest(
             options=match_pb2.MatchOptions(
                 game_id=game, num_players=players, seed=i * 100_003 + n,
                 time_control=match_pb2.TimeControl(decision_ms=LONG_CLOCK_MS))))
+        match_id = created.match.match_id
+        unfinished.add(match_id)
         await asyncio.gather(*seat_runs(i, n, created))
+        unfinished.discard(match_id)
+
+    async def cancel_unfinished() -> None:
+        await cancel_matches(creators[0], unfinished)
 
     label = "service, SDK agents" if agents == "sdk" else "service, protocol bots"
     label += ", with events" if events else ""
     label += "" if batched else ", unbatched"
     return await _in_slots(timing, server, warmup, duration, label, progress, matches,
                            one_match, (grpc.aio.AioRpcError, ProtocolBotError, AgentError),
-                           lambda: [*channels, *owners.values()])
+                           lambda: [*channels, *owners.values()], cancel_unfinished)
+
+
+async def cancel_matches(creator: Any, match_ids: set[str]) -> None:
+    """Cancel the matches a run left unfinished, bounded in time. Left to run,
+    their seats gone, the server would play them out by fallback moves (and
+    renew their leases) during the next runs' windows: a load that grows with
+    every window and weighs on whichever run comes next."""
+    ids = list(match_ids)
+    match_ids.clear()
+
+    async def cancel(match_id: str) -> None:
+        with contextlib.suppress(grpc.aio.AioRpcError):
+            await creator.CancelMatch(match_pb2.CancelMatchRequest(match_id=match_id,
+                                                                  reason="bench run over"))
+
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.gather(*map(cancel, ids)), CLOSE_TIMEOUT_S)
 
 
 async def _in_slots(timing: Timing, server: ServerProcess, warmup: float, duration: float,
                     label: str, progress: Progress, slots: int,
                     one_match: Callable[[int, int], Awaitable[None]],
                     errors: tuple[type[BaseException], ...],
-                    channels: Callable[[], Sequence[grpc.aio.Channel]]) -> Throughput:
+                    channels: Callable[[], Sequence[grpc.aio.Channel]],
+                    settle: Callable[[], Awaitable[None]] | None = None) -> Throughput:
     """``slots`` concurrent slots, slot ``i`` running ``one_match(i, n)`` for n = 0,
-    1, ... until the measurement ends; ``channels()`` are closed after it.
+    1, ... until the measurement ends; then ``settle()`` (the matches left
+    unfinished, cancelled) and ``channels()`` are closed.
 
     A match that fails with one of ``errors`` (a stream the server cut, a reader
     too slow on a loaded machine) is counted, and its slot goes on with a new one."""
@@ -443,8 +473,12 @@ async def _in_slots(timing: Timing, server: ServerProcess, warmup: float, durati
 
     async def stop() -> None:
         nonlocal running
+        if not running:
+            return
         running = False
         await cancel_tasks(tasks)
+        if settle is not None:
+            await settle()
         await close_channels(list(channels()))
 
     try:

@@ -21,8 +21,9 @@ from twistarena.storage import (
     StoreError,
     keys,
 )
-from twistarena.storage.errors import TransientStoreError, driver_errors
-from twistarena.storage.resp import RespBatch, RespError, RespPipeline
+from twistarena.storage.durability import Durability
+from twistarena.storage.errors import NotDurableError, TransientStoreError, driver_errors
+from twistarena.storage.resp import BATCH_TIMEOUT_S, RespBatch, RespError, RespPipeline
 from twistarena.v1 import match_pb2 as mpb
 
 
@@ -261,5 +262,31 @@ def test_a_matchs_once_only_writes_take_the_lean_path(valkey: Any) -> None:
             assert not await a.conn.redis.sismember(keys.LIVE_MATCHES, mid)
         finally:
             await _close([a, b])
+
+    asyncio.run(scenario())
+
+
+def test_a_matchs_end_waits_for_its_replicas_as_long_as_asked(valkey: Any) -> None:
+    """The end of a match waits (WAIT) for the replicas the node asks for, up to
+    ``--wait-timeout-ms``: a wait longer than the lean batch's own bound is
+    answered by the store (not durable: no replica here), not cut short as a
+    store that went silent."""
+    mid = secrets.token_hex(8)
+    record = MatchRecord(mid, mpb.MatchOptions(game_id="twisted", num_players=2), seed=1,
+                         status=mpb.MATCH_STATUS_WAITING, created_ms=1_000)
+    wait_ms = int((BATCH_TIMEOUT_S + 1) * 1000)
+
+    async def scenario() -> None:
+        store = Store(valkey.url, Holder("node-a", "127.0.0.1:9000", 2000),
+                      durability=Durability(replicas=1, wait_ms=wait_ms))
+        await store.connect()
+        try:
+            grant = await store.matches.create(record, claim=True)
+            assert isinstance(grant, Grant)
+            with pytest.raises(NotDurableError, match="0 of 1 replicas"):
+                await store.matches.finish(mid, grant.token, mpb.MATCH_STATUS_FINISHED,
+                                           mpb.MatchResult().SerializeToString(), 0, None)
+        finally:
+            await store.close()
 
     asyncio.run(scenario())

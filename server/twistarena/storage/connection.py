@@ -132,12 +132,14 @@ class Connections:
         (send them through ``redis``)."""
         return self.lean if script in LEAN_SCRIPTS else None
 
-    def batch(self) -> Any:
+    def batch(self, wait_s: float = 0.0) -> Any:
         """A non-transactional pipeline for a match's once-per-match writes: on the
         lean connection when there is one, else redis-py's. Both answer
-        ``execute(raise_on_error=False)`` with error replies as exceptions."""
+        ``execute(raise_on_error=False)`` with error replies as exceptions.
+        ``wait_s``: how long its sync commands (WAIT, WAITAOF) may block the store's
+        reply, on top of the lean batch's bound."""
         if self.lean is not None:
-            return RespBatch(self.lean)
+            return RespBatch(self.lean, wait_s)
         return self.redis.pipeline(transaction=False)
 
     async def wait_ready(self, timeout: float) -> None:

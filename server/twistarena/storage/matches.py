@@ -270,7 +270,7 @@ class Matches:
             sync = [] if self.conn.cluster_mode else self.durability.sync_commands(
                 self.aof, end=True)
             with driver_errors():
-                pipe = self.conn.batch()
+                pipe = self.conn.batch(len(sync) * self.durability.wait_ms / 1000)
                 pipe.execute_command(*script.command(
                     [keys.match_meta(mid), keys.match_log(mid), keys.match_lease(mid)],
                     [owner, log_len, encode_entry(last) if last is not None else b"",

@@ -231,11 +231,14 @@ class RespBatch:
     Replies are the raw ones (no per-command conversion): integers, bytes, lists,
     and ``RespError`` values for error replies."""
 
-    __slots__ = ("_commands", "_pipeline")
+    __slots__ = ("_commands", "_pipeline", "_timeout_s")
 
-    def __init__(self, pipeline: RespPipeline) -> None:
+    def __init__(self, pipeline: RespPipeline, wait_s: float = 0.0) -> None:
+        """``wait_s``: how long the batch's own commands may block in the store
+        (a WAIT or WAITAOF), on top of ``BATCH_TIMEOUT_S``."""
         self._pipeline = pipeline
         self._commands: list[bytes] = []
+        self._timeout_s = BATCH_TIMEOUT_S + wait_s
 
     def __len__(self) -> int:
         return len(self._commands)
@@ -274,10 +277,10 @@ class RespBatch:
         try:
             replies = await asyncio.wait_for(
                 self._pipeline.execute_encoded(b"".join(commands), len(commands)),
-                BATCH_TIMEOUT_S)
+                self._timeout_s)
         except TimeoutError:
             # The batch's replies, if they come, are still matched in order (and dropped).
-            raise TimeoutError(f"no reply from Redis in {BATCH_TIMEOUT_S:g} s") from None
+            raise TimeoutError(f"no reply from Redis in {self._timeout_s:g} s") from None
         if raise_on_error:
             for reply in replies:
                 if isinstance(reply, RespError):

@@ -400,19 +400,30 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
                 for t in created.seat_tokens]
 
     unfinished: set[str] = set()
+    creating: set[asyncio.Future[Any]] = set()
+
+    def noted(create: asyncio.Future[Any]) -> None:
+        creating.discard(create)
+        if not create.cancelled() and create.exception() is None:
+            unfinished.add(create.result().match.match_id)
 
     async def one_match(i: int, n: int) -> None:
         # On the slot's own channel: a load generator does not open a connection per match.
-        created = await creators[i].CreateMatch(match_pb2.CreateMatchRequest(
+        create = asyncio.ensure_future(creators[i].CreateMatch(match_pb2.CreateMatchRequest(
             options=match_pb2.MatchOptions(
                 game_id=game, num_players=players, seed=i * 100_003 + n,
-                time_control=match_pb2.TimeControl(decision_ms=LONG_CLOCK_MS))))
-        match_id = created.match.match_id
-        unfinished.add(match_id)
+                time_control=match_pb2.TimeControl(decision_ms=LONG_CLOCK_MS)))))
+        # A creation under way when the run stops still ends, and its match is
+        # noted unfinished (before this slot hears of it).
+        creating.add(create)
+        create.add_done_callback(noted)
+        created = await asyncio.shield(create)
         await asyncio.gather(*seat_runs(i, n, created))
-        unfinished.discard(match_id)
+        unfinished.discard(created.match.match_id)
 
     async def cancel_unfinished() -> None:
+        if creating:
+            await asyncio.wait(list(creating), timeout=CLOSE_TIMEOUT_S)
         await cancel_matches(creators[0], unfinished)
 
     label = "service, SDK agents" if agents == "sdk" else "service, protocol bots"

@@ -70,9 +70,10 @@ def test_open_model_starts_matches_on_its_schedule_and_counts_from_it(server: An
 
 
 def test_open_model_drops_what_exceeds_its_cap_and_says_so(server: Any) -> None:
-    # Each answer waits 20 ms, so a Twhist match (about 60 decisions) lasts more
-    # than a second however fast the server is: the two slots stay taken for the
-    # whole second of arrivals, and every later arrival is dropped.
+    # Each answer waits 20 ms, so a 3-seat Twhist match (at least 60 decisions, one
+    # seat at a time) lasts more than a second however fast the server is: the
+    # two slots stay taken for the whole second of arrivals, and every later
+    # arrival is dropped.
     out = _loadtest(server, "--rate", "20", "--duration", "1", "--concurrency", "2",
                     "--processes", "1", "--matches", "1000", "--think-ms", "fixed:20")
     assert out.returncode == 0, out.stderr[-2000:]

@@ -25,7 +25,8 @@ from typing import Any
 from .connection import Connections
 from .errors import FencedError, StoreError, driver_errors, translate
 from .replies import integer, text
-from .scripts import Arg, Script, Scripts
+from .resp import Arg
+from .scripts import Script, Scripts
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,8 @@ from .errors import (
 )
 from .leases import Grant, Holder, Leases
 from .replies import text
-from .scripts import Arg, Scripts, is_noscript
+from .resp import Arg
+from .scripts import Scripts, is_noscript
 
 #: (seat, action id, settled by the fallback)
 LogEntry = tuple[int, int, bool]

@@ -38,7 +38,11 @@ class RespConnectionError(ConnectionError):
     """The connection to Redis broke; requests in flight have unknown outcomes."""
 
 
-def bulk(arg: bytes | str | int | float) -> bytes:
+#: One word of a command, as the store takes it.
+Arg = bytes | str | int | float
+
+
+def bulk(arg: Arg) -> bytes:
     """One argument of a command as a RESP bulk string (a float as redis-py writes it)."""
     if isinstance(arg, bytes):
         data = arg
@@ -51,7 +55,7 @@ def bulk(arg: bytes | str | int | float) -> bytes:
     return b"$%d\r\n%s\r\n" % (len(data), data)
 
 
-def encode_command(args: Sequence[bytes | str | int | float]) -> bytes:
+def encode_command(args: Sequence[Arg]) -> bytes:
     """A command as a RESP array of bulk strings."""
     return b"*%d\r\n" % len(args) + b"".join(bulk(arg) for arg in args)
 
@@ -215,8 +219,6 @@ class RespPipeline:
             self._lost(protocol, RespConnectionError("closed"))
 
 
-Arg = bytes | str | int | float
-
 #: How long a batch waits for its replies (redis-py's default socket timeout): a
 #: store gone silent fails the call as unreachable instead of holding its caller
 #: (a runner's lock, a Play call) for ever.
@@ -239,9 +241,6 @@ class RespBatch:
         self._pipeline = pipeline
         self._commands: list[bytes] = []
         self._timeout_s = BATCH_TIMEOUT_S + wait_s
-
-    def __len__(self) -> int:
-        return len(self._commands)
 
     def execute_command(self, *args: Arg) -> RespBatch:
         """Queue one command, its words as given."""

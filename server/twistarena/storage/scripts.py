@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 import redis.asyncio as aioredis
 from redis.exceptions import NoScriptError
 
+from .resp import Arg
+
 if TYPE_CHECKING:
     from .connection import Connections
-
-Arg = bytes | str | int | float
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,18 +93,10 @@ class Scripts:
 
     async def call(self, conn: Connections, script: Script, keys: Sequence[str],
                    args: Sequence[Arg]) -> Any:
-        """``run`` on ``conn.batch()``: the lean connection when there is one (for the
-        scripts a match runs once or a few times); an error reply is raised."""
-        async def once() -> Any:
-            pipe = conn.batch()
-            pipe.execute_command(*script.command(keys, args))
-            [reply] = await pipe.execute(raise_on_error=False)
-            return reply
-
-        reply = await once()
-        if is_noscript(reply):
-            await self.reload(conn.redis)
-            reply = await once()
+        """``run`` on ``conn.batch()`` (``run_many`` of one call): the lean connection
+        when there is one, for the scripts a match runs once or a few times; an
+        error reply is raised."""
+        [reply] = await self.run_many(conn, [(script, keys, args)])
         if isinstance(reply, Exception):
             raise reply
         return reply

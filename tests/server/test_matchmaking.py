@@ -16,6 +16,7 @@ from typing import Any
 
 import grpc
 import pytest
+import redis.asyncio
 from twistarena.bots import make_bot
 from twistarena.clients.sdk import (
     AgentError,
@@ -26,9 +27,11 @@ from twistarena.clients.sdk import (
     queue,
     register_agent,
 )
+from twistarena.clients.sdk.connection import bearer, make_channel, stub
 from twistarena.server.config import ServerConfig
 from twistarena.server.matchmaker import MATCHMADE_JOIN_MS
-from twistarena.v1 import match_pb2
+from twistarena.storage import keys
+from twistarena.v1 import match_pb2, matchmaking_pb2, matchmaking_pb2_grpc
 
 from tests.clients.helpers import run
 from tests.support.server import InProcessServer
@@ -126,6 +129,43 @@ def test_an_agent_already_queued_cannot_queue_twice(server: Any) -> None:
         assert err.value.code == grpc.StatusCode.UNAUTHENTICATED
 
     run(scenario(), 30)
+
+
+def test_an_agent_told_of_its_seat_may_queue_again_at_once(server: Any, valkey: Any) -> None:
+    """Its hold on the queue is freed before it hears of its seat: a client closes the
+    call as it hears (which cancels the server's handler), and an entrant of a
+    tournament queues again for its next game as soon as a short game ends."""
+    async def scenario() -> None:
+        agent_id, token = await register_agent(server.target, "at-once")
+        client = ArenaClient(server.target)
+        store = redis.asyncio.from_url(valkey.url)
+        channel = make_channel(server.target)
+        request = matchmaking_pb2.QueueRequest(game_id="twisted", num_players=2,
+                                               house_bot="random", house_fill_after_ms=0)
+        try:
+            for _ in range(10):
+                call = stub(matchmaking_pb2_grpc.MatchmakingStub, channel).Queue(
+                    request, metadata=bearer(token))
+                assigned = None
+                async for update in call:
+                    if update.WhichOneof("update") == "assigned":
+                        # Looked up the moment the agent hears of its seat.
+                        assert await store.hget(keys.AGENT_QUEUED, agent_id) is None
+                        assigned = update.assigned
+                        break
+                call.cancel()
+                assert assigned is not None
+                await client.cancel_match(assigned.match_id)
+            # The same through the SDK, which closes its channel as it hears.
+            for _ in range(3):
+                again = await queue(server.target, token, "twisted", 2, house_bot="random",
+                                    house_fill_after=0)
+                await client.cancel_match(again.match_id)
+        finally:
+            await channel.close()
+            await store.aclose()
+
+    run(scenario(), 60)
 
 
 def test_house_bots_fill_only_after_the_wait(server: Any, fill_node: Any) -> None:

@@ -117,7 +117,7 @@ class Matchmaking(kgrpc.MatchmakingServicer):
         await self.agents.stored.hold_queued(agent_id, claim)
         waiter = asyncio.Event()
         self.agents.waiters[agent_id] = waiter
-        queued = False
+        queued = released = False
         started = time.monotonic()
         try:
             assigned = await self.agents.take_assignment(agent_id)
@@ -157,16 +157,27 @@ class Matchmaking(kgrpc.MatchmakingServicer):
             queued = False
             if request.hosted:
                 assigned = await self._to_runners(agent_id, assigned)
+            # Free before told: an agent that hears of its seat may queue again at
+            # once (for its next tournament game, say), and its client closes this
+            # call as soon as it hears, which cancels this handler.
+            await self._release(agent_id, game_id, players, queued)
+            released = True
             await context.write(kpb.QueueUpdate(assigned=assigned))
         finally:
             if self.agents.waiters.get(agent_id) is waiter:
                 del self.agents.waiters[agent_id]
-            with contextlib.suppress(StoreError):
-                await self.agents.stored.release_queued(agent_id)
-                if queued:
-                    await self.matchmaker.leave(agent_id, game_id, players)
+            if not released:
+                # Shielded: a client gone (the call cancelled) still frees its agent.
+                await asyncio.shield(self._release(agent_id, game_id, players, queued))
             if not request.tournament_only and (game_id, players) in self.matchmaker.active:
                 self.matchmaker.detach(game_id, players)
+
+    async def _release(self, agent_id: str, game_id: str, players: int, queued: bool) -> None:
+        """The agent's Queue call is over: it may queue again; out of the queue if in it."""
+        with contextlib.suppress(StoreError):
+            await self.agents.stored.release_queued(agent_id)
+            if queued:
+                await self.matchmaker.leave(agent_id, game_id, players)
 
     async def _check_hosted(self, agent_id: str,
                             context: aio.ServicerContext[Any, Any]) -> None:

@@ -5,6 +5,7 @@ beside; tables keep their full cells when piped."""
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import subprocess
@@ -16,7 +17,8 @@ import pytest
 from twistarena.clients.bridge.hosted import register_programs
 from twistarena.clients.cli import main
 from twistarena.clients.cli.match import MISSED
-from twistarena.clients.sdk import ArenaClient
+from twistarena.clients.cli.tournament import until_over
+from twistarena.clients.sdk import AgentError, ArenaClient
 from twistarena.server.embedded import free_port
 
 from tests.support.process import ENTRY
@@ -136,3 +138,41 @@ def test_piped_tournament_standings_name_entrants_in_full(
                   for line in capsys.readouterr().out.splitlines()
                   if line.startswith(f"│ {tournament_id}"))
     assert listed[-2:] == [leader[1], leader[2]]
+
+
+def test_an_entrant_that_stops_with_an_error_ends_tournament_create_with_it() -> None:
+    """``tournament create`` plays its exec: entrants itself: one whose loop fails (its
+    Queue call refused, say) ends the command with the entrant's error at once,
+    instead of following a tournament whose games wait for that entrant."""
+    async def scenario() -> str:
+        follow = asyncio.ensure_future(asyncio.sleep(3600))  # the tournament goes on
+        finished = asyncio.ensure_future(asyncio.sleep(0))  # an entrant done, no error
+
+        async def refused() -> None:
+            await asyncio.sleep(0.05)
+            raise AgentError("queue at 127.0.0.1:1: ALREADY_QUEUED")
+
+        failing = asyncio.ensure_future(refused())
+        try:
+            with pytest.raises(AgentError) as stopped:
+                await asyncio.wait_for(
+                    until_over(follow, {finished: "calm", failing: "bot.py"}, "t-1"), 10)
+            assert not follow.done()  # ended by the entrant, not by the tournament
+            return str(stopped.value)
+        finally:
+            follow.cancel()
+
+    said = asyncio.run(scenario())
+    assert said.startswith("entrant bot.py stopped: queue at 127.0.0.1:1: ALREADY_QUEUED")
+    assert "tournament cancel t-1" in said
+
+    async def ends() -> None:
+        follow = asyncio.ensure_future(asyncio.sleep(0.05))
+        entrant = asyncio.ensure_future(asyncio.sleep(3600))  # still waiting on its queue
+        try:
+            await asyncio.wait_for(until_over(follow, {entrant: "calm"}, "t-2"), 10)
+            assert follow.done() and not entrant.done()
+        finally:
+            entrant.cancel()
+
+    asyncio.run(ends())

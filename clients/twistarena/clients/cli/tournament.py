@@ -151,24 +151,44 @@ def run_create(args: argparse.Namespace) -> int:
                                processes=args.processes, tmp_mb=args.tmp_mb,
                                open_files=args.open_files)
         players = created.spec.num_players
-        programs = [asyncio.ensure_future(play_hosted(
+        programs: dict[asyncio.Future[Any], str] = {asyncio.ensure_future(play_hosted(
             e, server=args.server, tournament_id=created.tournament_id, game=args.game,
             players=players, limits=limits, sandbox=mode,
-            form=TEXT_FORM if args.text else JSON_FORM, **tls))
-            for e in hosted]
+            form=TEXT_FORM if args.text else JSON_FORM, **tls)): e.name
+            for e in hosted}
+        follow = asyncio.ensure_future(_follow(client, created.tournament_id, console))
         try:
-            record, names = await _follow(client, created.tournament_id, console)
+            await until_over(follow, programs, created.tournament_id)
             await asyncio.gather(*programs)
         finally:
-            for task in programs:
+            for task in (follow, *programs):
                 task.cancel()
-        return record, names
+        return follow.result()
 
     try:
         record, names = asyncio.run(go())
     except AgentError as error:
         return fail(console, error)
     return _finish(args, record, names, console)
+
+
+async def until_over(follow: asyncio.Future[Any], programs: dict[asyncio.Future[Any], str],
+                     tid: str) -> None:
+    """Wait until ``follow`` (the tournament followed to its end) is done. An entrant
+    this command plays (``programs``: task -> entrant name) that stops with an error
+    ends the wait with that error: its games would otherwise wait for it, and this
+    command with them, until the server's join timeout."""
+    waiting: set[asyncio.Future[Any]] = {follow, *programs}
+    while not follow.done():
+        done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            if task is follow or task.cancelled() or task.exception() is None:
+                continue
+            error = task.exception()
+            raise AgentError(f"entrant {programs[task]} stopped: {error}. Tournament {tid} "
+                             f"goes on without it: `twistarena tournament cancel {tid}` "
+                             "ends it") from error
+    follow.result()  # its own error, if it failed
 
 
 def _sandbox_for(entrants: list[str], requested: str) -> str:

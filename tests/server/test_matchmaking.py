@@ -29,6 +29,7 @@ from twistarena.clients.sdk import (
 )
 from twistarena.clients.sdk.connection import bearer, make_channel, stub
 from twistarena.server.config import ServerConfig
+from twistarena.server.embedded import free_port
 from twistarena.server.matchmaker import MATCHMADE_JOIN_MS
 from twistarena.storage import keys
 from twistarena.v1 import match_pb2, matchmaking_pb2, matchmaking_pb2_grpc
@@ -166,6 +167,36 @@ def test_an_agent_told_of_its_seat_may_queue_again_at_once(server: Any, valkey: 
             await store.aclose()
 
     run(scenario(), 60)
+
+
+def test_after_a_broken_call_already_queued_is_retried_until_the_place_is_free(
+        server: Any) -> None:
+    """The SDK's queue reconnects after a broken call; the server may still hold the
+    agent's place for that call (until it notices the break) and refuse the new one
+    as already queued: refused then, the SDK tries again instead of giving up."""
+    async def scenario() -> None:
+        _aid, token = await register_agent(server.target, "reconnecting")
+        channel = make_channel(server.target)
+        holding = stub(matchmaking_pb2_grpc.MatchmakingStub, channel).Queue(
+            matchmaking_pb2.QueueRequest(game_id="twhist", num_players=5),
+            metadata=bearer(token))
+        try:
+            first = await holding.read()  # the place is held: the call is in the queue
+            assert first.WhichOneof("update") == "status"
+            dead = f"127.0.0.1:{free_port()}"  # nothing listens: UNAVAILABLE, then retried
+            again = asyncio.ensure_future(queue(
+                [dead, server.target], token, "twisted", 2, house_bot="random",
+                house_fill_after=0))
+            await asyncio.sleep(1.5)
+            assert not again.done()  # refused as already queued, and trying again
+            holding.cancel()  # the old call's place is freed
+            assigned = await asyncio.wait_for(again, 20)
+            await ArenaClient(server.target).cancel_match(assigned.match_id)
+        finally:
+            holding.cancel()
+            await channel.close()
+
+    run(scenario(), 40)
 
 
 def test_house_bots_fill_only_after_the_wait(server: Any, fill_node: Any) -> None:

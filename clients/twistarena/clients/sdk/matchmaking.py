@@ -108,7 +108,8 @@ async def queue(server: str | Sequence[str], api_token: str, game: str, players:
     fill the empty seats (None: the server's default). ``tournament_id`` (with
     ``tournament_only``): raise ``TournamentEnded`` once that tournament is over.
     ``hosted``: the runners play the seat with the agent's active version (the
-    assignment then has no seat token)."""
+    assignment then has no seat token). ``ALREADY_QUEUED`` is an error on the first
+    call, and retried on the calls after a broken one (until ``backoff`` gives up)."""
     servers = parse_servers(server)
     cert = read_root_cert(root_cert)
     policy = backoff or Backoff(give_up_after=60.0)
@@ -120,6 +121,8 @@ async def queue(server: str | Sequence[str], api_token: str, game: str, players:
         request.house_fill_after_ms = max(0, int(house_fill_after * 1000))
     attempt = 0
     last_ok = time.monotonic()
+    #: A call broke: the server may hold the agent's place for it until it notices.
+    reconnecting = False
     while True:
         address = servers[attempt % len(servers)]
         channel = make_channel(address, cert, tls)
@@ -141,9 +144,13 @@ async def queue(server: str | Sequence[str], api_token: str, game: str, players:
                              grpc.StatusCode.UNKNOWN)
         except grpc.aio.AioRpcError as error:
             late = time.monotonic() - last_ok > policy.give_up_after
-            if not is_retryable(error) or late:
+            # Refused as already queued after a broken call: most likely that call's
+            # place, held until the server notices the break. Anything else, at once.
+            held = reconnecting and error_reason(error) == "ALREADY_QUEUED"
+            if not (is_retryable(error) or held) or late:
                 raise AgentError(f"queue at {address}: {describe(error)}", error.code(),
                                  error_reason(error)) from None
+            reconnecting = True
         finally:
             await channel.close()
         await asyncio.sleep(policy.delay(attempt))

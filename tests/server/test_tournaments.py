@@ -16,6 +16,7 @@ from typing import Any
 
 import grpc
 import pytest
+import redis.asyncio
 from twistarena.clients.sdk import (
     AgentError,
     ArenaClient,
@@ -23,9 +24,11 @@ from twistarena.clients.sdk import (
     queue,
     register_agent,
 )
+from twistarena.clients.sdk.connection import bearer, make_channel, stub
 from twistarena.clients.sdk.tournaments import results_of
 from twistarena.league import compute_standings
-from twistarena.v1 import match_pb2
+from twistarena.storage import keys
+from twistarena.v1 import match_pb2, matchmaking_pb2, matchmaking_pb2_grpc
 from twistarena.v1 import tournaments_pb2 as tpb
 
 from tests.clients.helpers import run
@@ -106,7 +109,8 @@ def test_bad_specs_are_refused(server: Any) -> None:
     run(scenario(), 30)
 
 
-def test_registered_agent_gets_its_matches_through_its_queue(server: Any) -> None:
+def test_registered_agent_gets_its_matches_through_its_queue(server: Any,
+                                                           valkey: Any) -> None:
     async def scenario() -> None:
         from twistarena.bots import make_bot
         from twistarena.clients.sdk import play
@@ -124,6 +128,23 @@ def test_registered_agent_gets_its_matches_through_its_queue(server: Any) -> Non
             played += 1
         record = await _until_over(client, created.tournament_id)
         _check_consistent(record, 2, 2)
+        # Queued on it once it is over: told so, and free to queue again by then.
+        store = redis.asyncio.from_url(valkey.url)
+        channel = make_channel(server.target)
+        try:
+            for _ in range(10):
+                call = stub(matchmaking_pb2_grpc.MatchmakingStub, channel).Queue(
+                    matchmaking_pb2.QueueRequest(game_id="twisted", num_players=2,
+                                                 tournament_only=True,
+                                                 tournament_id=created.tournament_id),
+                    metadata=bearer(token))
+                update = await call.read()
+                assert update.WhichOneof("update") == "tournament_over"
+                assert await store.hget(keys.AGENT_QUEUED, agent_id) is None
+                assert await call.code() == grpc.StatusCode.OK
+        finally:
+            await channel.close()
+            await store.aclose()
 
     run(scenario(), 120)
 

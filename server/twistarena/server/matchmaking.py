@@ -119,6 +119,16 @@ class Matchmaking(kgrpc.MatchmakingServicer):
         self.agents.waiters[agent_id] = waiter
         queued = released = False
         started = time.monotonic()
+
+        async def free_then_tell(update: kpb.QueueUpdate) -> None:
+            """The call's last word, once the agent is free to queue again: a client
+            that hears it may queue at once (for its next tournament game, say),
+            and closes this call as it hears, which cancels this handler."""
+            nonlocal released
+            await self._release(agent_id, game_id, players, queued)
+            released = True
+            await context.write(update)
+
         try:
             assigned = await self.agents.take_assignment(agent_id)
             if assigned is None and not request.tournament_only:
@@ -136,7 +146,7 @@ class Matchmaking(kgrpc.MatchmakingServicer):
                     if over is not None:
                         assigned = await self.agents.take_assignment(agent_id)
                         if assigned is None:
-                            await context.write(kpb.QueueUpdate(tournament_over=over))
+                            await free_then_tell(kpb.QueueUpdate(tournament_over=over))
                             return
                         break
                     await self.agents.stored.hold_queued(
@@ -157,12 +167,7 @@ class Matchmaking(kgrpc.MatchmakingServicer):
             queued = False
             if request.hosted:
                 assigned = await self._to_runners(agent_id, assigned)
-            # Free before told: an agent that hears of its seat may queue again at
-            # once (for its next tournament game, say), and its client closes this
-            # call as soon as it hears, which cancels this handler.
-            await self._release(agent_id, game_id, players, queued)
-            released = True
-            await context.write(kpb.QueueUpdate(assigned=assigned))
+            await free_then_tell(kpb.QueueUpdate(assigned=assigned))
         finally:
             if self.agents.waiters.get(agent_id) is waiter:
                 del self.agents.waiters[agent_id]

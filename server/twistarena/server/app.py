@@ -418,7 +418,7 @@ async def serve(config: ServerConfig, beside: Beside | None = None) -> int:
         print(f"twistarena serve: {exc}", file=sys.stderr, flush=True)
         await app.drain()
         return 2
-    print(f"listening on {app.address}", flush=True)
+    logs.write_line(f"listening on {app.address}")
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):

@@ -142,10 +142,12 @@ def local_address(host: str, port: str | int) -> str:
 async def runners_beside(address: str, count: int, token: str,
                          args: argparse.Namespace) -> AsyncIterator[None]:
     """The runners of a one-process ``serve``, once it listens on ``address``."""
+    from .servers import write_line
+
     host, _, port = address.rpartition(":")
     runners = RunnerSet(count, local_address(host.strip("[]"), port), token, args)
     runners.start()
-    print(f"started {count} runners (twistarena runner)", flush=True)
+    write_line(f"started {count} runners (twistarena runner)")
     try:
         yield
     finally:

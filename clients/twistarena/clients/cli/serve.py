@@ -301,6 +301,7 @@ def web_beside(args: argparse.Namespace, redis_url: str | None,
     @contextlib.asynccontextmanager
     async def beside(address: str) -> AsyncIterator[None]:
         from ..web import running_web
+        from .servers import write_line
 
         try:
             context = running_web(address, args.host, port, tls=tls)
@@ -313,7 +314,7 @@ def web_beside(args: argparse.Namespace, redis_url: str | None,
                   "choose one with --web-port", file=sys.stderr, flush=True)
             yield
             return
-        print(f"web listening on {url}", flush=True)
+        write_line(f"web listening on {url}")
         try:
             yield
         finally:

@@ -16,9 +16,10 @@ from twistarena.server.app import App
 from twistarena.server.app import run as run_server
 from twistarena.server.config import Limits, ServerConfig, TlsConfig
 from twistarena.server.embedded import EmbeddedValkey, die_with_parent
+from twistarena.server.logs import write_line
 
 __all__ = ["EmbeddedValkey", "Limits", "ServerConfig", "TlsConfig", "die_with_parent",
-           "local_server", "run_server"]
+           "local_server", "run_server", "write_line"]
 
 
 @contextlib.asynccontextmanager

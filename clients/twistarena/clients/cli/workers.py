@@ -101,6 +101,8 @@ class Worker:
         self.crashes = 0
         #: When an exited worker is due to start again (None: running, or not planned).
         self.restart_at: float | None = None
+        #: The thread passing the node's output on (ends with its output).
+        self.forwarded: threading.Thread | None = None
 
     def start(self) -> None:
         """Start the node; it gets SIGTERM when the supervisor dies (so no node is
@@ -111,7 +113,9 @@ class Worker:
                                         stderr=subprocess.STDOUT, text=True, env=self.env)
         self.started_at = time.monotonic()
         self.restart_at = None
-        threading.Thread(target=self._forward, args=(self.process,), daemon=True).start()
+        self.forwarded = threading.Thread(target=self._forward, args=(self.process,),
+                                          daemon=True)
+        self.forwarded.start()
 
     def plan_restart(self, now: float) -> float:
         """After an exit at ``now``: the seconds until it starts again, longer for
@@ -122,13 +126,14 @@ class Worker:
         return delay
 
     def _forward(self, process: subprocess.Popen[str]) -> None:
+        from .servers import write_line  # whole lines, never inside one of this process's
+
         assert process.stdout is not None
         for line in process.stdout:
             if line.startswith(LISTENING):
                 self.ready.release()
                 continue
-            sys.stdout.write(line)
-            sys.stdout.flush()
+            write_line(line)
 
     def exited(self) -> bool:
         return self.process is not None and self.process.poll() is not None
@@ -153,7 +158,7 @@ def run_workers(parser: argparse.ArgumentParser, args: argparse.Namespace,
     """Supervise ``args.workers`` nodes (and ``runners`` runner processes, which
     authenticate with ``runner_token``) until SIGTERM/SIGINT."""
     from .runners import TOKEN_ENV, RunnerSet, local_address
-    from .servers import EmbeddedValkey
+    from .servers import EmbeddedValkey, write_line
 
     count: int = args.workers
     host: str = args.host
@@ -194,7 +199,7 @@ def run_workers(parser: argparse.ArgumentParser, args: argparse.Namespace,
             return 1
         if held is not None:
             held.close()
-        print(f"{LISTENING}{host}:{port}", flush=True)
+        write_line(f"{LISTENING}{host}:{port}")
         if runner_set is not None:
             runner_set.start()
         while not stopping.wait(0.1):
@@ -214,14 +219,16 @@ def run_workers(parser: argparse.ArgumentParser, args: argparse.Namespace,
 def restart_exited(workers: Sequence[Worker], now: float) -> None:
     """Start again, under its node id (it resumes the matches it held), each worker
     that exited and whose wait is over; plan the wait of one that just exited."""
+    from .servers import write_line
+
     for i, worker in enumerate(workers):
         if not worker.exited():
             continue
         if worker.restart_at is None:
             code = worker.process.returncode if worker.process is not None else None
             delay = worker.plan_restart(now)
-            print(f"twistarena serve: {worker.label} {i} exited with code {code}; "
-                  f"starting it again in {delay:.1f} s", file=sys.stderr, flush=True)
+            write_line(f"twistarena serve: {worker.label} {i} exited with code {code}; "
+                       f"starting it again in {delay:.1f} s", sys.stderr)
         elif now >= worker.restart_at:
             worker.start()
 

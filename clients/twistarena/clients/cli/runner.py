@@ -97,7 +97,9 @@ def run_mint(args: argparse.Namespace) -> int:
 
 
 def configure_logging(json_lines: bool) -> None:
-    """One event per line on stdout: key=value, or JSON."""
+    """One event per line on stdout: key=value, or JSON; each line in one write, so
+    that nothing written to the same pipe (``serve`` merges a runner's stderr
+    into it) can land between an event and its newline."""
     renderer: Any = (structlog.processors.JSONRenderer() if json_lines else
                      structlog.processors.KeyValueRenderer(key_order=["timestamp", "level",
                                                                       "event"]))
@@ -105,7 +107,7 @@ def configure_logging(json_lines: bool) -> None:
         processors=[structlog.processors.add_log_level,
                     structlog.processors.TimeStamper(fmt="iso", utc=True), renderer],
         wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
-        logger_factory=structlog.PrintLoggerFactory(sys.stdout),
+        logger_factory=structlog.WriteLoggerFactory(sys.stdout),
         cache_logger_on_first_use=False)
 
 

@@ -17,7 +17,8 @@ from typing import Any, TextIO
 import structlog
 
 _configured = False
-_stdout_lock = threading.Lock()
+#: One lock for stdout and stderr alike: ``serve``'s two streams often go to one file.
+_lock = threading.Lock()
 
 
 def write_line(line: str, out: TextIO | None = None) -> None:
@@ -26,20 +27,18 @@ def write_line(line: str, out: TextIO | None = None) -> None:
     if not line.endswith("\n"):
         line += "\n"
     stream = sys.stdout if out is None else out
-    with _stdout_lock:
+    with _lock:
         stream.write(line)
         stream.flush()
 
 
 class LineLogger:
-    """A structlog logger that writes each event with ``write_line``."""
-
-    def __init__(self, out: TextIO | None = None) -> None:
-        self._out = out
+    """A structlog logger that writes each event to the current stdout with
+    ``write_line``."""
 
     def msg(self, message: str) -> None:
         """Write one rendered event (every level ends here)."""
-        write_line(message, self._out)
+        write_line(message)
 
     log = debug = info = warn = warning = msg
     fatal = failure = err = error = critical = exception = msg

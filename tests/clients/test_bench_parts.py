@@ -14,6 +14,7 @@ from twistarena.clients.bench.protocolbot import ProtocolBot
 from twistarena.clients.bench.service import (
     DECISION_PREFIX,
     UNLIMITED,
+    match_costs,
     read_counters,
     real_throughput,
 )
@@ -148,3 +149,30 @@ def test_a_service_run_leaves_no_match_running_for_the_next_run(agents: str) -> 
     # Four slots of Tricky Twist matches (hundreds of decisions each): matches
     # were in progress when the window ended, and were cancelled.
     assert cancelled
+
+
+def test_both_phases_reach_the_owner_of_each_match_behind_a_shared_port() -> None:
+    """With ``serve --workers 2`` about half the matches are run by the node the
+    shared port does not reach first: the per-match phase's seats and cancel, and
+    a service run's cancel of what it leaves unfinished, follow the NOT_OWNER
+    redirect to the owner instead of failing (no match counted, matches left
+    running into the next run)."""
+    server = ServerProcess.serve(*UNLIMITED, "--metrics-port", "0", "--workers", "2")
+
+    async def scenario() -> tuple[list[Any], Any]:
+        await asyncio.to_thread(server.start)
+        measured = await real_throughput(server, "tricky_twist", 4, 6, 0.3, 0.7, "protocol",
+                                         events=True)
+        assert measured.decisions > 0
+        live = await ArenaClient(server.address).list_matches(
+            statuses=["waiting", "running"], limit=100)
+        costs = await match_costs(server, "twhist", 4, 6, 0.3, 1.5, events=True)
+        return live, costs
+
+    try:
+        live, costs = run(scenario(), timeout=120)
+    finally:
+        server.stop()
+    assert live == []
+    assert costs.matches_finished >= 6 and costs.matches_failed == 0
+    assert costs.match_cpu_us > 0

@@ -81,7 +81,7 @@ from twistarena import wire
 from twistarena.v1 import match_pb2, match_pb2_grpc, play_pb2
 
 from ..sdk import Agent, AgentError, ArenaClient
-from ..sdk.connection import make_channel, stub
+from ..sdk.connection import make_channel, redirect_target, stub
 from ..sdk.hosting import seat_agents
 from ..sdk.kept import KeptStreams, join_on
 from ..terminal import make_console
@@ -364,6 +364,31 @@ async def capture_sizes(address: str, game: str, players: int) -> Sizes:
 AGENT_KINDS = ("protocol", "sdk")
 
 
+class Owners:
+    """One channel per match owner a redirect names (``serve --workers``, clusters):
+    with several nodes behind one port, a match's calls must reach the node
+    that runs it."""
+
+    def __init__(self) -> None:
+        self.channels: dict[str, grpc.aio.Channel] = {}
+
+    def __call__(self, address: str) -> grpc.aio.Channel:
+        if address not in self.channels:
+            self.channels[address] = make_channel(address)
+        return self.channels[address]
+
+    async def cancel(self, creator: Any, match_id: str, reason: str) -> None:
+        """CancelMatch, sent on to the match's owner when ``creator`` reached another node."""
+        request = match_pb2.CancelMatchRequest(match_id=match_id, reason=reason)
+        try:
+            await creator.CancelMatch(request)
+        except grpc.aio.AioRpcError as error:
+            owner = redirect_target(error)
+            if not owner:
+                raise
+            await stub(match_pb2_grpc.MatchesStub, self(owner)).CancelMatch(request)
+
+
 async def real_throughput(server: ServerProcess, game: str, players: int, matches: int,
                           warmup: float, duration: float, agents: str = "protocol",
                           progress: Progress = _noop, events: bool = False,
@@ -378,14 +403,8 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
     tracer = AgentTracer(timing)
     channels = [make_channel(address) for _ in range(matches)]
     creators = [stub(match_pb2_grpc.MatchesStub, c) for c in channels]
-    owners: dict[str, Any] = {}
+    connect = Owners()
     kept = [KeptStreams() if keep_streams else None for _ in range(matches)]
-
-    def connect(address: str) -> Any:
-        """One channel per owner a redirect names (``serve --workers``)."""
-        if address not in owners:
-            owners[address] = make_channel(address)
-        return owners[address]
 
     def seat_runs(i: int, n: int, created: Any) -> list[Awaitable[Any]]:
         if agents == "sdk":
@@ -424,17 +443,18 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
     async def cancel_unfinished() -> None:
         if creating:
             await asyncio.wait(list(creating), timeout=CLOSE_TIMEOUT_S)
-        await cancel_matches(creators[0], unfinished)
+        await cancel_matches(creators[0], unfinished, connect)
 
     label = "service, SDK agents" if agents == "sdk" else "service, protocol bots"
     label += ", with events" if events else ""
     label += "" if batched else ", unbatched"
     return await _in_slots(timing, server, warmup, duration, label, progress, matches,
                            one_match, (grpc.aio.AioRpcError, ProtocolBotError, AgentError),
-                           lambda: [*channels, *owners.values()], cancel_unfinished)
+                           lambda: [*channels, *connect.channels.values()],
+                           cancel_unfinished)
 
 
-async def cancel_matches(creator: Any, match_ids: set[str]) -> None:
+async def cancel_matches(creator: Any, match_ids: set[str], owners: Owners) -> None:
     """Cancel the matches a run left unfinished, bounded in time. Left to run,
     their seats gone, the server would play them out by fallback moves (and
     renew their leases) during the next runs' windows: a load that grows with
@@ -444,8 +464,7 @@ async def cancel_matches(creator: Any, match_ids: set[str]) -> None:
 
     async def cancel(match_id: str) -> None:
         with contextlib.suppress(grpc.aio.AioRpcError):
-            await creator.CancelMatch(match_pb2.CancelMatchRequest(match_id=match_id,
-                                                                  reason="bench run over"))
+            await owners.cancel(creator, match_id, "bench run over")
 
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(asyncio.gather(*map(cancel, ids)), CLOSE_TIMEOUT_S)
@@ -503,10 +522,11 @@ async def _in_slots(timing: Timing, server: ServerProcess, warmup: float, durati
 
 async def _seat_and_cancel(channel: grpc.aio.Channel, creator: Any, game: str, players: int,
                            seed: int, events: bool, batched: bool,
-                           kept: KeptStreams | None) -> None:
+                           kept: KeptStreams | None, owners: Owners) -> None:
     """One match created, every seat joined by a raw Play stream, started (a seat
     is asked) and cancelled; its streams read to their end (or, kept for the next
-    match, to MatchOver)."""
+    match, to MatchOver). A seat the node refuses as not the match's owner joins
+    again at the owner it names, and the cancel goes there too."""
     created = await creator.CreateMatch(match_pb2.CreateMatchRequest(
         options=match_pb2.MatchOptions(
             game_id=game, num_players=players, seed=seed,
@@ -515,13 +535,18 @@ async def _seat_and_cancel(channel: grpc.aio.Channel, creator: Any, game: str, p
     asked = asyncio.Event()
 
     async def seat(token: str) -> None:
-        call, data = await join_on(
-            kept, channel,
-            lambda: channel.stream_stream(PLAY_METHOD,
-                                          request_serializer=wire.passthrough_serializer)(),
-            play_pb2.AgentMessage(join=play_pb2.Join(
-                match_id=match_id, seat_token=token, no_events=not events, batched=batched,
-                keep_open=kept is not None)))
+        join = play_pb2.AgentMessage(join=play_pb2.Join(
+            match_id=match_id, seat_token=token, no_events=not events, batched=batched,
+            keep_open=kept is not None))
+        on = channel
+        try:
+            call, data = await join_on(kept, on, functools.partial(_play_call, on), join)
+        except grpc.aio.AioRpcError as error:
+            owner = redirect_target(error)
+            if not owner:
+                raise
+            on = owners(owner)
+            call, data = await join_on(kept, on, functools.partial(_play_call, on), join)
         over = False
         try:
             while data is not grpc.aio.EOF:
@@ -534,19 +559,23 @@ async def _seat_and_cancel(channel: grpc.aio.Channel, creator: Any, game: str, p
                 data = await call.read()
         finally:
             if over and kept is not None:
-                kept.keep(channel, call)
+                kept.keep(on, call)
             else:
                 call.cancel()
 
     seats = [asyncio.ensure_future(seat(t.token)) for t in created.seat_tokens]
     try:
         await asyncio.wait_for(asked.wait(), 60)
-        await creator.CancelMatch(match_pb2.CancelMatchRequest(match_id=match_id,
-                                                              reason="bench"))
+        await owners.cancel(creator, match_id, "bench")
         await asyncio.wait(seats, timeout=60)
     finally:
         for task in seats:
             task.cancel()
+
+
+def _play_call(channel: grpc.aio.Channel) -> Any:
+    """A raw Play call on ``channel`` (messages written as bytes, read as bytes)."""
+    return channel.stream_stream(PLAY_METHOD, request_serializer=wire.passthrough_serializer)()
 
 
 async def match_costs(server: ServerProcess, game: str, players: int, matches: int,
@@ -559,14 +588,15 @@ async def match_costs(server: ServerProcess, game: str, players: int, matches: i
     channels = [make_channel(server.address) for _ in range(matches)]
     creators = [stub(match_pb2_grpc.MatchesStub, c) for c in channels]
     kept = [KeptStreams() if keep_streams else None for _ in range(matches)]
+    owners = Owners()
 
     async def one_match(i: int, n: int) -> None:
         await _seat_and_cancel(channels[i], creators[i], game, players,
-                               i * 100_003 + n + 1, events, batched, kept[i])
+                               i * 100_003 + n + 1, events, batched, kept[i], owners)
 
     run = await _in_slots(timing, server, warmup, duration, "per match (no decisions)",
                           progress, matches, one_match, (grpc.aio.AioRpcError, TimeoutError),
-                          lambda: channels)
+                          lambda: [*channels, *owners.channels.values()])
     if run.matches_finished:
         run.match_cpu_us = 1e6 * run.server_cpu_s / run.matches_finished
     return run

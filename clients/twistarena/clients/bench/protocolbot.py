@@ -17,6 +17,7 @@ own cost is measured separately with real ``Agent`` s).
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import time
 from collections.abc import Callable
@@ -40,6 +41,11 @@ PLAY_METHOD = "/twistarena.v1.Play/Play"
 ACCEPTED, REJECTED, MATCH_OVER = (
     play_pb2.ServerMessage.DESCRIPTOR.fields_by_name[name].number
     for name in ("accepted", "rejected", "match_over"))
+
+
+def raw_play_call(channel: grpc.aio.Channel) -> Any:
+    """A Play call on ``channel`` whose messages are written and read as bytes."""
+    return channel.stream_stream(PLAY_METHOD, request_serializer=wire.passthrough_serializer)()
 
 
 class ProtocolBotError(RuntimeError):
@@ -93,9 +99,7 @@ class ProtocolBot:
         kind_of, narrow, answer = wire.message_kind, wire.narrow_decision, wire.answer_message
         decision, batch = wire.DECISION_KIND, wire.SEAT_BATCH_KIND
         call, data = await join_on(
-            kept, self.channel,
-            lambda: self.channel.stream_stream(
-                PLAY_METHOD, request_serializer=wire.passthrough_serializer)(),
+            kept, self.channel, functools.partial(raw_play_call, self.channel),
             play_pb2.AgentMessage(join=play_pb2.Join(
                 match_id=self.match_id, seat_token=self.token, no_events=not self.events,
                 batched=self.batched, keep_open=kept is not None)))

@@ -88,7 +88,7 @@ from ..terminal import make_console
 from .live import LONG_CLOCK_MS, live_matches
 from .pingpong import DECISION, PingPongClient, tune_gc
 from .processes import ServerProcess, own_cpu_seconds
-from .protocolbot import MATCH_OVER, PLAY_METHOD, ProtocolBot, ProtocolBotError
+from .protocolbot import MATCH_OVER, ProtocolBot, ProtocolBotError, raw_play_call
 
 Progress = Callable[[str, float, float], None]
 
@@ -403,7 +403,7 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
     tracer = AgentTracer(timing)
     channels = [make_channel(address) for _ in range(matches)]
     creators = [stub(match_pb2_grpc.MatchesStub, c) for c in channels]
-    connect = Owners()
+    owners = Owners()
     kept = [KeptStreams() if keep_streams else None for _ in range(matches)]
 
     def seat_runs(i: int, n: int, created: Any) -> list[Awaitable[Any]]:
@@ -414,7 +414,7 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
                 tracer=tracer, lazy_observations=True)]
         match_id = created.match.match_id
         return [ProtocolBot(channels[i], match_id, t.token, (i + n) * 101 + t.seat,
-                            timing.decision, timing.answer, connect, events, batched,
+                            timing.decision, timing.answer, owners, events, batched,
                             kept[i]).run()
                 for t in created.seat_tokens]
 
@@ -443,14 +443,14 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
     async def cancel_unfinished() -> None:
         if creating:
             await asyncio.wait(list(creating), timeout=CLOSE_TIMEOUT_S)
-        await cancel_matches(creators[0], unfinished, connect)
+        await cancel_matches(creators[0], unfinished, owners)
 
     label = "service, SDK agents" if agents == "sdk" else "service, protocol bots"
     label += ", with events" if events else ""
     label += "" if batched else ", unbatched"
     return await _in_slots(timing, server, warmup, duration, label, progress, matches,
                            one_match, (grpc.aio.AioRpcError, ProtocolBotError, AgentError),
-                           lambda: [*channels, *connect.channels.values()],
+                           lambda: [*channels, *owners.channels.values()],
                            cancel_unfinished)
 
 
@@ -540,13 +540,13 @@ async def _seat_and_cancel(channel: grpc.aio.Channel, creator: Any, game: str, p
             keep_open=kept is not None))
         on = channel
         try:
-            call, data = await join_on(kept, on, functools.partial(_play_call, on), join)
+            call, data = await join_on(kept, on, functools.partial(raw_play_call, on), join)
         except grpc.aio.AioRpcError as error:
             owner = redirect_target(error)
             if not owner:
                 raise
             on = owners(owner)
-            call, data = await join_on(kept, on, functools.partial(_play_call, on), join)
+            call, data = await join_on(kept, on, functools.partial(raw_play_call, on), join)
         over = False
         try:
             while data is not grpc.aio.EOF:
@@ -571,11 +571,6 @@ async def _seat_and_cancel(channel: grpc.aio.Channel, creator: Any, game: str, p
     finally:
         for task in seats:
             task.cancel()
-
-
-def _play_call(channel: grpc.aio.Channel) -> Any:
-    """A raw Play call on ``channel`` (messages written as bytes, read as bytes)."""
-    return channel.stream_stream(PLAY_METHOD, request_serializer=wire.passthrough_serializer)()
 
 
 async def match_costs(server: ServerProcess, game: str, players: int, matches: int,

@@ -59,6 +59,10 @@ JOIN_FAILED = (grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
 JOIN_BROKE = (grpc.StatusCode.INTERNAL, "INTERNAL_ERROR",
               "the server failed to record the seat's join (it is logged); reconnect")
 
+#: How often one entry is appended when the store's log turns out to run past the
+#: runner's own (``_catch_up``): each try applies what the store held first.
+OWN_LOG_ATTEMPTS = 3
+
 _DECIDED_ANSWER = metrics.DECISIONS.labels("answer")
 _DECIDED_TIMEOUT = metrics.DECISIONS.labels("timeout")
 _DECIDED_HOUSE = metrics.DECISIONS.labels("house")
@@ -111,6 +115,10 @@ class MatchRunner:
         self.vocabulary = wire.match_vocabulary(self.game_id, self.num_players,
                                                 self.state.options)
         self._tasks: set[asyncio.Task[Any]] = set()
+        #: Answers being settled (``answer``): not cancelled when the match stops
+        #: here, since an append under way must not lose its apply; they end on
+        #: their own once they see the match stopped.
+        self._answering: set[asyncio.Task[Reply]] = set()
         self.timers = MatchTimers(self.loop, record.created_ms)
         #: No longer run here (drained, ownership lost): the store keeps the match
         #: live. The status every stream of the match got, and any later one gets.
@@ -513,7 +521,7 @@ class MatchRunner:
         assert seat.stream is not None
         left = max(0.0, seat.deadline - self.loop.time())
         body = seat.request
-        if body is None:
+        if body is None or seat.request_at != self.book.log_len:
             built = metrics.REQUESTS_BUILT
             built.value += 1
             # CPU time (a preempted build costs nothing) of one build in
@@ -528,7 +536,7 @@ class MatchRunner:
                                         self.book.legal[seat_no],  # the open decision's
                                         state.describe, seat_no),
                 int(seat.deadline_wall * 1e9))
-            seat.request = body
+            seat.request, seat.request_at = body, self.book.log_len
             if timed:
                 metrics.REQUESTS_TIMED.value += 1
                 metrics.REQUEST_BUILD_SECONDS.value += (time.thread_time_ns() - started) / 1e9
@@ -544,6 +552,22 @@ class MatchRunner:
         """An agent's answer, from ``stream``: decided here, and the reply (accepted
         or rejected, see ``_reply``) goes back in-band. ``fallback``: the agent has
         no answer and asks for the match's fallback now (a missed deadline, early)."""
+        task = self.loop.create_task(
+            self._settle_answer(seat_no, decision_id, action_id, stream, fallback))
+        self._answering.add(task)
+        task.add_done_callback(self._answer_done)
+        # The caller (a stream's reader) may be cancelled as its stream ends; the
+        # answer is settled all the same: stored and applied, or neither.
+        return await asyncio.shield(task)
+
+    def _answer_done(self, task: asyncio.Task[Reply]) -> None:
+        self._answering.discard(task)
+        self._task_done(task)
+
+    async def _settle_answer(self, seat_no: int, decision_id: int, action_id: int,
+                             stream: Outbox, fallback: bool) -> Reply:
+        """``answer``, in a task of the runner's own: an append that started is
+        applied even if the stream that sent the answer is gone meanwhile."""
         async with self.lock:
             reply = await self._decide_answer(seat_no, decision_id, action_id, fallback)
             if reply is None:
@@ -654,34 +678,73 @@ class MatchRunner:
                 _DECIDED_HOUSE.inc()
 
     async def _commit(self, seat_no: int, action: int, timeout: bool) -> bool:
-        """Append, then apply and broadcast. Lock held. False when the match is lost here."""
-        seat = self.seats[seat_no]
+        """Append, then apply and broadcast. Lock held. False when the match is lost
+        here, or the decision was settled by entries the store held already."""
         entry = (seat_no, action, timeout)
         if not self.hub.leases.vouch(self):
             return False
-        try:
-            await append_entry(self.store, self.match_id, self.owner, self.book.log_len,
-                               entry, lambda: self.stopped)
-        except LogConflict as conflict:
-            if conflict.actual < self.book.log_len:
-                await rewinds.store_lost(
-                    self, f"the store kept {conflict.actual} of {self.book.log_len} acknowledged "
-                    "action(s)", self.book.log_len)
+        did = self.book.decision_id(seat_no)
+        for _attempt in range(OWN_LOG_ATTEMPTS):
+            try:
+                await append_entry(self.store, self.match_id, self.owner, self.book.log_len,
+                                   entry, lambda: self.stopped)
+            except LogConflict as conflict:
+                if conflict.actual < self.book.log_len:
+                    await rewinds.store_lost(
+                        self, f"the store kept {conflict.actual} of {self.book.log_len} "
+                        "acknowledged action(s)", self.book.log_len)
+                    return False
+                if not await self._catch_up(conflict):
+                    log.error("append_failed", match_id=self.match_id, error=repr(conflict))
+                    self.stop(grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
+                              "another server recorded moves of the match; reconnect")
+                    return False
+                if self.over or self.stopped or self.book.open_id(seat_no) != did:
+                    return False
+                continue  # the decision is still open after the stored entries
+            except FencedError as exc:
+                log.error("append_failed", match_id=self.match_id, error=repr(exc))
+                self.hub.leases.fenced(self)
                 return False
-            log.error("append_failed", match_id=self.match_id, error=repr(conflict))
-            self.stop(grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
-                      "another server recorded moves of the match; reconnect")
+            except StoreError as exc:
+                log.error("append_failed", match_id=self.match_id, error=repr(exc))
+                self.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
+                          "this server can no longer record moves of the match; reconnect",
+                          redirect=False)
+                return False
+            await self._apply(entry)
+            return True
+        return False
+
+    async def _catch_up(self, conflict: LogConflict) -> bool:
+        """The store's log of the match runs past this runner's while this node
+        holds its lease (appends are fenced): only this node wrote those entries,
+        and an append that lost its apply is a bug. It is logged loudly and the
+        entries applied, rather than the match stopped here: the other seats'
+        streams and clocks do not pay for it. False when the stored log does not
+        extend this runner's (or cannot be read): someone else wrote it. Lock held."""
+        known = self.book.log_len
+        try:
+            entries = await through_outage(partial(self.store.matches.load_log, self.match_id),
+                                           lambda: self.stopped)
+        except StoreError:
             return False
-        except FencedError as exc:
-            log.error("append_failed", match_id=self.match_id, error=repr(exc))
-            self.hub.leases.fenced(self)
+        if len(entries) <= known or entries[:known] != self.book.entries:
             return False
-        except StoreError as exc:
-            log.error("append_failed", match_id=self.match_id, error=repr(exc))
-            self.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
-                      "this server can no longer record moves of the match; reconnect",
-                      redirect=False)
-            return False
+        metrics.ERRORS.labels("runner").inc()
+        log.error("own_log_ahead", match_id=self.match_id, applied=known,
+                  stored=len(entries), error=repr(conflict))
+        for entry in entries[known:]:
+            if self.over or self.stopped:
+                break
+            await self._apply(entry)
+        return True
+
+    async def _apply(self, entry: LogEntry) -> None:
+        """Apply a stored entry and broadcast it: the answer's acceptance, the new
+        events, then the end or the next decisions. Lock held."""
+        seat_no, action, timeout = entry
+        seat = self.seats[seat_no]
         self.hub.acknowledged.note(self.match_id, self.book.log_len + 1)
         seat.cancel_deadline()
         seat.decision_id = 0
@@ -701,7 +764,6 @@ class MatchRunner:
             await self._end_for_length(f"{self.hub.max_match_decisions} decisions")
         else:
             self.open_decisions()
-        return True
 
     # -- the end ---------------------------------------------------------------
 

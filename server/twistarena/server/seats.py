@@ -29,6 +29,9 @@ class Seat:
     sent_at: float = 0.0
     #: The open decision's DecisionRequest, serialized but for ``time_left_ms``.
     request: bytes | None = None
+    #: The log length ``request`` was built at: a request re-sent after others
+    #: acted is built again (the same id and deadline, the observation of now).
+    request_at: int = 0
     #: The seat's stream asked for batched delivery (``Join.batched``): what it is
     #: told waits for its next message (see ``events.EventFeed.hold_accepted``).
     batched: bool = False

@@ -120,6 +120,47 @@ def test_an_answer_whose_stream_is_cancelled_right_after_is_applied_and_costs_no
     assert not _conflicts(logs), _conflicts(logs)
 
 
+def test_an_entry_stored_but_not_applied_is_applied_on_the_next_conflict_without_a_stop(
+        server: Any) -> None:
+    """The bug path: this node's log runs past its runner (an append whose apply
+    was lost). The next append finds it: logged loudly, applied, and no stream
+    of the match closes."""
+    async def main() -> mpb.MatchResult:
+        async with aio.insecure_channel(server.target) as ch:
+            created = await create(ch, options("twisted", 2, seed=48))
+            mid = created.match.match_id
+            agents = [Agent(ch, mid, tok) for _s, tok in sorted(tokens(created).items())]
+            for agent in agents:
+                await agent.join()
+            first = engine.make("twisted", 2, 48).to_act()[0]
+            me, other = agents[first], agents[1 - first]
+            decision = (await me.expect("decision")).decision
+            legal = [a.id for a in decision.legal_actions]
+            assert len(legal) >= 2
+            runner = server.app.hub.get(mid)
+            # Stored under this node's lease, never applied.
+            async def stored_behind_the_runner() -> int:
+                return await runner.store.appender.append(mid, runner.owner, 0,
+                                                          [(first, legal[0], False)])
+            assert server.call(stored_behind_the_runner()) == 1
+            await me.answer(decision.decision_id, legal[1])
+            accepted = (await me.expect("accepted")).accepted
+            assert (accepted.decision_id, accepted.action_id) == (decision.decision_id, legal[0])
+            rejected = (await me.expect("rejected")).rejected
+            assert rejected.reason == ppb.DUPLICATE_ANSWER
+            results = await asyncio.gather(play_to_end(me, random_chooser(1)),
+                                           play_to_end(other, random_chooser(2)))
+            assert results[0] == results[1]
+            replay = await mgrpc.MatchesStub(ch).GetReplay(mpb.GetReplayRequest(match_id=mid))
+            assert (replay.actions[0].seat, replay.actions[0].action_id) == (first, legal[0])
+            return results[0]
+
+    with structlog.testing.capture_logs() as logs:
+        result = run(main())
+    assert result.reason == mpb.END_REASON_COMPLETED
+    assert [e["event"] for e in _conflicts(logs)] == ["own_log_ahead"]
+
+
 def test_a_decision_delivered_after_a_join_shows_the_state_at_delivery(server: Any) -> None:
     game, n, seed = "tricky_twist", 4, 4747
 

@@ -319,7 +319,9 @@ def _check_deliveries(game: str, n: int, seed: int, actions: list[mpb.RecordedAc
 
 
 async def _random_match(ch: aio.Channel, game: str, n: int, seed: int,
-                        max_actions: int) -> list[str]:
+                        max_actions: int) -> tuple[list[str], int]:
+    """Play a match on seats whose streams drop at random, and a spectator, until
+    ``max_actions`` are logged (then cancel it); what went wrong, and the drops."""
     created = await create(ch, options(game, n, seed=seed, decision_ms=60_000,
                                        grace_ms=60_000))
     mid = created.match.match_id
@@ -346,21 +348,21 @@ async def _random_match(ch: aio.Channel, game: str, n: int, seed: int,
                  for i, a in enumerate(actions) if a.timeout]
     problems += [f"{game}: {p}" for p in _check_deliveries(game, n, seed, actions,
                                                            tally.deliveries)]
-    assert tally.drops >= 3, (game, tally.drops)
-    return problems
+    return problems, tally.drops
 
 
 def test_random_drops_and_resumes_cost_no_move_and_show_the_state_of_now(
         slow_store_server: InProcessServer) -> None:
-    async def main() -> list[str]:
+    async def main() -> tuple[list[str], int]:
         async with aio.insecure_channel(slow_store_server.target) as ch:
             found = await asyncio.gather(
                 _random_match(ch, "tricky_twist", 4, 4701, 40),
                 _random_match(ch, "twisted", 2, 4702, 40),
                 _random_match(ch, "twhist", 4, 4703, 40))
-        return [p for problems in found for p in problems]
+        return [p for problems, _ in found for p in problems], sum(d for _, d in found)
 
     with structlog.testing.capture_logs() as logs:
-        problems = run(main(), timeout=90)
+        problems, drops = run(main(), timeout=90)
     assert not problems, problems
     assert not _conflicts(logs), _conflicts(logs)
+    assert drops >= 10

@@ -50,9 +50,9 @@ class Outbox:
     Items are messages or their serialized bytes (the handlers' serializer
     passes bytes through), or a ``Close``."""
 
-    __slots__ = ("_allowance", "_items", "_loop", "_waiter", "batch_from", "batched",
-                 "closed", "finished", "last_write", "limit", "no_events", "unproductive",
-                 "was_cut", "writer", "writing_since")
+    __slots__ = ("_allowance", "_items", "_loop", "_waiter", "answering", "batch_from",
+                 "batched", "closed", "finished", "last_write", "limit", "no_events",
+                 "unproductive", "was_cut", "writer", "writing_since")
 
     def __init__(self, no_events: bool = False, limit: int = 0, batched: bool = False) -> None:
         self._items: deque[Any] = deque()
@@ -79,6 +79,9 @@ class Outbox:
         #: None: idleness is never a reason to close it.
         self.unproductive: Callable[[], bool] | None = None
         self.was_cut = False
+        #: A Play stream's reader is handing an answer to the runner: it is let
+        #: finish rather than cancelled as the stream ends (``services.Play._read``).
+        self.answering = False
 
     def _wake(self) -> None:
         waiter = self._waiter

@@ -115,10 +115,6 @@ class MatchRunner:
         self.vocabulary = wire.match_vocabulary(self.game_id, self.num_players,
                                                 self.state.options)
         self._tasks: set[asyncio.Task[Any]] = set()
-        #: Answers being settled (``answer``): not cancelled when the match stops
-        #: here, since an append under way must not lose its apply; they end on
-        #: their own once they see the match stopped.
-        self._answering: set[asyncio.Task[Reply]] = set()
         self.timers = MatchTimers(self.loop, record.created_ms)
         #: No longer run here (drained, ownership lost): the store keeps the match
         #: live. The status every stream of the match got, and any later one gets.
@@ -551,23 +547,10 @@ class MatchRunner:
                      stream: Outbox, fallback: bool = False) -> Reply:
         """An agent's answer, from ``stream``: decided here, and the reply (accepted
         or rejected, see ``_reply``) goes back in-band. ``fallback``: the agent has
-        no answer and asks for the match's fallback now (a missed deadline, early)."""
-        task = self.loop.create_task(
-            self._settle_answer(seat_no, decision_id, action_id, stream, fallback))
-        self._answering.add(task)
-        task.add_done_callback(self._answer_done)
-        # The caller (a stream's reader) may be cancelled as its stream ends; the
-        # answer is settled all the same: stored and applied, or neither.
-        return await asyncio.shield(task)
-
-    def _answer_done(self, task: asyncio.Task[Reply]) -> None:
-        self._answering.discard(task)
-        self._task_done(task)
-
-    async def _settle_answer(self, seat_no: int, decision_id: int, action_id: int,
-                             stream: Outbox, fallback: bool) -> Reply:
-        """``answer``, in a task of the runner's own: an append that started is
-        applied even if the stream that sent the answer is gone meanwhile."""
+        no answer and asks for the match's fallback now (a missed deadline, early).
+        Not to be cancelled once called: an append cut off from its apply would
+        leave the store a move ahead of the match (the stream's reader is let
+        finish it, see ``services.Play._read``)."""
         async with self.lock:
             reply = await self._decide_answer(seat_no, decision_id, action_id, fallback)
             if reply is None:

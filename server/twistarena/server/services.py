@@ -360,8 +360,8 @@ class Play(pgrpc.PlayServicer):
             # Ended with OK: the match is over and MatchOver was written.
             kept = join.keep_open
         finally:
-            if reader is not None and not kept:
-                reader.cancel()
+            if reader is not None and not kept and not outbox.answering:
+                reader.cancel()  # one mid-answer returns once the answer is settled
             outbox.closed = True
             runner.detach(seat, outbox)
             metrics.PLAY_STREAMS.dec()
@@ -451,8 +451,17 @@ class Play(pgrpc.PlayServicer):
                 kind = msg.WhichOneof("msg")
                 if kind == "answer":
                     answer = msg.answer
-                    await runner.answer(seat, answer.decision_id, answer.action_id, outbox,
-                                        answer.fallback)
+                    # Not cancelled meanwhile (``_play_seat``): an answer that reached
+                    # the node is stored and applied, or neither, whether or not its
+                    # stream is still there.
+                    outbox.answering = True
+                    try:
+                        await runner.answer(seat, answer.decision_id, answer.action_id,
+                                            outbox, answer.fallback)
+                    finally:
+                        outbox.answering = False
+                    if outbox.closed and not (keep_open and outbox.finished):
+                        return None  # the stream ended while the answer was settled
                 elif kind == "join":
                     outbox.close(grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                                  "Join was already sent on this stream")

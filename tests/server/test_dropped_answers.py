@@ -30,7 +30,8 @@ from twistarena.v1 import observations_pb2 as opb
 from twistarena.v1 import play_pb2 as ppb
 from twistarena.v1 import play_pb2_grpc as pgrpc
 
-from tests.support.agents import Agent, create, options, play_to_end, random_chooser, run, tokens
+from tests.support import agents as raw
+from tests.support.agents import Agent, play_one, play_to_end, random_chooser
 from tests.support.proxy import TcpProxy
 from tests.support.server import InProcessServer
 from tests.support.waiting import wait_until
@@ -80,8 +81,8 @@ def test_an_answer_whose_stream_is_cancelled_right_after_is_applied_and_costs_no
 
     async def main() -> tuple[int, int]:
         async with aio.insecure_channel(srv.target) as ch:
-            created = await create(ch, options("twisted", 2, seed=47))
-            mid, seat_tokens = created.match.match_id, tokens(created)
+            created = await raw.create(ch, raw.options("twisted", 2, seed=47))
+            mid, seat_tokens = created.match.match_id, raw.tokens(created)
             steady = Agent(ch, mid, seat_tokens[1])
             await steady.join(no_events=True)
             steady_play = asyncio.ensure_future(
@@ -115,7 +116,7 @@ def test_an_answer_whose_stream_is_cancelled_right_after_is_applied_and_costs_no
             return drops, resent
 
     with structlog.testing.capture_logs() as logs:
-        drops, _resent = run(main())
+        drops, _resent = raw.run(main())
     assert drops >= 10
     assert not _conflicts(logs), _conflicts(logs)
 
@@ -127,9 +128,9 @@ def test_an_entry_stored_but_not_applied_is_applied_on_the_next_conflict_without
     of the match closes."""
     async def main() -> mpb.MatchResult:
         async with aio.insecure_channel(server.target) as ch:
-            created = await create(ch, options("twisted", 2, seed=48))
+            created = await raw.create(ch, raw.options("twisted", 2, seed=48))
             mid = created.match.match_id
-            agents = [Agent(ch, mid, tok) for _s, tok in sorted(tokens(created).items())]
+            agents = [Agent(ch, mid, tok) for _s, tok in sorted(raw.tokens(created).items())]
             for agent in agents:
                 await agent.join()
             first = engine.make("twisted", 2, 48).to_act()[0]
@@ -156,7 +157,7 @@ def test_an_entry_stored_but_not_applied_is_applied_on_the_next_conflict_without
             return results[0]
 
     with structlog.testing.capture_logs() as logs:
-        result = run(main())
+        result = raw.run(main())
     assert result.reason == mpb.END_REASON_COMPLETED
     assert [e["event"] for e in _conflicts(logs)] == ["own_log_ahead"]
 
@@ -166,9 +167,9 @@ def test_a_decision_delivered_after_a_join_shows_the_state_at_delivery(server: A
 
     async def main() -> None:
         async with aio.insecure_channel(server.target) as ch:
-            created = await create(ch, options(game, n, seed=seed))
+            created = await raw.create(ch, raw.options(game, n, seed=seed))
             mid = created.match.match_id
-            agents = [Agent(ch, mid, tok) for _s, tok in sorted(tokens(created).items())]
+            agents = [Agent(ch, mid, tok) for _s, tok in sorted(raw.tokens(created).items())]
             for agent in agents:
                 await agent.join()
             first = (await agents[0].expect("decision")).decision
@@ -182,12 +183,7 @@ def test_a_decision_delivered_after_a_join_shows_the_state_at_delivery(server: A
                 others = [s for s in state.to_act() if s != 0]
                 if not others:
                     break
-                seat = others[0]
-                decision = (await agents[seat].expect("decision")).decision
-                action = choose(decision)
-                await agents[seat].answer(decision.decision_id, action)
-                await agents[seat].expect("accepted")
-                state.apply(seat, action)
+                await play_one(agents[others[0]], others[0], choose, state)
                 picks += 1
             assert picks >= 3 and 0 in state.to_act()
             back = Agent(ch, mid, agents[0].token)
@@ -199,7 +195,7 @@ def test_a_decision_delivered_after_a_join_shows_the_state_at_delivery(server: A
             assert again.observation != first.observation
             await mgrpc.MatchesStub(ch).CancelMatch(mpb.CancelMatchRequest(match_id=mid))
 
-    run(main())
+    raw.run(main())
 
 
 # -- random drops and resumes ------------------------------------------------------------
@@ -322,7 +318,7 @@ async def _random_match(ch: aio.Channel, game: str, n: int, seed: int,
                         max_actions: int) -> tuple[list[str], int]:
     """Play a match on seats whose streams drop at random, and a spectator, until
     ``max_actions`` are logged (then cancel it); what went wrong, and the drops."""
-    created = await create(ch, options(game, n, seed=seed, decision_ms=60_000,
+    created = await raw.create(ch, raw.options(game, n, seed=seed, decision_ms=60_000,
                                        grace_ms=60_000))
     mid = created.match.match_id
     tally = Tally()
@@ -330,7 +326,7 @@ async def _random_match(ch: aio.Channel, game: str, n: int, seed: int,
     watcher = asyncio.ensure_future(_spectator(ch, mid, tally))
     seats = [asyncio.ensure_future(_dropping_seat(ch, mid, tok, s, random.Random(rng.random()),
                                                   tally))
-             for s, tok in sorted(tokens(created).items())]
+             for s, tok in sorted(raw.tokens(created).items())]
     stub = mgrpc.MatchesStub(ch)
 
     async def far_enough() -> bool:
@@ -362,7 +358,7 @@ def test_random_drops_and_resumes_cost_no_move_and_show_the_state_of_now(
         return [p for problems, _ in found for p in problems], sum(d for _, d in found)
 
     with structlog.testing.capture_logs() as logs:
-        problems, drops = run(main(), timeout=90)
+        problems, drops = raw.run(main(), timeout=90)
     assert not problems, problems
     assert not _conflicts(logs), _conflicts(logs)
     assert drops >= 10

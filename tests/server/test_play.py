@@ -18,6 +18,7 @@ from tests.support.agents import (
     Agent,
     create,
     options,
+    play_one,
     play_to_end,
     random_chooser,
     run,
@@ -92,11 +93,7 @@ def test_illegal_duplicate_stale_and_unknown_answers_are_rejected_in_band(server
             played = 1
             while not me_again:
                 seat = state.to_act()[0]
-                d = (await by_seat[seat].expect("decision")).decision
-                action = choose(d)
-                await by_seat[seat].answer(d.decision_id, action)
-                await by_seat[seat].expect("accepted")
-                state.apply(seat, action)
+                await play_one(by_seat[seat], seat, choose, state)
                 played += 1
                 me_again = seat == first
             await me.answer(req.decision_id, legal[0])

@@ -151,6 +151,17 @@ def random_chooser(seed: int) -> Chooser:
     return choose
 
 
+async def play_one(agent: Agent, seat: int, choose: Chooser, state: Any) -> int:
+    """Answer ``agent``'s next decision with ``choose``, wait for its acceptance and
+    apply it to ``state`` (an in-process engine following the match); the action."""
+    decision = (await agent.expect("decision")).decision
+    action = choose(decision)
+    await agent.answer(decision.decision_id, action)
+    await agent.expect("accepted")
+    state.apply(seat, action)
+    return action
+
+
 async def play_to_end(agent: Agent, choose: Chooser, timeout: float = 60.0,
                       on_message: Callable[[ppb.ServerMessage], None] | None = None,
                       max_messages: int = 200_000) -> mpb.MatchResult:

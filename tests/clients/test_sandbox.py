@@ -161,7 +161,7 @@ def test_without_a_cgroup_the_rlimits_still_cap_processes_and_memory(
     process rlimit, set inside the sandbox (as root, bubblewrap runs as nobody so
     that it binds), stops a fork bomb, and the address space stops 2 GiB; CPU time
     is then read from /proc."""
-    monkeypatch.setattr(cgroups, "create", lambda memory_mb, processes: None)
+    monkeypatch.setattr(cgroups, "create", lambda *limits: None)
     with program_folder() as folder:
         (folder / "bomb.py").write_text(BOMB)
         limits = SandboxLimits(memory_mb=256, processes=16)

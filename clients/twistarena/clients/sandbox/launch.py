@@ -216,10 +216,10 @@ async def kill_tree(proc: asyncio.subprocess.Process) -> None:
     cgroup = _cgroups.pop(proc.pid, None)
     _bwrapped.discard(proc.pid)
     staged = _staged.pop(proc.pid, None)
+    if staged is not None:  # links and small copies: at once, so no cancel can skip it
+        shutil.rmtree(staged, ignore_errors=True)
     if cgroup is not None:
         await asyncio.to_thread(_empty_and_remove, cgroup)
-    if staged is not None:
-        await asyncio.to_thread(shutil.rmtree, staged, True)
     try:
         await asyncio.wait_for(proc.wait(), KILL_WAIT_S)
     except TimeoutError:
@@ -344,13 +344,24 @@ def _stage(folder: Path) -> Path:
     it to know. Files are hard links where the filesystem and their modes allow
     (nothing copied), else copies readable by the sandbox's user; folders are new,
     so no folder above the real one needs to be open to that user."""
-    staged = Path(tempfile.mkdtemp(prefix=STAGE_PREFIX))
+    _sweep_stages()
+    staged = Path(tempfile.mkdtemp(prefix=f"{STAGE_PREFIX}{os.getpid()}-"))
     try:
         _stage_into(folder.resolve(), staged)
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
         raise
     return staged
+
+
+@cache
+def _sweep_stages() -> None:
+    """Remove the views a process that died without ``kill_tree`` left (their names
+    start with its pid), once per process."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{STAGE_PREFIX}*-*"):
+        pid = folder.name.removeprefix(STAGE_PREFIX).partition("-")[0]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _stage_into(source: Path, target: Path) -> None:

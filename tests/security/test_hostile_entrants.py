@@ -48,7 +48,7 @@ MODES = ("quiet", "stdout", "stderr")
 #: The entrants of the second match (short decisions): each costs its seat restarts.
 RESTLESS = ("forkbomb", "silent", "burn")
 LIMITS = SandboxLimits(memory_mb=256, processes=32, tmp_mb=16, open_files=64, cpu_seconds=30,
-                       cpu_cores=1.0, idle_cpu_seconds=1.0)
+                       cpu_cores=1.0, idle_cpu_seconds=0.3)
 #: The packaged image's user (deploy/Dockerfile).
 IMAGE_UID = 10001
 #: Who runs the bridge: this process, and (as root) a process of the image's uid.

@@ -57,6 +57,8 @@ async def build(source: Path, command: str, mode: str,
     """Run ``command`` (a shell command line) on a copy of ``source`` in the sandbox
     (``mode``: ``sandbox_mode()``'s answer) and pack what it leaves."""
     with tempfile.TemporaryDirectory(prefix="twistarena-build-") as scratch:
+        # The sandbox's user (not root) binds and writes the copy: let it through.
+        Path(scratch).chmod(0o711)
         work = Path(scratch) / "out"
         shutil.copytree(source, work, symlinks=True)
         # In the sandbox the copy is /out; run bare (--sandbox none) it is the copy itself.

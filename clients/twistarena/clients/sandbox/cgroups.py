@@ -109,7 +109,15 @@ class Cgroup:
 
     def kill(self) -> None:
         """SIGKILL every process in the group (new ones cannot escape: the pids are read
-        again until none is left or a few rounds have passed)."""
+        again until none is left or a few rounds have passed). The CPU quota is lifted
+        first: a throttled process would wait for its next period to die."""
+        cpu = self.dirs.get("cpu")
+        if cpu is not None:
+            with contextlib.suppress(OSError):
+                if self.unified:
+                    (cpu / "cpu.max").write_text("max")
+                else:
+                    (cpu / "cpu.cfs_quota_us").write_text("-1")
         if self.unified:
             with contextlib.suppress(OSError):
                 (self.dirs["cpuacct"] / "cgroup.kill").write_text("1")

@@ -321,16 +321,24 @@ def _unprivileged(spec: SandboxSpec, staged: Path | None) -> list[str]:
     """A ``setpriv`` prefix that runs bubblewrap as ``UNPRIVILEGED_UID`` when this
     process is root, so that no process of the program is host root (bubblewrap maps
     the program's uid to the uid that starts it). bubblewrap then reads the staged
-    folder as that user (``_stage`` makes it so), and a build's output folder becomes
-    its own."""
+    folder as that user (``_stage`` makes it so), and a build's output folder,
+    whose parents must let that user through, becomes its own."""
     if os.getuid() != 0:
         return []
     if staged is not None:
         os.chown(staged, UNPRIVILEGED_UID, UNPRIVILEGED_UID)
     if spec.output_dir is not None:
-        os.chown(spec.output_dir, UNPRIVILEGED_UID, UNPRIVILEGED_UID)
+        _chown_tree(Path(spec.output_dir), UNPRIVILEGED_UID)
     uid = str(UNPRIVILEGED_UID)
     return [_tool("setpriv"), f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
+
+
+def _chown_tree(top: Path, uid: int) -> None:
+    """Give ``top`` and everything in it to ``uid`` (links themselves, not targets)."""
+    os.chown(top, uid, uid, follow_symlinks=False)
+    for folder, names, files in os.walk(top):
+        for name in [*names, *files]:
+            os.chown(os.path.join(folder, name), uid, uid, follow_symlinks=False)
 
 
 #: Where the neutral views of programs' folders are made (see ``_stage``).

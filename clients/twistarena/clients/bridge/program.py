@@ -427,14 +427,26 @@ class ProgramBot(BridgedSeat):
         waiting = now - then if now is not None and then is not None else 0
         return self._idle_cpu_ns + max(0, waiting)
 
+    def _end_wait(self, proc: asyncio.subprocess.Process) -> None:
+        """Add the wait's CPU time so far to the program's count and to its stats."""
+        if self._cpu_at_answer is None:
+            return
+        used = self._idle_used(proc)
+        self.stats.cpu_ms_between += (used - self._idle_cpu_ns) / 1e6
+        self._idle_cpu_ns, self._cpu_at_answer = used, None
+
     async def _watch_idle(self, proc: asyncio.subprocess.Process) -> None:
         """Stop the program as soon as its CPU time between decisions passes the
-        budget (the next decision then counts the failure)."""
+        budget (the next decision counts the failed decision)."""
         budget = self._idle_budget_ns()
         while proc.returncode is None:
             await asyncio.sleep(IDLE_CPU_POLL_S)
             if self._idle_used(proc) > budget:
+                self._end_wait(proc)
                 self._overran = True
+                self.stats.cpu_overruns += 1
+                log.warning("bot program used too much CPU between decisions; stopped",
+                            bot=self.name, cpu_ms_between=round(self._idle_cpu_ns / 1e6))
                 await asyncio.shield(self._reap(proc))
                 return
 
@@ -447,14 +459,14 @@ class ProgramBot(BridgedSeat):
             with contextlib.suppress(asyncio.CancelledError):
                 await watch
         proc, budget = self._proc, self._idle_budget_ns()
-        if proc is not None and self._cpu_at_answer is not None:
-            used = self._idle_used(proc)
-            self.stats.cpu_ms_between += (used - self._idle_cpu_ns) / 1e6
-            self._idle_cpu_ns = used
+        if proc is not None:
+            self._end_wait(proc)
         self._cpu_at_answer = None
         overran, self._overran = self._overran, False
         if proc is None or not budget or not (overran or self._idle_cpu_ns > budget):
             return
+        if not overran:
+            self.stats.cpu_overruns += 1
         await self._fail(decision, "cpu", f"it used more than {budget / 1e9:g} s of CPU "
                          "between decisions")
 
@@ -469,11 +481,8 @@ class ProgramBot(BridgedSeat):
     def _note_failure(self, decision: Decision, kind: str, why: str) -> None:
         self.failures += 1
         stats = self.stats
-        if kind == "crash":
+        if kind in ("crash", "cpu"):  # an overrun is also in cpu_overruns
             stats.crashes += 1
-        elif kind == "cpu":
-            stats.crashes += 1
-            stats.cpu_overruns += 1
         elif kind == "timeout":
             stats.timeouts += 1
         else:

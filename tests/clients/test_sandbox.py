@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -161,7 +162,7 @@ def test_without_a_cgroup_the_rlimits_still_cap_processes_and_memory(
     process rlimit, set inside the sandbox (as root, bubblewrap runs as nobody so
     that it binds), stops a fork bomb, and the address space stops 2 GiB; CPU time
     is then read from /proc."""
-    monkeypatch.setattr(cgroups, "create", lambda memory_mb, processes: None)
+    monkeypatch.setattr(cgroups, "create", lambda *limits: None)
     with program_folder() as folder:
         (folder / "bomb.py").write_text(BOMB)
         limits = SandboxLimits(memory_mb=256, processes=16)
@@ -181,3 +182,44 @@ def test_without_a_cgroup_the_rlimits_still_cap_processes_and_memory(
     assert int(forked) < limits.processes and refused == "EAGAIN"
     assert memory == "MemoryError"
     assert used is not None and used > 0
+
+
+SPINNERS = """
+import os, sys
+for _ in range(3):
+    if os.fork() == 0:
+        while True:
+            pass
+print("spinning", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_cpu_quota_caps_the_whole_tree() -> None:
+    """Three processes spinning get half a core between them, where the host lets the
+    sandbox have a cpu cgroup (a root host does; elsewhere the CPU-seconds rlimit is
+    the cap, and the bridge stops CPU burnt between decisions)."""
+    if "cpu" not in cgroups.controllers():
+        assert os.getuid() != 0, "a root host can give a sandbox a cpu cgroup"
+        return
+    with program_folder() as folder:
+        (folder / "spin.py").write_text(SPINNERS)
+        spec = SandboxSpec(folder, ["python3", "spin.py"],
+                           limits=SandboxLimits(cpu_cores=0.5, cpu_seconds=30))
+
+        async def rate() -> float:
+            proc = await start(spec, sandbox_mode())
+            try:
+                assert proc.stdout is not None
+                assert await asyncio.wait_for(proc.stdout.readline(), 30) == b"spinning\n"
+                loop = asyncio.get_running_loop()
+                before, started = cpu_ns(proc), loop.time()
+                await asyncio.sleep(1.0)
+                after, ended = cpu_ns(proc), loop.time()
+                assert before is not None and after is not None
+                return (after - before) / 1e9 / (ended - started)
+            finally:
+                await kill_tree(proc)
+
+        cores = asyncio.run(rate())
+    assert 0 < cores < 0.5 * 1.3, cores  # less when the host is busy

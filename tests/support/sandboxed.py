@@ -1,8 +1,9 @@
 """Folders for programs the tests run in the sandbox.
 
-A root host without a pids cgroup runs bubblewrap as nobody, which must then read
-the program's folder: so these are made readable by others, under /tmp (pytest's
-own temporary folders are not)."""
+The sandbox mounts a view of the folder that its launcher makes; the hostile suite
+also runs the launcher as another user (the image's uid), which must then read the
+folder: so these are made readable by others, under /tmp (pytest's own temporary
+folders are not)."""
 
 from __future__ import annotations
 

@@ -26,9 +26,10 @@ from twistarena.wire.archives import pack_directory
 
 from .sandbox import OUTPUT_PATH, SandboxLimits, SandboxSpec, kill_tree, start
 
-#: What a build may use: 120 s of wall time, 2 GiB; threads of a compiler or a JVM.
-BUILD_LIMITS = SandboxLimits(memory_mb=2048, cpu_seconds=240, processes=256, tmp_mb=512,
-                             open_files=1024, wall_seconds=120)
+#: What a build may use: 120 s of wall time, 2 GiB, two cores at once; threads of a
+#: compiler or a JVM.
+BUILD_LIMITS = SandboxLimits(memory_mb=2048, cpu_seconds=240, cpu_cores=2.0, processes=256,
+                             tmp_mb=512, open_files=1024, wall_seconds=120)
 #: The build log keeps its newest bytes.
 LOG_BYTES = 64 * 1024
 #: The variable that tells the build command where its writable copy is.
@@ -56,6 +57,8 @@ async def build(source: Path, command: str, mode: str,
     """Run ``command`` (a shell command line) on a copy of ``source`` in the sandbox
     (``mode``: ``sandbox_mode()``'s answer) and pack what it leaves."""
     with tempfile.TemporaryDirectory(prefix="twistarena-build-") as scratch:
+        # The sandbox's user (not root) binds and writes the copy: let it through.
+        Path(scratch).chmod(0o711)
         work = Path(scratch) / "out"
         shutil.copytree(source, work, symlinks=True)
         # In the sandbox the copy is /out; run bare (--sandbox none) it is the copy itself.

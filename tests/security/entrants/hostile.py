@@ -7,7 +7,14 @@
   bridge keeps the end of stderr against the entrant), then the first legal
   action of every decision;
 - ``stdout``: answers every decision with an endless line (1 GiB, no newline);
-- ``stderr``: writes 1 GiB to stderr at start-up, then plays.
+- ``stderr``: writes 1 GiB to stderr at start-up, then plays;
+- ``forkbomb``: forks until refused at its first decision, and never answers;
+- ``silent``: never answers;
+- ``burn``: at its first decision leaves 6 processes spinning, and answers every
+  decision at once.
+
+Every mode says ``HOSTILE started`` on stderr when it starts (the tests count its
+starts from the stderr tail, which the bridge keeps across restarts).
 
 "succeeded" is the program's own view; the tests check the host's side too.
 """
@@ -16,6 +23,7 @@ import ctypes
 import errno
 import json
 import os
+import platform
 import resource
 import signal
 import socket
@@ -250,11 +258,117 @@ def ptrace():
     report("ptrace", "attached" in tried.values(), tried)
 
 
+KERNEL_SETTINGS = ("kernel/core_uses_pid", "kernel/core_pattern", "vm/overcommit_memory",
+                   "kernel/randomize_va_space", "vm/panic_on_oom")
+
+
+def kernel_settings():
+    """Write kernel settings through /proc/sys: each one's own value back, so that even
+    a write that is accepted changes nothing on the host; and count what looks
+    writable there (and what uid the program is, as its namespace shows it)."""
+    tried = {}
+    for name in KERNEL_SETTINGS:
+        path = "/proc/sys/" + name
+        try:
+            with open(path, "rb") as f:
+                value = f.read()
+            with open(path, "wb") as f:
+                f.write(value)
+            tried[name] = "written"
+        except OSError as error:
+            tried[name] = f"{errno.errorcode.get(error.errno, error.errno)}"
+    writable = []
+    for folder, _, files in os.walk("/proc/sys"):
+        writable += [os.path.join(folder, n) for n in files
+                     if os.access(os.path.join(folder, n), os.W_OK)]
+    for name in ("sysrq-trigger", "irq", "bus", "fs"):
+        if os.path.exists("/proc/" + name) and os.access("/proc/" + name, os.W_OK):
+            writable.append("/proc/" + name)
+    detail = {"writes": tried, "writable": writable[:20], "writable_count": len(writable),
+              "uid_map": try_read("/proc/self/uid_map")[1]}
+    report("kernel_settings", "written" in tried.values() or bool(writable), detail)
+
+
+def other_sockets():
+    """Socket families that reach past the sandbox's network namespace (vsock talks to
+    the hypervisor) or into the kernel (packet, crypto API)."""
+    tried = {}
+    for name, family, kind in (("AF_VSOCK", 40, socket.SOCK_STREAM),
+                               ("AF_PACKET", 17, socket.SOCK_RAW),
+                               ("AF_ALG", 38, socket.SOCK_SEQPACKET)):
+        try:
+            socket.socket(family, kind).close()
+            tried[name] = "opened"
+        except OSError as error:
+            tried[name] = errno.errorcode.get(error.errno, str(error.errno))
+    report("other_sockets", "opened" in tried.values(), tried)
+
+
+#: machine -> call -> (number, arguments the kernel itself would answer differently).
+SYSCALLS = {
+    "x86_64": {"keyctl": (250, (0, -3, 0)), "bpf": (321, (9999, 0, 0)),
+               "perf_event_open": (298, (0, 0, -1, -1, 0)), "userfaultfd": (323, (0,)),
+               "io_uring_setup": (425, (1, 0)), "kcmp": (312, (0, 0, 0, 0, 0)),
+               "unshare": (272, (0,)), "syslog": (103, (10, 0, 0))},
+    "aarch64": {"keyctl": (219, (0, -3, 0)), "bpf": (280, (9999, 0, 0)),
+                "perf_event_open": (241, (0, 0, -1, -1, 0)), "userfaultfd": (282, (0,)),
+                "io_uring_setup": (425, (1, 0)), "kcmp": (272, (0, 0, 0, 0, 0)),
+                "unshare": (97, (0,)), "syslog": (116, (10, 0, 0))},
+}
+
+
+def forbidden_syscalls():
+    """Calls the filter refuses: by name (keyrings, bpf, perf, userfaultfd, io_uring)
+    and by not being allowed (kcmp, unshare, syslog: each succeeds unfiltered with
+    these arguments)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    tried = {}
+    for name, (number, args) in SYSCALLS[platform.machine()].items():
+        if name == "kcmp":
+            args = (os.getpid(), os.getpid(), *args[2:])
+        result = libc.syscall(number, *(ctypes.c_long(a) for a in args))
+        tried[name] = ("succeeded" if result >= 0
+                       else errno.errorcode.get(ctypes.get_errno(), "?"))
+    report("forbidden_syscalls", "succeeded" in tried.values(), tried)
+
+
+def mountinfo():
+    """What the mount table tells of the host: the paths the program's folder came from."""
+    detail = {"mountinfo": try_read("/proc/self/mountinfo")[1],
+              "mounts": try_read("/proc/self/mounts")[1]}
+    # The host's own folders (not the top ones: /proc/sys shows as "/sys" of proc).
+    folders = [p for p in CONFIG["host_paths"] if p.count("/") >= 2]
+    leaked = [p for p in folders if any(p in text for text in detail.values())]
+    report("mountinfo", bool(leaked), {**detail, "leaked": leaked})
+
+
 ATTEMPTS = (read_other_entrant, read_host_paths, write_files, read_environment, proc_snoop,
-            network, fork_bomb, allocate_4gib, fill_tmp, leave_daemon, raise_limits, ptrace)
+            network, fork_bomb, allocate_4gib, fill_tmp, leave_daemon, raise_limits, ptrace,
+            kernel_settings, other_sockets, forbidden_syscalls, mountinfo)
+
+
+def fork_until_refused():
+    """Children that wait forever, as many as the sandbox lets it make."""
+    while True:
+        try:
+            if os.fork() == 0:
+                signal.pause()
+                os._exit(0)
+        except OSError:
+            return
+
+
+def spin(processes):
+    """Processes that compute forever."""
+    for _ in range(processes):
+        if os.fork() == 0:
+            while True:
+                pass
 
 
 def main():
+    print("HOSTILE started", file=sys.stderr, flush=True)
     if MODE == "quiet":
         for attempt in ATTEMPTS:
             started = time.monotonic()
@@ -273,6 +387,13 @@ def main():
         message = json.loads(line)
         if message["type"] == "over":
             break
+        if MODE == "forkbomb":
+            fork_until_refused()
+        if MODE in ("forkbomb", "silent"):
+            continue
+        if MODE == "burn" and not CONFIG.get("spinning"):
+            CONFIG["spinning"] = True
+            spin(6)
         if MODE == "stdout":
             for _ in range(GIB // len(CHUNK)):
                 sys.stdout.buffer.write(CHUNK)

@@ -11,9 +11,18 @@ happened, and the program is started again right away, for the next decision;
 a decision that comes while it is still starting goes to the fallback too (it
 is not sent, so the program cannot take it for a later one). After
 ``max_restarts`` restarts (3) the seat plays the fallback to the end of the
-match. An id that is not legal goes to the server, and the program reads the
+match; the cap is checked and counted when a start begins, so no start is ever
+made past it, however long killing the previous program takes. An id that is
+not legal goes to the server, and the program reads the
 refusal in the decision sent again (``seat.py``); a second illegal id for the
 same decision is a failed one. Nothing the program does can stop the bridge.
+
+CPU time used between decisions (after an answer, before the next decision is
+sent) is counted against the limits' ``idle_cpu_seconds``: a program that keeps
+computing once it answered (processes left spinning) is stopped when it passes
+that, as soon as it does (it is watched while it waits), and it is a failed
+decision like a crash. Time used while deciding is measured, not capped: the
+decision's deadline bounds it, and the sandbox's CPU quota and rlimit bound all.
 
 Programs someone else wrote (``tournament create --entrants exec:...``, hosted
 agents, ``bot --exec --sandbox``) run in the sandbox (``twistarena.clients.sandbox``):
@@ -67,6 +76,8 @@ EXIT_GRACE_S = 2.0
 MAX_RESTARTS = 3
 #: Longest wait for a program to be ready (waiting for input) after it starts.
 START_WAIT_S = 10.0
+#: How often the CPU time of a program waiting for its next decision is looked at.
+IDLE_CPU_POLL_S = 0.25
 #: The end of its stderr kept for the program's author.
 STDERR_TAIL_BYTES = 64 * 1024
 #: Stderr bytes logged per match; the rest is only kept in the tail.
@@ -91,6 +102,9 @@ class ProgramStats:
     cpu_measured: int = 0
     cpu_ms_total: float = 0.0
     cpu_ms_max: float = 0.0
+    #: CPU time used between decisions (ms), and the times that passed the limit.
+    cpu_ms_between: float = 0.0
+    cpu_overruns: int = 0
     #: Forks or threads refused at the process cap; processes killed at the memory cap.
     process_limit_hits: int = 0
     oom_kills: int = 0
@@ -120,6 +134,8 @@ class ProgramStats:
                 "missed_while_starting": self.missed_while_starting,
                 "cpu_ms_mean": round(self.cpu_ms_mean, 3),
                 "cpu_ms_max": round(self.cpu_ms_max, 3),
+                "cpu_ms_between": round(self.cpu_ms_between, 3),
+                "cpu_overruns": self.cpu_overruns,
                 "process_limit_hits": self.process_limit_hits, "oom_kills": self.oom_kills,
                 "stderr_bytes": self.stderr_bytes,
                 "stderr_tail": self.stderr_tail.decode(errors="replace")}
@@ -166,6 +182,12 @@ class ProgramBot(BridgedSeat):
         self._started_once = False
         self._gave_up = False
         self._logged_stderr = 0
+        #: CPU time the running program used between decisions so far (ns).
+        self._idle_cpu_ns = 0
+        #: The program's CPU time when it answered, and who watches it since.
+        self._cpu_at_answer: int | None = None
+        self._idle_watch: asyncio.Task[None] | None = None
+        self._overran = False
 
     @property
     def restarts(self) -> int:
@@ -204,6 +226,7 @@ class ProgramBot(BridgedSeat):
         cpu_before: int | None = None
         deadline = asyncio.get_running_loop().time() + timeout
         sent = False
+        await self._end_idle(decision)
         try:
             proc = await asyncio.wait_for(self._ensure_started(), timeout)
             await self._until_ready(decision, deadline)
@@ -227,6 +250,9 @@ class ProgramBot(BridgedSeat):
             raise
         except OSError as error:
             await self._fail(decision, "crash", f"could not start it: {error}")
+        except NoAnswer:  # it may not be started again
+            self.failures += 1
+            raise
         if not line:
             await self._fail(decision, "crash", f"it exited ({await self._exit_text()})")
         action, why = self.judge(line.decode(errors="replace"), legal_actions, rejection)
@@ -235,6 +261,7 @@ class ProgramBot(BridgedSeat):
         assert action is not None
         self.stats.answered += 1
         self._note_cpu(proc, cpu_before)
+        self._start_idle(proc)
         return action
 
     async def close(self, result: MatchResult | None) -> None:
@@ -301,12 +328,18 @@ class ProgramBot(BridgedSeat):
                 self._starting = None
 
     async def _start(self) -> asyncio.subprocess.Process:
-        await self._stop()
+        # Checked and counted before anything is awaited: two starts asked for while
+        # the previous program is still being killed cannot both pass the cap.
         if self._started_once:
+            if self.stats.restarts >= self.max_restarts:
+                self._gave_up = True
+                raise NoAnswer(f"the program was restarted {self.max_restarts} times")
             self.stats.restarts += 1
             log.warning("starting the bot program again", bot=self.name,
                         restarts=self.stats.restarts)
         self._started_once = True
+        await self._stop()
+        self._idle_cpu_ns, self._cpu_at_answer = 0, None
         if self.spec is not None:
             assert self.sandbox is not None
             proc = await start(self.spec, self.sandbox, line_limit=LINE_LIMIT)
@@ -377,6 +410,66 @@ class ProgramBot(BridgedSeat):
         if before is not None and after is not None:
             self.stats.note_cpu((after - before) / 1e6)
 
+    def _idle_budget_ns(self) -> int:
+        limits = self.spec.limits if self.spec is not None else None
+        return int(limits.idle_cpu_seconds * 1e9) if limits is not None else 0
+
+    def _start_idle(self, proc: asyncio.subprocess.Process) -> None:
+        """From its answer on, the program's CPU time counts as between decisions; a
+        sandboxed one with a budget is watched while it waits."""
+        self._cpu_at_answer = cpu_ns(proc)
+        if self._cpu_at_answer is not None and self._idle_budget_ns():
+            self._idle_watch = asyncio.get_running_loop().create_task(self._watch_idle(proc))
+
+    def _idle_used(self, proc: asyncio.subprocess.Process) -> int:
+        """CPU time used between decisions by the running program, this wait included."""
+        now, then = cpu_ns(proc), self._cpu_at_answer
+        waiting = now - then if now is not None and then is not None else 0
+        return self._idle_cpu_ns + max(0, waiting)
+
+    def _end_wait(self, proc: asyncio.subprocess.Process) -> None:
+        """Add the wait's CPU time so far to the program's count and to its stats."""
+        if self._cpu_at_answer is None:
+            return
+        used = self._idle_used(proc)
+        self.stats.cpu_ms_between += (used - self._idle_cpu_ns) / 1e6
+        self._idle_cpu_ns, self._cpu_at_answer = used, None
+
+    async def _watch_idle(self, proc: asyncio.subprocess.Process) -> None:
+        """Stop the program as soon as its CPU time between decisions passes the
+        budget (the next decision counts the failed decision)."""
+        budget = self._idle_budget_ns()
+        while proc.returncode is None:
+            await asyncio.sleep(IDLE_CPU_POLL_S)
+            if self._idle_used(proc) > budget:
+                self._end_wait(proc)
+                self._overran = True
+                self.stats.cpu_overruns += 1
+                log.warning("bot program used too much CPU between decisions; stopped",
+                            bot=self.name, cpu_ms_between=round(self._idle_cpu_ns / 1e6))
+                await asyncio.shield(self._reap(proc))
+                return
+
+    async def _end_idle(self, decision: Decision) -> None:
+        """A decision comes: add the wait's CPU time to the program's count, and fail
+        the decision if the program passed its budget (it is started again)."""
+        watch, self._idle_watch = self._idle_watch, None
+        if watch is not None:
+            watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watch
+        proc, budget = self._proc, self._idle_budget_ns()
+        if proc is not None:
+            self._end_wait(proc)
+        self._cpu_at_answer = None
+        overran, self._overran = self._overran, False
+        if proc is None or not budget or not (overran or self._idle_cpu_ns > budget):
+            return
+        if not overran:
+            self.stats.cpu_overruns += 1
+        await self._fail(decision, "cpu", f"it used more than {budget / 1e9:g} s of CPU "
+                         "between decisions")
+
     async def _fail(self, decision: Decision, kind: str, why: str) -> None:
         """Record the failure, stop the program (it restarts at once, within the limit),
         and leave the decision to the match's fallback."""
@@ -388,7 +481,7 @@ class ProgramBot(BridgedSeat):
     def _note_failure(self, decision: Decision, kind: str, why: str) -> None:
         self.failures += 1
         stats = self.stats
-        if kind == "crash":
+        if kind in ("crash", "cpu"):  # an overrun is also in cpu_overruns
             stats.crashes += 1
         elif kind == "timeout":
             stats.timeouts += 1
@@ -429,6 +522,13 @@ class ProgramBot(BridgedSeat):
             return f"killed by signal {signal.Signals(-code).name}"
         return f"exit code {code}"
 
+    async def _reap(self, proc: asyncio.subprocess.Process) -> None:
+        """Record what the program's tree hit, then kill all of it (twice is harmless)."""
+        hits = limit_events(proc)
+        self.stats.process_limit_hits += hits["process_limit"]
+        self.stats.oom_kills += hits["oom_kills"]
+        await kill_tree(proc)
+
     async def _stop(self) -> None:
         """Kill the program's whole tree and reap it (a start under way is waited for,
         so that what it starts is killed too)."""
@@ -438,11 +538,11 @@ class ProgramBot(BridgedSeat):
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await starting
         proc, self._proc = self._proc, None
+        watch, self._idle_watch = self._idle_watch, None
+        if watch is not None:
+            watch.cancel()
         if proc is not None:
-            hits = limit_events(proc)
-            self.stats.process_limit_hits += hits["process_limit"]
-            self.stats.oom_kills += hits["oom_kills"]
-            await kill_tree(proc)
+            await self._reap(proc)
         ready, self._ready = self._ready, None
         if ready is not None:
             ready.cancel()

@@ -17,8 +17,10 @@ from twistarena.wire.entries import split_entry
 from ..bridge import ProgramBot
 from ..sandbox import SandboxLimits
 
-#: What one hosted program may use (the bridge's limits for submitted programs).
-SEAT_LIMITS = SandboxLimits()
+#: What one hosted program may use: the sandbox's defaults (1 GiB, 64 processes, one
+#: core at once), 300 s of CPU per process (a match of long decisions fits), and 5 s
+#: of CPU between its decisions (what a runtime's collector or compiler does then).
+SEAT_LIMITS = SandboxLimits(cpu_seconds=300, cpu_cores=1.0, idle_cpu_seconds=5.0)
 
 
 def seat_program(assignment: rpb.SeatAssignment, code_dir: Path, sandbox: str) -> ProgramBot:

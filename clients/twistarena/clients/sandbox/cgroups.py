@@ -6,7 +6,9 @@ counts those of a user id, all sandboxes and the host's own alike, and not at
 all for root), and the memory limit is the tree's resident memory rather than
 each process's address space (which a JVM or Node reserves by the gigabyte).
 It also lists every process of the program, so ``kill`` finds even one that
-left its process group, and it measures the tree's CPU time.
+left its process group, measures the tree's CPU time, and caps the CPU the tree
+uses at once (``cpu.max`` in v2, the CFS quota in v1): a program that leaves
+processes spinning gets a share of the host's cores, not all of them.
 
 Both cgroup layouts are handled: v1 (one hierarchy per controller, e.g.
 ``/sys/fs/cgroup/pids``) and v2 (one unified hierarchy). Groups are made under
@@ -33,7 +35,9 @@ ROOT = Path("/sys/fs/cgroup")
 #: The folder, under this process's own cgroup, that holds the programs' groups.
 PARENT = "twistarena-sandbox"
 #: cgroup v1 controllers used, each its own hierarchy.
-V1_CONTROLLERS = ("pids", "memory", "cpuacct")
+V1_CONTROLLERS = ("pids", "memory", "cpuacct", "cpu")
+#: The scheduler period of a CPU quota (µs): the quota is cores x this, per period.
+CPU_PERIOD_US = 100_000
 
 _names = itertools.count(1)
 
@@ -52,6 +56,10 @@ class Cgroup:
     @property
     def limits_memory(self) -> bool:
         return "memory" in self.dirs
+
+    @property
+    def limits_cpu(self) -> bool:
+        return "cpu" in self.dirs
 
     def procs_files(self) -> list[Path]:
         """The ``cgroup.procs`` files a process writes its pid to, to join every group."""
@@ -101,7 +109,15 @@ class Cgroup:
 
     def kill(self) -> None:
         """SIGKILL every process in the group (new ones cannot escape: the pids are read
-        again until none is left or a few rounds have passed)."""
+        again until none is left or a few rounds have passed). The CPU quota is lifted
+        first: a throttled process would wait for its next period to die."""
+        cpu = self.dirs.get("cpu")
+        if cpu is not None:
+            with contextlib.suppress(OSError):
+                if self.unified:
+                    (cpu / "cpu.max").write_text("max")
+                else:
+                    (cpu / "cpu.cfs_quota_us").write_text("-1")
         if self.unified:
             with contextlib.suppress(OSError):
                 (self.dirs["cpuacct"] / "cgroup.kill").write_text("1")
@@ -127,11 +143,12 @@ class Cgroup:
 
 
 def controllers() -> set[str]:
-    """The controllers this process can give a sandbox ("pids", "memory", "cpuacct")."""
+    """The controllers this process can give a sandbox ("pids", "memory", "cpuacct",
+    "cpu")."""
     return set(_parents())
 
 
-def create(memory_mb: int, processes: int) -> Cgroup | None:
+def create(memory_mb: int, processes: int, cpu_cores: float = 0) -> Cgroup | None:
     """A new group for one program with these limits (0: none), or None when the host
     does not let this process make one."""
     parents = _parents()
@@ -151,6 +168,8 @@ def create(memory_mb: int, processes: int) -> Cgroup | None:
             (dirs["pids"] / "pids.max").write_text(str(processes))
         if memory_mb and "memory" in dirs:
             _limit_memory(dirs["memory"], memory_mb * 1024 * 1024, unified)
+        if cpu_cores and "cpu" in dirs:
+            _limit_cpu(dirs["cpu"], cpu_cores, unified)
     except OSError as error:
         log.warning("sandbox cgroup refused; limits fall back to rlimits", error=str(error))
         Cgroup(dirs, unified).remove()
@@ -168,6 +187,16 @@ def _limit_memory(folder: Path, limit: int, unified: bool) -> None:
     (folder / "memory.limit_in_bytes").write_text(str(limit))
     with contextlib.suppress(OSError):  # absent when the kernel does not account swap
         (folder / "memory.memsw.limit_in_bytes").write_text(str(limit))
+
+
+def _limit_cpu(folder: Path, cores: float, unified: bool) -> None:
+    """Let the tree run ``cores`` CPUs' worth at most, whatever its number of threads."""
+    quota = max(1000, round(cores * CPU_PERIOD_US))
+    if unified:
+        (folder / "cpu.max").write_text(f"{quota} {CPU_PERIOD_US}")
+        return
+    (folder / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
+    (folder / "cpu.cfs_quota_us").write_text(str(quota))
 
 
 @cache
@@ -193,7 +222,14 @@ def _parents() -> dict[str, Path]:
             log.info("no cgroup for sandboxes (v2)", error=str(error))
             return {}
         _sweep(parent)
-        return {"pids": parent, "memory": parent, "cpuacct": parent}
+        found = {"pids": parent, "memory": parent, "cpuacct": parent}
+        try:  # optional: without it, the rlimit on CPU seconds is the cap
+            for folder in (parent.parent, parent):
+                (folder / "cgroup.subtree_control").write_text("+cpu")
+            found["cpu"] = parent
+        except OSError as error:
+            log.info("no cpu controller for sandboxes (v2)", error=str(error))
+        return found
     for controller in V1_CONTROLLERS:
         mount = ROOT / controller
         if not (mount / "cgroup.procs").exists():

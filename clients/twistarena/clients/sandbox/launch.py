@@ -44,15 +44,20 @@ READY_POLL_S = 0.01
 #: Processes of a tree in bubblewrap before the program itself runs: bwrap, its init.
 BWRAP_PROCESSES = 2
 
-#: The host uid a sandbox runs as when this process is root and no pids cgroup can be
-#: made: the process rlimit, the cap that is left, does not bind root ("nobody").
+#: The host uid a sandbox runs as when this process is root ("nobody"): a program is
+#: never host root, which even without capabilities owns /proc/sys and the like.
 UNPRIVILEGED_UID = 65534
+#: Entries of /proc that are the kernel's, not the program's: read-only binds (their
+#: contents follow the reader's namespaces, as on the sandbox's own /proc).
+PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")
 _NS_PER_TICK = 1_000_000_000 // os.sysconf("SC_CLK_TCK")
 
 #: pid of a started program -> its cgroup, until ``kill_tree``.
 _cgroups: dict[int, cgroups.Cgroup] = {}
 #: pids of the programs started in bubblewrap, until ``kill_tree``.
 _bwrapped: set[int] = set()
+#: pid of a program started in bubblewrap -> the neutral copy of its folder it sees.
+_staged: dict[int, Path] = {}
 
 
 def sandbox_mode(requested: str = "bwrap") -> str:
@@ -101,10 +106,14 @@ async def start(spec: SandboxSpec, mode: str, *,
     if mode not in MODES:
         raise ValueError(f"unknown sandbox mode {mode!r}")
     # A few mkdirs and writes in /sys/fs/cgroup: quicker here than a thread's hop.
-    cgroup = cgroups.create(spec.limits.memory_mb, spec.limits.processes)
+    limits = spec.limits
+    cgroup = cgroups.create(limits.memory_mb, limits.processes, limits.cpu_cores)
     fds: list[int] = []  # what the command reads at its start, closed here after
+    staged: Path | None = None
     try:
-        argv, env, cwd = _command(spec, mode, cgroup, fds)
+        if mode == "bwrap":
+            staged = await asyncio.to_thread(_stage, Path(spec.code_dir))
+        argv, env, cwd = _command(spec, mode, cgroup, fds, staged)
         proc = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, start_new_session=True, limit=line_limit,
@@ -112,21 +121,25 @@ async def start(spec: SandboxSpec, mode: str, *,
     except BaseException:
         if cgroup is not None:
             cgroup.remove()
+        if staged is not None:
+            shutil.rmtree(staged, ignore_errors=True)
         raise
     finally:
         for fd in fds:
             os.close(fd)
     if cgroup is not None:
         _cgroups[proc.pid] = cgroup
-    if mode == "bwrap":
+    if staged is not None:
         _bwrapped.add(proc.pid)
+        _staged[proc.pid] = staged
     return proc
 
 
-def _command(spec: SandboxSpec, mode: str, cgroup: cgroups.Cgroup | None,
-             fds: list[int]) -> tuple[list[str], dict[str, str], Path]:
-    """(argv, environment, working directory) that start ``spec`` in ``mode``; the
-    descriptors the command reads are appended to ``fds``."""
+def _command(spec: SandboxSpec, mode: str, cgroup: cgroups.Cgroup | None, fds: list[int],
+             staged: Path | None) -> tuple[list[str], dict[str, str], Path]:
+    """(argv, environment, working directory) that start ``spec`` in ``mode``, its
+    folder seen through ``staged`` in bubblewrap; the descriptors the command reads
+    are appended to ``fds``."""
     argv = _prelude(spec.limits, cgroup)
     if mode == "none":
         log.warning("starting a program WITHOUT a sandbox (--sandbox none)", argv=spec.argv)
@@ -138,9 +151,9 @@ def _command(spec: SandboxSpec, mode: str, cgroup: cgroups.Cgroup | None,
         fds.append(filter_fd)
     # The options go through a file descriptor, so that the program, which can read
     # its namespace's init's command line (/proc/1/cmdline), sees no host path.
-    options = bwrap_options(spec, filter_fd)
+    options = bwrap_options(spec, filter_fd, staged)
     fds.append(_memfd("bwrap-args", b"".join(o.encode() + b"\0" for o in options)))
-    argv += [*_unprivileged(spec, cgroup), _tool(BWRAP), "--args", str(fds[-1]), "--",
+    argv += [*_unprivileged(spec, staged), _tool(BWRAP), "--args", str(fds[-1]), "--",
              *_process_rlimit(spec.limits, cgroup), *spec.argv]
     return argv, {}, Path("/")
 
@@ -202,6 +215,9 @@ async def kill_tree(proc: asyncio.subprocess.Process) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     cgroup = _cgroups.pop(proc.pid, None)
     _bwrapped.discard(proc.pid)
+    staged = _staged.pop(proc.pid, None)
+    if staged is not None:  # links and small copies: at once, so no cancel can skip it
+        shutil.rmtree(staged, ignore_errors=True)
     if cgroup is not None:
         await asyncio.to_thread(_empty_and_remove, cgroup)
     try:
@@ -294,38 +310,93 @@ def _process_rlimit(limits: SandboxLimits, cgroup: cgroups.Cgroup | None) -> lis
 
     In bubblewrap it is set inside the sandbox, after its user namespace exists: the
     kernel then counts the processes of the sandbox's uid in that namespace (its own
-    tree) against it, not every process of the host's user. It does not bind a
-    process whose host uid is root: a root host without the cgroup runs bubblewrap
-    as ``UNPRIVILEGED_UID`` (``_unprivileged``)."""
+    tree) against it, not every process of the host's user. (It would not bind a
+    process whose host uid is root: none is, see ``_unprivileged``.)"""
     if not limits.processes or (cgroup and cgroup.limits_processes):
         return []
     return [_tool("prlimit"), f"--nproc={limits.processes}", "--"]
 
 
-def _unprivileged(spec: SandboxSpec, cgroup: cgroups.Cgroup | None) -> list[str]:
-    """A ``setpriv`` prefix that runs bubblewrap as ``UNPRIVILEGED_UID``, when this
-    process is root and only the process rlimit can cap the program (see
-    ``_process_rlimit``). bubblewrap then reads the program's folder as that user:
-    it must be readable by others, and a build's output folder becomes its own."""
-    if os.getuid() != 0 or not spec.limits.processes or (cgroup and cgroup.limits_processes):
+def _unprivileged(spec: SandboxSpec, staged: Path | None) -> list[str]:
+    """A ``setpriv`` prefix that runs bubblewrap as ``UNPRIVILEGED_UID`` when this
+    process is root, so that no process of the program is host root (bubblewrap maps
+    the program's uid to the uid that starts it). bubblewrap then reads the staged
+    folder as that user (``_stage`` makes it so), and a build's output folder,
+    whose parents must let that user through, becomes its own."""
+    if os.getuid() != 0:
         return []
-    _check_readable_by_others(Path(spec.code_dir).resolve())
+    if staged is not None:
+        os.chown(staged, UNPRIVILEGED_UID, UNPRIVILEGED_UID)
     if spec.output_dir is not None:
-        os.chown(spec.output_dir, UNPRIVILEGED_UID, UNPRIVILEGED_UID)
+        _chown_tree(Path(spec.output_dir), UNPRIVILEGED_UID)
     uid = str(UNPRIVILEGED_UID)
     return [_tool("setpriv"), f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
 
 
-def _check_readable_by_others(folder: Path) -> None:
-    """Raise PermissionError unless every folder up to ``folder`` may be searched, and
-    ``folder`` read, by any user."""
-    for path in [*reversed(folder.parents), folder]:
-        mode = path.stat().st_mode
-        if not mode & stat.S_IXOTH or (path == folder and not mode & stat.S_IROTH):
-            raise PermissionError(
-                f"{path} is not readable by others, and without a pids cgroup the sandbox "
-                f"reads {folder} as uid {UNPRIVILEGED_UID}: chmod o+rX, or run where a "
-                "cgroup can be made")
+def _chown_tree(top: Path, uid: int) -> None:
+    """Give ``top`` and everything in it to ``uid`` (links themselves, not targets)."""
+    os.chown(top, uid, uid, follow_symlinks=False)
+    for folder, names, files in os.walk(top):
+        for name in [*names, *files]:
+            os.chown(os.path.join(folder, name), uid, uid, follow_symlinks=False)
+
+
+#: Where the neutral views of programs' folders are made (see ``_stage``).
+STAGE_PREFIX = "twistarena-bot-"
+
+
+def _stage(folder: Path) -> Path:
+    """A view of ``folder`` under a random name in the temporary directory, which the
+    sandbox mounts at /bot: the program's /proc/self/mountinfo shows a bind's host
+    path, and the real one (a runner's cache, a version's content hash) is not for
+    it to know. Files are hard links where the filesystem and their modes allow
+    (nothing copied), else copies readable by the sandbox's user; folders are new,
+    so no folder above the real one needs to be open to that user."""
+    _sweep_stages()
+    staged = Path(tempfile.mkdtemp(prefix=f"{STAGE_PREFIX}{os.getpid()}-"))
+    try:
+        _stage_into(folder.resolve(), staged)
+    except BaseException:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
+    return staged
+
+
+@cache
+def _sweep_stages() -> None:
+    """Remove the views a process that died without ``kill_tree`` left (their names
+    start with its pid), once per process."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{STAGE_PREFIX}*-*"):
+        pid = folder.name.removeprefix(STAGE_PREFIX).partition("-")[0]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _stage_into(source: Path, target: Path) -> None:
+    """Fill ``target`` (its top stays private to its owner: the sandbox's user)."""
+    with os.scandir(source) as entries:
+        for entry in entries:
+            path = target / entry.name
+            if entry.is_symlink():
+                os.symlink(os.readlink(entry.path), path)
+            elif entry.is_dir():
+                path.mkdir()
+                path.chmod(0o755)
+                _stage_into(Path(entry.path), path)
+            elif entry.is_file():
+                _stage_file(Path(entry.path), path, entry.stat().st_mode)
+
+
+def _stage_file(source: Path, target: Path, mode: int) -> None:
+    """A hard link of ``source`` where any user may read it, else a copy that any
+    user may read (and run, where its owner may)."""
+    readable = mode & stat.S_IROTH and (not mode & stat.S_IXUSR or mode & stat.S_IXOTH)
+    if readable:
+        with contextlib.suppress(OSError):  # another filesystem, protected_hardlinks
+            os.link(source, target)
+            return
+    shutil.copyfile(source, target)
+    target.chmod(0o755 if mode & stat.S_IXUSR else 0o644)
 
 
 @cache
@@ -346,12 +417,15 @@ def _memfd(name: str, data: bytes) -> int:
 
 def bwrap_argv(spec: SandboxSpec, seccomp_fd: int | None = None) -> list[str]:
     """The bubblewrap command that runs ``spec``, for a person to read (``start`` passes
-    the options through a file descriptor instead)."""
+    the options through a file descriptor instead, and mounts a staged view of the
+    program's folder)."""
     return [_tool(BWRAP), *bwrap_options(spec, seccomp_fd), "--", *spec.argv]
 
 
-def bwrap_options(spec: SandboxSpec, seccomp_fd: int | None) -> list[str]:
-    """bubblewrap's options for ``spec`` (see the package docstring)."""
+def bwrap_options(spec: SandboxSpec, seccomp_fd: int | None,
+                  staged: Path | None = None) -> list[str]:
+    """bubblewrap's options for ``spec`` (see the package docstring), its folder
+    mounted from ``staged`` when given."""
     # /tmp (with the home) and /dev/shm (POSIX shared memory, multiprocessing's
     # semaphores) are the only writable places, each a tmpfs of tmp_mb.
     size = ["--size", str(spec.limits.tmp_mb * 1024 * 1024)] if spec.limits.tmp_mb else []
@@ -360,10 +434,10 @@ def bwrap_options(spec: SandboxSpec, seccomp_fd: int | None) -> list[str]:
                "--die-with-parent", "--new-session", "--cap-drop", "ALL",
                "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--hostname", "bot",
                *_system_mounts(),
-               "--proc", "/proc", "--dev", "/dev",
+               "--proc", "/proc", *_proc_read_only(), "--dev", "/dev",
                *size, "--perms", "1777", "--tmpfs", "/tmp", "--dir", HOME_PATH,
                *size, "--perms", "1777", "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
-               "--ro-bind", str(Path(spec.code_dir).resolve()), CODE_PATH]
+               "--ro-bind", str(staged or Path(spec.code_dir).resolve()), CODE_PATH]
     if spec.output_dir is not None:
         options += ["--bind", str(Path(spec.output_dir).resolve()), OUTPUT_PATH]
     # The root bwrap builds is a tmpfs of its own: read-only too, so that only the
@@ -374,6 +448,17 @@ def bwrap_options(spec: SandboxSpec, seccomp_fd: int | None) -> list[str]:
     if seccomp_fd is not None:
         options += ["--seccomp", str(seccomp_fd)]
     return options
+
+
+@cache
+def _proc_read_only() -> tuple[str, ...]:
+    """Read-only binds over the kernel's entries of the sandbox's /proc (bubblewrap
+    covers some only when they look writable, and /proc/sys never does to root)."""
+    mounts: list[str] = []
+    for name in PROC_READ_ONLY:
+        if Path("/proc", name).exists():
+            mounts += ["--ro-bind", f"/proc/{name}", f"/proc/{name}"]
+    return tuple(mounts)
 
 
 @cache

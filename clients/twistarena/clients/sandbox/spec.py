@@ -30,14 +30,20 @@ class SandboxLimits:
 
     ``memory_mb`` and ``processes`` (processes and threads together) bind the whole
     tree through a cgroup where the host lets us create one, else through rlimits
-    per process; ``cpu_seconds`` and ``open_files`` are rlimits of every process;
+    per process; ``cpu_cores`` caps the CPU the whole tree uses at once (a cgroup
+    CPU quota, where the host lets us set one); ``cpu_seconds`` and ``open_files``
+    are rlimits of every process (``cpu_seconds`` is the CPU cap that holds
+    everywhere);
     ``tmp_mb`` caps the private /tmp (which holds the home) and /dev/shm;
-    ``wall_seconds`` is the caller's to enforce (``start`` does not time the
+    ``idle_cpu_seconds`` is the CPU time a bot may use between its decisions (the
+    bridge's to enforce); ``wall_seconds`` is the caller's to enforce (``start`` does not time the
     program: a build, say, ends it with ``kill_tree`` when it is up).
     """
 
     memory_mb: int = 1024
     cpu_seconds: int = 0
+    cpu_cores: float = 1.0
+    idle_cpu_seconds: float = 0
     processes: int = 64
     tmp_mb: int = 64
     open_files: int = 256

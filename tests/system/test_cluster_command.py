@@ -99,7 +99,10 @@ def test_cluster_nodes_take_serve_s_flags_log_to_files_and_stay_down_with_no_res
         # --arena opened the arena.
         arenas = subprocess.run([*CLI, "arena", "list", "--server", servers, "--json"],
                                 capture_output=True, text=True, timeout=60, env=env)
-        assert "twisted" in arenas.stdout, arenas.stdout + arenas.stderr
+        assert arenas.returncode == 0, arenas.stdout + arenas.stderr
+        # ...and the arena list names the node whose lease drives it.
+        [arena] = json.loads(arenas.stdout.strip().splitlines()[-1])
+        assert arena["game_id"] == "twisted" and arena["driver"].startswith("node"), arena
         # Each node's output is in its own file; the runner connected to a node.
         for i in (1, 2):
             assert '"event"' in (logs / f"node{i}.log").read_text()

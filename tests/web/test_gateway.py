@@ -209,3 +209,35 @@ def test_demo_web_keeps_the_server_and_the_site_up_until_interrupted() -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_the_nodes_page_and_the_metrics_say_which_node_drives_a_tournament(
+        server: InProcessServer, web: str) -> None:
+    from prometheus_client import REGISTRY
+    from twistarena.clients.sdk.tournaments import TournamentClient
+
+    from tests.support.waiting import wait_until
+
+    client = TournamentClient(server.target)
+    created = run(client.create("twisted", ["random", "random#2"], players=2,
+                                games_per_pairing=500, parallel=1))
+    tid = created.tournament_id
+
+    async def driven() -> Any:
+        leases = get(f"{web}/api/nodes")["leases"]
+        return [entry for entry in leases if entry["id"] == tid and entry["driver"]]
+
+    try:
+        [entry] = run(wait_until(driven, "the nodes page names the tournament's driver"))
+        assert entry["kind"] == "tournament"
+        assert (run(client.get(tid)).driver) == entry["driver"]
+        assert REGISTRY.get_sample_value(
+            "twistarena_lease_held", {"kind": "tournament", "id": tid}) == 1
+    finally:
+        run(client.cancel(tid, "test over"))
+
+    async def released() -> bool:
+        return REGISTRY.get_sample_value(
+            "twistarena_lease_held", {"kind": "tournament", "id": tid}) is None
+
+    run(wait_until(released, "the metric forgets the tournament once it is over"))

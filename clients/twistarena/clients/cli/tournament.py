@@ -251,13 +251,14 @@ def run_list(args: argparse.Namespace) -> int:
         print(json.dumps([_summary(r) for r in records]))
         return 0
     table = Table(title="Tournaments")
-    for column in ("id", "game", "format", "status", "games", "leader", "leader id"):
+    for column in ("id", "game", "format", "status", "games", "leader", "leader id",
+                   "driven by"):
         table.add_column(column)
     for r in records:
         s = _summary(r)
         table.add_row(s["tournament_id"], s["game"], s["format"], s["status"],
                       f"{s['games_done']}/{s['games_planned']}",
-                      names.get(s["leader"], s["leader"]), s["leader"])
+                      names.get(s["leader"], s["leader"]), s["leader"], s["driver"])
     console.print(table)
     return 0
 
@@ -279,7 +280,7 @@ def _summary(r: tournaments_pb2.Tournament) -> dict[str, Any]:
             "format": tournaments_pb2.TournamentFormat.Name(r.spec.format),
             "status": tournaments_pb2.TournamentStatus.Name(r.status),
             "games_done": r.games_done, "games_planned": r.games_planned,
-            "leader": r.standings[0].entrant if r.standings else ""}
+            "leader": r.standings[0].entrant if r.standings else "", "driver": r.driver}
 
 
 async def _follow(client: TournamentClient, tid: str,

@@ -26,8 +26,7 @@ from twistarena.clients.cli import main as cli
 from twistarena.clients.sdk import ArenaClient, register_agent
 from twistarena.clients.sdk.tournaments import TournamentClient
 from twistarena.clients.sdk.versions import VersionClient
-from twistarena.storage import Holder, Store, keys
-from twistarena.storage.versions import VersionRecord, version_id
+from twistarena.storage import keys
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import tournaments_pb2 as tpb
 
@@ -35,6 +34,7 @@ from tests.support.hosting import (
     FIRST_LEGAL,
     Arena,
     running_arena,
+    store_archive,
     store_version,
     submit_agent,
 )
@@ -188,20 +188,8 @@ def test_a_seat_whose_version_cannot_be_unpacked_is_failed_at_once_and_the_owner
 
     async def go() -> tuple[str, str]:
         agent_id, token = await register_agent(target, "unpackable")
-        archive = b"this is not a gzipped tar archive"
-        import hashlib
-
-        digest = hashlib.sha256(archive).hexdigest()
-        record = VersionRecord(agent_id, version_id(digest, "python3 bot.py", ""), digest,
-                               "python3 bot.py", "", "", len(archive), len(archive), 1,
-                               int(time.time() * 1000))
-        store = Store(arena.url, Holder("tests", "", 2000))
-        await store.connect()
-        try:
-            stored, _new = await store.versions.put(record, archive)
-            assert await store.versions.activate(agent_id, stored.version_id)
-        finally:
-            await store.close()
+        await store_archive(arena.url, agent_id, b"this is not a gzipped tar archive",
+                            "python3 bot.py", 40, 1)
         return agent_id, token
 
     agent_id, token = asyncio.run(go())

@@ -8,8 +8,8 @@ import re
 import signal
 import subprocess
 import sys
-import time
 
+from tests.support.process import read_until
 from tests.support.valkey import free_ports
 
 CLI = [sys.executable, "-m", "twistarena.clients.cli"]
@@ -23,14 +23,7 @@ def test_cluster_runs_three_nodes_that_play_a_match_and_drain_on_sigterm() -> No
                              "--web-port", "0", "--for-seconds", "240"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        assert proc.stdout is not None
-        deadline = time.monotonic() + 120  # node start-up on a busy 2-core machine
-        seen = ""
-        while "Ctrl-C" not in seen:
-            line = proc.stdout.readline()
-            assert line, f"cluster exited early: {seen}"
-            seen += line
-            assert time.monotonic() < deadline, seen
+        seen = read_until(proc, "Ctrl-C")
         for i in range(3):
             assert f"127.0.0.1:{base + i}" in seen
         assert re.search(r"web face on http://127\.0\.0\.1:\d+/", seen), seen
@@ -48,12 +41,7 @@ def test_cluster_runs_three_nodes_that_play_a_match_and_drain_on_sigterm() -> No
         # A node killed: the cluster says so, starts it again and keeps running.
         pid = int(re.search(r"node2\s+│\s+127\.0\.0\.1:\d+\s+│\s+(\d+)", seen).group(1))
         os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + 120  # node start-up on a busy 2-core machine
-        while "node2 restarted" not in seen:
-            line = proc.stdout.readline()
-            assert line, f"cluster exited after a node died: {seen}"
-            seen += line
-            assert time.monotonic() < deadline, seen
+        seen = read_until(proc, "node2 restarted", seen)
         assert f"node2 (pid {pid}) exited" in seen
         assert proc.poll() is None
         proc.send_signal(signal.SIGTERM)
@@ -78,14 +66,7 @@ def test_cluster_nodes_take_serve_s_flags_log_to_files_and_stay_down_with_no_res
                              "--for-seconds", "240"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     try:
-        assert proc.stdout is not None
-        seen = ""
-        deadline = time.monotonic() + 120
-        while "Ctrl-C" not in seen:
-            line = proc.stdout.readline()
-            assert line, f"cluster exited early: {seen}"
-            seen += line
-            assert time.monotonic() < deadline, seen
+        seen = read_until(proc, "Ctrl-C")
         assert "1 runners play" in seen and str(logs) in seen
         servers = f"127.0.0.1:{base},127.0.0.1:{base + 1}"
         create = [*CLI, "match", "create", "--server", servers, "--game", "twhist",
@@ -111,11 +92,7 @@ def test_cluster_nodes_take_serve_s_flags_log_to_files_and_stay_down_with_no_res
         # A killed node stays down.
         pid = int(re.search(r"node2\s+│\s+127\.0\.0\.1:\d+\s+│\s+(\d+)", seen).group(1))
         os.kill(pid, signal.SIGKILL)
-        while f"node2 (pid {pid}) exited" not in seen:
-            line = proc.stdout.readline()
-            assert line, seen
-            seen += line
-            assert time.monotonic() < deadline + 60, seen
+        seen = read_until(proc, f"node2 (pid {pid}) exited", seen)
         again = subprocess.run([*create, "--admin-token", "sesame"], capture_output=True,
                                text=True, timeout=120, env=env)
         assert again.returncode == 0, again.stdout + again.stderr

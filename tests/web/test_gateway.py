@@ -20,7 +20,7 @@ from twistarena.clients.web.feeds import MatchFeed, Viewer, encode
 from twistarena.v1 import play_pb2 as ppb
 
 from tests.support.agents import run
-from tests.support.process import ServeProcess
+from tests.support.process import ServeProcess, read_until
 from tests.support.server import InProcessServer
 
 
@@ -191,14 +191,7 @@ def test_demo_web_keeps_the_server_and_the_site_up_until_interrupted() -> None:
                              "--web-port", "0", "--game", "twisted"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        assert proc.stdout is not None
-        seen = ""
-        deadline = time.monotonic() + 120
-        while "stay up" not in seen:
-            line = proc.stdout.readline()
-            assert line, f"demo exited early: {seen}"
-            seen += line
-            assert time.monotonic() < deadline, seen
+        seen = read_until(proc, "stay up")
         url = re.search(r"(http://127\.0\.0\.1:\d+/) stay up", seen)
         assert url, seen
         lobby = get(f"{url.group(1)}api/matches?game=twisted")

@@ -52,3 +52,34 @@ def test_tournament_create_follows_and_exports(server: Any, tmp_path: Path,
     by_name = {s.entrant: s for s in standings}
     assert by_name["heuristic"].games == 4 and by_name["random"].games == 2
     assert sum(s.wins for s in standings) == pytest.approx(4)
+
+
+def test_tournament_follow_prints_progress_lines_when_piped(server: Any) -> None:
+    """Piped (a log file, ``| tee``), ``follow`` prints a line as games end, not only
+    the standings once the tournament is over."""
+    import subprocess
+    import sys
+
+    from twistarena.clients.sdk.tournaments import TournamentClient
+    from twistarena.v1 import tournaments_pb2 as tpb
+
+    client = TournamentClient(server.target)
+    created = run(client.create("twisted", ["random", "random#2"], players=2,
+                                games_per_pairing=40, parallel=1))
+    tid = created.tournament_id
+    follow = subprocess.Popen([sys.executable, "-m", "twistarena.clients.cli", "tournament",
+                               "follow", "--server", server.target, tid],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert follow.stdout is not None
+        first = follow.stdout.readline()
+        assert first.startswith(f"tournament {tid}: ") and " games" in first, first
+        # It came while the games went on.
+        assert run(client.get(tid)).status == tpb.TOURNAMENT_RUNNING
+        run(client.cancel(tid, "seen enough"))
+        rest, _ = follow.communicate(timeout=60)
+        assert f"Tournament {tid}" in rest  # the final standings still end it
+    finally:
+        if follow.poll() is None:
+            follow.kill()
+            follow.wait()

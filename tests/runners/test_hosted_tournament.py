@@ -148,6 +148,8 @@ def test_a_killed_runner_s_seat_goes_to_another_runner_and_the_match_completes(
         match = await finished_match(arena.serve.target, mid, "the match is over", timeout=40)
         assert match.result.reason == mpb.END_REASON_COMPLETED
         await client.cancel(created.tournament_id, "enough")
+        # A runner's death is expected: no call failed on the node because of it.
+        assert not logged(arena, "call_failed")
 
     asyncio.run(go())
 

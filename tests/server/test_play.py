@@ -209,6 +209,39 @@ def test_second_stream_takes_over_and_gets_the_open_decision(server: Any) -> Non
     run(main())
 
 
+def test_two_runners_never_play_one_seat_the_older_hand_out_is_fenced_off(server: Any) -> None:
+    """A runner's seat was handed to a second runner (the first one's holds lapsed):
+    the second takes the seat over, and the first, coming back with its older
+    hand-out (its stream dropped and its agent reconnects), is refused for good."""
+    async def main() -> None:
+        async with aio.insecure_channel(server.target) as ch:
+            mid, agents, first = await _started(ch, seed=15)
+            token = agents[first].token
+            old_runner = Agent(ch, mid, token)
+            await old_runner.join(no_events=True, handout=1)
+            req = (await old_runner.expect("decision")).decision
+            new_runner = Agent(ch, mid, token)
+            await new_runner.join(no_events=True, handout=2)
+            again = (await new_runner.expect("decision")).decision
+            assert again.decision_id == req.decision_id
+            await old_runner.drain_to_end()
+            assert (await old_runner.status())[::2] == (grpc.StatusCode.ABORTED, "TAKEN_OVER")
+            # The old runner's agent joins again: refused, the seat stays the new one's.
+            back = Agent(ch, mid, token)
+            await back.send(ppb.AgentMessage(join=ppb.Join(
+                match_id=mid, seat_token=token, no_events=True, handout=1)))
+            await back.drain_to_end()
+            code, details, reason = await back.status()
+            assert (code, reason) == (grpc.StatusCode.ABORTED, "TAKEN_OVER")
+            assert "handed to another runner" in details
+            assert not any(m.WhichOneof("msg") == "joined" for m in back.received)
+            await new_runner.answer(again.decision_id, again.legal_actions[0].id)
+            assert (await new_runner.expect("accepted")).accepted.decision_id == req.decision_id
+            await mgrpc.MatchesStub(ch).CancelMatch(mpb.CancelMatchRequest(match_id=mid))
+
+    run(main())
+
+
 def test_a_stream_that_finds_the_runner_as_it_stops_gets_a_retryable_status(
         server: Any) -> None:
     """A Join that reached the runner just before it stopped (drain, lost lease)

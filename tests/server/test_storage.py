@@ -290,3 +290,31 @@ def test_a_matchs_end_waits_for_its_replicas_as_long_as_asked(valkey: Any) -> No
             await store.close()
 
     asyncio.run(scenario())
+
+
+def test_pooled_connections_are_checked_and_retried_after_a_store_restart() -> None:
+    """The store restarts while the pool holds idle connections to it: the next
+    calls, at once, find them closed by the server that went away and go on, on new
+    connections, instead of failing with ``Connection closed by server``."""
+    from twistarena.storage.connection import Connections
+
+    from tests.support.valkey import ValkeyProcess
+
+    valkey = ValkeyProcess().start()
+
+    async def main() -> None:
+        conn = Connections(valkey.url)
+        try:
+            # Eight calls at once: eight pooled connections, idle afterwards.
+            await asyncio.gather(*(conn.redis.blpop([f"none:{i}"], 0.05) for i in range(8)))
+            valkey.kill()
+            valkey.start()
+            answers = await asyncio.gather(*(conn.redis.incr(f"after:{i}") for i in range(8)))
+            assert answers == [1] * 8  # each sent once, on a live connection
+        finally:
+            await conn.close()
+
+    try:
+        asyncio.run(main())
+    finally:
+        valkey.stop()

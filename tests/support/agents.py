@@ -72,12 +72,14 @@ class Agent:
         return self
 
     async def join(self, resume_from_seq: int = 0, no_events: bool = False,
-                   token: str | None = None, batched: bool = False) -> ppb.Joined:
+                   token: str | None = None, batched: bool = False,
+                   handout: int = 0) -> ppb.Joined:
         if self.call is None:
             self.open()
         await self.call.write(ppb.AgentMessage(join=ppb.Join(
             match_id=self.match_id, seat_token=self.token if token is None else token,
-            resume_from_seq=resume_from_seq, no_events=no_events, batched=batched)))
+            resume_from_seq=resume_from_seq, no_events=no_events, batched=batched,
+            handout=handout)))
         msg = await self.expect("joined")
         return msg.joined
 

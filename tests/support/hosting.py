@@ -51,13 +51,19 @@ def pack(files: Mapping[str, str | bytes]) -> bytes:
 async def store_version(redis_url: str, agent_id: str, files: Mapping[str, str | bytes],
                         entry: str) -> VersionRecord:
     """Store ``files`` as a version of the agent and make it the active one."""
+    return await store_archive(redis_url, agent_id, pack(files), entry,
+                               sum(len(c) for c in files.values()), len(files))
+
+
+async def store_archive(redis_url: str, agent_id: str, archive: bytes, entry: str,
+                        unpacked: int, files: int) -> VersionRecord:
+    """Store ``archive`` as it is (no check: a test may store one no runner can
+    unpack) as a version of the agent, and make it the active one."""
     import hashlib
 
-    archive = pack(files)
     digest = hashlib.sha256(archive).hexdigest()
     record = VersionRecord(agent_id, version_id(digest, entry, ""), digest, entry, "", "",
-                           len(archive), sum(len(c) for c in files.values()), len(files),
-                           int(time.time() * 1000))
+                           len(archive), unpacked, files, int(time.time() * 1000))
     store = Store(redis_url, Holder("tests", "", 2000))
     await store.connect()
     try:

@@ -20,6 +20,20 @@ ROOT = Path(__file__).resolve().parents[2]
 ENTRY = "import sys; from twistarena.clients.cli import main; sys.exit(main())"
 
 
+def read_until(proc: subprocess.Popen[str], marker: str, seen: str = "",
+               timeout: float = 120.0) -> str:
+    """``seen`` and the lines ``proc`` prints until one holds ``marker`` (it must not
+    exit first, nor take longer than ``timeout``: start-up on a busy 2-core machine)."""
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout
+    while marker not in seen:
+        line = proc.stdout.readline()
+        assert line, f"exited before printing {marker!r}: {seen}"
+        seen += line
+        assert time.monotonic() < deadline, seen
+    return seen
+
+
 def json_records(text: str) -> list[dict[str, Any]]:
     """The JSON log records (one per line) in a server's output."""
     out = []

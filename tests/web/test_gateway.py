@@ -20,7 +20,7 @@ from twistarena.clients.web.feeds import MatchFeed, Viewer, encode
 from twistarena.v1 import play_pb2 as ppb
 
 from tests.support.agents import run
-from tests.support.process import ServeProcess
+from tests.support.process import ServeProcess, read_until
 from tests.support.server import InProcessServer
 
 
@@ -191,14 +191,7 @@ def test_demo_web_keeps_the_server_and_the_site_up_until_interrupted() -> None:
                              "--web-port", "0", "--game", "twisted"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        assert proc.stdout is not None
-        seen = ""
-        deadline = time.monotonic() + 120
-        while "stay up" not in seen:
-            line = proc.stdout.readline()
-            assert line, f"demo exited early: {seen}"
-            seen += line
-            assert time.monotonic() < deadline, seen
+        seen = read_until(proc, "stay up")
         url = re.search(r"(http://127\.0\.0\.1:\d+/) stay up", seen)
         assert url, seen
         lobby = get(f"{url.group(1)}api/matches?game=twisted")
@@ -209,3 +202,35 @@ def test_demo_web_keeps_the_server_and_the_site_up_until_interrupted() -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_the_nodes_page_and_the_metrics_say_which_node_drives_a_tournament(
+        server: InProcessServer, web: str) -> None:
+    from prometheus_client import REGISTRY
+    from twistarena.clients.sdk.tournaments import TournamentClient
+
+    from tests.support.waiting import wait_until
+
+    client = TournamentClient(server.target)
+    created = run(client.create("twisted", ["random", "random#2"], players=2,
+                                games_per_pairing=500, parallel=1))
+    tid = created.tournament_id
+
+    async def driven() -> Any:
+        leases = get(f"{web}/api/nodes")["leases"]
+        return [entry for entry in leases if entry["id"] == tid and entry["driver"]]
+
+    try:
+        [entry] = run(wait_until(driven, "the nodes page names the tournament's driver"))
+        assert entry["kind"] == "tournament"
+        assert (run(client.get(tid)).driver) == entry["driver"]
+        assert REGISTRY.get_sample_value(
+            "twistarena_lease_held", {"kind": "tournament", "id": tid}) == 1
+    finally:
+        run(client.cancel(tid, "test over"))
+
+    async def released() -> bool:
+        return REGISTRY.get_sample_value(
+            "twistarena_lease_held", {"kind": "tournament", "id": tid}) is None
+
+    run(wait_until(released, "the metric forgets the tournament once it is over"))

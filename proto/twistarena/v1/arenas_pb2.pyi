@@ -21,7 +21,7 @@ ARENA_STATUS_RUNNING: ArenaStatus
 ARENA_STATUS_PAUSED: ArenaStatus
 
 class Arena(_message.Message):
-    __slots__ = ("arena_id", "game_id", "num_players", "house_bots", "matches_per_minute", "max_concurrent_per_agent", "status", "matches_played", "players", "enrolled", "created_at")
+    __slots__ = ("arena_id", "game_id", "num_players", "house_bots", "matches_per_minute", "max_concurrent_per_agent", "status", "matches_played", "players", "enrolled", "created_at", "driver")
     ARENA_ID_FIELD_NUMBER: _ClassVar[int]
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     NUM_PLAYERS_FIELD_NUMBER: _ClassVar[int]
@@ -33,6 +33,7 @@ class Arena(_message.Message):
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
     ENROLLED_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    DRIVER_FIELD_NUMBER: _ClassVar[int]
     arena_id: str
     game_id: str
     num_players: int
@@ -44,7 +45,8 @@ class Arena(_message.Message):
     players: int
     enrolled: int
     created_at: _timestamp_pb2.Timestamp
-    def __init__(self, arena_id: _Optional[str] = ..., game_id: _Optional[str] = ..., num_players: _Optional[int] = ..., house_bots: _Optional[_Iterable[str]] = ..., matches_per_minute: _Optional[int] = ..., max_concurrent_per_agent: _Optional[int] = ..., status: _Optional[_Union[ArenaStatus, str]] = ..., matches_played: _Optional[int] = ..., players: _Optional[int] = ..., enrolled: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    driver: str
+    def __init__(self, arena_id: _Optional[str] = ..., game_id: _Optional[str] = ..., num_players: _Optional[int] = ..., house_bots: _Optional[_Iterable[str]] = ..., matches_per_minute: _Optional[int] = ..., max_concurrent_per_agent: _Optional[int] = ..., status: _Optional[_Union[ArenaStatus, str]] = ..., matches_played: _Optional[int] = ..., players: _Optional[int] = ..., enrolled: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., driver: _Optional[str] = ...) -> None: ...
 
 class CreateArenaRequest(_message.Message):
     __slots__ = ("game_id", "num_players", "house_bots", "matches_per_minute", "max_concurrent_per_agent")

@@ -28,47 +28,47 @@ from twistarena.v1 import match_pb2 as twistarena_dot_v1_dot_match__pb2
 from twistarena.v1 import observations_pb2 as twistarena_dot_v1_dot_observations__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18twistarena/v1/play.proto\x12\rtwistarena.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19twistarena/v1/match.proto\x1a twistarena/v1/observations.proto\"c\n\x0c\x41gentMessage\x12#\n\x04join\x18\x01 \x01(\x0b\x32\x13.twistarena.v1.JoinH\x00\x12\'\n\x06\x61nswer\x18\x02 \x01(\x0b\x32\x15.twistarena.v1.AnswerH\x00\x42\x05\n\x03msg\"|\n\x04Join\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nseat_token\x18\x02 \x01(\t\x12\x17\n\x0fresume_from_seq\x18\x03 \x01(\x04\x12\x11\n\tno_events\x18\x04 \x01(\x08\x12\x0f\n\x07\x62\x61tched\x18\x05 \x01(\x08\x12\x11\n\tkeep_open\x18\x06 \x01(\x08\"B\n\x06\x41nswer\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\x04\x12\x11\n\taction_id\x18\x02 \x01(\x05\x12\x10\n\x08\x66\x61llback\x18\x03 \x01(\x08\"\x86\x03\n\rServerMessage\x12\'\n\x06joined\x18\x01 \x01(\x0b\x32\x15.twistarena.v1.JoinedH\x00\x12\x32\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0b\x32\x1e.twistarena.v1.DecisionRequestH\x00\x12\x31\n\x08\x61\x63\x63\x65pted\x18\x03 \x01(\x0b\x32\x1d.twistarena.v1.AnswerAcceptedH\x00\x12\x31\n\x08rejected\x18\x04 \x01(\x0b\x32\x1d.twistarena.v1.AnswerRejectedH\x00\x12%\n\x05\x65vent\x18\x05 \x01(\x0b\x32\x14.twistarena.v1.EventH\x00\x12.\n\nmatch_over\x18\x06 \x01(\x0b\x32\x18.twistarena.v1.MatchOverH\x00\x12)\n\x07rewound\x18\x07 \x01(\x0b\x32\x16.twistarena.v1.RewoundH\x00\x12)\n\x05\x62\x61tch\x18\x08 \x01(\x0b\x32\x18.twistarena.v1.SeatBatchH\x00\x42\x05\n\x03msg\"b\n\tSeatBatch\x12/\n\x08\x61\x63\x63\x65pted\x18\x01 \x01(\x0b\x32\x1d.twistarena.v1.AnswerAccepted\x12$\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x14.twistarena.v1.Event\"P\n\x07Rewound\x12\x0e\n\x06to_seq\x18\x01 \x01(\x04\x12\x0f\n\x07\x61\x63tions\x18\x02 \x01(\x04\x12\x14\n\x0clost_actions\x18\x03 \x01(\x04\x12\x0e\n\x06reason\x18\x04 \x01(\t\"\xaf\x01\n\x06Joined\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x0f\n\x07game_id\x18\x03 \x01(\t\x12\x13\n\x0bnum_players\x18\x04 \x01(\r\x12-\n\x0cgame_options\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x30\n\x0ctime_control\x18\x06 \x01(\x0b\x32\x1a.twistarena.v1.TimeControl\"R\n\x0bLegalAction\x12\n\n\x02id\x18\x01 \x01(\x05\x12\r\n\x05label\x18\x02 \x01(\t\x12(\n\x07payload\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\"\xc5\x02\n\x0f\x44\x65\x63isionRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x02 \x01(\x04\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12/\n\x0bobservation\x18\x04 \x01(\x0b\x32\x1a.twistarena.v1.Observation\x12\x31\n\rlegal_actions\x18\x05 \x03(\x0b\x32\x1a.twistarena.v1.LegalAction\x12,\n\x08\x64\x65\x61\x64line\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0ctime_left_ms\x18\x07 \x01(\r\x12/\n\x08\x61\x63\x63\x65pted\x18\x08 \x01(\x0b\x32\x1d.twistarena.v1.AnswerAccepted\x12$\n\x06\x65vents\x18\t \x03(\x0b\x32\x14.twistarena.v1.Event\"8\n\x0e\x41nswerAccepted\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\x04\x12\x11\n\taction_id\x18\x02 \x01(\x05\"\x88\x01\n\x0e\x41nswerRejected\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\x04\x12\x11\n\taction_id\x18\x02 \x01(\x05\x12*\n\x06reason\x18\x03 \x01(\x0e\x32\x1a.twistarena.v1.ErrorReason\x12\x0f\n\x07message\x18\x04 \x01(\t\x12\x11\n\tmay_retry\x18\x05 \x01(\x08\"7\n\tMatchOver\x12*\n\x06result\x18\x01 \x01(\x0b\x32\x1a.twistarena.v1.MatchResult\"C\n\x0cWatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x10\n\x08\x66rom_seq\x18\x02 \x01(\x04\x12\x0f\n\x07\x62\x61tched\x18\x03 \x01(\x08\"[\n\nWatchBatch\x12$\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x14.twistarena.v1.Event\x12\'\n\x04view\x18\x02 \x01(\x0b\x32\x19.twistarena.v1.PublicView\"\xee\x01\n\x0cWatchMessage\x12)\n\x04view\x18\x01 \x01(\x0b\x32\x19.twistarena.v1.PublicViewH\x00\x12%\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x14.twistarena.v1.EventH\x00\x12.\n\nmatch_over\x18\x03 \x01(\x0b\x32\x18.twistarena.v1.MatchOverH\x00\x12)\n\x07rewound\x18\x04 \x01(\x0b\x32\x16.twistarena.v1.RewoundH\x00\x12*\n\x05\x62\x61tch\x18\x05 \x01(\x0b\x32\x19.twistarena.v1.WatchBatchH\x00\x42\x05\n\x03msg*\x87\x03\n\x0b\x45rrorReason\x12\x1c\n\x18\x45RROR_REASON_UNSPECIFIED\x10\x00\x12\x12\n\x0eSTALE_DECISION\x10\x01\x12\x14\n\x10\x44UPLICATE_ANSWER\x10\x02\x12\x0f\n\x0bLATE_ANSWER\x10\x03\x12\x12\n\x0eILLEGAL_ACTION\x10\x04\x12\x14\n\x10UNKNOWN_DECISION\x10\x05\x12\r\n\tBAD_TOKEN\x10\n\x12\x11\n\rUNKNOWN_MATCH\x10\x0b\x12\x15\n\x11MALFORMED_MESSAGE\x10\x0c\x12\x0e\n\nMATCH_OVER\x10\r\x12\x0e\n\nTAKEN_OVER\x10\x0e\x12\x14\n\x10TOO_MANY_STREAMS\x10\x0f\x12\x10\n\x0cJOIN_TIMEOUT\x10\x10\x12\r\n\tNOT_OWNER\x10\x11\x12\x13\n\x0fINVALID_OPTIONS\x10\x12\x12\x1b\n\x17PERMISSION_DENIED_ADMIN\x10\x13\x12\x0c\n\x08\x44RAINING\x10\x14\x12\x12\n\x0eINTERNAL_ERROR\x10\x15\x12\x11\n\rREPLAY_CLOSED\x10\x1e\x32M\n\x04Play\x12\x45\n\x04Play\x12\x1b.twistarena.v1.AgentMessage\x1a\x1c.twistarena.v1.ServerMessage(\x01\x30\x01\x32L\n\x05Watch\x12\x43\n\x05Watch\x12\x1b.twistarena.v1.WatchRequest\x1a\x1b.twistarena.v1.WatchMessage0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18twistarena/v1/play.proto\x12\rtwistarena.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19twistarena/v1/match.proto\x1a twistarena/v1/observations.proto\"c\n\x0c\x41gentMessage\x12#\n\x04join\x18\x01 \x01(\x0b\x32\x13.twistarena.v1.JoinH\x00\x12\'\n\x06\x61nswer\x18\x02 \x01(\x0b\x32\x15.twistarena.v1.AnswerH\x00\x42\x05\n\x03msg\"\x8d\x01\n\x04Join\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nseat_token\x18\x02 \x01(\t\x12\x17\n\x0fresume_from_seq\x18\x03 \x01(\x04\x12\x11\n\tno_events\x18\x04 \x01(\x08\x12\x0f\n\x07\x62\x61tched\x18\x05 \x01(\x08\x12\x11\n\tkeep_open\x18\x06 \x01(\x08\x12\x0f\n\x07handout\x18\x07 \x01(\r\"B\n\x06\x41nswer\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\x04\x12\x11\n\taction_id\x18\x02 \x01(\x05\x12\x10\n\x08\x66\x61llback\x18\x03 \x01(\x08\"\x86\x03\n\rServerMessage\x12\'\n\x06joined\x18\x01 \x01(\x0b\x32\x15.twistarena.v1.JoinedH\x00\x12\x32\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0b\x32\x1e.twistarena.v1.DecisionRequestH\x00\x12\x31\n\x08\x61\x63\x63\x65pted\x18\x03 \x01(\x0b\x32\x1d.twistarena.v1.AnswerAcceptedH\x00\x12\x31\n\x08rejected\x18\x04 \x01(\x0b\x32\x1d.twistarena.v1.AnswerRejectedH\x00\x12%\n\x05\x65vent\x18\x05 \x01(\x0b\x32\x14.twistarena.v1.EventH\x00\x12.\n\nmatch_over\x18\x06 \x01(\x0b\x32\x18.twistarena.v1.MatchOverH\x00\x12)\n\x07rewound\x18\x07 \x01(\x0b\x32\x16.twistarena.v1.RewoundH\x00\x12)\n\x05\x62\x61tch\x18\x08 \x01(\x0b\x32\x18.twistarena.v1.SeatBatchH\x00\x42\x05\n\x03msg\"b\n\tSeatBatch\x12/\n\x08\x61\x63\x63\x65pted\x18\x01 \x01(\x0b\x32\x1d.twistarena.v1.AnswerAccepted\x12$\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x14.twistarena.v1.Event\"P\n\x07Rewound\x12\x0e\n\x06to_seq\x18\x01 \x01(\x04\x12\x0f\n\x07\x61\x63tions\x18\x02 \x01(\x04\x12\x14\n\x0clost_actions\x18\x03 \x01(\x04\x12\x0e\n\x06reason\x18\x04 \x01(\t\"\xaf\x01\n\x06Joined\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x0f\n\x07game_id\x18\x03 \x01(\t\x12\x13\n\x0bnum_players\x18\x04 \x01(\r\x12-\n\x0cgame_options\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x30\n\x0ctime_control\x18\x06 \x01(\x0b\x32\x1a.twistarena.v1.TimeControl\"R\n\x0bLegalAction\x12\n\n\x02id\x18\x01 \x01(\x05\x12\r\n\x05label\x18\x02 \x01(\t\x12(\n\x07payload\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\"\xc5\x02\n\x0f\x44\x65\x63isionRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x02 \x01(\x04\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12/\n\x0bobservation\x18\x04 \x01(\x0b\x32\x1a.twistarena.v1.Observation\x12\x31\n\rlegal_actions\x18\x05 \x03(\x0b\x32\x1a.twistarena.v1.LegalAction\x12,\n\x08\x64\x65\x61\x64line\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0ctime_left_ms\x18\x07 \x01(\r\x12/\n\x08\x61\x63\x63\x65pted\x18\x08 \x01(\x0b\x32\x1d.twistarena.v1.AnswerAccepted\x12$\n\x06\x65vents\x18\t \x03(\x0b\x32\x14.twistarena.v1.Event\"8\n\x0e\x41nswerAccepted\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\x04\x12\x11\n\taction_id\x18\x02 \x01(\x05\"\x88\x01\n\x0e\x41nswerRejected\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\x04\x12\x11\n\taction_id\x18\x02 \x01(\x05\x12*\n\x06reason\x18\x03 \x01(\x0e\x32\x1a.twistarena.v1.ErrorReason\x12\x0f\n\x07message\x18\x04 \x01(\t\x12\x11\n\tmay_retry\x18\x05 \x01(\x08\"7\n\tMatchOver\x12*\n\x06result\x18\x01 \x01(\x0b\x32\x1a.twistarena.v1.MatchResult\"C\n\x0cWatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x10\n\x08\x66rom_seq\x18\x02 \x01(\x04\x12\x0f\n\x07\x62\x61tched\x18\x03 \x01(\x08\"[\n\nWatchBatch\x12$\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x14.twistarena.v1.Event\x12\'\n\x04view\x18\x02 \x01(\x0b\x32\x19.twistarena.v1.PublicView\"\xee\x01\n\x0cWatchMessage\x12)\n\x04view\x18\x01 \x01(\x0b\x32\x19.twistarena.v1.PublicViewH\x00\x12%\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x14.twistarena.v1.EventH\x00\x12.\n\nmatch_over\x18\x03 \x01(\x0b\x32\x18.twistarena.v1.MatchOverH\x00\x12)\n\x07rewound\x18\x04 \x01(\x0b\x32\x16.twistarena.v1.RewoundH\x00\x12*\n\x05\x62\x61tch\x18\x05 \x01(\x0b\x32\x19.twistarena.v1.WatchBatchH\x00\x42\x05\n\x03msg*\x87\x03\n\x0b\x45rrorReason\x12\x1c\n\x18\x45RROR_REASON_UNSPECIFIED\x10\x00\x12\x12\n\x0eSTALE_DECISION\x10\x01\x12\x14\n\x10\x44UPLICATE_ANSWER\x10\x02\x12\x0f\n\x0bLATE_ANSWER\x10\x03\x12\x12\n\x0eILLEGAL_ACTION\x10\x04\x12\x14\n\x10UNKNOWN_DECISION\x10\x05\x12\r\n\tBAD_TOKEN\x10\n\x12\x11\n\rUNKNOWN_MATCH\x10\x0b\x12\x15\n\x11MALFORMED_MESSAGE\x10\x0c\x12\x0e\n\nMATCH_OVER\x10\r\x12\x0e\n\nTAKEN_OVER\x10\x0e\x12\x14\n\x10TOO_MANY_STREAMS\x10\x0f\x12\x10\n\x0cJOIN_TIMEOUT\x10\x10\x12\r\n\tNOT_OWNER\x10\x11\x12\x13\n\x0fINVALID_OPTIONS\x10\x12\x12\x1b\n\x17PERMISSION_DENIED_ADMIN\x10\x13\x12\x0c\n\x08\x44RAINING\x10\x14\x12\x12\n\x0eINTERNAL_ERROR\x10\x15\x12\x11\n\rREPLAY_CLOSED\x10\x1e\x32M\n\x04Play\x12\x45\n\x04Play\x12\x1b.twistarena.v1.AgentMessage\x1a\x1c.twistarena.v1.ServerMessage(\x01\x30\x01\x32L\n\x05Watch\x12\x43\n\x05Watch\x12\x1b.twistarena.v1.WatchRequest\x1a\x1b.twistarena.v1.WatchMessage0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'twistarena.v1.play_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ERRORREASON']._serialized_start=2285
-  _globals['_ERRORREASON']._serialized_end=2676
+  _globals['_ERRORREASON']._serialized_start=2303
+  _globals['_ERRORREASON']._serialized_end=2694
   _globals['_AGENTMESSAGE']._serialized_start=167
   _globals['_AGENTMESSAGE']._serialized_end=266
-  _globals['_JOIN']._serialized_start=268
-  _globals['_JOIN']._serialized_end=392
-  _globals['_ANSWER']._serialized_start=394
-  _globals['_ANSWER']._serialized_end=460
-  _globals['_SERVERMESSAGE']._serialized_start=463
-  _globals['_SERVERMESSAGE']._serialized_end=853
-  _globals['_SEATBATCH']._serialized_start=855
-  _globals['_SEATBATCH']._serialized_end=953
-  _globals['_REWOUND']._serialized_start=955
-  _globals['_REWOUND']._serialized_end=1035
-  _globals['_JOINED']._serialized_start=1038
-  _globals['_JOINED']._serialized_end=1213
-  _globals['_LEGALACTION']._serialized_start=1215
-  _globals['_LEGALACTION']._serialized_end=1297
-  _globals['_DECISIONREQUEST']._serialized_start=1300
-  _globals['_DECISIONREQUEST']._serialized_end=1625
-  _globals['_ANSWERACCEPTED']._serialized_start=1627
-  _globals['_ANSWERACCEPTED']._serialized_end=1683
-  _globals['_ANSWERREJECTED']._serialized_start=1686
-  _globals['_ANSWERREJECTED']._serialized_end=1822
-  _globals['_MATCHOVER']._serialized_start=1824
-  _globals['_MATCHOVER']._serialized_end=1879
-  _globals['_WATCHREQUEST']._serialized_start=1881
-  _globals['_WATCHREQUEST']._serialized_end=1948
-  _globals['_WATCHBATCH']._serialized_start=1950
-  _globals['_WATCHBATCH']._serialized_end=2041
-  _globals['_WATCHMESSAGE']._serialized_start=2044
-  _globals['_WATCHMESSAGE']._serialized_end=2282
-  _globals['_PLAY']._serialized_start=2678
-  _globals['_PLAY']._serialized_end=2755
-  _globals['_WATCH']._serialized_start=2757
-  _globals['_WATCH']._serialized_end=2833
+  _globals['_JOIN']._serialized_start=269
+  _globals['_JOIN']._serialized_end=410
+  _globals['_ANSWER']._serialized_start=412
+  _globals['_ANSWER']._serialized_end=478
+  _globals['_SERVERMESSAGE']._serialized_start=481
+  _globals['_SERVERMESSAGE']._serialized_end=871
+  _globals['_SEATBATCH']._serialized_start=873
+  _globals['_SEATBATCH']._serialized_end=971
+  _globals['_REWOUND']._serialized_start=973
+  _globals['_REWOUND']._serialized_end=1053
+  _globals['_JOINED']._serialized_start=1056
+  _globals['_JOINED']._serialized_end=1231
+  _globals['_LEGALACTION']._serialized_start=1233
+  _globals['_LEGALACTION']._serialized_end=1315
+  _globals['_DECISIONREQUEST']._serialized_start=1318
+  _globals['_DECISIONREQUEST']._serialized_end=1643
+  _globals['_ANSWERACCEPTED']._serialized_start=1645
+  _globals['_ANSWERACCEPTED']._serialized_end=1701
+  _globals['_ANSWERREJECTED']._serialized_start=1704
+  _globals['_ANSWERREJECTED']._serialized_end=1840
+  _globals['_MATCHOVER']._serialized_start=1842
+  _globals['_MATCHOVER']._serialized_end=1897
+  _globals['_WATCHREQUEST']._serialized_start=1899
+  _globals['_WATCHREQUEST']._serialized_end=1966
+  _globals['_WATCHBATCH']._serialized_start=1968
+  _globals['_WATCHBATCH']._serialized_end=2059
+  _globals['_WATCHMESSAGE']._serialized_start=2062
+  _globals['_WATCHMESSAGE']._serialized_end=2300
+  _globals['_PLAY']._serialized_start=2696
+  _globals['_PLAY']._serialized_end=2773
+  _globals['_WATCH']._serialized_start=2775
+  _globals['_WATCH']._serialized_end=2851
 # @@protoc_insertion_point(module_scope)

@@ -63,20 +63,22 @@ class AgentMessage(_message.Message):
     def __init__(self, join: _Optional[_Union[Join, _Mapping]] = ..., answer: _Optional[_Union[Answer, _Mapping]] = ...) -> None: ...
 
 class Join(_message.Message):
-    __slots__ = ("match_id", "seat_token", "resume_from_seq", "no_events", "batched", "keep_open")
+    __slots__ = ("match_id", "seat_token", "resume_from_seq", "no_events", "batched", "keep_open", "handout")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_TOKEN_FIELD_NUMBER: _ClassVar[int]
     RESUME_FROM_SEQ_FIELD_NUMBER: _ClassVar[int]
     NO_EVENTS_FIELD_NUMBER: _ClassVar[int]
     BATCHED_FIELD_NUMBER: _ClassVar[int]
     KEEP_OPEN_FIELD_NUMBER: _ClassVar[int]
+    HANDOUT_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     seat_token: str
     resume_from_seq: int
     no_events: bool
     batched: bool
     keep_open: bool
-    def __init__(self, match_id: _Optional[str] = ..., seat_token: _Optional[str] = ..., resume_from_seq: _Optional[int] = ..., no_events: _Optional[bool] = ..., batched: _Optional[bool] = ..., keep_open: _Optional[bool] = ...) -> None: ...
+    handout: int
+    def __init__(self, match_id: _Optional[str] = ..., seat_token: _Optional[str] = ..., resume_from_seq: _Optional[int] = ..., no_events: _Optional[bool] = ..., batched: _Optional[bool] = ..., keep_open: _Optional[bool] = ..., handout: _Optional[int] = ...) -> None: ...
 
 class Answer(_message.Message):
     __slots__ = ("decision_id", "action_id", "fallback")

@@ -27,17 +27,17 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from twistarena.v1 import match_pb2 as twistarena_dot_v1_dot_match__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ftwistarena/v1/tournaments.proto\x12\rtwistarena.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19twistarena/v1/match.proto\"\xcc\x02\n\x0eTournamentSpec\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x13\n\x0bnum_players\x18\x02 \x01(\r\x12/\n\x06\x66ormat\x18\x03 \x01(\x0e\x32\x1f.twistarena.v1.TournamentFormat\x12\x0e\n\x06rounds\x18\x04 \x01(\r\x12\x19\n\x11games_per_pairing\x18\x05 \x01(\r\x12\x17\n\x0f\x64uplicate_deals\x18\x06 \x01(\x08\x12\x10\n\x08\x65ntrants\x18\x07 \x03(\t\x12\x11\n\x04seed\x18\x08 \x01(\x04H\x00\x88\x01\x01\x12\x30\n\x0ctime_control\x18\t \x01(\x0b\x32\x1a.twistarena.v1.TimeControl\x12-\n\x0cgame_options\x18\n \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x10\n\x08parallel\x18\x0b \x01(\rB\x07\n\x05_seed\"\x8b\x01\n\x0eTournamentGame\x12\r\n\x05round\x18\x01 \x01(\r\x12\r\n\x05table\x18\x02 \x01(\r\x12\x0c\n\x04\x64\x65\x61l\x18\x03 \x01(\r\x12\x0c\n\x04seed\x18\x04 \x01(\x04\x12\r\n\x05seats\x18\x05 \x03(\t\x12\x10\n\x08match_id\x18\x06 \x01(\t\x12\x0e\n\x06scores\x18\x07 \x03(\x05\x12\x0e\n\x06places\x18\x08 \x03(\x05\"\xfd\x01\n\x0bStandingRow\x12\x0f\n\x07\x65ntrant\x18\x01 \x01(\t\x12\r\n\x05games\x18\x02 \x01(\r\x12\x0c\n\x04wins\x18\x03 \x01(\x01\x12\x11\n\twin_share\x18\x04 \x01(\x01\x12\x12\n\nwin_ci_low\x18\x05 \x01(\x01\x12\x13\n\x0bwin_ci_high\x18\x06 \x01(\x01\x12\x12\n\nmean_score\x18\x07 \x01(\x01\x12\x14\n\x0cscore_ci_low\x18\x08 \x01(\x01\x12\x15\n\rscore_ci_high\x18\t \x01(\x01\x12\x12\n\nmean_place\x18\n \x01(\x01\x12\n\n\x02mu\x18\x0b \x01(\x01\x12\r\n\x05sigma\x18\x0c \x01(\x01\x12\x14\n\x0c\x63onservative\x18\r \x01(\x01\"\xc9\x02\n\nTournament\x12\x15\n\rtournament_id\x18\x01 \x01(\t\x12+\n\x04spec\x18\x02 \x01(\x0b\x32\x1d.twistarena.v1.TournamentSpec\x12/\n\x06status\x18\x03 \x01(\x0e\x32\x1f.twistarena.v1.TournamentStatus\x12\x15\n\rgames_planned\x18\x04 \x01(\r\x12\x12\n\ngames_done\x18\x05 \x01(\r\x12-\n\tstandings\x18\x06 \x03(\x0b\x32\x1a.twistarena.v1.StandingRow\x12,\n\x05games\x18\x07 \x03(\x0b\x32\x1d.twistarena.v1.TournamentGame\x12.\n\ncreated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06\x64\x65tail\x18\t \x01(\t\"F\n\x17\x43reateTournamentRequest\x12+\n\x04spec\x18\x01 \x01(\x0b\x32\x1d.twistarena.v1.TournamentSpec\"-\n\x14GetTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"+\n\x16ListTournamentsRequest\x12\x11\n\tpage_size\x18\x01 \x01(\r\"I\n\x17ListTournamentsResponse\x12.\n\x0btournaments\x18\x01 \x03(\x0b\x32\x19.twistarena.v1.Tournament\"/\n\x16WatchTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"@\n\x17\x43\x61ncelTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t*_\n\x10TournamentFormat\x12!\n\x1dTOURNAMENT_FORMAT_UNSPECIFIED\x10\x00\x12\x0f\n\x0bROUND_ROBIN\x10\x01\x12\t\n\x05SWISS\x10\x02\x12\x0c\n\x08GAUNTLET\x10\x03*\x80\x01\n\x10TournamentStatus\x12!\n\x1dTOURNAMENT_STATUS_UNSPECIFIED\x10\x00\x12\x16\n\x12TOURNAMENT_RUNNING\x10\x01\x12\x17\n\x13TOURNAMENT_FINISHED\x10\x02\x12\x18\n\x14TOURNAMENT_CANCELLED\x10\x03\x32\xc5\x03\n\x0bTournaments\x12U\n\x10\x43reateTournament\x12&.twistarena.v1.CreateTournamentRequest\x1a\x19.twistarena.v1.Tournament\x12O\n\rGetTournament\x12#.twistarena.v1.GetTournamentRequest\x1a\x19.twistarena.v1.Tournament\x12`\n\x0fListTournaments\x12%.twistarena.v1.ListTournamentsRequest\x1a&.twistarena.v1.ListTournamentsResponse\x12U\n\x0fWatchTournament\x12%.twistarena.v1.WatchTournamentRequest\x1a\x19.twistarena.v1.Tournament0\x01\x12U\n\x10\x43\x61ncelTournament\x12&.twistarena.v1.CancelTournamentRequest\x1a\x19.twistarena.v1.Tournamentb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ftwistarena/v1/tournaments.proto\x12\rtwistarena.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19twistarena/v1/match.proto\"\xcc\x02\n\x0eTournamentSpec\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x13\n\x0bnum_players\x18\x02 \x01(\r\x12/\n\x06\x66ormat\x18\x03 \x01(\x0e\x32\x1f.twistarena.v1.TournamentFormat\x12\x0e\n\x06rounds\x18\x04 \x01(\r\x12\x19\n\x11games_per_pairing\x18\x05 \x01(\r\x12\x17\n\x0f\x64uplicate_deals\x18\x06 \x01(\x08\x12\x10\n\x08\x65ntrants\x18\x07 \x03(\t\x12\x11\n\x04seed\x18\x08 \x01(\x04H\x00\x88\x01\x01\x12\x30\n\x0ctime_control\x18\t \x01(\x0b\x32\x1a.twistarena.v1.TimeControl\x12-\n\x0cgame_options\x18\n \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x10\n\x08parallel\x18\x0b \x01(\rB\x07\n\x05_seed\"\x8b\x01\n\x0eTournamentGame\x12\r\n\x05round\x18\x01 \x01(\r\x12\r\n\x05table\x18\x02 \x01(\r\x12\x0c\n\x04\x64\x65\x61l\x18\x03 \x01(\r\x12\x0c\n\x04seed\x18\x04 \x01(\x04\x12\r\n\x05seats\x18\x05 \x03(\t\x12\x10\n\x08match_id\x18\x06 \x01(\t\x12\x0e\n\x06scores\x18\x07 \x03(\x05\x12\x0e\n\x06places\x18\x08 \x03(\x05\"\xfd\x01\n\x0bStandingRow\x12\x0f\n\x07\x65ntrant\x18\x01 \x01(\t\x12\r\n\x05games\x18\x02 \x01(\r\x12\x0c\n\x04wins\x18\x03 \x01(\x01\x12\x11\n\twin_share\x18\x04 \x01(\x01\x12\x12\n\nwin_ci_low\x18\x05 \x01(\x01\x12\x13\n\x0bwin_ci_high\x18\x06 \x01(\x01\x12\x12\n\nmean_score\x18\x07 \x01(\x01\x12\x14\n\x0cscore_ci_low\x18\x08 \x01(\x01\x12\x15\n\rscore_ci_high\x18\t \x01(\x01\x12\x12\n\nmean_place\x18\n \x01(\x01\x12\n\n\x02mu\x18\x0b \x01(\x01\x12\r\n\x05sigma\x18\x0c \x01(\x01\x12\x14\n\x0c\x63onservative\x18\r \x01(\x01\"\xd9\x02\n\nTournament\x12\x15\n\rtournament_id\x18\x01 \x01(\t\x12+\n\x04spec\x18\x02 \x01(\x0b\x32\x1d.twistarena.v1.TournamentSpec\x12/\n\x06status\x18\x03 \x01(\x0e\x32\x1f.twistarena.v1.TournamentStatus\x12\x15\n\rgames_planned\x18\x04 \x01(\r\x12\x12\n\ngames_done\x18\x05 \x01(\r\x12-\n\tstandings\x18\x06 \x03(\x0b\x32\x1a.twistarena.v1.StandingRow\x12,\n\x05games\x18\x07 \x03(\x0b\x32\x1d.twistarena.v1.TournamentGame\x12.\n\ncreated_at\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06\x64\x65tail\x18\t \x01(\t\x12\x0e\n\x06\x64river\x18\n \x01(\t\"F\n\x17\x43reateTournamentRequest\x12+\n\x04spec\x18\x01 \x01(\x0b\x32\x1d.twistarena.v1.TournamentSpec\"-\n\x14GetTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"+\n\x16ListTournamentsRequest\x12\x11\n\tpage_size\x18\x01 \x01(\r\"I\n\x17ListTournamentsResponse\x12.\n\x0btournaments\x18\x01 \x03(\x0b\x32\x19.twistarena.v1.Tournament\"/\n\x16WatchTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"@\n\x17\x43\x61ncelTournamentRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t*_\n\x10TournamentFormat\x12!\n\x1dTOURNAMENT_FORMAT_UNSPECIFIED\x10\x00\x12\x0f\n\x0bROUND_ROBIN\x10\x01\x12\t\n\x05SWISS\x10\x02\x12\x0c\n\x08GAUNTLET\x10\x03*\x80\x01\n\x10TournamentStatus\x12!\n\x1dTOURNAMENT_STATUS_UNSPECIFIED\x10\x00\x12\x16\n\x12TOURNAMENT_RUNNING\x10\x01\x12\x17\n\x13TOURNAMENT_FINISHED\x10\x02\x12\x18\n\x14TOURNAMENT_CANCELLED\x10\x03\x32\xc5\x03\n\x0bTournaments\x12U\n\x10\x43reateTournament\x12&.twistarena.v1.CreateTournamentRequest\x1a\x19.twistarena.v1.Tournament\x12O\n\rGetTournament\x12#.twistarena.v1.GetTournamentRequest\x1a\x19.twistarena.v1.Tournament\x12`\n\x0fListTournaments\x12%.twistarena.v1.ListTournamentsRequest\x1a&.twistarena.v1.ListTournamentsResponse\x12U\n\x0fWatchTournament\x12%.twistarena.v1.WatchTournamentRequest\x1a\x19.twistarena.v1.Tournament0\x01\x12U\n\x10\x43\x61ncelTournament\x12&.twistarena.v1.CancelTournamentRequest\x1a\x19.twistarena.v1.Tournamentb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'twistarena.v1.tournaments_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_TOURNAMENTFORMAT']._serialized_start=1559
-  _globals['_TOURNAMENTFORMAT']._serialized_end=1654
-  _globals['_TOURNAMENTSTATUS']._serialized_start=1657
-  _globals['_TOURNAMENTSTATUS']._serialized_end=1785
+  _globals['_TOURNAMENTFORMAT']._serialized_start=1575
+  _globals['_TOURNAMENTFORMAT']._serialized_end=1670
+  _globals['_TOURNAMENTSTATUS']._serialized_start=1673
+  _globals['_TOURNAMENTSTATUS']._serialized_end=1801
   _globals['_TOURNAMENTSPEC']._serialized_start=141
   _globals['_TOURNAMENTSPEC']._serialized_end=473
   _globals['_TOURNAMENTGAME']._serialized_start=476
@@ -45,19 +45,19 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_STANDINGROW']._serialized_start=618
   _globals['_STANDINGROW']._serialized_end=871
   _globals['_TOURNAMENT']._serialized_start=874
-  _globals['_TOURNAMENT']._serialized_end=1203
-  _globals['_CREATETOURNAMENTREQUEST']._serialized_start=1205
-  _globals['_CREATETOURNAMENTREQUEST']._serialized_end=1275
-  _globals['_GETTOURNAMENTREQUEST']._serialized_start=1277
-  _globals['_GETTOURNAMENTREQUEST']._serialized_end=1322
-  _globals['_LISTTOURNAMENTSREQUEST']._serialized_start=1324
-  _globals['_LISTTOURNAMENTSREQUEST']._serialized_end=1367
-  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_start=1369
-  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_end=1442
-  _globals['_WATCHTOURNAMENTREQUEST']._serialized_start=1444
-  _globals['_WATCHTOURNAMENTREQUEST']._serialized_end=1491
-  _globals['_CANCELTOURNAMENTREQUEST']._serialized_start=1493
-  _globals['_CANCELTOURNAMENTREQUEST']._serialized_end=1557
-  _globals['_TOURNAMENTS']._serialized_start=1788
-  _globals['_TOURNAMENTS']._serialized_end=2241
+  _globals['_TOURNAMENT']._serialized_end=1219
+  _globals['_CREATETOURNAMENTREQUEST']._serialized_start=1221
+  _globals['_CREATETOURNAMENTREQUEST']._serialized_end=1291
+  _globals['_GETTOURNAMENTREQUEST']._serialized_start=1293
+  _globals['_GETTOURNAMENTREQUEST']._serialized_end=1338
+  _globals['_LISTTOURNAMENTSREQUEST']._serialized_start=1340
+  _globals['_LISTTOURNAMENTSREQUEST']._serialized_end=1383
+  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_start=1385
+  _globals['_LISTTOURNAMENTSRESPONSE']._serialized_end=1458
+  _globals['_WATCHTOURNAMENTREQUEST']._serialized_start=1460
+  _globals['_WATCHTOURNAMENTREQUEST']._serialized_end=1507
+  _globals['_CANCELTOURNAMENTREQUEST']._serialized_start=1509
+  _globals['_CANCELTOURNAMENTREQUEST']._serialized_end=1573
+  _globals['_TOURNAMENTS']._serialized_start=1804
+  _globals['_TOURNAMENTS']._serialized_end=2257
 # @@protoc_insertion_point(module_scope)

@@ -111,7 +111,7 @@ class StandingRow(_message.Message):
     def __init__(self, entrant: _Optional[str] = ..., games: _Optional[int] = ..., wins: _Optional[float] = ..., win_share: _Optional[float] = ..., win_ci_low: _Optional[float] = ..., win_ci_high: _Optional[float] = ..., mean_score: _Optional[float] = ..., score_ci_low: _Optional[float] = ..., score_ci_high: _Optional[float] = ..., mean_place: _Optional[float] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., conservative: _Optional[float] = ...) -> None: ...
 
 class Tournament(_message.Message):
-    __slots__ = ("tournament_id", "spec", "status", "games_planned", "games_done", "standings", "games", "created_at", "detail")
+    __slots__ = ("tournament_id", "spec", "status", "games_planned", "games_done", "standings", "games", "created_at", "detail", "driver")
     TOURNAMENT_ID_FIELD_NUMBER: _ClassVar[int]
     SPEC_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -121,6 +121,7 @@ class Tournament(_message.Message):
     GAMES_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     DETAIL_FIELD_NUMBER: _ClassVar[int]
+    DRIVER_FIELD_NUMBER: _ClassVar[int]
     tournament_id: str
     spec: TournamentSpec
     status: TournamentStatus
@@ -130,7 +131,8 @@ class Tournament(_message.Message):
     games: _containers.RepeatedCompositeFieldContainer[TournamentGame]
     created_at: _timestamp_pb2.Timestamp
     detail: str
-    def __init__(self, tournament_id: _Optional[str] = ..., spec: _Optional[_Union[TournamentSpec, _Mapping]] = ..., status: _Optional[_Union[TournamentStatus, str]] = ..., games_planned: _Optional[int] = ..., games_done: _Optional[int] = ..., standings: _Optional[_Iterable[_Union[StandingRow, _Mapping]]] = ..., games: _Optional[_Iterable[_Union[TournamentGame, _Mapping]]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., detail: _Optional[str] = ...) -> None: ...
+    driver: str
+    def __init__(self, tournament_id: _Optional[str] = ..., spec: _Optional[_Union[TournamentSpec, _Mapping]] = ..., status: _Optional[_Union[TournamentStatus, str]] = ..., games_planned: _Optional[int] = ..., games_done: _Optional[int] = ..., standings: _Optional[_Iterable[_Union[StandingRow, _Mapping]]] = ..., games: _Optional[_Iterable[_Union[TournamentGame, _Mapping]]] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., detail: _Optional[str] = ..., driver: _Optional[str] = ...) -> None: ...
 
 class CreateTournamentRequest(_message.Message):
     __slots__ = ("spec",)

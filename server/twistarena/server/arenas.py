@@ -27,6 +27,7 @@ from twistarena.v1 import matchmaking_pb2 as kpb
 from . import auth, logs
 from .agents import Agents
 from .config import ServerConfig
+from .leased import driver
 from .rpc import api_agent, fail, is_admin, known_agent, require_admin, shown
 
 log = logs.get("twistarena.arenas")
@@ -158,6 +159,8 @@ class Arenas(agrpc.ArenasServicer):
     async def _count(self, arena: apb.Arena) -> None:
         counts = await self.store.arenas.counts(arena.arena_id)
         arena.matches_played, arena.players, arena.enrolled = counts
+        [lease] = await self.store.arenas.leases.read([arena.arena_id])
+        arena.driver = driver(lease)
 
     async def _page(self, page_size: int, page_token: str,
                     context: aio.ServicerContext[Any, Any]) -> tuple[int, int]:

@@ -12,16 +12,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import time
 from collections.abc import Awaitable, Callable, Iterable
 
 from twistarena.storage import FencedError, StoreError
-from twistarena.storage.leases import Leases
+from twistarena.storage.leases import Leases, LeaseState
 
 from . import logs, metrics
 from .hub import Hub
 from .loops import stop_loops
 
 log = logs.get("twistarena.leased")
+
+
+def driver(state: LeaseState) -> str:
+    """Who holds a lease now, "<node id> <address>", for operators ('' when nobody
+    does: released, or expired with its node)."""
+    if not state.node or state.until <= time.time() * 1000:
+        return ""
+    return f"{state.node} {state.address}".strip()
 
 
 class LeasedTasks:
@@ -56,6 +65,8 @@ class LeasedTasks:
             if token:
                 with contextlib.suppress(StoreError):
                     await self.leases.release(key, token)
+        for key in self.running:
+            self._unheld(key)
         self.running.clear()
         self.tokens.clear()
 
@@ -79,8 +90,14 @@ class LeasedTasks:
         task = asyncio.get_running_loop().create_task(self._guarded(key),
                                                       name=f"{self.kind}.{key}")
         self.running[key] = task
+        metrics.LEASES_HELD.labels(self.kind, key).set(1)
         task.add_done_callback(functools.partial(self._done, key))
         return True
+
+    def _unheld(self, key: str) -> None:
+        """The thing's lease is not this node's any more: out of the metric."""
+        with contextlib.suppress(KeyError):
+            metrics.LEASES_HELD.remove(self.kind, key)
 
     async def renew(self, key: str) -> bool:
         """Renew this node's lease on the thing; False once it is lost."""
@@ -98,6 +115,7 @@ class LeasedTasks:
     def _done(self, key: str, task: asyncio.Task[None]) -> None:
         if self.running.get(key) is task:
             del self.running[key]
+            self._unheld(key)
         if not task.cancelled() and task.exception() is not None:
             metrics.ERRORS.labels(self.kind).inc()
             log.error(f"{self.kind}_driver_failed", **{self.kind: key},

@@ -12,6 +12,10 @@ from twistarena.storage.metrics import LoopCounter as LoopCounter
 from twistarena.storage.metrics import LoopHistogram
 
 LIVE_MATCHES = Gauge("twistarena_live_matches", "Matches with a runner on this node")
+LEASES_HELD = Gauge("twistarena_lease_held",
+                    "1 for each tournament and arena whose lease this node holds (it drives "
+                    "them): which node holds which, summed over the nodes' metrics",
+                    ["kind", "id"])
 PLAY_STREAMS = Gauge("twistarena_play_streams", "Open Play streams holding a seat")
 WATCH_STREAMS = Gauge("twistarena_watch_streams", "Open Watch streams")
 MATCHES_CREATED = Counter("twistarena_matches_created_total", "Matches created")

@@ -291,8 +291,13 @@ class MatchRunner:
                 self.record.options.time_control)
         return self._joined_bytes
 
-    async def attach(self, seat_no: int, outbox: Outbox, resume_from: int) -> None:
+    async def attach(self, seat_no: int, outbox: Outbox, resume_from: int,
+                     handout: int = 0) -> None:
         """A Play stream joined ``seat_no`` (taking it over from an older stream).
+
+        ``handout`` fences seats played by runners: a stream whose hand-out is older
+        than one that already joined is closed (TAKEN_OVER) instead, so a runner that
+        lost the seat never plays it again.
 
         A seat not joined yet is noted joined only once its flag is stored, in one
         write with the seats joining a waiting match at about the same time
@@ -302,6 +307,11 @@ class MatchRunner:
         written: asyncio.Future[None] | None = None
         async with self.lock:
             seat = self.seats[seat_no]
+            if handout < seat.handout:
+                outbox.close(grpc.StatusCode.ABORTED, "TAKEN_OVER",
+                             f"seat {seat_no} was handed to another runner since")
+                return
+            seat.handout = max(seat.handout, handout)
             if not self._greet(seat, outbox, resume_from):
                 return
             opened = seat.decision_id

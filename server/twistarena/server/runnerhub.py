@@ -234,11 +234,23 @@ class RunnerHub(rgrpc.RunnersServicer):
             if item[0] == SESSION_KEY:
                 key = item[1] if isinstance(item[1], str) else item[1].decode(errors="replace")
         runner_id = await self.store.session_runner(_hash(key)) if key else None
+        if runner_id is None and key:
+            runner_id = await self._restore_session(_hash(key))
         if runner_id is None:
             await fail(context, grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED_RUNNER",
                        f"metadata {SESSION_KEY!r} must name a live runner session "
                        "(RunnerWelcome.session_key)")
         return runner_id
+
+    async def _restore_session(self, key_hash: str) -> str | None:
+        """The runner of a session the store lost but this node still serves (its
+        Connect stream is open here): stored again, so its calls go on."""
+        for session in self.sessions.values():
+            if session.key_hash == key_hash and not session.closed:
+                await self.store.open_session(key_hash, session.runner_id, SILENT_MS * 2)
+                log.warning("runner_session_restored", runner=session.runner_id)
+                return session.runner_id
+        return None
 
     async def Connect(self, request_iterator: AsyncIterator[rpb.RunnerReport],
                       context: aio.ServicerContext[Any, Any]) -> None:
@@ -272,7 +284,13 @@ class RunnerHub(rgrpc.RunnersServicer):
                     break
                 with contextlib.suppress(TimeoutError):
                     command = await asyncio.wait_for(session.outbox.get(), HEARTBEAT_MS / 1000)
-                    await context.write(command)
+                    try:
+                        await context.write(command)
+                    except Exception as exc:  # the runner went away
+                        # A runner killed or cut off ends its stream under a write: an
+                        # expected end (its seats go back below), not a failed call.
+                        why = f"its stream broke: {type(exc).__name__}"
+                        break
         finally:
             session.closed = True
             reader.cancel()
@@ -291,7 +309,8 @@ class RunnerHub(rgrpc.RunnersServicer):
             session.last_heard = time.monotonic()
             kind = report.WhichOneof("report")
             if kind == "heartbeat":
-                await self.store.renew_session(session.key_hash, SILENT_MS * 2)
+                await self.store.renew_session(session.key_hash, session.runner_id,
+                                               SILENT_MS * 2)
                 playing = [seat_key(s.match_id, s.seat) for s in report.heartbeat.playing]
                 mine = [k for k in playing if k in session.seats]
                 for lost in await self.store.renew(session.runner_id, mine, HOLD_MS):

@@ -352,7 +352,7 @@ class Play(pgrpc.PlayServicer):
         reader: asyncio.Task[Any] | None = None
         kept = False
         try:
-            await runner.attach(seat, outbox, join.resume_from_seq)
+            await runner.attach(seat, outbox, join.resume_from_seq, join.handout)
             reader = asyncio.get_running_loop().create_task(
                 self._read(context, runner, seat, outbox, join.keep_open))
             await pump(self.cluster, join.match_id, outbox, context, self.streams,

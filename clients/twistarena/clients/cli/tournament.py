@@ -251,13 +251,14 @@ def run_list(args: argparse.Namespace) -> int:
         print(json.dumps([_summary(r) for r in records]))
         return 0
     table = Table(title="Tournaments")
-    for column in ("id", "game", "format", "status", "games", "leader", "leader id"):
+    for column in ("id", "game", "format", "status", "games", "leader", "leader id",
+                   "driven by"):
         table.add_column(column)
     for r in records:
         s = _summary(r)
         table.add_row(s["tournament_id"], s["game"], s["format"], s["status"],
                       f"{s['games_done']}/{s['games_planned']}",
-                      names.get(s["leader"], s["leader"]), s["leader"])
+                      names.get(s["leader"], s["leader"]), s["leader"], s["driver"])
     console.print(table)
     return 0
 
@@ -279,26 +280,32 @@ def _summary(r: tournaments_pb2.Tournament) -> dict[str, Any]:
             "format": tournaments_pb2.TournamentFormat.Name(r.spec.format),
             "status": tournaments_pb2.TournamentStatus.Name(r.status),
             "games_done": r.games_done, "games_planned": r.games_planned,
-            "leader": r.standings[0].entrant if r.standings else ""}
+            "leader": r.standings[0].entrant if r.standings else "", "driver": r.driver}
 
 
 async def _follow(client: TournamentClient, tid: str,
                   console: Console) -> tuple[tournaments_pb2.Tournament, dict[str, str]]:
     """Follow the tournament to its end: on a terminal, live standings and a progress
-    bar; piped, only the final standings (a live display is redrawn for a terminal's
-    width, which would cut the table's cells). Returns it and its entrants' names."""
+    bar; piped, a line each time games end (``progress_line``: a live display is
+    redrawn for a terminal's width, which would cut the table's cells), then the
+    final standings. Returns it and its entrants' names."""
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn())
     task = progress.add_task("games", total=None)
     record: tournaments_pb2.Tournament | None = None
     names: dict[str, str] | None = None
+    printed = -1
     live = Live(Group(progress), console=console, refresh_per_second=4, transient=False)
     with live if console.is_terminal else contextlib.nullcontext(live):
         async for record in client.watch(tid):
             if names is None:
                 names = await client.entrant_names(list(record.spec.entrants))
             progress.update(task, completed=record.games_done, total=record.games_planned)
-            live.update(Group(standings_table(record, names), progress))
+            if console.is_terminal:
+                live.update(Group(standings_table(record, names), progress))
+            elif record.games_done != printed:
+                printed = record.games_done
+                console.print(progress_line(record, names), markup=False, highlight=False)
     assert record is not None and names is not None
     if not console.is_terminal:
         console.print(standings_table(record, names))
@@ -324,6 +331,17 @@ def _finish(args: argparse.Namespace, record: tournaments_pb2.Tournament,
             with open(args.json, "w", encoding="utf-8") as f:
                 f.write(text)
     return 0 if record.status != tournaments_pb2.TOURNAMENT_CANCELLED else 1
+
+
+def progress_line(record: tournaments_pb2.Tournament, names: dict[str, str]) -> str:
+    """One line of a followed tournament's progress, for a pipe or a log file: games
+    done and the leader (its name shown printable only: it came from a client)."""
+    line = f"tournament {record.tournament_id}: {record.games_done}/{record.games_planned} games"
+    if record.standings:
+        top = record.standings[0]
+        name = "".join(c if c.isprintable() else "?" for c in names.get(top.entrant, top.entrant))
+        line += f", leader {name} ({top.entrant}) {top.wins:.1f} wins"
+    return line
 
 
 def standings_table(record: tournaments_pb2.Tournament,

@@ -61,17 +61,25 @@ def worker_count(text: str) -> int:
     return count
 
 
-def passed_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
-    """The options given to this ``serve`` (not left at their default), as flags again."""
+def passed_flags(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                 own: frozenset[str] = OWN_FLAGS) -> list[str]:
+    """The options given to this ``serve`` (not left at their default), as flags again,
+    but for those in ``own`` (the caller sets them per child itself)."""
     out: list[str] = []
     for action in parser._actions:
-        if not action.option_strings or action.dest in OWN_FLAGS:
+        if not action.option_strings or action.dest in own:
             continue
         value = getattr(args, action.dest, action.default)
         if value == action.default or value is None:
             continue
         flag = action.option_strings[-1]
-        out += [flag] if action.nargs == 0 else [flag, str(value)]
+        if action.nargs == 0:
+            out.append(flag)
+        elif isinstance(value, list):  # a repeated flag: once per value
+            for item in value:
+                out += [flag, str(item)]
+        else:
+            out += [flag, str(value)]
     return out
 
 

@@ -9,6 +9,16 @@ the seat over Play with the SDK, like any remote agent: the server stays the
 only referee. After the match it reports what the program did (ReportSeat) and
 frees the slot.
 
+Heartbeats go on their own clock, whatever else the stream carries: the node
+renews the session and the seats' holds on them, so a runner finishing many
+seats a second stays alive. A seat whose program cannot be started (its
+archive cannot be fetched or unpacked, anything else) is not left waiting: the
+runner joins it and leaves every decision to the match's fallback, so the match
+goes on by its forfeit rules, and reports the seat as a crash with the reason
+(the version's stats and its owner's failure log say why). Each seat is joined
+with its hand-out number (``Join.handout``): a runner that lost a seat to
+another can never play it again.
+
 A seat lives as long as the Connect stream it came on: when the stream ends
 (the server restarted, the network failed) the runner stops every program it
 runs, since the server has given those seats to other runners meanwhile, and
@@ -33,10 +43,10 @@ from twistarena.v1 import runners_pb2 as rpb
 from twistarena.v1 import runners_pb2_grpc as rgrpc
 
 from ..bridge import ProgramBot, bridged_agent, run_bridged
-from ..sdk import AgentError
+from ..sdk import Agent, AgentError, NoAnswer
 from ..sdk.connection import Backoff, bearer, describe, make_channel, stub
 from .cache import CacheError, VersionCache
-from .seatstats import seat_program, seat_stats
+from .seatstats import seat_program, seat_stats, unstartable_stats
 
 log = structlog.get_logger("twistarena.runner")
 
@@ -162,14 +172,21 @@ class Runner:
                                        await call.details())
 
     async def _beat(self, call: Any, every_s: float) -> None:
-        """Heartbeats with the seats being played; seats done are said at once."""
+        """A heartbeat with the seats being played every ``every_s``, and each seat
+        done as soon as it is: heartbeats keep their own clock, however many seats
+        end meanwhile (the node renews the session and the holds on heartbeats)."""
+        next_beat = time.monotonic()
         while True:
-            with contextlib.suppress(TimeoutError):
-                done = await asyncio.wait_for(self._done.get(), every_s)
-                await call.write(rpb.RunnerReport(done=done))
+            left = next_beat - time.monotonic()
+            if left <= 0:
+                playing = [rpb.SeatRef(match_id=m, seat=s) for m, s in self.seats]
+                await call.write(rpb.RunnerReport(
+                    heartbeat=rpb.RunnerHeartbeat(playing=playing)))
+                next_beat = time.monotonic() + every_s
                 continue
-            playing = [rpb.SeatRef(match_id=m, seat=s) for m, s in self.seats]
-            await call.write(rpb.RunnerReport(heartbeat=rpb.RunnerHeartbeat(playing=playing)))
+            with contextlib.suppress(TimeoutError):
+                done = await asyncio.wait_for(self._done.get(), left)
+                await call.write(rpb.RunnerReport(done=done))
 
     # -- seats --------------------------------------------------------------------
 
@@ -206,21 +223,14 @@ class Runner:
         try:
             code_dir = await self.cache.ensure(assignment.content_hash,
                                                lambda: self._fetch(assignment))
-        except (CacheError, grpc.aio.AioRpcError) as error:
-            log.error("runner_version_unavailable", match_id=match_id, seat=seat,
-                      error=describe(error) if isinstance(error, grpc.aio.AioRpcError)
-                      else str(error))
+            bot: ProgramBot = seat_program(assignment, code_dir, self.options.sandbox)
+        except Exception as error:  # whatever it is, the seat must not wait
+            await self._fail_seat(assignment, address, _why(error))
             return
         # run_bridged starts the program and joins once it waits for its first
         # message: the match starts when its last seat joins, and its first decision
         # must not find a program still loading.
-        bot: ProgramBot = seat_program(assignment, code_dir, self.options.sandbox)
-        servers = [assignment.server_address or address,
-                   *(s for s in self.options.servers if s != assignment.server_address)]
-        agent = bridged_agent(bot, server=servers, match_id=match_id,
-                              token=assignment.seat_token, no_events=True,
-                              root_cert=self.options.root_cert, tls=self.options.tls,
-                              name=f"{assignment.agent_id}/{match_id}/{seat}")
+        agent = bridged_agent(bot, **self._agent_options(assignment, address))
         try:
             result = await run_bridged(agent, bot)
         except AgentError as error:
@@ -231,6 +241,33 @@ class Runner:
                  decisions=stats.decisions, crashes=stats.crashes, timeouts=stats.timeouts,
                  restarts=stats.restarts)
         await self._report(assignment, stats)
+
+    def _agent_options(self, assignment: rpb.SeatAssignment, address: str) -> dict[str, Any]:
+        """How an agent plays the seat: on its match's server first, fenced by the
+        seat's hand-out."""
+        servers = [assignment.server_address or address,
+                   *(s for s in self.options.servers if s != assignment.server_address)]
+        return {"server": servers, "match_id": assignment.match_id,
+                "token": assignment.seat_token, "no_events": True,
+                "root_cert": self.options.root_cert, "tls": self.options.tls,
+                "handout": assignment.handoffs + 1,
+                "name": f"{assignment.agent_id}/{assignment.match_id}/{assignment.seat}"}
+
+    async def _fail_seat(self, assignment: rpb.SeatAssignment, address: str,
+                         why: str) -> None:
+        """A seat whose program cannot be started: joined, every decision left to the
+        match's fallback (its forfeit rules decide the rest), reported as a crash
+        with the reason, so that the match does not wait and the owner learns why."""
+        match_id, seat = assignment.match_id, assignment.seat
+        log.warning("runner_seat_unstartable", match_id=match_id, seat=seat,
+                    agent=assignment.agent_id, version=assignment.version_id[:12], why=why)
+        bot = UnstartableSeat(why)
+        try:
+            await Agent(bot, **self._agent_options(assignment, address)).run()
+        except AgentError as error:
+            log.warning("runner_seat_failed", match_id=match_id, seat=seat, error=str(error))
+            return
+        await self._report(assignment, unstartable_stats(bot.decisions, why))
 
     async def _fetch(self, assignment: rpb.SeatAssignment) -> bytes:
         assert self._channel is not None
@@ -257,3 +294,26 @@ class Runner:
         except grpc.aio.AioRpcError as error:
             log.warning("runner_report_failed", match_id=assignment.match_id,
                         seat=assignment.seat, error=describe(error))
+
+
+class UnstartableSeat:
+    """The bot of a seat whose program could not be started: it has no answer to
+    any decision, so the match's fallback settles each one at once."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+        self.decisions = 0
+
+    def act(self, observation: Any, legal_actions: Any) -> int:
+        """No answer: the fallback decides (and counts a missed decision)."""
+        self.decisions += 1
+        raise NoAnswer(f"the program could not be started: {self.why}")
+
+
+def _why(error: BaseException) -> str:
+    """A failure to start a seat, in one line for the logs and the owner."""
+    if isinstance(error, grpc.aio.AioRpcError):
+        return describe(error)
+    if isinstance(error, CacheError):
+        return str(error)
+    return f"{type(error).__name__}: {error}"

@@ -38,3 +38,11 @@ def seat_stats(bot: ProgramBot) -> rpb.SeatStats:
                          timeouts=stats.timeouts, illegal_outputs=stats.illegal_outputs,
                          restarts=stats.restarts, cpu_ms_total=stats.cpu_ms_total,
                          cpu_ms_max=stats.cpu_ms_max, stderr_tail=bytes(stats.stderr_tail))
+
+
+def unstartable_stats(decisions: int, why: str) -> rpb.SeatStats:
+    """The report of a seat whose program could not be started: one crash, every
+    decision missed, the reason where the owner reads a program's stderr."""
+    return rpb.SeatStats(decisions=decisions, crashes=1, timeouts=decisions,
+                         stderr_tail=f"the runner could not start the program: {why}\n"
+                         .encode()[-65536:])

@@ -114,6 +114,9 @@ class AgentOptions:
     #: on one channel: a call per match costs both ends more than a short
     #: match's first messages. One ``KeptStreams`` may serve many agents.
     kept_streams: KeptStreams | None = None
+    #: A runner's hand-out of the seat (Join.handout): the server refuses the Joins
+    #: of older hand-outs once a newer one joined. 0: not a runner's seat.
+    handout: int = 0
 
 
 class Agent:
@@ -285,7 +288,8 @@ class Agent:
                 call = stub(play_pb2_grpc.PlayStub, channel).Play(metadata=self._metadata)
             join = play_pb2.Join(match_id=self.match_id, seat_token=self.token,
                                  resume_from_seq=self.next_seq, no_events=self.options.no_events,
-                                 batched=self.options.batched, keep_open=kept is not None)
+                                 batched=self.options.batched, keep_open=kept is not None,
+                                 handout=self.options.handout)
             try:
                 await call.write(play_pb2.AgentMessage(join=join))
             except ENDED_ON_WRITE:

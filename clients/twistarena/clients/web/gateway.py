@@ -17,7 +17,7 @@ from typing import Any
 import grpc
 import grpc.aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from twistarena.v1 import match_pb2
+from twistarena.v1 import match_pb2, tournaments_pb2
 
 from ..sdk import AgentError, ArenaClient, TournamentClient, get_agent
 from ..sdk.arenas import ArenaLadderClient
@@ -258,5 +258,14 @@ class Gateway:
             if address not in self.servers and match_id in self.rates:
                 out.append({"address": address, "health": "", "matches": [match_id],
                             "decisions_per_s": round(self.rates[match_id], 1)})
-        return {"nodes": out, "unplaced": unplaced,
+        return {"nodes": out, "unplaced": unplaced, "leases": await self.leases(),
                 "viewers": self.feeds.viewer_count(), "feeds": len(self.feeds.feeds)}
+
+    async def leases(self) -> list[JSON]:
+        """Which node drives (holds the lease of) each arena and running tournament."""
+        out: list[JSON] = [{"kind": "arena", "id": a.arena_id, "driver": a.driver}
+                           for a in await self.ladder.list()]
+        out += [{"kind": "tournament", "id": t.tournament_id, "driver": t.driver}
+                for t in await self.tournaments.list()
+                if t.status == tournaments_pb2.TOURNAMENT_RUNNING]
+        return out

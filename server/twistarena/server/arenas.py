@@ -324,6 +324,11 @@ class Arenas(agrpc.ArenasServicer):
         return (sum(s.crashes + s.illegal_outputs for s in stats),
                 sum(s.timeouts for s in stats))
 
+    async def enrolled_arenas(self, agent_id: str) -> list[str]:
+        """The arenas the agent is enrolled in (its author's console shows them)."""
+        ids = [arena.arena_id for arena in await self.store.arenas.all()]
+        return await self.store.arenas.enrolled_in(ids, agent_id)
+
     async def recent_matches(self, agent_id: str) -> list[str]:
         """The agent's latest arena matches, newest first."""
         return await arena_match_ids(self.store, "", agent_id, 0, RECENT_MATCHES)

@@ -82,3 +82,10 @@ class VersionClient(ServiceClient):
         details: hosting_pb2.AgentDetails = await self._unary(
             "GetAgentDetails", hosting_pb2.GetAgentDetailsRequest(agent_id=agent_id))
         return details
+
+    async def seat_logs(self, match_id: str) -> hosting_pb2.SeatLogs:
+        """What this client's agent's seats in a match wrote to stderr, decision by
+        decision (only its own seats)."""
+        logs: hosting_pb2.SeatLogs = await self._unary(
+            "GetSeatLogs", hosting_pb2.GetSeatLogsRequest(match_id=match_id))
+        return logs

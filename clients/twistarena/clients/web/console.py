@@ -294,6 +294,9 @@ class Upload:
         self.fields: dict[str, str] = {}
         self.archive = b""
         self.files: list[tuple[str, bytes]] = []
+        #: Each file's path in the folder, sent before it (a part's file name may
+        #: come percent-encoded, and names no folder).
+        self.paths: list[str] = []
         self.unpacked = 0
 
     async def read(self, request: web.Request) -> None:
@@ -311,7 +314,12 @@ class Upload:
                 data = await self._bytes(part, DEFAULT_MAX_UNPACKED - self.unpacked,
                                          "a folder's files together have at most")
                 self.unpacked += len(data)
-                self.files.append((part.filename, data))
+                index = len(self.files)
+                self.files.append((self.paths[index] if index < len(self.paths)
+                                   else part.filename, data))
+            elif part.name == "path" and len(self.paths) < DEFAULT_MAX_FILES:
+                self.paths.append((await part.read(decode=True))[:4096].decode(
+                    errors="replace"))
             elif len(self.fields) < 20:
                 self.fields[part.name] = (await part.read(decode=True))[:4000].decode(
                     errors="replace")

@@ -107,7 +107,7 @@ function uploadForm() {
     body.append('entry', form.entry.value);
     if (form.activate.checked) body.append('activate', '1');
     if (form.archive.files.length) body.append('archive', form.archive.files[0]);
-    [...form.folder.files].forEach((f) => body.append('files', f, f.webkitRelativePath || f.name));
+    [...form.folder.files].forEach((f) => { body.append('path', f.webkitRelativePath || f.name); body.append('files', f); });
     const xhr = new XMLHttpRequest();
     xhr.open('POST', '/console/api/versions');
     xhr.setRequestHeader('X-CSRF-Token', me.csrf);

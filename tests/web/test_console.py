@@ -133,7 +133,7 @@ def test_cross_site_forms_and_forms_without_the_csrf_token_are_refused(
     url, _app = site
 
     async def scenario() -> None:
-        (agent, token), _ = await two_agents(server.target)
+        (_agent, token), _ = await two_agents(server.target)
         (tmp_path / "bot.py").write_text("print(1)\n")
         client = VersionClient(server.target, api_token=token)
         await client.submit(pack_directory(tmp_path), "python3 bot.py")

@@ -111,13 +111,17 @@ function uploadForm() {
     const xhr = new XMLHttpRequest();
     xhr.open('POST', '/console/api/versions');
     xhr.setRequestHeader('X-CSRF-Token', me.csrf);
-    xhr.upload.onprogress = (p) => { if (p.lengthComputable) bar.value = Math.round((100 * p.loaded) / p.total); };
+    xhr.upload.onprogress = (p) => {
+      if (!p.lengthComputable) return;
+      bar.value = Math.round((100 * p.loaded) / p.total);
+      document.body.dataset.uploadProgress = String(bar.value);
+    };
     xhr.onload = async () => {
       let answer = {};
       try { answer = JSON.parse(xhr.responseText); } catch { answer = { error: `${xhr.status}` }; }
       if (xhr.status !== 200) { say(status, answer.error || `${xhr.status}`, true); return; }
-      bar.value = 100;
       await load();
+      document.getElementById('upload-progress').value = 100;
       say(document.getElementById('upload-status'), `version ${answer.version.version_id.slice(0, 12)} ${answer.created ? 'stored' : 'already stored'}`);
     };
     xhr.onerror = () => say(status, 'the upload failed', true);

@@ -4,12 +4,14 @@ the node keeps a bounded number of seat logs per agent."""
 
 from __future__ import annotations
 
+import json
 import secrets
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
+from twistarena.clients.cli import main as cli
 from twistarena.clients.sdk import AgentError, register_agent
 from twistarena.clients.sdk.versions import VersionClient
 from twistarena.storage import Holder, MatchReport, Store
@@ -21,8 +23,9 @@ from tests.support.server import InProcessServer
 
 
 def test_a_seat_log_is_its_owners_only_and_the_failure_names_its_step(
-        hosting_server: InProcessServer, valkey: Any, tmp_path: Path) -> None:
-    async def scenario() -> None:
+        hosting_server: InProcessServer, valkey: Any, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    async def scenario() -> tuple[str, str, str]:
         target = hosting_server.target
         owner, owner_token = await register_agent(target, "logger")
         _other, other_token = await register_agent(target, "snoop")
@@ -60,8 +63,23 @@ def test_a_seat_log_is_its_owners_only_and_the_failure_names_its_step(
         [failure] = details.versions[0].stats.failures
         assert (failure.match_id, failure.seat, failure.step) == (match_id, 1, 4)
         assert failure.reason == "crash: it exited (exit code 1)"
+        return owner, owner_token, match_id
 
-    run(scenario())
+    owner, token, match_id = run(scenario())
+    # The command line gives the same to the token.
+    server = ["--server", hosting_server.target, "--api-token", token]
+    capsys.readouterr()
+    assert cli(["agent", "logs", *server, match_id, "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["seats"][0]["steps"][1] == {"step": 4, "text": "Traceback: boom\n",
+                                             "failure": "crash",
+                                             "why": "it exited (exit code 1)"}
+    assert cli(["agent", "logs", *server, match_id, "--step", "4"]) == 0
+    text = capsys.readouterr().out
+    assert "seat 1 step 4 crash: it exited (exit code 1)" in text
+    assert "Traceback: boom" in text and "opening" not in text
+    assert cli(["agent", "show", *server, owner]) == 0
+    assert "seat 1 step 4: crash: it exited" in capsys.readouterr().out
 
 
 def test_the_node_keeps_the_newest_seat_logs_of_an_agent_only(valkey: Any) -> None:

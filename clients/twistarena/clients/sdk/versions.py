@@ -89,3 +89,11 @@ class VersionClient(ServiceClient):
         logs: hosting_pb2.SeatLogs = await self._unary(
             "GetSeatLogs", hosting_pb2.GetSeatLogsRequest(match_id=match_id))
         return logs
+
+
+def seat_logs_json(logs: hosting_pb2.SeatLogs) -> dict[str, Any]:
+    """Seat logs as ``agent logs --json`` prints them and the console serves them."""
+    return {"match_id": logs.match_id, "seats": [
+        {"seat": s.seat, "version_id": s.version_id,
+         "steps": [{"step": t.step, "text": t.text, "failure": t.failure, "why": t.why}
+                   for t in s.steps]} for s in logs.seats]}

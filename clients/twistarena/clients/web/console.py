@@ -34,7 +34,7 @@ from twistarena.wire.archives import (
 from ..sdk import AgentError
 from ..sdk.arenas import ArenaLadderClient
 from ..sdk.matchmaking import get_agent, practice, register_agent
-from ..sdk.versions import VersionClient
+from ..sdk.versions import VersionClient, seat_logs_json
 from .app import api, page
 from .gateway import Gateway
 from .sessions import (
@@ -276,12 +276,8 @@ async def start_practice(request: web.Request) -> JSON:
 async def seat_logs(request: web.Request) -> JSON:
     """The signed-in agent's own seats' logs in a match, step by step."""
     session = session_of(request)
-    found = await console_of(request).versions(session).seat_logs(
-        request.match_info["match_id"])
-    return {"match_id": found.match_id, "seats": [
-        {"seat": s.seat, "version_id": s.version_id,
-         "steps": [{"step": t.step, "text": t.text, "failure": t.failure, "why": t.why}
-                   for t in s.steps]} for s in found.seats]}
+    return seat_logs_json(await console_of(request).versions(session).seat_logs(
+        request.match_info["match_id"]))
 
 
 # -- uploading a version -------------------------------------------------------------

@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 from twistarena.clients.sdk import register_agent
-from twistarena.clients.sdk.arenas import ArenaLadderClient
 from twistarena.clients.sdk.versions import VersionClient
 
 from tests.support.agents import run
@@ -75,7 +74,7 @@ def chromium() -> str:
 
 @pytest.fixture(scope="module")
 def arena() -> Iterator[tuple[Arena, str]]:
-    with running_arena(runners=1, extra=["--arena", "twisted:2"]) as started, \
+    with running_arena(runners=1, extra=["--arena", "twisted:2:random"]) as started, \
             WebFace(started.serve.target) as face:
         yield started, face.url
 
@@ -102,6 +101,9 @@ async def upload(page: Page, entry: str, *, archive: str = "", folder: list[str]
         await choose_files(page, "#upload-form input[name=archive]", [archive])
     if folder:
         await choose_files(page, "#upload-form input[name=folder]", list(folder))
+        # The browser reads a picked folder's files in the background.
+        await page.wait_for("document.querySelector('#upload-form input[name=folder]')"
+                            ".files.length > 0", what="the folder's files picked")
     await page.evaluate(f"""(() => {{ const f = document.getElementById('upload-form');
         f.entry.value = {entry!r}; f.requestSubmit(); }})()""")
     status = "document.getElementById('upload-status').textContent"
@@ -151,7 +153,7 @@ def test_register_from_the_page_shows_the_token_once_and_names_as_text(
     run(scenario())
 
 
-def test_upload_activate_enroll_until_rated_then_withdraw(
+def test_upload_activate_enroll_until_rated_against_the_house_then_withdraw(
         arena: tuple[Arena, str], chromium: str, tmp_path: Path) -> None:
     started, url = arena
     archive = tmp_path / "bot.tar.gz"
@@ -162,12 +164,6 @@ def test_upload_activate_enroll_until_rated_then_withdraw(
 
     async def scenario() -> None:
         agent_id, token = await register_agent(started.serve.target, "uploader")
-        # An opponent enrolled already (the arena has no house rungs to fill a table).
-        rival, rival_token = await register_agent(started.serve.target, "rival")
-        await VersionClient(started.serve.target, api_token=rival_token).submit(
-            pack({"bot.py": FIRST_LEGAL}), "python3 bot.py")
-        await ArenaLadderClient(started.serve.target, admin_token=rival_token).enroll(
-            ARENA, rival)
         async with browser_page(chromium) as page:
             await sign_in(page, url, token)
             await upload(page, "python3 bot.py", archive=str(archive))
@@ -205,8 +201,6 @@ def test_upload_activate_enroll_until_rated_then_withdraw(
             await page.wait_for("document.body?.dataset.signedIn === 'yes'")
             await page.evaluate(f"document.querySelector('#my-arenas tr[data-arena=\"{ARENA}\"] "
                                 "button.withdraw').click()")
-            await ArenaLadderClient(started.serve.target, admin_token=rival_token).enroll(
-                ARENA, rival, withdraw=True)
             await page.wait_for(f"document.querySelector('#my-arenas tr[data-arena=\"{ARENA}\"]')"
                                 ".dataset.enrolled === 'no'", what="withdrawn")
         assert agent_id

@@ -124,6 +124,13 @@ def test_the_cookie_is_a_strict_httponly_session_id_never_the_token(
             assert token not in me.set_cookie and me.sid and token not in me.sid
             status, mine = await me.get("/console/api/me")
             assert status == 200 and mine["agent_id"] == agent and token not in str(mine)
+            # Under TLS (ended by a proxy that says so) the cookie is Secure.
+            https = "https://" + url.removeprefix("http://")
+            async with http.post(url + "/console/api/signin", data={"token": token},
+                                 headers={"Origin": https, "X-Forwarded-Proto": "https"}
+                                 ) as response:
+                assert response.status == 200
+                assert "secure" in response.headers["Set-Cookie"].lower()
 
     run(scenario())
 

@@ -108,14 +108,21 @@ class AttemptLimiter:
         return allowed
 
 
+def over_tls(request: web.Request) -> bool:
+    """Whether the browser reached the site over TLS: directly, or through a proxy
+    that ended TLS and says so (``X-Forwarded-Proto``; a cross-site form cannot
+    set it, and it only makes the cookie stricter)."""
+    return request.secure or request.headers.get("X-Forwarded-Proto", "") == "https"
+
+
 def set_cookie(request: web.Request, response: web.StreamResponse, sid: str,
                ttl_s: float) -> None:
     response.set_cookie(COOKIE, sid, max_age=int(ttl_s), path="/", httponly=True,
-                        samesite="Strict", secure=request.secure)
+                        samesite="Strict", secure=over_tls(request))
 
 
 def clear_cookie(request: web.Request, response: web.StreamResponse) -> None:
-    response.del_cookie(COOKIE, path="/", secure=request.secure, samesite="Strict")
+    response.del_cookie(COOKIE, path="/", secure=over_tls(request), samesite="Strict")
 
 
 def same_origin(request: web.Request) -> bool:
@@ -123,7 +130,7 @@ def same_origin(request: web.Request) -> bool:
     origin = request.headers.get("Origin")
     if origin is None:
         return request.headers.get("Sec-Fetch-Site", "same-origin") in ("same-origin", "none")
-    return origin == f"{request.scheme}://{request.host}"
+    return origin == f"{'https' if over_tls(request) else 'http'}://{request.host}"
 
 
 def csrf_ok(request: web.Request, session: Session, sent: str | None) -> bool:

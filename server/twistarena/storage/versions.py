@@ -3,7 +3,8 @@ version and what each version did in its matches.
 
 Keys (tag ``{av:<agent>}``, see ``keys``): ``{av:<agent>}:versions``,
 ``{av:<agent>}:version:<id>``, ``{av:<agent>}:active``, the stats
-(``:counts``, ``:cpumax``, ``:seen``) and ``{av:<agent>}:failures:<id>``; one
+(``:counts``, ``:cpumax``, ``:seen``), ``{av:<agent>}:failures:<id>`` and the
+seats' per-decision logs (``{av:<agent>}:seatlogs``, ``:seatlogs:order``); one
 agent's keys share a slot so that one script counts a match report. The
 archives are ``twistarena:archive:<sha256>``, one per content, shared by every
 version with those bytes and readable by every node and runner.

@@ -135,7 +135,7 @@ class VersionStats(_message.Message):
     def __init__(self, matches: _Optional[int] = ..., decisions: _Optional[int] = ..., crashes: _Optional[int] = ..., timeouts: _Optional[int] = ..., illegal_outputs: _Optional[int] = ..., restarts: _Optional[int] = ..., cpu_ms_mean: _Optional[float] = ..., cpu_ms_max: _Optional[float] = ..., failures: _Optional[_Iterable[_Union[VersionFailure, _Mapping]]] = ...) -> None: ...
 
 class VersionFailure(_message.Message):
-    __slots__ = ("match_id", "at_ms", "crashes", "timeouts", "illegal_outputs", "restarts", "stderr_tail")
+    __slots__ = ("match_id", "at_ms", "crashes", "timeouts", "illegal_outputs", "restarts", "stderr_tail", "seat", "step", "reason")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     AT_MS_FIELD_NUMBER: _ClassVar[int]
     CRASHES_FIELD_NUMBER: _ClassVar[int]
@@ -143,6 +143,9 @@ class VersionFailure(_message.Message):
     ILLEGAL_OUTPUTS_FIELD_NUMBER: _ClassVar[int]
     RESTARTS_FIELD_NUMBER: _ClassVar[int]
     STDERR_TAIL_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     at_ms: int
     crashes: int
@@ -150,4 +153,43 @@ class VersionFailure(_message.Message):
     illegal_outputs: int
     restarts: int
     stderr_tail: str
-    def __init__(self, match_id: _Optional[str] = ..., at_ms: _Optional[int] = ..., crashes: _Optional[int] = ..., timeouts: _Optional[int] = ..., illegal_outputs: _Optional[int] = ..., restarts: _Optional[int] = ..., stderr_tail: _Optional[str] = ...) -> None: ...
+    seat: int
+    step: int
+    reason: str
+    def __init__(self, match_id: _Optional[str] = ..., at_ms: _Optional[int] = ..., crashes: _Optional[int] = ..., timeouts: _Optional[int] = ..., illegal_outputs: _Optional[int] = ..., restarts: _Optional[int] = ..., stderr_tail: _Optional[str] = ..., seat: _Optional[int] = ..., step: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class GetSeatLogsRequest(_message.Message):
+    __slots__ = ("match_id",)
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    def __init__(self, match_id: _Optional[str] = ...) -> None: ...
+
+class SeatLogs(_message.Message):
+    __slots__ = ("match_id", "seats")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    seats: _containers.RepeatedCompositeFieldContainer[SeatLog]
+    def __init__(self, match_id: _Optional[str] = ..., seats: _Optional[_Iterable[_Union[SeatLog, _Mapping]]] = ...) -> None: ...
+
+class SeatLog(_message.Message):
+    __slots__ = ("seat", "version_id", "steps")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    VERSION_ID_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    version_id: str
+    steps: _containers.RepeatedCompositeFieldContainer[StepLog]
+    def __init__(self, seat: _Optional[int] = ..., version_id: _Optional[str] = ..., steps: _Optional[_Iterable[_Union[StepLog, _Mapping]]] = ...) -> None: ...
+
+class StepLog(_message.Message):
+    __slots__ = ("step", "text", "failure", "why")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_FIELD_NUMBER: _ClassVar[int]
+    WHY_FIELD_NUMBER: _ClassVar[int]
+    step: int
+    text: str
+    failure: str
+    why: str
+    def __init__(self, step: _Optional[int] = ..., text: _Optional[str] = ..., failure: _Optional[str] = ..., why: _Optional[str] = ...) -> None: ...

@@ -55,6 +55,11 @@ class HostingStub:
                 request_serializer=twistarena_dot_v1_dot_hosting__pb2.GetAgentDetailsRequest.SerializeToString,
                 response_deserializer=twistarena_dot_v1_dot_hosting__pb2.AgentDetails.FromString,
                 _registered_method=True)
+        self.GetSeatLogs = channel.unary_unary(
+                '/twistarena.v1.Hosting/GetSeatLogs',
+                request_serializer=twistarena_dot_v1_dot_hosting__pb2.GetSeatLogsRequest.SerializeToString,
+                response_deserializer=twistarena_dot_v1_dot_hosting__pb2.SeatLogs.FromString,
+                _registered_method=True)
 
 
 class HostingServicer:
@@ -103,6 +108,16 @@ class HostingServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetSeatLogs(self, request, context):
+        """The stderr each of the calling agent's seats in a match wrote while it
+        had each decision (api token as metadata): only its own seats, never
+        another agent's. The node keeps the logs of an agent's newest 50 hosted
+        seats. NOT_FOUND (UNKNOWN_MATCH: no log of this agent's in that match).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_HostingServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -125,6 +140,11 @@ def add_HostingServicer_to_server(servicer, server):
                     servicer.GetAgentDetails,
                     request_deserializer=twistarena_dot_v1_dot_hosting__pb2.GetAgentDetailsRequest.FromString,
                     response_serializer=twistarena_dot_v1_dot_hosting__pb2.AgentDetails.SerializeToString,
+            ),
+            'GetSeatLogs': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetSeatLogs,
+                    request_deserializer=twistarena_dot_v1_dot_hosting__pb2.GetSeatLogsRequest.FromString,
+                    response_serializer=twistarena_dot_v1_dot_hosting__pb2.SeatLogs.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -236,6 +256,33 @@ class Hosting:
             '/twistarena.v1.Hosting/GetAgentDetails',
             twistarena_dot_v1_dot_hosting__pb2.GetAgentDetailsRequest.SerializeToString,
             twistarena_dot_v1_dot_hosting__pb2.AgentDetails.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetSeatLogs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/twistarena.v1.Hosting/GetSeatLogs',
+            twistarena_dot_v1_dot_hosting__pb2.GetSeatLogsRequest.SerializeToString,
+            twistarena_dot_v1_dot_hosting__pb2.SeatLogs.FromString,
             options,
             channel_credentials,
             insecure,

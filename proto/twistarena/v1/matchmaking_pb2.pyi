@@ -122,7 +122,7 @@ class GetAgentRequest(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ...) -> None: ...
 
 class AgentInfo(_message.Message):
-    __slots__ = ("agent_id", "name", "mu", "sigma", "matches", "arena_ratings", "recent_match_ids", "errors", "timeouts")
+    __slots__ = ("agent_id", "name", "mu", "sigma", "matches", "arena_ratings", "recent_match_ids", "errors", "timeouts", "enrolled_arenas")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     MU_FIELD_NUMBER: _ClassVar[int]
@@ -132,6 +132,7 @@ class AgentInfo(_message.Message):
     RECENT_MATCH_IDS_FIELD_NUMBER: _ClassVar[int]
     ERRORS_FIELD_NUMBER: _ClassVar[int]
     TIMEOUTS_FIELD_NUMBER: _ClassVar[int]
+    ENROLLED_ARENAS_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     name: str
     mu: float
@@ -141,7 +142,8 @@ class AgentInfo(_message.Message):
     recent_match_ids: _containers.RepeatedScalarFieldContainer[str]
     errors: int
     timeouts: int
-    def __init__(self, agent_id: _Optional[str] = ..., name: _Optional[str] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., matches: _Optional[int] = ..., arena_ratings: _Optional[_Iterable[_Union[ArenaRating, _Mapping]]] = ..., recent_match_ids: _Optional[_Iterable[str]] = ..., errors: _Optional[int] = ..., timeouts: _Optional[int] = ...) -> None: ...
+    enrolled_arenas: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, agent_id: _Optional[str] = ..., name: _Optional[str] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., matches: _Optional[int] = ..., arena_ratings: _Optional[_Iterable[_Union[ArenaRating, _Mapping]]] = ..., recent_match_ids: _Optional[_Iterable[str]] = ..., errors: _Optional[int] = ..., timeouts: _Optional[int] = ..., enrolled_arenas: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ArenaRating(_message.Message):
     __slots__ = ("arena_id", "version", "mu", "sigma", "games", "wins", "history")

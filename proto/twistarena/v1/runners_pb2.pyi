@@ -113,7 +113,7 @@ class VersionChunk(_message.Message):
     def __init__(self, data: _Optional[bytes] = ..., total_bytes: _Optional[int] = ..., sha256: _Optional[str] = ...) -> None: ...
 
 class SeatStats(_message.Message):
-    __slots__ = ("decisions", "crashes", "timeouts", "illegal_outputs", "restarts", "cpu_ms_total", "cpu_ms_max", "stderr_tail")
+    __slots__ = ("decisions", "crashes", "timeouts", "illegal_outputs", "restarts", "cpu_ms_total", "cpu_ms_max", "stderr_tail", "decision_logs")
     DECISIONS_FIELD_NUMBER: _ClassVar[int]
     CRASHES_FIELD_NUMBER: _ClassVar[int]
     TIMEOUTS_FIELD_NUMBER: _ClassVar[int]
@@ -122,6 +122,7 @@ class SeatStats(_message.Message):
     CPU_MS_TOTAL_FIELD_NUMBER: _ClassVar[int]
     CPU_MS_MAX_FIELD_NUMBER: _ClassVar[int]
     STDERR_TAIL_FIELD_NUMBER: _ClassVar[int]
+    DECISION_LOGS_FIELD_NUMBER: _ClassVar[int]
     decisions: int
     crashes: int
     timeouts: int
@@ -130,7 +131,20 @@ class SeatStats(_message.Message):
     cpu_ms_total: float
     cpu_ms_max: float
     stderr_tail: bytes
-    def __init__(self, decisions: _Optional[int] = ..., crashes: _Optional[int] = ..., timeouts: _Optional[int] = ..., illegal_outputs: _Optional[int] = ..., restarts: _Optional[int] = ..., cpu_ms_total: _Optional[float] = ..., cpu_ms_max: _Optional[float] = ..., stderr_tail: _Optional[bytes] = ...) -> None: ...
+    decision_logs: _containers.RepeatedCompositeFieldContainer[DecisionLog]
+    def __init__(self, decisions: _Optional[int] = ..., crashes: _Optional[int] = ..., timeouts: _Optional[int] = ..., illegal_outputs: _Optional[int] = ..., restarts: _Optional[int] = ..., cpu_ms_total: _Optional[float] = ..., cpu_ms_max: _Optional[float] = ..., stderr_tail: _Optional[bytes] = ..., decision_logs: _Optional[_Iterable[_Union[DecisionLog, _Mapping]]] = ...) -> None: ...
+
+class DecisionLog(_message.Message):
+    __slots__ = ("decision_id", "text", "failure", "why")
+    DECISION_ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_FIELD_NUMBER: _ClassVar[int]
+    WHY_FIELD_NUMBER: _ClassVar[int]
+    decision_id: int
+    text: str
+    failure: str
+    why: str
+    def __init__(self, decision_id: _Optional[int] = ..., text: _Optional[str] = ..., failure: _Optional[str] = ..., why: _Optional[str] = ...) -> None: ...
 
 class ReportSeatRequest(_message.Message):
     __slots__ = ("seat", "stats")

@@ -185,11 +185,15 @@ class Arenas(agrpc.ArenasServicer):
         return arena
 
     async def open_configured(self, specs: Sequence[str]) -> None:
-        """Open the arenas ``serve --arena GAME:PLAYERS`` names, unless open."""
+        """Open the arenas ``serve --arena GAME:PLAYERS[:HOUSE,...]`` names, unless
+        open (the house rungs fill its tables when too few agents are free, so one
+        author's bot plays from its enrolment on)."""
         for spec in specs:
-            game_id, _, players = spec.partition(":")
+            game_id, _, rest = spec.partition(":")
+            players, _, house = rest.partition(":")
             request = apb.CreateArenaRequest(game_id=game_id,
-                                             num_players=int(players) if players.isdigit() else 0)
+                                             num_players=int(players) if players.isdigit() else 0,
+                                             house_bots=[h for h in house.split(",") if h])
             problem = spec_problem(request)
             if problem:
                 raise ValueError(f"--arena {spec}: {problem}")
@@ -326,6 +330,11 @@ class Arenas(agrpc.ArenasServicer):
         stats = (await self.store.versions.stats(agent_id, ids)).values() if ids else []
         return (sum(s.crashes + s.illegal_outputs for s in stats),
                 sum(s.timeouts for s in stats))
+
+    async def enrolled_arenas(self, agent_id: str) -> list[str]:
+        """The arenas the agent is enrolled in (its author's console shows them)."""
+        ids = [arena.arena_id for arena in await self.store.arenas.all()]
+        return await self.store.arenas.enrolled_in(ids, agent_id)
 
     async def recent_matches(self, agent_id: str) -> list[str]:
         """The agent's latest arena matches, newest first."""

@@ -30,6 +30,7 @@ from twistarena.wire.entries import split_entry
 from . import auth, logs
 from .agents import Agents
 from .config import ServerConfig
+from .decisions import DECISION_ID_STRIDE
 from .errors import is_undecodable, refuse_undecodable
 from .limits import Quotas
 from .rpc import api_agent, fail, known_agent, shown
@@ -190,6 +191,21 @@ class Hosting(hgrpc.HostingServicer):
             active_version_id=await self.versions.active_id(record.agent_id) or "",
             versions=await self._infos(record.agent_id, private=owner), owner=owner)
 
+    async def GetSeatLogs(self, request: hpb.GetSeatLogsRequest,
+                          context: aio.ServicerContext[Any, Any]) -> hpb.SeatLogs:
+        """The calling agent's own seats' per-decision logs in a match (no one
+        else's: the token names the agent whose logs are read)."""
+        agent_id = await api_agent(context, self.agents.by_token, "GetSeatLogs")
+        found = await self.versions.seat_logs(agent_id, request.match_id[:200],
+                                              DECISION_ID_STRIDE)
+        if not found:
+            await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_MATCH",
+                       f"agent {agent_id} has no seat log in match {shown(request.match_id)}")
+        return hpb.SeatLogs(match_id=request.match_id, seats=[hpb.SeatLog(
+            seat=s.seat, version_id=s.version_id, steps=[
+                hpb.StepLog(step=t.step, text=t.text, failure=t.failure, why=t.why)
+                for t in s.steps]) for s in found])
+
     async def _infos(self, agent_id: str, private: bool) -> list[hpb.VersionInfo]:
         """The agent's versions as messages, newest first; the private parts (when
         ``private``) of the newest few and the active one only, so that an answer
@@ -259,7 +275,8 @@ def _info(record: VersionRecord, active: str | None, stats: VersionStats,
     failures = [hpb.VersionFailure(
         match_id=f.match_id, at_ms=f.at_ms, crashes=f.crashes, timeouts=f.timeouts,
         illegal_outputs=f.illegal_outputs, restarts=f.restarts,
-        stderr_tail=f.stderr_tail[-STDERR_TAIL_BYTES:]) for f in stats.failures] if private else []
+        stderr_tail=f.stderr_tail[-STDERR_TAIL_BYTES:], seat=f.seat, step=f.step,
+        reason=f.reason) for f in stats.failures] if private else []
     return hpb.VersionInfo(
         version_id=record.version_id, content_hash=record.content_hash, entry=record.entry,
         build=record.build, size=record.size, unpacked_size=record.unpacked,

@@ -84,6 +84,7 @@ class Matchmaking(kgrpc.MatchmakingServicer):
             info.arena_ratings.extend(await self.arenas.arena_ratings(record.agent_id))
             info.recent_match_ids.extend(await self.arenas.recent_matches(record.agent_id))
             info.errors, info.timeouts = await self.arenas.failures(record.agent_id)
+            info.enrolled_arenas.extend(await self.arenas.enrolled_arenas(record.agent_id))
         return info
 
     async def Queue(self, request: kpb.QueueRequest,

@@ -36,13 +36,14 @@ from grpc import aio
 from prometheus_client import Counter, Gauge
 from twistarena.storage import StoreError
 from twistarena.storage.runners import RunnerStore, parse_seat_key, seat_key
-from twistarena.storage.versions import MatchReport, VersionStore
+from twistarena.storage.versions import MatchReport, SeatLogRecord, StepLogRecord, VersionStore
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import runners_pb2 as rpb
 from twistarena.v1 import runners_pb2_grpc as rgrpc
 
 from . import auth, logs
 from .config import ServerConfig
+from .decisions import DECISION_ID_STRIDE
 from .loops import stop_loops
 from .rpc import fail, require_admin, shown
 
@@ -362,12 +363,16 @@ class RunnerHub(rgrpc.RunnersServicer):
                        "this runner was not given that seat, or already reported it")
         agent_id, version = played
         stats = request.stats
+        steps = tuple(step_log(d) for d in stats.decision_logs)
         await self.versions.record_match(agent_id, version, MatchReport(
             report_id=key, match_id=request.seat.match_id, decisions=stats.decisions,
             cpu_ms_total=stats.cpu_ms_total, cpu_ms_max=stats.cpu_ms_max,
             crashes=stats.crashes, timeouts=stats.timeouts,
             illegal_outputs=stats.illegal_outputs, restarts=stats.restarts,
-            stderr_tail=stats.stderr_tail))
+            stderr_tail=stats.stderr_tail, seat=request.seat.seat, steps=steps))
+        if steps:
+            await self.versions.record_seat_log(agent_id, SeatLogRecord(
+                request.seat.match_id, request.seat.seat, version, list(steps)))
         log.info("runner_seat_reported", runner=runner_id, match_id=request.seat.match_id,
                  seat=request.seat.seat, decisions=request.stats.decisions,
                  crashes=request.stats.crashes, timeouts=request.stats.timeouts)
@@ -382,3 +387,10 @@ class RunnerHub(rgrpc.RunnersServicer):
         await self.store.add_token(auth.token_hash(token), request.name[:100])
         log.info("runner_token_minted", name=request.name[:100])
         return rpb.MintRunnerTokenResponse(runner_token=token)
+
+
+def step_log(log: rpb.DecisionLog) -> StepLogRecord:
+    """A decision's log placed on the replay: the step at which it was asked is
+    where its decision id says it was opened (``decisions``)."""
+    step = (log.decision_id - 1) // DECISION_ID_STRIDE if log.decision_id else 0
+    return StepLogRecord(step, log.text, log.failure, log.why)

@@ -131,6 +131,15 @@ class ArenaStore(StorePart):
             else:
                 await self._redis.srem(keys.arena_enrolled(arena_id), agent_id)
 
+    async def enrolled_in(self, arena_ids: Sequence[str], agent_id: str) -> list[str]:
+        """The arenas among ``arena_ids`` the agent is enrolled in."""
+        with driver_errors():
+            pipe = self._redis.pipeline(transaction=False)
+            for arena_id in arena_ids:
+                pipe.sismember(keys.arena_enrolled(arena_id), agent_id)
+            found = await pipe.execute()
+        return [a for a, member in zip(arena_ids, found, strict=True) if member]
+
     async def enrolled(self, arena_id: str) -> list[str]:
         """The agents enrolled in the arena, sorted."""
         with driver_errors():

@@ -267,6 +267,14 @@ def version_failures(agent_id: str, version_id: str) -> str:
     return f"{{av:{agent_id}}}:failures:{version_id}"
 
 
+def seat_logs(agent_id: str) -> tuple[str, str]:
+    """The agent's hosted seats' per-decision logs: a hash ``<match>:<seat>`` ->
+    JSON, and a sorted set of the same fields by the time they were stored (the
+    oldest beyond the cap are dropped from both)."""
+    tag = f"{{av:{agent_id}}}"
+    return f"{tag}:seatlogs", f"{tag}:seatlogs:order"
+
+
 def archive(content_hash: str) -> str:
     """String: a packed version archive, stored once per sha256 of its bytes and
     never changed (versions of any agent with the same bytes share it). Used alone."""

@@ -3,7 +3,8 @@ version and what each version did in its matches.
 
 Keys (tag ``{av:<agent>}``, see ``keys``): ``{av:<agent>}:versions``,
 ``{av:<agent>}:version:<id>``, ``{av:<agent>}:active``, the stats
-(``:counts``, ``:cpumax``, ``:seen``) and ``{av:<agent>}:failures:<id>``; one
+(``:counts``, ``:cpumax``, ``:seen``), ``{av:<agent>}:failures:<id>`` and the
+seats' per-decision logs (``{av:<agent>}:seatlogs``, ``:seatlogs:order``); one
 agent's keys share a slot so that one script counts a match report. The
 archives are ``twistarena:archive:<sha256>``, one per content, shared by every
 version with those bytes and readable by every node and runner.
@@ -32,6 +33,11 @@ from .scripts import Scripts
 STDERR_TAIL_BYTES = 64 * 1024
 #: Failures kept per version (the newest); older ones are dropped.
 FAILURES_KEPT = 5
+#: Hosted seats whose per-decision logs an agent keeps (the newest).
+SEAT_LOGS_KEPT = 50
+#: Steps and text bytes kept per seat log (the runner keeps no more either).
+SEAT_LOG_STEPS = 2000
+SEAT_LOG_BYTES = 64 * 1024
 #: A version's fields but its build log (what a list of versions reads).
 LISTED_FIELDS = ("content_hash", "entry", "build", "size", "unpacked", "files", "created_ms")
 #: Counters of a version, summed over its match reports.
@@ -108,11 +114,36 @@ class MatchReport:
     #: The end of the program's stderr; only the last ``STDERR_TAIL_BYTES`` are kept,
     #: and only when something failed.
     stderr_tail: bytes = b""
+    #: The seat, and its per-decision logs (oldest first).
+    seat: int = 0
+    steps: tuple[StepLogRecord, ...] = ()
 
     @property
     def failed(self) -> bool:
         """Whether anything went wrong (then the failure is kept with its stderr)."""
         return bool(self.crashes or self.timeouts or self.illegal_outputs or self.restarts)
+
+
+@dataclass(frozen=True, slots=True)
+class StepLogRecord:
+    """What a hosted program wrote to stderr while it had one decision."""
+
+    #: The replay's step at which the decision was asked.
+    step: int
+    text: str
+    #: "" (answered), "crash", "timeout" or "illegal".
+    failure: str = ""
+    why: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SeatLogRecord:
+    """One hosted seat's per-decision logs."""
+
+    match_id: str
+    seat: int
+    version_id: str
+    steps: list[StepLogRecord]
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +157,11 @@ class FailureRecord:
     illegal_outputs: int
     restarts: int
     stderr_tail: str
+    #: The seat, the step of its first failed decision and why (absent from
+    #: records an older node stored).
+    seat: int = 0
+    step: int = 0
+    reason: str = ""
 
 
 @dataclass(slots=True)
@@ -249,9 +285,12 @@ class VersionStore(StorePart):
         was counted already."""
         failure = ""
         if report.failed:
+            first = next((s for s in report.steps if s.failure), None)
             failure = json.dumps(asdict(FailureRecord(
                 report.match_id, await self._now_ms(), report.crashes, report.timeouts,
-                report.illegal_outputs, report.restarts, _tail_text(report.stderr_tail))))
+                report.illegal_outputs, report.restarts, _tail_text(report.stderr_tail),
+                seat=report.seat, step=first.step if first else 0,
+                reason=f"{first.failure}: {first.why}" if first else "")))
         increments = {
             "matches": 1, "decisions": report.decisions,
             "cpu_us": round(report.cpu_ms_total * 1000), "crashes": report.crashes,
@@ -266,6 +305,42 @@ class VersionStore(StorePart):
                 self._redis, self.scripts.version_stats,
                 [*keys.version_stats(agent_id), keys.version_failures(agent_id, vid)], args)
         return bool(counted)
+
+    async def record_seat_log(self, agent_id: str, log: SeatLogRecord) -> None:
+        """Keep a hosted seat's per-decision logs (capped in steps and bytes),
+        dropping the agent's oldest beyond ``SEAT_LOGS_KEPT``."""
+        steps, room = [], SEAT_LOG_BYTES
+        for step in log.steps[:SEAT_LOG_STEPS]:
+            text_kept = step.text.encode()[:max(room, 0)].decode(errors="ignore")
+            room -= len(text_kept.encode())
+            steps.append(asdict(StepLogRecord(step.step, text_kept, step.failure,
+                                              step.why[:500])))
+        data_key, order_key = keys.seat_logs(agent_id)
+        member = f"{log.match_id}:{log.seat}"
+        value = json.dumps({"version_id": log.version_id, "steps": steps})
+        with driver_errors():
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.hset(data_key, member, value)
+            pipe.zadd(order_key, {member: await self._now_ms()})
+            pipe.zrange(order_key, 0, -SEAT_LOGS_KEPT - 1)
+            *_, dropped = await pipe.execute()
+            if dropped:
+                await self._redis.hdel(data_key, *dropped)
+                await self._redis.zrem(order_key, *dropped)
+
+    async def seat_logs(self, agent_id: str, match_id: str, seats: int) -> list[SeatLogRecord]:
+        """The agent's per-decision logs of its seats (below ``seats``) in a match."""
+        data_key, _order = keys.seat_logs(agent_id)
+        with driver_errors():
+            raw: Any = await self._redis.hmget(data_key,
+                                               [f"{match_id}:{s}" for s in range(seats)])
+        out = []
+        for seat, value in enumerate(raw):
+            if value is not None:
+                stored = json.loads(value)
+                out.append(SeatLogRecord(match_id, seat, stored["version_id"],
+                                         [StepLogRecord(**s) for s in stored["steps"]]))
+        return out
 
     async def stats(self, agent_id: str, vids: Sequence[str],
                     failures_of: Collection[str] | None = None) -> dict[str, VersionStats]:

@@ -65,6 +65,7 @@ from ..sandbox import (
 )
 from ..sdk import Decision, MatchResult, NoAnswer, Rejection
 from ..sdk.hosting import BOT_OUTPUT
+from .decisionlog import DecisionLogs
 from .messages import JSON_FORM
 from .seat import BridgedSeat
 
@@ -110,6 +111,8 @@ class ProgramStats:
     oom_kills: int = 0
     stderr_bytes: int = 0
     stderr_tail: bytearray = field(default_factory=bytearray)
+    #: The stderr of each decision (``decisionlog``), for the replay beside each step.
+    decision_logs: DecisionLogs = field(default_factory=DecisionLogs)
 
     @property
     def cpu_ms_mean(self) -> float:
@@ -122,6 +125,7 @@ class ProgramStats:
 
     def note_stderr(self, chunk: bytes) -> None:
         self.stderr_bytes += len(chunk)
+        self.decision_logs.note(chunk)
         tail = self.stderr_tail
         tail += chunk[-STDERR_TAIL_BYTES:]
         if len(tail) > STDERR_TAIL_BYTES:
@@ -232,6 +236,7 @@ class ProgramBot(BridgedSeat):
             await self._until_ready(decision, deadline)
             cpu_before = cpu_ns(proc)
             sent = True
+            self.stats.decision_logs.begin(decision.decision_id)
             line = await asyncio.wait_for(self._exchange(proc, message), self._left(deadline))
         except TimeoutError:
             if not sent:  # still starting: the program has not seen this decision
@@ -277,6 +282,7 @@ class ProgramBot(BridgedSeat):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), EXIT_GRACE_S)
         await self._stop()
+        self.stats.decision_logs.finish()
         log.info("bot program done", bot=self.name, **{
             k: v for k, v in self.stats.to_json().items() if k != "stderr_tail"})
 
@@ -487,6 +493,7 @@ class ProgramBot(BridgedSeat):
             stats.timeouts += 1
         else:
             stats.illegal_outputs += 1
+        stats.decision_logs.fail(decision.decision_id, kind, why)
         log.warning("bot program failed a decision; the match's fallback decides it",
                     bot=self.name, decision=decision.decision_id, kind=kind, why=why,
                     restarts=stats.restarts)

@@ -5,8 +5,11 @@ once: keep it). ``agent versions`` lists the versions of the agent whose api
 token is given, ``agent activate VERSION`` makes one (an id or a unique
 prefix of at least 6 digits) the one its seats run, and ``agent show ID``
 prints an agent with each version's stats: anyone may look, and with the
-agent's own api token the build logs and the stderr of recent failures are
-shown too. ``twistarena submit`` uploads a version (docs/hosting.md).
+agent's own api token the build logs and the stderr of recent failures (with
+the step each failed at) are shown too. ``agent logs MATCH`` prints what the
+agent's seats in a match wrote to stderr, decision by decision, each at its
+step of the replay (the agent's own api token only). ``twistarena submit``
+uploads a version (docs/hosting.md).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from twistarena.v1 import hosting_pb2
 
 from ..sdk import AgentError, register_agent
 from ..sdk.hosting import configure_logging
-from ..sdk.versions import VersionClient
+from ..sdk.versions import VersionClient, seat_logs_json
 from ..terminal import make_console
 from .match import add_server_args, fail
 
@@ -62,6 +65,15 @@ def register(sub: Any) -> None:
     activate.add_argument("version", help="a version id or a unique prefix (6+ digits)")
     activate.add_argument("--json", action="store_true", help="print JSON")
     activate.set_defaults(run=run_activate)
+
+    logs = actions.add_parser("logs", help="what the agent's seats in a match wrote to "
+                                           "stderr, step by step")
+    add_server_args(logs)
+    add_token_arg(logs)
+    logs.add_argument("match_id", metavar="MATCH")
+    logs.add_argument("--step", type=int, default=None, help="only this step of the replay")
+    logs.add_argument("--json", action="store_true", help="print JSON")
+    logs.set_defaults(run=run_logs)
 
     show = actions.add_parser("show", help="an agent, its versions and their stats")
     add_server_args(show)
@@ -178,6 +190,26 @@ def run_show(args: argparse.Namespace) -> int:
     return call(args, work, needs_token=False)
 
 
+def run_logs(args: argparse.Namespace) -> int:
+    async def work(console: Console) -> int:
+        found = seat_logs_json(await client_from(args).seat_logs(args.match_id))
+        for seat in found["seats"]:
+            seat["steps"] = [s for s in seat["steps"]
+                             if args.step is None or s["step"] == args.step]
+        if args.json:
+            print_json(found)
+            return 0
+        for seat in found["seats"]:
+            for step in seat["steps"]:
+                failed = f" {step['failure']}: {step['why']}" if step["failure"] else ""
+                console.rule(f"seat {seat['seat']} step {step['step']}{failed}")
+                console.print(step["text"].rstrip("\n") or "(no stderr)", highlight=False,
+                              markup=False)
+        return 0
+
+    return call(args, work)
+
+
 def _print_private(console: Console, versions: Any) -> None:
     """Build logs and failures, the tail of each."""
     for version in versions:
@@ -186,7 +218,9 @@ def _print_private(console: Console, versions: Any) -> None:
             console.rule(f"build log of {short} ({version.build})")
             console.print(_tail(version.build_log), highlight=False, markup=False)
         for failure in version.stats.failures:
-            console.rule(f"{short} in match {failure.match_id}: {_failure_counts(failure)}")
+            where = f" seat {failure.seat} step {failure.step}" if failure.reason else ""
+            console.rule(f"{short} in match {failure.match_id}{where}: "
+                         f"{failure.reason or _failure_counts(failure)}")
             console.print(_tail(failure.stderr_tail) or "(no stderr)", highlight=False,
                           markup=False)
 
@@ -248,7 +282,8 @@ def version_json(v: hosting_pb2.VersionInfo) -> dict[str, Any]:
             "failures": [{
                 "match_id": f.match_id, "at_ms": f.at_ms, "crashes": f.crashes,
                 "timeouts": f.timeouts, "illegal_outputs": f.illegal_outputs,
-                "restarts": f.restarts, "stderr_tail": f.stderr_tail,
+                "restarts": f.restarts, "stderr_tail": f.stderr_tail, "seat": f.seat,
+                "step": f.step, "reason": f.reason,
             } for f in stats.failures],
         },
     }

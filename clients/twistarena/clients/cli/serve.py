@@ -147,10 +147,11 @@ def add_node_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--spectator-delay-ms", type=int, default=0, metavar="MS",
                    help="hold every message of a live Watch stream this long before "
                         "sending it (default 0: at once)")
-    p.add_argument("--arena", action="append", default=[], metavar="GAME:PLAYERS",
+    p.add_argument("--arena", action="append", default=[], metavar="GAME:PLAYERS[:HOUSE,...]",
                    help="open this arena (continuous rated play) at start unless it is "
-                        "open; repeat for more (`twistarena arena create` sets house rungs "
-                        "and rates)")
+                        "open, with these house rungs filling short tables (e.g. "
+                        "twisted:2:random,heuristic); repeat for more (`twistarena arena "
+                        "create` also sets rates)")
     p.add_argument("--house-fill-after", type=float, default=None, metavar="SECONDS",
                    help="matchmaking: fill a queued agent's empty seats with house bots "
                         "after this wait (default: only when its Queue request asks)")

@@ -37,7 +37,10 @@ def seat_stats(bot: ProgramBot) -> rpb.SeatStats:
     return rpb.SeatStats(decisions=stats.decisions, crashes=stats.crashes,
                          timeouts=stats.timeouts, illegal_outputs=stats.illegal_outputs,
                          restarts=stats.restarts, cpu_ms_total=stats.cpu_ms_total,
-                         cpu_ms_max=stats.cpu_ms_max, stderr_tail=bytes(stats.stderr_tail))
+                         cpu_ms_max=stats.cpu_ms_max, stderr_tail=bytes(stats.stderr_tail),
+                         decision_logs=[rpb.DecisionLog(decision_id=e.decision_id, text=e.text,
+                                                        failure=e.failure, why=e.why)
+                                        for e in stats.decision_logs.finish()])
 
 
 def unstartable_stats(decisions: int, why: str) -> rpb.SeatStats:

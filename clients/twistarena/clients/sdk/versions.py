@@ -82,3 +82,18 @@ class VersionClient(ServiceClient):
         details: hosting_pb2.AgentDetails = await self._unary(
             "GetAgentDetails", hosting_pb2.GetAgentDetailsRequest(agent_id=agent_id))
         return details
+
+    async def seat_logs(self, match_id: str) -> hosting_pb2.SeatLogs:
+        """What this client's agent's seats in a match wrote to stderr, decision by
+        decision (only its own seats)."""
+        logs: hosting_pb2.SeatLogs = await self._unary(
+            "GetSeatLogs", hosting_pb2.GetSeatLogsRequest(match_id=match_id))
+        return logs
+
+
+def seat_logs_json(logs: hosting_pb2.SeatLogs) -> dict[str, Any]:
+    """Seat logs as ``agent logs --json`` prints them and the console serves them."""
+    return {"match_id": logs.match_id, "seats": [
+        {"seat": s.seat, "version_id": s.version_id,
+         "steps": [{"step": t.step, "text": t.text, "failure": t.failure, "why": t.why}
+                   for t in s.steps]} for s in logs.seats]}

@@ -36,17 +36,21 @@ HTTP_STATUS = {
     grpc.StatusCode.FAILED_PRECONDITION: 409,
     grpc.StatusCode.PERMISSION_DENIED: 403,
     grpc.StatusCode.UNAUTHENTICATED: 401,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: 429,
 }
 
 NAV = (("/", "Lobby"), ("/arenas", "Arenas"), ("/agents", "Agents"), ("/nodes", "Nodes"),
+       ("/console", "My agent"),
        *((f"/rules/{g}", f"{engine.game(g).name} rules") for g in engine.GAME_IDS))
 
 
-def page(title: str, body: str, script: str = "", **data: str) -> web.Response:
-    """One page: the shared head and navigation around ``body``."""
+def page(title: str, body: str, script: str = "", extra: str = "", **data: str) -> web.Response:
+    """One page: the shared head and navigation around ``body`` (``extra``: a
+    second script)."""
     attrs = " ".join(f'data-{k}="{html.escape(v)}"' for k, v in data.items())
     nav = "".join(f'<a href="{href}">{html.escape(name)}</a>' for href, name in NAV)
-    tag = f'<script type="module" src="/static/{script}"></script>' if script else ""
+    tag = "".join(f'<script type="module" src="/static/{s}"></script>'
+                  for s in (script, extra) if s)
     text = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -63,10 +67,12 @@ def page(title: str, body: str, script: str = "", **data: str) -> web.Response:
 
 def api(handler: Callable[[web.Request], Awaitable[Any]]
         ) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
-    """An ``/api`` handler: its value as JSON; an upstream refusal as its HTTP twin."""
+    """An ``/api`` handler: its value as JSON (a response as it is); an upstream
+    refusal as its HTTP twin."""
     async def wrapped(request: web.Request) -> web.StreamResponse:
         try:
-            return web.json_response(await handler(request))
+            value = await handler(request)
+            return value if isinstance(value, web.StreamResponse) else web.json_response(value)
         except AgentError as error:
             status = HTTP_STATUS.get(error.code, 502) if error.code else 502
             return web.json_response({"error": str(error), "reason": error.reason},
@@ -86,7 +92,7 @@ async def lobby_page(request: web.Request) -> web.Response:
 async def match_page(request: web.Request) -> web.Response:
     match_id = request.match_info["match_id"]
     return page(f"Match {match_id}", '<p class="loading">loading the match...</p>',
-                "match.js", match=match_id)
+                "match.js", match=match_id, extra="seatlogs.js")
 
 
 async def tournament_page(request: web.Request) -> web.Response:
@@ -242,6 +248,9 @@ def make_app(gateway: Gateway) -> web.Application:
     app.router.add_get("/api/arenas/{arena_id}", api_arena)
     app.router.add_get("/api/nodes", api_nodes)
     app.router.add_static("/static/", STATIC)
+    from .console import install  # the console builds on this module's pages
+
+    install(app, gateway)
     return app
 
 

@@ -22,6 +22,7 @@ from twistarena.clients.sdk.convert import oneof_to_dict, struct_to_dict
 from tests.support.agents import run
 from tests.support.browser import Page, browser_page, find_browser
 from tests.support.server import InProcessServer
+from tests.support.waiting import wait_until
 
 PLAYERS = {"tricky_twist": 3, "twisted": 2, "twhist": 3}
 
@@ -364,7 +365,8 @@ def test_arena_leaderboard_agent_page_and_lobby_show_the_ladder(
                 ".map((r) => r.dataset.version)")
             assert versions == ["1", "2"]
             links = await page.evaluate(
-                "[...document.querySelectorAll('#recent-matches a')].map((a) => a.textContent)")
+                "[...document.querySelectorAll('#recent-matches tr[data-match]')]"
+                ".map((r) => r.dataset.match)")
             assert links[0] == "w-new" and played in links
             assert "0 errors" in await page.evaluate(
                 "document.getElementById('counts').textContent")
@@ -376,6 +378,82 @@ def test_arena_leaderboard_agent_page_and_lobby_show_the_ladder(
             await page.wait_for("!!document.querySelector("
                                 "'#arenas tr[data-arena=\"tricky_twist-4\"]')",
                                 what="the arenas page")
+            assert_no_console_errors(page)
+
+    run(scenario(), timeout=90)
+
+
+def test_one_agent_shows_one_rating_on_every_surface(
+        server: InProcessServer, web: str, chromium: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """An agent plays an arena; GetAgent, ListAgents, ``agent show --json``,
+    /api/agents, /api/agents/ID, /agents, /agents/ID and the leaderboard give it
+    the same rating (its arena row) and list the match it played."""
+    from twistarena.clients.cli import main
+    from twistarena.clients.sdk import get_agent, queue_and_play, register_agent
+    from twistarena.clients.sdk.arenas import ArenaLadderClient
+
+    def first_legal(observation: object, legal_actions: list[Any]) -> int:
+        return int(legal_actions[0].id)
+
+    async def scenario() -> None:
+        ladder = ArenaLadderClient(server.target)
+        await ladder.create("twisted", 2, house=["random"])
+        agent_id, token = await register_agent(server.target, "one-story")
+        await ArenaLadderClient(server.target, admin_token=token).enroll("twisted-2", agent_id)
+        await queue_and_play(first_legal, server.target, token, "twisted", 2,
+                             tournament_only=True)
+
+        async def rated() -> Any:
+            board = await ladder.leaderboard("twisted-2")
+            mine = [r for r in board.rows if r.agent_id == agent_id]
+            return mine[0] if mine and mine[0].games == 1 else None
+
+        row = await wait_until(rated, "the match rated", timeout=15)
+        want = (round(row.mu, 6), round(row.sigma, 6), row.games)
+        info = await get_agent(server.target, agent_id)
+        assert (round(info.mu, 6), round(info.sigma, 6), info.matches) == want
+        assert info.rating_arena_id == "twisted-2"
+        [recent] = info.recent_matches
+        assert recent.match_id == row.last_match_id and recent.opponents == ["house:random"]
+        listed = [a for a in (await ladder.agents(name_contains="one-story")).agents]
+        assert [(round(a.mu, 6), round(a.sigma, 6), a.matches) for a in listed] == [want]
+
+        assert await asyncio.to_thread(main, ["agent", "show", "--server", server.target,
+                                              agent_id, "--json"]) == 0
+        out = capsys.readouterr().out  # the server's log lines too: its loop runs here
+        shown, _end = json.JSONDecoder().raw_decode(out[out.index("\n{\n") + 1:])
+        assert (round(shown["mu"], 6), round(shown["sigma"], 6), shown["matches"]) == want
+        assert [(r["arena_id"], round(r["mu"], 6)) for r in shown["ratings"]] == [
+            ("twisted-2", want[0])]
+        assert shown["recent_matches"][0]["match_id"] == row.last_match_id
+
+        async with browser_page(chromium) as page:
+            await page.goto(f"{web}/agents")
+            api = await page.evaluate("fetch('/api/agents').then((r) => r.json())")
+            [mine] = [a for a in api["agents"] if a["agent_id"] == agent_id]
+            assert (round(mine["mu"], 6), round(mine["sigma"], 6), mine["matches"]) == want
+            assert mine["rating_arena_id"] == "twisted-2"
+            one = await page.evaluate(f"fetch('/api/agents/{agent_id}').then((r) => r.json())")
+            assert (round(one["mu"], 6), round(one["sigma"], 6), one["matches"]) == want
+            await page.wait_for(f"!!document.querySelector('#agents tr[data-agent=\"{agent_id}\"]')",
+                                what="the agent's row")
+            cells = await page.evaluate(
+                f"[...document.querySelector('#agents tr[data-agent=\"{agent_id}\"]').cells]"
+                ".map((c) => c.textContent)")
+            assert cells[2:6] == [f"{row.conservative:.2f}", f"{row.mu:.2f}",
+                                  f"{row.sigma:.2f}", "1"]
+            assert cells[6] == "twisted-2"
+            await page.goto(f"{web}/agents/{agent_id}")
+            await page.wait_for("!!document.getElementById('rating')", what="the agent page")
+            header = await page.evaluate("document.getElementById('rating').textContent")
+            assert f"μ {row.mu:.2f}" in header and "twisted-2" in header
+            replay = await page.evaluate(
+                "[...document.querySelectorAll('#recent-matches tr[data-match]')]"
+                ".map((r) => [r.dataset.match, r.cells[3].textContent,"
+                " r.querySelector('time').title])")
+            assert replay[0][:2] == [row.last_match_id, "house:random"]
+            assert replay[0][2] == row.last_match_at.ToJsonString()
             assert_no_console_errors(page)
 
     run(scenario(), timeout=90)

@@ -19,7 +19,7 @@ from twistarena import engine
 from twistarena.league import PlackettLuce, Rating, next_version_rating, rate_table
 from twistarena.league.ladder import counts
 from twistarena.storage import Store
-from twistarena.storage.arenas import RatingRow, split_player
+from twistarena.storage.arenas import RatingRow, player_key, split_player
 from twistarena.v1 import arenas_pb2 as apb
 from twistarena.v1 import arenas_pb2_grpc as agrpc
 from twistarena.v1 import matchmaking_pb2 as kpb
@@ -102,6 +102,7 @@ class Ladder:
             log.info("arena_result_not_rated", arena=arena_id, match=match_id)
             return False
         model = self.model
+        ended = int(time.time() * 1000)
 
         def update(rows: dict[str, RatingRow | None],
                    previous: dict[str, RatingRow | None]) -> dict[str, RatingRow]:
@@ -115,15 +116,14 @@ class Ladder:
                         None if old is None else Rating(old.mu, old.sigma), model))
             after = rate_table(model, before, places)
             out: dict[str, RatingRow] = {}
-            ended = int(time.time() * 1000)
             for key, rating, place in zip(players, after, places, strict=True):
                 row = rows[key] or RatingRow(0.0, 0.0)
                 out[key] = RatingRow(rating.mu, rating.sigma, row.games + 1,
                                      row.wins + (place == 1), match_id, ended)
             return out
 
-        return await self.store.arenas.rate(arena_id, match_id, int(time.time() * 1000),
-                                            list(players), update)
+        return await self.store.arenas.rate(arena_id, match_id, ended, list(players),
+                                            list(places), update)
 
 
 def row_message(rank: int, key: str, row: RatingRow, names: dict[str, str]) -> apb.LeaderboardRow:
@@ -294,6 +294,7 @@ class Arenas(agrpc.ArenasServicer):
                         break
         for info in found:
             info.arena_ratings.extend(await self.arena_ratings(info.agent_id, history=False))
+            set_rating(info, info.arena_ratings)
         out = apb.ListAgentsResponse(agents=found)
         if position >= 0 and await self.store.agents.page(position, 1):
             out.next_page_token = str(position)
@@ -301,21 +302,7 @@ class Arenas(agrpc.ArenasServicer):
 
     async def arena_ratings(self, agent_id: str, history: bool = True) -> list[kpb.ArenaRating]:
         """Every rating of the agent's versions in every arena (GetAgent, ListAgents)."""
-        out: list[kpb.ArenaRating] = []
-        for arena in await self.store.arenas.all():
-            keys = await self.store.arenas.player_keys(arena.arena_id, agent_id)
-            rows = await self.store.arenas.rows(arena.arena_id, keys)
-            points = (await self.store.arenas.history(arena.arena_id, keys) if history
-                      else [[] for _ in keys])
-            for key, row, pts in zip(keys, rows, points, strict=True):
-                if row is None:
-                    continue
-                out.append(kpb.ArenaRating(
-                    arena_id=arena.arena_id, version=split_player(key)[1], mu=row.mu,
-                    sigma=row.sigma, games=row.games, wins=row.wins,
-                    history=[kpb.RatingPoint(mu=m, sigma=s, match_id=mid)
-                             for m, s, mid in pts]))
-        return out
+        return await agent_arena_ratings(self.store, agent_id, history)
 
     async def failures(self, agent_id: str) -> tuple[int, int]:
         """(crashes and illegal answers, timeouts) of the agent's hosted versions."""
@@ -324,6 +311,92 @@ class Arenas(agrpc.ArenasServicer):
         return (sum(s.crashes + s.illegal_outputs for s in stats),
                 sum(s.timeouts for s in stats))
 
-    async def recent_matches(self, agent_id: str) -> list[str]:
-        """The agent's latest arena matches, newest first."""
-        return await arena_match_ids(self.store, "", agent_id, 0, RECENT_MATCHES)
+    async def recent_matches(self, agent_id: str) -> list[kpb.RecentMatch]:
+        """The agent's latest arena matches, newest first: arena, its version, the
+        others at the table (name and version), its place and score, when."""
+        found: list[tuple[str, str, int]] = []
+        for arena in await self.store.arenas.all():
+            found.extend((arena.arena_id, mid, ms) for mid, ms in
+                         await self.store.arenas.match_page(arena.arena_id, agent_id, 0,
+                                                            RECENT_MATCHES))
+        found.sort(key=lambda item: item[2], reverse=True)
+        found = found[:RECENT_MATCHES]
+        records = await self.store.matches.load_many([mid for _, mid, _ in found])
+        out: list[kpb.RecentMatch] = []
+        for (arena_id, mid, ms), record in zip(found, records, strict=True):
+            [table] = await self.store.arenas.tables(arena_id, [mid])
+            players, places = table or ([], [])
+            others = [split_player(k) for k in players if split_player(k)[0] != agent_id]
+            names = await self.store.agents.names(
+                [a for a, _ in others if not a.startswith("house:")])
+            recent = kpb.RecentMatch(match_id=mid, arena_id=arena_id, opponents=[
+                a if a.startswith("house:") else
+                (f"{names.get(a, a)} v{v}" if v else names.get(a, a)) for a, v in others])
+            recent.ended_at.FromMilliseconds(ms)
+            seat = next((s for s, k in enumerate(players) if split_player(k)[0] == agent_id),
+                        -1)
+            if seat >= 0:
+                recent.version = split_player(players[seat])[1]
+                recent.place = places[seat] if seat < len(places) else 0
+                if record is not None and record.result is not None \
+                        and seat < len(record.result.scores):
+                    recent.score = record.result.scores[seat]
+            out.append(recent)
+        return out
+
+
+async def agent_arena_ratings(store: Store, agent_id: str,
+                              history: bool = True) -> list[kpb.ArenaRating]:
+    """Every rating of the agent's versions in every arena; ``current`` marks the
+    version each arena's leaderboard shows (the one it played last there)."""
+    out: list[kpb.ArenaRating] = []
+    for arena in await store.arenas.all():
+        keys = await store.arenas.player_keys(arena.arena_id, agent_id)
+        if not keys:
+            continue
+        rows = await store.arenas.rows(arena.arena_id, keys)
+        [current] = await store.arenas.current_versions(arena.arena_id, [agent_id])
+        points = (await store.arenas.history(arena.arena_id, keys) if history
+                  else [[] for _ in keys])
+        for key, row, pts in zip(keys, rows, points, strict=True):
+            if row is None:
+                continue
+            version = split_player(key)[1]
+            out.append(kpb.ArenaRating(
+                arena_id=arena.arena_id, version=version, mu=row.mu, sigma=row.sigma,
+                games=row.games, wins=row.wins, current=version == current,
+                history=[kpb.RatingPoint(mu=m, sigma=s, match_id=mid) for m, s, mid in pts]))
+    return out
+
+
+def best_rating(ratings: Sequence[kpb.ArenaRating]) -> kpb.ArenaRating | None:
+    """The agent's rating shown alone: the best conservative ``mu - 3 sigma`` among
+    the versions its arenas' leaderboards show (None: rated nowhere)."""
+    shown_rows = [r for r in ratings if r.current]
+    return max(shown_rows, key=lambda r: (r.mu - 3.0 * r.sigma, r.arena_id), default=None)
+
+
+def set_rating(info: kpb.AgentInfo, ratings: Sequence[kpb.ArenaRating]) -> None:
+    """Fill ``info``'s own rating fields from its arena ratings (``best_rating``);
+    an agent rated nowhere shows the model's starting rating and 0 matches."""
+    best = best_rating(ratings)
+    if best is None:
+        start = PlackettLuce().rating()
+        info.mu, info.sigma, info.matches = start.mu, start.sigma, 0
+        info.rating_arena_id, info.rating_version = "", 0
+        return
+    info.mu, info.sigma, info.matches = best.mu, best.sigma, best.games
+    info.rating_arena_id, info.rating_version = best.arena_id, best.version
+
+
+async def matchmaking_rating(store: Store, agent_id: str, game_id: str,
+                             num_players: int) -> Rating:
+    """The rating matchmaking pairs the agent by: its rating in the arena of the
+    game and player count (the version it played last there), else a newcomer's."""
+    arena_id = arena_id_of(game_id, num_players)
+    [version] = await store.arenas.current_versions(arena_id, [agent_id])
+    if version is not None:
+        [row] = await store.arenas.rows(arena_id, [player_key(agent_id, version)])
+        if row is not None:
+            return Rating(row.mu, row.sigma)
+    return PlackettLuce().rating()

@@ -6,7 +6,8 @@ and, under the tag ``{a:<arena>}``, ``ratings`` (player key -> its row),
 ``board`` (player shown on the leaderboard -> conservative rating),
 ``current`` (agent -> the version it plays), ``history:<player key>``,
 ``rated`` (match ids already rated: a result is applied once), ``matches``
-(match id -> end ms), ``agent:<agent>`` (that agent's matches), ``enrolled``
+(match id -> end ms), ``agent:<agent>`` (that agent's matches), ``tables`` (each rated match's
+players and places), ``enrolled``
 (agents that play in it), ``live`` (its unrated matches and their players)
 and ``owner`` (the lease of the node scheduling it, the same lease as a
 tournament's). One arena's keys share a slot, so a result is rated in one
@@ -188,7 +189,7 @@ class ArenaStore(StorePart):
         return [None if r is None else int(r) for r in raw]
 
     async def rate(self, arena_id: str, match_id: str, ended_ms: int, players: Sequence[str],
-                   update: TableUpdate) -> bool:
+                   places: Sequence[int], update: TableUpdate) -> bool:
         """Apply one match's result once: read the table's rows and the rows of
         the agents' previous versions, write what ``update`` makes of them, their
         history points, the leaderboard and the match indexes, atomically.
@@ -216,6 +217,8 @@ class ArenaStore(StorePart):
                                                           previous_rows, strict=True)})
                         pipe.multi()
                         self._write(pipe, arena_id, match_id, ended_ms, news, previous_keys)
+                        pipe.hset(keys.arena_tables(arena_id), match_id, json.dumps(
+                            {"players": list(players), "places": list(places)}))
                         await pipe.execute()
                         return True
                     except WatchError:
@@ -285,6 +288,19 @@ class ArenaStore(StorePart):
             raw: Any = await self._redis.zrevrange(key, offset, offset + count - 1,
                                                    withscores=True)
         return [(text(m), int(ms)) for m, ms in raw]
+
+    async def tables(self, arena_id: str,
+                     match_ids: Sequence[str]) -> list[tuple[list[str], list[int]] | None]:
+        """(player keys, places) per seat of rated matches (None: not rated here)."""
+        if not match_ids:
+            return []
+        with driver_errors():
+            raw: Any = await self._redis.hmget(keys.arena_tables(arena_id), list(match_ids))
+        out: list[tuple[list[str], list[int]] | None] = []
+        for one in raw:
+            table = None if one is None else json.loads(one)
+            out.append(None if table is None else (table["players"], table["places"]))
+        return out
 
     async def in_arena(self, arena_id: str, agent_ids: Sequence[str]) -> list[bool]:
         """Which agents have played in the arena."""

@@ -4,9 +4,10 @@ agents (anyone)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import grpc
-from twistarena.v1 import arenas_pb2, arenas_pb2_grpc
+from twistarena.v1 import arenas_pb2, arenas_pb2_grpc, matchmaking_pb2
 
 from .connection import ServiceClient
 
@@ -65,3 +66,31 @@ class ArenaLadderClient(ServiceClient):
                 page_size=page_size, page_token=page_token, name_contains=name_contains,
                 arena_id=arena_id))
         return page
+
+
+def rating_json(info: matchmaking_pb2.AgentInfo) -> dict[str, Any]:
+    """An agent's own rating as every surface shows it (the CLI's --json, the web
+    gateway): its best mu - 3 sigma among its arenas' leaderboard rows, with the
+    arena and version it is of."""
+    return {"agent_id": info.agent_id, "name": info.name, "mu": info.mu, "sigma": info.sigma,
+            "conservative": info.mu - 3 * info.sigma, "matches": info.matches,
+            "rating_arena_id": info.rating_arena_id, "rating_version": info.rating_version}
+
+
+def arena_rating_json(rating: matchmaking_pb2.ArenaRating,
+                      history: bool = False) -> dict[str, Any]:
+    """One arena rating of one version (``current``: the leaderboard's row)."""
+    out: dict[str, Any] = {
+        "arena_id": rating.arena_id, "version": rating.version, "mu": rating.mu,
+        "sigma": rating.sigma, "conservative": rating.mu - 3 * rating.sigma,
+        "games": rating.games, "wins": rating.wins, "current": rating.current}
+    if history:
+        out["history"] = [[round(p.mu, 3), round(p.sigma, 3)] for p in rating.history]
+    return out
+
+
+def recent_match_json(match: matchmaking_pb2.RecentMatch) -> dict[str, Any]:
+    """One of an agent's recent arena matches (opponents: "NAME vN", "house:BOT")."""
+    return {"match_id": match.match_id, "arena_id": match.arena_id, "version": match.version,
+            "place": match.place, "score": match.score, "opponents": list(match.opponents),
+            "ended_at": match.ended_at.ToJsonString() if match.HasField("ended_at") else ""}

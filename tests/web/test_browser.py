@@ -436,11 +436,9 @@ def test_one_agent_shows_one_rating_on_every_surface(
             assert mine["rating_arena_id"] == "twisted-2"
             one = await page.evaluate(f"fetch('/api/agents/{agent_id}').then((r) => r.json())")
             assert (round(one["mu"], 6), round(one["sigma"], 6), one["matches"]) == want
-            await page.wait_for(f"!!document.querySelector('#agents tr[data-agent=\"{agent_id}\"]')",
-                                what="the agent's row")
-            cells = await page.evaluate(
-                f"[...document.querySelector('#agents tr[data-agent=\"{agent_id}\"]').cells]"
-                ".map((c) => c.textContent)")
+            mine_row = f"document.querySelector('#agents tr[data-agent=\"{agent_id}\"]')"
+            await page.wait_for(f"!!{mine_row}", what="the agent's row")
+            cells = await page.evaluate(f"[...{mine_row}.cells].map((c) => c.textContent)")
             assert cells[2:6] == [f"{row.conservative:.2f}", f"{row.mu:.2f}",
                                   f"{row.sigma:.2f}", "1"]
             assert cells[6] == "twisted-2"

@@ -79,6 +79,10 @@ class ArenaPlanner:
         #: arena id -> (when read, its enrolled agents' player keys: version 0 for
         #: a network agent, one without an active hosted version)
         self._enrolled: dict[str, tuple[float, list[str]]] = {}
+        #: arena id -> player key of a hosted version -> its version id, as last
+        #: read: what the runners play for a seat the planner gave that key (the
+        #: version rated is the version played, whatever was activated since).
+        self.version_ids: dict[str, dict[str, str]] = {}
 
     async def enrolled_players(self, arena_id: str) -> list[str]:
         """``AGENT@VERSION`` of the enrolled agents (version 0: no hosted version, a
@@ -87,8 +91,10 @@ class ArenaPlanner:
         read, keys = self._enrolled.get(arena_id, (-ENROLLED_REFRESH_S, []))
         if len(keys) < 2 or time.monotonic() - read >= ENROLLED_REFRESH_S:
             enrolled = await self.store.arenas.enrolled(arena_id)
-            numbers = await self.store.arenas.version_numbers(enrolled)
-            keys = [player_key(a, v) for a, v in zip(enrolled, numbers, strict=True)]
+            versions = await self.store.arenas.active_versions(enrolled)
+            keys = [player_key(a, n) for a, (n, _vid) in zip(enrolled, versions, strict=True)]
+            self.version_ids[arena_id] = {k: vid for k, (_n, vid)
+                                          in zip(keys, versions, strict=True) if vid}
             self._enrolled[arena_id] = (time.monotonic(), keys)
         return keys
 
@@ -261,7 +267,8 @@ class ArenaScheduler:
                 continue
             if version:
                 await self.runners.seat_hosted(match.options, mid, seat, tokens[seat], address,
-                                               agent_id, "arena")
+                                               agent_id, "arena",
+                                               version_id=self.planner.version_ids[arena.arena_id][key])
             else:
                 await self.agents.assign(agent_id, kpb.MatchAssigned(
                     match_id=mid, seat=seat, seat_token=tokens[seat], server_address=address,

@@ -138,9 +138,9 @@ class ArenaStore(StorePart):
             raw: Any = await self._redis.smembers(keys.arena_enrolled(arena_id))
         return sorted(text(a) for a in raw)
 
-    async def version_numbers(self, agent_ids: Sequence[str]) -> list[int]:
-        """Each agent's active hosted version as a number (1 = its first stored,
-        by creation time; 0: none active), in two pipelined round trips."""
+    async def active_versions(self, agent_ids: Sequence[str]) -> list[tuple[int, str]]:
+        """Each agent's active hosted version: (its number, 1 = its first stored, by
+        creation time; its id), (0, "") for none, in two pipelined round trips."""
         if not agent_ids:
             return []
         with driver_errors():
@@ -152,7 +152,7 @@ class ArenaStore(StorePart):
             for agent_id, vid in zip(agent_ids, active, strict=True):
                 pipe.zrank(keys.agent_versions(agent_id), vid or "")
             ranks = await pipe.execute()
-        return [0 if vid is None or rank is None else int(rank) + 1
+        return [(0, "") if vid is None or rank is None else (int(rank) + 1, text(vid))
                 for vid, rank in zip(active, ranks, strict=True)]
 
     async def add_live(self, arena_id: str, match_id: str, players: Sequence[str]) -> None:

@@ -52,3 +52,40 @@ def test_tournament_create_follows_and_exports(server: Any, tmp_path: Path,
     by_name = {s.entrant: s for s in standings}
     assert by_name["heuristic"].games == 4 and by_name["random"].games == 2
     assert sum(s.wins for s in standings) == pytest.approx(4)
+
+
+def _json_lines(text: str) -> list[Any]:
+    """The JSON lines of a command's output (the in-process server logs there too)."""
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+def test_queue_arena_enrolls_plays_and_prints_each_rating(
+        server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """``queue --arena`` with only the agent's api token: enrolled, seated by the
+    arena, each result printed with the rating after it; ``--tournament ARENA``
+    points to ``--arena``; the SDK's ``play_arena`` does the same in one call."""
+    from twistarena.clients.sdk import get_agent, play_arena, register_agent
+    from twistarena.clients.sdk.arenas import ArenaLadderClient
+
+    run(ArenaLadderClient(server.target).create("tricky_twist", 3,
+                                                house=["random", "heuristic"]))
+    agent_id, token = run(register_agent(server.target, "queue-arena"))
+    capsys.readouterr()
+    assert main(["queue", "--server", server.target, "--api-token", token, "--arena",
+                 "tricky_twist-3", "--strategy", "random", "--matches", "2", "--json"]) == 0
+    lines = _json_lines(capsys.readouterr().out)
+    assert [line["arena_id"] for line in lines] == ["tricky_twist-3"] * 2
+    assert [line["rating"]["games"] for line in lines] == [1, 2]
+    info = run(get_agent(server.target, agent_id))
+    assert info.rating_arena_id == "tricky_twist-3" and info.matches == 2
+    assert round(info.mu, 9) == round(lines[-1]["rating"]["mu"], 9)
+
+    assert main(["queue", "--server", server.target, "--api-token", token, "--game",
+                 "tricky_twist", "--players", "3", "--tournament", "tricky_twist-3"]) != 0
+    assert "queue --arena tricky_twist-3" in capsys.readouterr().out
+
+    def first_legal(observation: object, legal_actions: list[Any]) -> int:
+        return int(legal_actions[0].id)
+
+    [played] = run(play_arena(first_legal, server.target, token, "tricky_twist-3", matches=1))
+    assert played.rating is not None and played.rating.games == 3

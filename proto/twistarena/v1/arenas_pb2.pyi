@@ -101,16 +101,18 @@ class EnrollAgentRequest(_message.Message):
     def __init__(self, arena_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., withdraw: _Optional[bool] = ...) -> None: ...
 
 class EnrollAgentResponse(_message.Message):
-    __slots__ = ("arena", "enrolled", "agents", "warning")
+    __slots__ = ("arena", "enrolled", "agents", "warning", "agent_id")
     ARENA_FIELD_NUMBER: _ClassVar[int]
     ENROLLED_FIELD_NUMBER: _ClassVar[int]
     AGENTS_FIELD_NUMBER: _ClassVar[int]
     WARNING_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     arena: Arena
     enrolled: bool
     agents: int
     warning: str
-    def __init__(self, arena: _Optional[_Union[Arena, _Mapping]] = ..., enrolled: _Optional[bool] = ..., agents: _Optional[int] = ..., warning: _Optional[str] = ...) -> None: ...
+    agent_id: str
+    def __init__(self, arena: _Optional[_Union[Arena, _Mapping]] = ..., enrolled: _Optional[bool] = ..., agents: _Optional[int] = ..., warning: _Optional[str] = ..., agent_id: _Optional[str] = ...) -> None: ...
 
 class UpdateArenaRequest(_message.Message):
     __slots__ = ("arena_id", "set_house_bots", "house_bots", "matches_per_minute", "max_concurrent_per_agent")

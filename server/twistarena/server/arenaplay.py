@@ -155,8 +155,10 @@ class ArenaPlanner:
                     None if before is None else Rating(before.mu, before.sigma),
                     self.ladder.model)
                 games = 0
-            out.append(Rung(key, rating, games, playing.get(agent_id, 0),
-                            house=agent_id.startswith(HOUSE)))
+            # A network agent's Queue call takes one seat: one table per wait.
+            busy = (arena.max_concurrent_per_agent - 1 if key.endswith("@0")
+                    and not agent_id.startswith(HOUSE) else playing.get(agent_id, 0))
+            out.append(Rung(key, rating, games, busy, house=agent_id.startswith(HOUSE)))
         return out
 
     async def plan(self, arena: apb.Arena, playing: Counter[str], most: int) -> list[list[str]]:

@@ -86,6 +86,21 @@ def spec_problem(request: apb.CreateArenaRequest) -> str:
     return ""
 
 
+def no_table_reason(arena: apb.Arena) -> str:
+    """Why the arena forms no table now ('' when it can): closed, paused, or too
+    few players to fill one (its enrolled agents and house rungs)."""
+    if arena.status == apb.ARENA_STATUS_CLOSED:
+        return f"arena {arena.arena_id} is closed: it forms no table"
+    if arena.status == apb.ARENA_STATUS_PAUSED:
+        return f"arena {arena.arena_id} is paused: no table forms until it resumes"
+    if arena.enrolled + len(arena.house_bots) < arena.num_players:
+        return (f"no table can form: a table has {arena.num_players} seats and the arena has "
+                f"{arena.enrolled} enrolled agent{'' if arena.enrolled == 1 else 's'} and "
+                f"{len(arena.house_bots)} house rung{'' if len(arena.house_bots) == 1 else 's'}"
+                "; enroll more agents or add house rungs (arena update --house)")
+    return ""
+
+
 class Ladder:
     """Applies match results to an arena's ratings (the model of ``twistarena.league``)."""
 
@@ -233,22 +248,26 @@ class Arenas(agrpc.ArenasServicer):
 
     async def EnrollAgent(self, request: apb.EnrollAgentRequest,
                           context: aio.ServicerContext[Any, Any]) -> apb.EnrollAgentResponse:
-        """The agent itself (its api token) or the admin enrolls or withdraws it."""
+        """The agent itself (its api token; no agent id: its own) or the admin
+        enrolls or withdraws it; the answer warns when no table can form."""
+        agent_id = request.agent_id
         if auth.bearer(context.invocation_metadata()) and not is_admin(context, self.config):
             caller = await api_agent(context, self.agents.by_token, "EnrollAgent")
-            if caller != request.agent_id:
+            agent_id = agent_id or caller
+            if caller != agent_id:
                 await fail(context, grpc.StatusCode.PERMISSION_DENIED, "NOT_YOUR_AGENT",
                            "an api token enrolls its own agent only")
         else:
             await require_admin(context, self.config)
         arena = await self._arena(request.arena_id, context)
-        await known_agent(context, self.agents, request.agent_id)
-        await self.store.arenas.enroll(arena.arena_id, request.agent_id, not request.withdraw)
+        await known_agent(context, self.agents, agent_id)
+        await self.store.arenas.enroll(arena.arena_id, agent_id, not request.withdraw)
         await self._count(arena)
         log.info("arena_withdrawn" if request.withdraw else "arena_enrolled",
-                 arena=arena.arena_id, agent=request.agent_id)
+                 arena=arena.arena_id, agent=agent_id)
         return apb.EnrollAgentResponse(arena=arena, enrolled=not request.withdraw,
-                                       agents=arena.enrolled)
+                                       agents=arena.enrolled, agent_id=agent_id,
+                                       warning=no_table_reason(arena))
 
     async def GetLeaderboard(self, request: apb.GetLeaderboardRequest,
                              context: aio.ServicerContext[Any, Any]) -> apb.Leaderboard:

@@ -220,8 +220,10 @@ class Matchmaking(kgrpc.MatchmakingServicer):
             return None
         state = await self.cluster.store.tournaments.status(tid)
         if state is None:
+            arena = await self.cluster.store.arenas.get(tid)
+            hint = f"; {tid} is an arena: queue --arena {tid}" if arena is not None else ""
             await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_TOURNAMENT",
-                       f"no tournament {tid!r}")
+                       f"no tournament {shown(tid)}{hint}")
         status, detail = state
         if status not in wire.TOURNAMENT_OVER:
             return None

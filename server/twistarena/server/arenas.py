@@ -193,14 +193,15 @@ class Arenas(agrpc.ArenasServicer):
         if arena is None:
             await fail(context, grpc.StatusCode.ALREADY_EXISTS, "ARENA_EXISTS",
                        f"arena {arena_id_of(request.game_id, request.num_players)} exists; "
-                       "pause or resume it instead")
+                       "change it with UpdateArena, pause, resume or close it")
         return arena
 
-    async def open_configured(self, specs: Sequence[str]) -> None:
-        """Open the arenas ``serve --arena GAME:PLAYERS`` names, unless open."""
+    async def open_configured(self, specs: Sequence[str], house: Sequence[str] = ()) -> None:
+        """Open the arenas ``serve --arena GAME:PLAYERS`` names, unless open, with
+        the ``house`` rungs (``serve --house``)."""
         for spec in specs:
             game_id, _, players = spec.partition(":")
-            request = apb.CreateArenaRequest(game_id=game_id,
+            request = apb.CreateArenaRequest(game_id=game_id, house_bots=list(house),
                                              num_players=int(players) if players.isdigit() else 0)
             problem = spec_problem(request)
             if problem:
@@ -238,12 +239,55 @@ class Arenas(agrpc.ArenasServicer):
 
     async def SetArenaPaused(self, request: apb.SetArenaPausedRequest,
                              context: aio.ServicerContext[Any, Any]) -> apb.Arena:
-        """Admin only: pause or resume forming tables."""
+        """Admin only: pause or resume forming tables (not of a closed arena)."""
         await require_admin(context, self.config)
-        arena = await self._arena(request.arena_id, context)
+        arena = await self._open_arena(request.arena_id, context)
         arena.status = apb.ARENA_STATUS_PAUSED if request.paused else apb.ARENA_STATUS_RUNNING
         await self.store.arenas.put(arena)
         log.info("arena_paused" if request.paused else "arena_resumed", arena=arena.arena_id)
+        return arena
+
+    async def _open_arena(self, arena_id: str,
+                          context: aio.ServicerContext[Any, Any]) -> apb.Arena:
+        """The arena, refused (FAILED_PRECONDITION) when it is closed."""
+        arena = await self._arena(arena_id, context)
+        if arena.status == apb.ARENA_STATUS_CLOSED:
+            await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "ARENA_CLOSED",
+                       f"arena {arena.arena_id} is closed; its leaderboard stays readable")
+        return arena
+
+    async def UpdateArena(self, request: apb.UpdateArenaRequest,
+                          context: aio.ServicerContext[Any, Any]) -> apb.Arena:
+        """Admin only: new house rungs, matches per minute or per-agent concurrency."""
+        await require_admin(context, self.config)
+        arena = await self._open_arena(request.arena_id, context)
+        if request.set_house_bots:
+            problem = spec_problem(apb.CreateArenaRequest(
+                game_id=arena.game_id, num_players=arena.num_players,
+                house_bots=request.house_bots))
+            if problem:
+                await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "INVALID_OPTIONS",
+                           problem)
+            del arena.house_bots[:]
+            arena.house_bots.extend(dict.fromkeys(request.house_bots))
+        if request.matches_per_minute:
+            arena.matches_per_minute = request.matches_per_minute
+        if request.max_concurrent_per_agent:
+            arena.max_concurrent_per_agent = request.max_concurrent_per_agent
+        await self.store.arenas.put(arena)
+        log.info("arena_updated", arena=arena.arena_id, house=list(arena.house_bots),
+                 per_minute=arena.matches_per_minute,
+                 concurrent=arena.max_concurrent_per_agent)
+        return arena
+
+    async def CloseArena(self, request: apb.CloseArenaRequest,
+                         context: aio.ServicerContext[Any, Any]) -> apb.Arena:
+        """Admin only: no new tables ever; running matches finish and are rated."""
+        await require_admin(context, self.config)
+        arena = await self._arena(request.arena_id, context)
+        arena.status = apb.ARENA_STATUS_CLOSED
+        await self.store.arenas.put(arena)
+        log.info("arena_closed", arena=arena.arena_id)
         return arena
 
     async def EnrollAgent(self, request: apb.EnrollAgentRequest,

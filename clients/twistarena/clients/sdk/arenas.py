@@ -45,6 +45,23 @@ class ArenaLadderClient(ServiceClient):
             "SetArenaPaused", arenas_pb2.SetArenaPausedRequest(arena_id=arena_id, paused=paused))
         return done
 
+    async def update(self, arena_id: str, house: Sequence[str] | None = None,
+                     matches_per_minute: int = 0,
+                     max_concurrent_per_agent: int = 0) -> arenas_pb2.Arena:
+        """Change an arena (admin): ``house`` replaces its rungs (None: kept; empty:
+        none), a 0 keeps a number."""
+        done: arenas_pb2.Arena = await self._unary("UpdateArena", arenas_pb2.UpdateArenaRequest(
+            arena_id=arena_id, set_house_bots=house is not None, house_bots=list(house or ()),
+            matches_per_minute=matches_per_minute,
+            max_concurrent_per_agent=max_concurrent_per_agent))
+        return done
+
+    async def close(self, arena_id: str) -> arenas_pb2.Arena:
+        """Close an arena for good (admin); its leaderboard stays readable."""
+        done: arenas_pb2.Arena = await self._unary(
+            "CloseArena", arenas_pb2.CloseArenaRequest(arena_id=arena_id))
+        return done
+
     async def enroll(self, arena_id: str, agent_id: str,
                      withdraw: bool = False) -> arenas_pb2.EnrollAgentResponse:
         done: arenas_pb2.EnrollAgentResponse = await self._unary(

@@ -296,3 +296,30 @@ def test_the_version_the_arena_seats_is_the_version_it_rates(server: InProcessSe
             f"{seat.agent_id}@1"
         played[seat.agent_id] = seat.version_id
     assert played == dict(zip(agents, first, strict=True)) and second not in played.values()
+
+
+def test_an_anchored_house_rung_is_not_moved_by_results(server: InProcessServer) -> None:
+    """A house rung with a calibrated rating keeps it, match after match; the
+    agents it meets move as against any player of that rating."""
+    from twistarena.league.anchors import anchor
+
+    store = server.app.store
+    assert store is not None
+    arena = apb.Arena(arena_id="twisted-anchored", game_id="twisted", num_players=2,
+                      house_bots=["heuristic"], status=apb.ARENA_STATUS_PAUSED,
+                      matches_per_minute=1, max_concurrent_per_agent=1,
+                      anchors=[apb.HouseAnchor(bot="heuristic", mu=30.0, sigma=1.0)])
+    assert server.call(store.arenas.create(arena))
+    ladder = server.app.extras.ladder
+    table = ["ag_anchor_test@1", "house:heuristic@0"]
+    for n in range(5):
+        assert server.call(ladder.record("twisted-anchored", f"anchored-{n}", table, [1, 2],
+                                         True))
+    agent, house = server.call(store.arenas.rows("twisted-anchored", table))
+    assert house is not None and (house.mu, house.sigma, house.games) == (30.0, 1.0, 5)
+    assert agent is not None and agent.mu > MODEL.mu and agent.games == 5
+    # An arena opened on the server copies the calibrated anchors of its rungs.
+    opened = asyncio.run(ArenaLadderClient(server.target).get("twisted-3"))
+    assert [(a.bot, a.mu, a.sigma) for a in opened.anchors] == [
+        (bot, rating.mu, rating.sigma) for bot in opened.house_bots
+        if (rating := anchor("twisted", 3, bot)) is not None]

@@ -356,7 +356,42 @@ def test_arena_leaderboard_agent_page_and_lobby_show_the_ladder(
                               f"{r.conservative:.2f}", r.house] for r in board.rows]
             assert await page.evaluate("document.querySelectorAll('#ratings polyline').length") \
                 == len(board.history) == len(board.rows)
+            # Last match: relative time, the ISO time in its tooltip.
+            last = await page.evaluate(
+                "[...document.querySelectorAll('#leaderboard tr[data-agent] time')]"
+                ".map((t) => [t.textContent, t.title])")
+            assert last and all(text.endswith(" ago") and title.endswith("Z")
+                                for text, title in last)
+            # One y axis with round ticks; the legend names the table's names.
+            assert await page.evaluate("document.querySelectorAll('#ratings .y-axis').length") == 1
+            assert await page.evaluate("document.querySelectorAll('#ratings .y-tick').length") >= 3
+            table_names = [(r.name + (f" v{r.version}" if r.version else "")).strip()
+                           for r in board.rows]
+            legend = await page.evaluate(
+                "[...document.querySelectorAll('.legend-entry')].map((e) => e.textContent.trim())")
+            assert legend == table_names
+            styles = "Object.fromEntries([...document.querySelectorAll('#ratings polyline')]" \
+                     ".map((p) => [p.dataset.key, p.getAttribute('stroke') + '|' +" \
+                     " p.getAttribute('stroke-dasharray')]))"
+            before = await page.evaluate(styles)
             await page.screenshot("arena")
+            # The ranks change; every entrant keeps its colour and dash.
+            for n in range(3):
+                await rate("tricky_twist-4", f"w-flip{n}", [*table[:3], f"{weak}@2"][::-1],
+                           [1, 2, 3, 4], True)
+            await page.goto(f"{web}/arenas/tricky_twist-4")
+            await page.wait_for("document.querySelectorAll('#ratings polyline').length",
+                                what="the chart again")
+            after = await page.evaluate(styles)
+            assert {k: after[k] for k in before} == before
+            order = await page.evaluate(
+                "[...document.querySelectorAll('#leaderboard tr[data-agent]')]"
+                ".map((r) => r.dataset.agent)")
+            assert order != [r.agent_id for r in board.rows]
+            await page.evaluate("(() => { const s = document.getElementById('x-axis');"
+                                " s.value = 'time'; s.dispatchEvent(new Event('change')); })()")
+            assert await page.evaluate("document.querySelector('#ratings svg')"
+                                       ".getAttribute('aria-label')") == "rating over time"
             await page.goto(f"{web}/agents/{weak}")
             await page.wait_for("document.querySelectorAll('#ratings-table tr[data-arena]')"
                                 ".length === 2", what="both versions of the agent")
@@ -367,7 +402,7 @@ def test_arena_leaderboard_agent_page_and_lobby_show_the_ladder(
             links = await page.evaluate(
                 "[...document.querySelectorAll('#recent-matches tr[data-match]')]"
                 ".map((r) => r.dataset.match)")
-            assert links[0] == "w-new" and played in links
+            assert links[0] == "w-flip2" and "w-new" in links and played in links
             assert "0 errors" in await page.evaluate(
                 "document.getElementById('counts').textContent")
             await page.screenshot("agent")

@@ -191,14 +191,16 @@ class ArenaRating(_message.Message):
     def __init__(self, arena_id: _Optional[str] = ..., version: _Optional[int] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., games: _Optional[int] = ..., wins: _Optional[int] = ..., history: _Optional[_Iterable[_Union[RatingPoint, _Mapping]]] = ..., current: _Optional[bool] = ...) -> None: ...
 
 class RatingPoint(_message.Message):
-    __slots__ = ("mu", "sigma", "match_id")
+    __slots__ = ("mu", "sigma", "match_id", "ended_ms")
     MU_FIELD_NUMBER: _ClassVar[int]
     SIGMA_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    ENDED_MS_FIELD_NUMBER: _ClassVar[int]
     mu: float
     sigma: float
     match_id: str
-    def __init__(self, mu: _Optional[float] = ..., sigma: _Optional[float] = ..., match_id: _Optional[str] = ...) -> None: ...
+    ended_ms: int
+    def __init__(self, mu: _Optional[float] = ..., sigma: _Optional[float] = ..., match_id: _Optional[str] = ..., ended_ms: _Optional[int] = ...) -> None: ...
 
 class RatingHistory(_message.Message):
     __slots__ = ("agent_id", "version", "points")

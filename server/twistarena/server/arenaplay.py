@@ -35,7 +35,7 @@ from twistarena.v1 import matchmaking_pb2 as kpb
 
 from . import logs
 from .agents import Agents
-from .arenas import Ladder
+from .arenas import HOUSE, Ladder, anchors_of
 from .cluster import Cluster
 from .creation import CreationError, new_match
 from .leased import LeasedTasks
@@ -55,8 +55,6 @@ SUPERVISE_S = 1.0
 RENEW_S = 1.0
 #: Decision time of arena matches (ms): the server's default clock, bounded.
 ARENA_DECISION_MS = 5000
-#: The agent id prefix of a house rung (rated as version 0: it has no versions).
-HOUSE = "house:"
 
 
 @dataclass(slots=True)
@@ -146,9 +144,12 @@ class ArenaPlanner:
         last_keys = [player_key(a, v) if v is not None else "-"
                      for a, v in zip(agents, last, strict=True)]
         last_rows = await self.store.arenas.rows(arena_id, last_keys)
+        anchored = anchors_of(arena)
         out: list[Rung] = []
         for key, agent_id, row, before in zip(keys, agents, rows, last_rows, strict=True):
-            if row is not None:
+            if key in anchored:
+                rating, games = anchored[key], row.games if row is not None else 0
+            elif row is not None:
                 rating, games = Rating(row.mu, row.sigma), row.games
             else:
                 rating = next_version_rating(

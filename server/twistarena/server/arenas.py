@@ -17,6 +17,7 @@ import grpc
 from grpc import aio
 from twistarena import engine
 from twistarena.league import PlackettLuce, Rating, next_version_rating, rate_table
+from twistarena.league.anchors import anchor
 from twistarena.league.ladder import counts
 from twistarena.storage import Store
 from twistarena.storage.arenas import RatingRow, player_key, split_player
@@ -41,6 +42,8 @@ RECENT_MATCHES = 20
 SCAN_LIMIT = 5_000
 DEFAULT_MATCHES_PER_MINUTE = 60
 DEFAULT_MAX_CONCURRENT = 2
+#: The agent id prefix of a house rung (rated as version 0: it has no versions).
+HOUSE = "house:"
 
 
 def arena_id_of(game_id: str, num_players: int) -> str:
@@ -86,6 +89,21 @@ def spec_problem(request: apb.CreateArenaRequest) -> str:
     return ""
 
 
+def anchors_of(arena: apb.Arena) -> dict[str, Rating]:
+    """The arena's anchored house rungs: player key -> fixed rating."""
+    return {player_key(HOUSE + a.bot, 0): Rating(a.mu, a.sigma) for a in arena.anchors}
+
+
+def set_anchors(arena: apb.Arena) -> None:
+    """Copy the calibrated rating of each of the arena's house rungs (kept with
+    the arena from then on; a rung not calibrated for its table has none)."""
+    del arena.anchors[:]
+    for bot in arena.house_bots:
+        rating = anchor(arena.game_id, arena.num_players, bot)
+        if rating is not None:
+            arena.anchors.append(apb.HouseAnchor(bot=bot, mu=rating.mu, sigma=rating.sigma))
+
+
 def no_table_reason(arena: apb.Arena) -> str:
     """Why the arena forms no table now ('' when it can): closed, paused, or too
     few players to fill one (its enrolled agents and house rungs)."""
@@ -118,18 +136,22 @@ class Ladder:
             return False
         model = self.model
         ended = int(time.time() * 1000)
+        arena = await self.store.arenas.get(arena_id)
+        anchored = anchors_of(arena) if arena is not None else {}
 
         def update(rows: dict[str, RatingRow | None],
                    previous: dict[str, RatingRow | None]) -> dict[str, RatingRow]:
             before: list[Rating] = []
             for key in players:
                 row, old = rows[key], previous.get(key)
-                if row is not None:
+                if key in anchored:
+                    before.append(anchored[key])
+                elif row is not None:
                     before.append(Rating(row.mu, row.sigma))
                 else:
                     before.append(next_version_rating(
                         None if old is None else Rating(old.mu, old.sigma), model))
-            after = rate_table(model, before, places)
+            after = rate_table(model, before, places, [key in anchored for key in players])
             out: dict[str, RatingRow] = {}
             for key, rating, place in zip(players, after, places, strict=True):
                 row = rows[key] or RatingRow(0.0, 0.0)
@@ -218,6 +240,7 @@ class Arenas(agrpc.ArenasServicer):
             max_concurrent_per_agent=(request.max_concurrent_per_agent
                                       or DEFAULT_MAX_CONCURRENT),
             status=apb.ARENA_STATUS_RUNNING)
+        set_anchors(arena)
         arena.created_at.GetCurrentTime()
         if not await self.store.arenas.create(arena):
             return None
@@ -270,6 +293,7 @@ class Arenas(agrpc.ArenasServicer):
                            problem)
             del arena.house_bots[:]
             arena.house_bots.extend(dict.fromkeys(request.house_bots))
+            set_anchors(arena)
         if request.matches_per_minute:
             arena.matches_per_minute = request.matches_per_minute
         if request.max_concurrent_per_agent:
@@ -326,11 +350,15 @@ class Arenas(agrpc.ArenasServicer):
         if offset + count < size:
             out.next_page_token = str(offset + count)
         top = [key for key, _ in rows[:HISTORY_ROWS]]
-        for key, points in zip(top, await self.store.arenas.history(arena.arena_id, top),
-                               strict=True):
+        histories = await self.store.arenas.history(arena.arena_id, top)
+        ids = sorted({mid for points in histories for _mu, _sigma, mid in points})
+        times = dict(zip(ids, await self.store.arenas.match_times(arena.arena_id, ids),
+                         strict=True))
+        for key, points in zip(top, histories, strict=True):
             agent_id, version = split_player(key)
             out.history.append(kpb.RatingHistory(agent_id=agent_id, version=version, points=[
-                kpb.RatingPoint(mu=mu, sigma=sigma, match_id=mid) for mu, sigma, mid in points]))
+                kpb.RatingPoint(mu=mu, sigma=sigma, match_id=mid, ended_ms=times.get(mid, 0))
+                for mu, sigma, mid in points]))
         return out
 
     async def ListAgents(self, request: apb.ListAgentsRequest,

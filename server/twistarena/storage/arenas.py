@@ -289,6 +289,14 @@ class ArenaStore(StorePart):
                                                    withscores=True)
         return [(text(m), int(ms)) for m, ms in raw]
 
+    async def match_times(self, arena_id: str, match_ids: Sequence[str]) -> list[int]:
+        """When each rated match of the arena ended (ms; 0: not rated here)."""
+        if not match_ids:
+            return []
+        with driver_errors():
+            raw: Any = await self._redis.zmscore(keys.arena_matches(arena_id), list(match_ids))
+        return [0 if ms is None else int(ms) for ms in raw]
+
     async def tables(self, arena_id: str,
                      match_ids: Sequence[str]) -> list[tuple[list[str], list[int]] | None]:
         """(player keys, places) per seat of rated matches (None: not rated here)."""

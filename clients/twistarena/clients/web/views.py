@@ -187,9 +187,11 @@ def leaderboard_json(board: arenas_pb2.Leaderboard) -> JSON:
              "last_match_at": r.last_match_at.ToJsonString()
              if r.HasField("last_match_at") else "", "house": r.house}
             for r in board.rows]
-    ratings = {f"{h.agent_id}@{h.version}": [[round(p.mu, 3), round(p.sigma, 3)]
+    ratings = {f"{h.agent_id}@{h.version}": [[round(p.mu, 3), round(p.sigma, 3), p.ended_ms]
                                              for p in h.points] for h in board.history}
-    names = {f"{r.agent_id}@{r.version}": r.name for r in board.rows}
+    # The legend's names are the table's: the name, and the version when there is one.
+    names = {f"{r.agent_id}@{r.version}": f"{r.name} v{r.version}" if r.version else r.name
+             for r in board.rows}
     return {"arena": arena_json(board.arena), "rows": rows, "ratings": ratings,
             "names": names}
 

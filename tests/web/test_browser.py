@@ -263,11 +263,24 @@ def test_replay_scrubber_draws_the_public_view_of_each_step(
                                 what="the back button to step back twice")
             await expect_table(page, game, views[step - 1], f"step {step - 1}")
             last = len(views) - 1
-            await page.evaluate(f"(() => {{ const s = document.getElementById('step');"
-                                f" s.value = '{last}'; s.dispatchEvent(new Event('input')); }})()")
-            await expect_table(page, game, views[last], "the last step")
             states = [hidden_zones(game, s) for s in replayed(recorded)]
             assert states[step], "the middle step holds hidden cards"
+            # The match is over: its last step shows every hand, without the switch.
+            await go_to_step(page, last)
+            assert await page.evaluate("document.body.dataset.hands") == "shown"
+            assert await page.evaluate(HIDDEN_DRAWN) == states[last]
+            header = await page.evaluate("document.querySelector('#table').innerText")
+            assert "-1..-1" not in header and "undefined" not in header
+            # Each event is numbered with its step; a multi-line event keeps its lines.
+            numbers = await page.evaluate(
+                "[...document.querySelectorAll('#events li')].map((li) => Number(li.value))")
+            assert numbers == sorted(numbers) and numbers[-1] <= last and numbers[0] == 0
+            if game == "twisted":
+                over = await page.evaluate(
+                    "[...document.querySelectorAll('#events li')].map((li) => li.innerText)"
+                    ".filter((t) => t.startsWith('Round 1 over'))[0]")
+                assert over.count("\n") == PLAYERS[game], over
+                assert "· total" not in header
             await go_to_step(page, step)
             assert "back0" in json.dumps(await page.evaluate(HIDDEN_DRAWN))
             await page.evaluate("document.getElementById('show-hands').click()")

@@ -135,6 +135,18 @@ def test_a_running_match_has_no_replay_and_no_hands(server: InProcessServer, web
         assert refused.value.code == 409 and "hands" not in body, body
         shown = get(f"{web}/api/matches/{match_id}")
         assert "seed" not in shown and "hands" not in json.dumps(shown)
+        # A match that is waiting for its seats is listed under its status;
+        # an unknown status is refused with the list of the known ones.
+        deadline = time.monotonic() + 10  # the lobby's listing is shared for a second
+        while match_id not in [m["match_id"] for m in get(
+                f"{web}/api/matches?status={shown['status']}")["live"]]:
+            assert time.monotonic() < deadline, "the waiting match is not listed"
+            time.sleep(0.2)
+        with pytest.raises(urllib.error.HTTPError) as unknown:
+            get(f"{web}/api/matches?status=live")
+        assert unknown.value.code == 400
+        assert json.loads(unknown.value.read())["statuses"] == [
+            "waiting", "running", "finished", "cancelled"]
     finally:
         run(client.cancel_match(match_id, "test over"))
 

@@ -117,6 +117,10 @@ class Gateway:
             before = self._last_actions.get(m.match_id)
             if before is not None and now > before[0]:
                 self.rates[m.match_id] = (m.actions - before[1]) / (now - before[0])
+            elif m.match_id not in self.rates:
+                # First seen: its mean rate since it was created, until two listings tell.
+                age = time.time() - m.created_at.seconds - m.created_at.nanos / 1e9
+                self.rates[m.match_id] = m.actions / age if age > 1.0 else 0.0
             seen[m.match_id] = (now, m.actions)
         self._last_actions = seen
         self.rates = {k: v for k, v in self.rates.items() if k in seen}

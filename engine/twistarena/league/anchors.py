@@ -22,8 +22,18 @@ from .ratings import PlackettLuce, Rating
 #: expected-result curve a little, as any player's sigma does.
 ANCHOR_SIGMA = 1.0
 
-#: (game, players) -> rung -> calibrated mu (see the module's docstring).
-CALIBRATED: dict[tuple[str, int], dict[str, float]] = {}
+#: (game, players) -> rung -> calibrated mu (see the module's docstring): the
+#: OpenSkill mu of each rung in ``twistarena evaluate --game G --players N
+#: --bots random,heuristic,ismcts-fast --deals D --seed 2026 --jobs 1``,
+#: measured 2026-11-29 (D and the games played in the comments; few deals, so
+#: the two upper rungs' order is not settled where they are close).
+CALIBRATED: dict[tuple[str, int], dict[str, float]] = {
+    ("twisted", 2): {"random": 8.8, "heuristic": 32.9, "ismcts-fast": 35.5},  # 4 deals, 24 games
+    ("twisted", 3): {"random": 11.9, "heuristic": 33.2, "ismcts-fast": 30.1},  # 2 deals, 6 games
+    ("tricky_twist", 3): {"random": 11.5, "heuristic": 27.2,
+                          "ismcts-fast": 36.8},  # 2 deals, 6 games
+    ("twhist", 3): {"random": 13.9, "heuristic": 35.1, "ismcts-fast": 25.8},  # 3 deals, 9 games
+}
 
 
 def anchor(game_id: str, players: int, bot: str) -> Rating | None:

@@ -43,10 +43,7 @@ def register(sub: Any) -> None:
     create.add_argument("--house", default="",
                         help="comma-separated house rungs that fill short tables "
                              "(e.g. random,heuristic,ismcts-fast)")
-    create.add_argument("--matches-per-minute", type=int, default=0,
-                        help="new matches a minute at most (default 60)")
-    create.add_argument("--max-concurrent-per-agent", type=int, default=0,
-                        help="live matches of one agent at once (default 2)")
+    _rate_args(create, "default 60", "default 2")
     _token_arg(create)
     create.set_defaults(run=run_create)
     listing = actions.add_parser("list", help="every arena")
@@ -65,10 +62,7 @@ def register(sub: Any) -> None:
     update.add_argument("--house", default=None,
                         help="comma-separated house rungs replacing the arena's ('none': "
                              "no rungs; default: unchanged)")
-    update.add_argument("--matches-per-minute", type=int, default=0,
-                        help="new matches a minute at most (default: unchanged)")
-    update.add_argument("--max-concurrent-per-agent", type=int, default=0,
-                        help="live matches of one agent at once (default: unchanged)")
+    _rate_args(update, "default: unchanged", "default: unchanged")
     _token_arg(update)
     update.set_defaults(run=run_update)
     close = actions.add_parser("close", help="stop an arena's play for good (its "
@@ -93,6 +87,14 @@ def register(sub: Any) -> None:
                              "else the admin token)")
     _token_arg(enroll)
     enroll.set_defaults(run=run_enroll)
+
+
+def _rate_args(parser: argparse.ArgumentParser, per_minute: str, concurrent: str) -> None:
+    """An arena's rates (0: the default, or unchanged)."""
+    parser.add_argument("--matches-per-minute", type=int, default=0,
+                        help=f"new matches a minute at most ({per_minute})")
+    parser.add_argument("--max-concurrent-per-agent", type=int, default=0,
+                        help=f"live matches of one agent at once ({concurrent})")
 
 
 def _token_arg(parser: argparse.ArgumentParser) -> None:

@@ -269,9 +269,9 @@ class ArenaScheduler:
             if agent_id.startswith(HOUSE):
                 continue
             if version:
+                planned = self.planner.version_ids.get(arena.arena_id, {}).get(key, "")
                 await self.runners.seat_hosted(match.options, mid, seat, tokens[seat], address,
-                                               agent_id, "arena",
-                                               version_id=self.planner.version_ids[arena.arena_id][key])
+                                               agent_id, "arena", version_id=planned)
             else:
                 await self.agents.assign(agent_id, kpb.MatchAssigned(
                     match_id=mid, seat=seat, seat_token=tokens[seat], server_address=address,

@@ -24,15 +24,19 @@ ANCHOR_SIGMA = 1.0
 
 #: (game, players) -> rung -> calibrated mu (see the module's docstring): the
 #: OpenSkill mu of each rung in ``twistarena evaluate --game G --players N
-#: --bots random,heuristic,ismcts-fast --deals D --seed 2026 --jobs 1``,
-#: measured 2026-11-29 (D and the games played in the comments; few deals, so
-#: the two upper rungs' order is not settled where they are close).
+#: --bots random,heuristic,ismcts-fast --deals D --seed 2026 --jobs 1`` (with 4
+#: or 5 seats the extra ones are ismcts-fast, evaluate's fill), measured
+#: 2026-11-29, D and the games played in the comments. Few deals: where the
+#: two upper rungs are close their order is not settled.
 CALIBRATED: dict[tuple[str, int], dict[str, float]] = {
-    ("twisted", 2): {"random": 8.8, "heuristic": 32.9, "ismcts-fast": 35.5},  # 4 deals, 24 games
-    ("twisted", 3): {"random": 11.9, "heuristic": 33.2, "ismcts-fast": 30.1},  # 2 deals, 6 games
-    ("tricky_twist", 3): {"random": 11.5, "heuristic": 27.2,
-                          "ismcts-fast": 36.8},  # 2 deals, 6 games
-    ("twhist", 3): {"random": 13.9, "heuristic": 35.1, "ismcts-fast": 25.8},  # 3 deals, 9 games
+    ("twisted", 2): {"random": 8.8, "heuristic": 32.9, "ismcts-fast": 35.5},  # 4, 24
+    ("twisted", 3): {"random": 4.0, "heuristic": 36.4, "ismcts-fast": 34.2},  # 6, 18
+    ("twisted", 4): {"random": 0.6, "heuristic": 31.7, "ismcts-fast": 33.9},  # 4, 16
+    ("tricky_twist", 3): {"random": 6.0, "heuristic": 33.1, "ismcts-fast": 35.7},  # 6, 18
+    ("tricky_twist", 4): {"random": 2.1, "heuristic": 33.0, "ismcts-fast": 32.6},  # 4, 16
+    ("twhist", 3): {"random": 12.9, "heuristic": 34.0, "ismcts-fast": 27.7},  # 6, 18
+    ("twhist", 4): {"random": 7.1, "heuristic": 26.8, "ismcts-fast": 33.5},  # 4, 16
+    ("twhist", 5): {"random": 14.6, "heuristic": 28.8, "ismcts-fast": 27.3},  # 3, 15
 }
 
 

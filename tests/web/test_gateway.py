@@ -221,3 +221,23 @@ def test_demo_web_keeps_the_server_and_the_site_up_until_interrupted() -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_running_match_has_a_decision_rate_at_its_first_listing() -> None:
+    """The lobby's first listing of a running match shows its mean rate since it
+    was created, not 0; two listings then measure it."""
+    from twistarena.clients.web.gateway import Gateway
+    from twistarena.v1 import match_pb2
+
+    async def scenario() -> None:
+        gateway = Gateway("127.0.0.1:1")
+        match = match_pb2.Match(match_id="m1", status=match_pb2.MATCH_STATUS_RUNNING,
+                                actions=120)
+        match.created_at.FromSeconds(int(time.time()) - 60)
+        gateway._measure(time.monotonic(), [match])
+        assert 1.5 < gateway.rates["m1"] <= 2.1  # 120 actions in about 60 s
+        match.actions = 130
+        gateway._measure(time.monotonic() + 1.0, [match])
+        assert gateway.rates["m1"] == pytest.approx(10.0, rel=0.05)
+
+    asyncio.run(scenario())

@@ -129,3 +129,16 @@ def test_house_rungs_fill_only_when_agents_run_short() -> None:
     assert len(many) == 2 and not any(k.startswith("house:") for t in many for k in t)
     assert pick_tables(house, players=2, max_concurrent=1, tables=3,
                        rng=random.Random(0)) == []
+
+
+def test_an_anchored_rung_keeps_its_rating_and_still_moves_its_opponents() -> None:
+    from twistarena.league.anchors import ANCHOR_SIGMA, expected_win_share
+
+    rung, agent = Rating(30.0, ANCHOR_SIGMA), MODEL.rating()
+    pinned = rate_table(MODEL, [agent, rung], [1, 2], fixed=[False, True])
+    free = rate_table(MODEL, [agent, rung], [1, 2])
+    assert pinned[1] == rung and free[1] != rung
+    assert pinned[0] == free[0] and pinned[0].mu > agent.mu
+    # Stronger agents are expected to win more against the same rung.
+    shares = [expected_win_share(mu, rung, 2) for mu in (20.0, 30.0, 40.0)]
+    assert shares[0] < 0.5 < shares[2] and abs(shares[1] - 0.5) < 1e-9

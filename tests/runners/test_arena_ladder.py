@@ -27,7 +27,7 @@ from tests.support.waiting import wait_until
 
 @pytest.fixture(scope="module")
 def arena() -> Iterator[Arena]:
-    with running_arena(runners=1, extra=["--arena", "twisted:2"]) as started:
+    with running_arena(runners=1, extra=["--arena", "twisted:2", "--house", "none"]) as started:
         yield started
 
 

@@ -4,6 +4,7 @@ per version, voided ones not at all) and the open read calls of the ladder."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from typing import Any
 
@@ -237,3 +238,88 @@ def test_a_network_agent_holding_a_queue_plays_the_arena_against_house_rungs(
         assert rows["house:random"].games == rows["house:heuristic"].games == 2
 
     asyncio.run(asyncio.wait_for(scenario(), 60))
+
+
+def test_the_version_the_arena_seats_is_the_version_it_rates(server: InProcessServer) -> None:
+    """An activation between the planner's read of the active versions (cached a
+    while) and the match's creation: the runners get the version the planner
+    chose, the one the match is rated under, not the newer one."""
+    from collections import Counter
+
+    from twistarena.clients.sdk import register_agent
+    from twistarena.storage import VersionRecord, version_id
+    from twistarena.storage.runners import parse_seat_key
+    from twistarena.v1 import runners_pb2 as rpb
+
+    from tests.support.hosting import pack
+
+    scheduler = server.app.extras.scheduler
+    store = server.app.store
+    assert store is not None
+
+    async def put_version(agent_id: str, entry: str) -> str:
+        archive = pack({"bot.py": entry})
+        digest = hashlib.sha256(archive).hexdigest()
+        record = VersionRecord(agent_id, version_id(digest, entry, ""), digest, entry, "", "",
+                               len(archive), len(entry), 1, int(time.time() * 1000))
+        stored, _new = await store.versions.put(record, archive)
+        assert await store.versions.activate(agent_id, stored.version_id)
+        return stored.version_id
+
+    async def setup() -> list[str]:
+        ladder = ArenaLadderClient(server.target)
+        await ladder.create("twisted", 4, house=["random", "heuristic"])
+        await ladder.set_paused("twisted-4", True)  # tables formed by this test only
+        return [(await register_agent(server.target, name))[0]
+                for name in ("activating", "steady")]
+
+    agents = asyncio.run(setup())
+    first = [server.call(put_version(a, "python3 bot.py")) for a in agents]
+    for agent_id in agents:
+        asyncio.run(ArenaLadderClient(server.target).enroll("twisted-4", agent_id))
+    arena = server.call(store.arenas.get("twisted-4"))
+    assert arena is not None
+    table = sorted(f"{a}@1" for a in agents)
+    assert server.call(scheduler.planner.enrolled_players("twisted-4")) == table
+    second = server.call(put_version(agents[0], "python3 bot.py --v2"))
+    [planned] = server.call(scheduler.planner.plan(arena, Counter(), 1))
+    # The planner's versions, read before the activation.
+    assert sorted(k for k in planned if not k.startswith("house:")) == table
+    server.call(scheduler.create(arena, planned))
+    seats = [server.call(store.runners.take("test-runner", 60_000)) for _ in agents]
+    played = {}
+    for taken in seats:
+        assert taken is not None
+        seat = rpb.SeatAssignment.FromString(taken.assignment)
+        match_id, number = parse_seat_key(taken.key)
+        assert server.call(store.arenas.live("twisted-4"))[match_id][number] == \
+            f"{seat.agent_id}@1"
+        played[seat.agent_id] = seat.version_id
+    assert played == dict(zip(agents, first, strict=True)) and second not in played.values()
+
+
+def test_an_anchored_house_rung_is_not_moved_by_results(server: InProcessServer) -> None:
+    """A house rung with a calibrated rating keeps it, match after match; the
+    agents it meets move as against any player of that rating."""
+    from twistarena.league.anchors import anchor
+
+    store = server.app.store
+    assert store is not None
+    arena = apb.Arena(arena_id="twisted-anchored", game_id="twisted", num_players=2,
+                      house_bots=["heuristic"], status=apb.ARENA_STATUS_PAUSED,
+                      matches_per_minute=1, max_concurrent_per_agent=1,
+                      anchors=[apb.HouseAnchor(bot="heuristic", mu=30.0, sigma=1.0)])
+    assert server.call(store.arenas.create(arena))
+    ladder = server.app.extras.ladder
+    table = ["ag_anchor_test@1", "house:heuristic@0"]
+    for n in range(5):
+        assert server.call(ladder.record("twisted-anchored", f"anchored-{n}", table, [1, 2],
+                                         True))
+    agent, house = server.call(store.arenas.rows("twisted-anchored", table))
+    assert house is not None and (house.mu, house.sigma, house.games) == (30.0, 1.0, 5)
+    assert agent is not None and agent.mu > MODEL.mu and agent.games == 5
+    # An arena opened on the server copies the calibrated anchors of its rungs.
+    opened = asyncio.run(ArenaLadderClient(server.target).get("twisted-3"))
+    assert [(a.bot, a.mu, a.sigma) for a in opened.anchors] == [
+        (bot, rating.mu, rating.sigma) for bot in opened.house_bots
+        if (rating := anchor("twisted", 3, bot)) is not None]

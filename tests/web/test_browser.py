@@ -22,6 +22,7 @@ from twistarena.clients.sdk.convert import oneof_to_dict, struct_to_dict
 from tests.support.agents import run
 from tests.support.browser import Page, browser_page, find_browser
 from tests.support.server import InProcessServer
+from tests.support.waiting import wait_until
 
 PLAYERS = {"tricky_twist": 3, "twisted": 2, "twhist": 3}
 
@@ -262,11 +263,24 @@ def test_replay_scrubber_draws_the_public_view_of_each_step(
                                 what="the back button to step back twice")
             await expect_table(page, game, views[step - 1], f"step {step - 1}")
             last = len(views) - 1
-            await page.evaluate(f"(() => {{ const s = document.getElementById('step');"
-                                f" s.value = '{last}'; s.dispatchEvent(new Event('input')); }})()")
-            await expect_table(page, game, views[last], "the last step")
             states = [hidden_zones(game, s) for s in replayed(recorded)]
             assert states[step], "the middle step holds hidden cards"
+            # The match is over: its last step shows every hand, without the switch.
+            await go_to_step(page, last)
+            assert await page.evaluate("document.body.dataset.hands") == "shown"
+            assert await page.evaluate(HIDDEN_DRAWN) == states[last]
+            header = await page.evaluate("document.querySelector('#table').innerText")
+            assert "-1..-1" not in header and "undefined" not in header
+            # Each event is numbered with its step; a multi-line event keeps its lines.
+            numbers = await page.evaluate(
+                "[...document.querySelectorAll('#events li')].map((li) => Number(li.value))")
+            assert numbers == sorted(numbers) and numbers[-1] <= last and numbers[0] == 0
+            if game == "twisted":
+                over = await page.evaluate(
+                    "[...document.querySelectorAll('#events li')].map((li) => li.innerText)"
+                    ".filter((t) => t.startsWith('Round 1 over'))[0]")
+                assert over.count("\n") == PLAYERS[game], over
+                assert "· total" not in header
             await go_to_step(page, step)
             assert "back0" in json.dumps(await page.evaluate(HIDDEN_DRAWN))
             await page.evaluate("document.getElementById('show-hands').click()")
@@ -355,7 +369,42 @@ def test_arena_leaderboard_agent_page_and_lobby_show_the_ladder(
                               f"{r.conservative:.2f}", r.house] for r in board.rows]
             assert await page.evaluate("document.querySelectorAll('#ratings polyline').length") \
                 == len(board.history) == len(board.rows)
+            # Last match: relative time, the ISO time in its tooltip.
+            last = await page.evaluate(
+                "[...document.querySelectorAll('#leaderboard tr[data-agent] time')]"
+                ".map((t) => [t.textContent, t.title])")
+            assert last and all(text.endswith(" ago") and title.endswith("Z")
+                                for text, title in last)
+            # One y axis with round ticks; the legend names the table's names.
+            assert await page.evaluate("document.querySelectorAll('#ratings .y-axis').length") == 1
+            assert await page.evaluate("document.querySelectorAll('#ratings .y-tick').length") >= 3
+            table_names = [(r.name + (f" v{r.version}" if r.version else "")).strip()
+                           for r in board.rows]
+            legend = await page.evaluate(
+                "[...document.querySelectorAll('.legend-entry')].map((e) => e.textContent.trim())")
+            assert legend == table_names
+            styles = "Object.fromEntries([...document.querySelectorAll('#ratings polyline')]" \
+                     ".map((p) => [p.dataset.key, p.getAttribute('stroke') + '|' +" \
+                     " p.getAttribute('stroke-dasharray')]))"
+            before = await page.evaluate(styles)
             await page.screenshot("arena")
+            # The ranks change; every entrant keeps its colour and dash.
+            for n in range(3):
+                await rate("tricky_twist-4", f"w-flip{n}", [*table[:3], f"{weak}@2"][::-1],
+                           [1, 2, 3, 4], True)
+            await page.goto(f"{web}/arenas/tricky_twist-4")
+            await page.wait_for("document.querySelectorAll('#ratings polyline').length",
+                                what="the chart again")
+            after = await page.evaluate(styles)
+            assert {k: after[k] for k in before} == before
+            order = await page.evaluate(
+                "[...document.querySelectorAll('#leaderboard tr[data-agent]')]"
+                ".map((r) => r.dataset.agent)")
+            assert order != [r.agent_id for r in board.rows]
+            await page.evaluate("(() => { const s = document.getElementById('x-axis');"
+                                " s.value = 'time'; s.dispatchEvent(new Event('change')); })()")
+            assert await page.evaluate("document.querySelector('#ratings svg')"
+                                       ".getAttribute('aria-label')") == "rating over time"
             await page.goto(f"{web}/agents/{weak}")
             await page.wait_for("document.querySelectorAll('#ratings-table tr[data-arena]')"
                                 ".length === 2", what="both versions of the agent")
@@ -364,8 +413,9 @@ def test_arena_leaderboard_agent_page_and_lobby_show_the_ladder(
                 ".map((r) => r.dataset.version)")
             assert versions == ["1", "2"]
             links = await page.evaluate(
-                "[...document.querySelectorAll('#recent-matches a')].map((a) => a.textContent)")
-            assert links[0] == "w-new" and played in links
+                "[...document.querySelectorAll('#recent-matches tr[data-match]')]"
+                ".map((r) => r.dataset.match)")
+            assert links[0] == "w-flip2" and "w-new" in links and played in links
             assert "0 errors" in await page.evaluate(
                 "document.getElementById('counts').textContent")
             await page.screenshot("agent")
@@ -376,6 +426,80 @@ def test_arena_leaderboard_agent_page_and_lobby_show_the_ladder(
             await page.wait_for("!!document.querySelector("
                                 "'#arenas tr[data-arena=\"tricky_twist-4\"]')",
                                 what="the arenas page")
+            assert_no_console_errors(page)
+
+    run(scenario(), timeout=90)
+
+
+def test_one_agent_shows_one_rating_on_every_surface(
+        server: InProcessServer, web: str, chromium: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """An agent plays an arena; GetAgent, ListAgents, ``agent show --json``,
+    /api/agents, /api/agents/ID, /agents, /agents/ID and the leaderboard give it
+    the same rating (its arena row) and list the match it played."""
+    from twistarena.clients.cli import main
+    from twistarena.clients.sdk import get_agent, queue_and_play, register_agent
+    from twistarena.clients.sdk.arenas import ArenaLadderClient
+
+    def first_legal(observation: object, legal_actions: list[Any]) -> int:
+        return int(legal_actions[0].id)
+
+    async def scenario() -> None:
+        ladder = ArenaLadderClient(server.target)
+        await ladder.create("twisted", 2, house=["random"])
+        agent_id, token = await register_agent(server.target, "one-story")
+        await ArenaLadderClient(server.target, admin_token=token).enroll("twisted-2", agent_id)
+        await queue_and_play(first_legal, server.target, token, "twisted", 2,
+                             tournament_only=True)
+
+        async def rated() -> Any:
+            board = await ladder.leaderboard("twisted-2")
+            mine = [r for r in board.rows if r.agent_id == agent_id]
+            return mine[0] if mine and mine[0].games == 1 else None
+
+        row = await wait_until(rated, "the match rated", timeout=15)
+        want = (round(row.mu, 6), round(row.sigma, 6), row.games)
+        info = await get_agent(server.target, agent_id)
+        assert (round(info.mu, 6), round(info.sigma, 6), info.matches) == want
+        assert info.rating_arena_id == "twisted-2"
+        [recent] = info.recent_matches
+        assert recent.match_id == row.last_match_id and recent.opponents == ["house:random"]
+        listed = [a for a in (await ladder.agents(name_contains="one-story")).agents]
+        assert [(round(a.mu, 6), round(a.sigma, 6), a.matches) for a in listed] == [want]
+
+        assert await asyncio.to_thread(main, ["agent", "show", "--server", server.target,
+                                              agent_id, "--json"]) == 0
+        out = capsys.readouterr().out  # the server's log lines too: its loop runs here
+        shown, _end = json.JSONDecoder().raw_decode(out[out.index("\n{\n") + 1:])
+        assert (round(shown["mu"], 6), round(shown["sigma"], 6), shown["matches"]) == want
+        assert [(r["arena_id"], round(r["mu"], 6)) for r in shown["ratings"]] == [
+            ("twisted-2", want[0])]
+        assert shown["recent_matches"][0]["match_id"] == row.last_match_id
+
+        async with browser_page(chromium) as page:
+            await page.goto(f"{web}/agents")
+            api = await page.evaluate("fetch('/api/agents').then((r) => r.json())")
+            [mine] = [a for a in api["agents"] if a["agent_id"] == agent_id]
+            assert (round(mine["mu"], 6), round(mine["sigma"], 6), mine["matches"]) == want
+            assert mine["rating_arena_id"] == "twisted-2"
+            one = await page.evaluate(f"fetch('/api/agents/{agent_id}').then((r) => r.json())")
+            assert (round(one["mu"], 6), round(one["sigma"], 6), one["matches"]) == want
+            mine_row = f"document.querySelector('#agents tr[data-agent=\"{agent_id}\"]')"
+            await page.wait_for(f"!!{mine_row}", what="the agent's row")
+            cells = await page.evaluate(f"[...{mine_row}.cells].map((c) => c.textContent)")
+            assert cells[2:6] == [f"{row.conservative:.2f}", f"{row.mu:.2f}",
+                                  f"{row.sigma:.2f}", "1"]
+            assert cells[6] == "twisted-2"
+            await page.goto(f"{web}/agents/{agent_id}")
+            await page.wait_for("!!document.getElementById('rating')", what="the agent page")
+            header = await page.evaluate("document.getElementById('rating').textContent")
+            assert f"μ {row.mu:.2f}" in header and "twisted-2" in header
+            replay = await page.evaluate(
+                "[...document.querySelectorAll('#recent-matches tr[data-match]')]"
+                ".map((r) => [r.dataset.match, r.cells[3].textContent,"
+                " r.querySelector('time').title])")
+            assert replay[0][:2] == [row.last_match_id, "house:random"]
+            assert replay[0][2] == row.last_match_at.ToJsonString()
             assert_no_console_errors(page)
 
     run(scenario(), timeout=90)

@@ -135,6 +135,18 @@ def test_a_running_match_has_no_replay_and_no_hands(server: InProcessServer, web
         assert refused.value.code == 409 and "hands" not in body, body
         shown = get(f"{web}/api/matches/{match_id}")
         assert "seed" not in shown and "hands" not in json.dumps(shown)
+        # A match that is waiting for its seats is listed under its status;
+        # an unknown status is refused with the list of the known ones.
+        deadline = time.monotonic() + 10  # the lobby's listing is shared for a second
+        while match_id not in [m["match_id"] for m in get(
+                f"{web}/api/matches?status={shown['status']}")["live"]]:
+            assert time.monotonic() < deadline, "the waiting match is not listed"
+            time.sleep(0.2)
+        with pytest.raises(urllib.error.HTTPError) as unknown:
+            get(f"{web}/api/matches?status=live")
+        assert unknown.value.code == 400
+        assert json.loads(unknown.value.read())["statuses"] == [
+            "waiting", "running", "finished", "cancelled"]
     finally:
         run(client.cancel_match(match_id, "test over"))
 
@@ -234,3 +246,23 @@ def test_the_nodes_page_and_the_metrics_say_which_node_drives_a_tournament(
             "twistarena_lease_held", {"kind": "tournament", "id": tid}) is None
 
     run(wait_until(released, "the metric forgets the tournament once it is over"))
+
+
+def test_a_running_match_has_a_decision_rate_at_its_first_listing() -> None:
+    """The lobby's first listing of a running match shows its mean rate since it
+    was created, not 0; two listings then measure it."""
+    from twistarena.clients.web.gateway import Gateway
+    from twistarena.v1 import match_pb2
+
+    async def scenario() -> None:
+        gateway = Gateway("127.0.0.1:1")
+        match = match_pb2.Match(match_id="m1", status=match_pb2.MATCH_STATUS_RUNNING,
+                                actions=120)
+        match.created_at.FromSeconds(int(time.time()) - 60)
+        gateway._measure(time.monotonic(), [match])
+        assert 1.5 < gateway.rates["m1"] <= 2.1  # 120 actions in about 60 s
+        match.actions = 130
+        gateway._measure(time.monotonic() + 1.0, [match])
+        assert gateway.rates["m1"] == pytest.approx(10.0, rel=0.05)
+
+    asyncio.run(scenario())

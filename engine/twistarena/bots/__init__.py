@@ -65,6 +65,9 @@ Factory = Callable[[str, int | None, Mapping[str, Any] | None], Bot]
 #: wherever a house bot does (practice, tournaments, ``match create --bots``).
 #: Measured ratings of the rungs against each other are in docs/bots.md.
 LADDER: tuple[str, ...] = ("random", "heuristic", "ismcts-fast", "ismcts", "ismcts-strong")
+#: The house rungs an arena opened by ``serve --arena`` gets: the ladder's three
+#: cheap rungs, so a lone author finds a table at once.
+ARENA_HOUSE: tuple[str, ...] = LADDER[:3]
 
 #: Simulations per decision of each search rung (a fixed count, not a time: a house
 #: bot's choice must be reproducible from the match seed and log). Each simulation

@@ -5,8 +5,8 @@ both call these functions, so what a test measures here is what the arena does.
 An arena is one game and player count. Everyone in it holds one rating per
 arena *and per version* (an agent's new version is a new player that inherits
 a head start, see ``next_version_rating``); house rungs (the server's own bots)
-are rated like everyone and never change, so they anchor the scale and show
-where a newcomer stands.
+never change code: calibrated ones hold a fixed rating (``anchors``) that
+results never move, so they anchor the scale and show where a newcomer stands.
 
 Rules, decided here and documented in docs/arenas.md:
 
@@ -69,10 +69,15 @@ def counts(finished: bool) -> bool:
     return finished
 
 
-def rate_table(model: PlackettLuce, ratings: Sequence[Rating],
-               places: Sequence[int]) -> list[Rating]:
-    """Every seat's new rating after one finished match of the arena."""
-    return model.rate(ratings, places)
+def rate_table(model: PlackettLuce, ratings: Sequence[Rating], places: Sequence[int],
+               fixed: Sequence[bool] = ()) -> list[Rating]:
+    """Every seat's new rating after one finished match of the arena; a ``fixed``
+    seat (an anchored house rung) keeps its rating and moves the others as any
+    opponent of that rating would."""
+    after = model.rate(ratings, places)
+    return [before if pinned else new for before, new, pinned
+            in zip(ratings, after, [*fixed, *[False] * (len(ratings) - len(fixed))],
+                   strict=True)]
 
 
 def _priority(rung: Rung) -> tuple[float, int]:

@@ -26,41 +26,47 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from twistarena.v1 import matchmaking_pb2 as twistarena_dot_v1_dot_matchmaking__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1atwistarena/v1/arenas.proto\x12\rtwistarena.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1ftwistarena/v1/matchmaking.proto\"\xb8\x02\n\x05\x41rena\x12\x10\n\x08\x61rena_id\x18\x01 \x01(\t\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12\x13\n\x0bnum_players\x18\x03 \x01(\r\x12\x12\n\nhouse_bots\x18\x04 \x03(\t\x12\x1a\n\x12matches_per_minute\x18\x05 \x01(\r\x12 \n\x18max_concurrent_per_agent\x18\x06 \x01(\r\x12*\n\x06status\x18\x07 \x01(\x0e\x32\x1a.twistarena.v1.ArenaStatus\x12\x16\n\x0ematches_played\x18\x08 \x01(\x04\x12\x0f\n\x07players\x18\t \x01(\r\x12\x10\n\x08\x65nrolled\x18\x0b \x01(\r\x12.\n\ncreated_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06\x64river\x18\x0c \x01(\t\"\x8c\x01\n\x12\x43reateArenaRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x13\n\x0bnum_players\x18\x02 \x01(\r\x12\x12\n\nhouse_bots\x18\x03 \x03(\t\x12\x1a\n\x12matches_per_minute\x18\x04 \x01(\r\x12 \n\x18max_concurrent_per_agent\x18\x05 \x01(\r\"\x13\n\x11ListArenasRequest\":\n\x12ListArenasResponse\x12$\n\x06\x61renas\x18\x01 \x03(\x0b\x32\x14.twistarena.v1.Arena\"#\n\x0fGetArenaRequest\x12\x10\n\x08\x61rena_id\x18\x01 \x01(\t\"J\n\x12\x45nrollAgentRequest\x12\x10\n\x08\x61rena_id\x18\x01 \x01(\t\x12\x10\n\x08\x61gent_id\x18\x02 \x01(\t\x12\x10\n\x08withdraw\x18\x03 \x01(\x08\"\\\n\x13\x45nrollAgentResponse\x12#\n\x05\x61rena\x18\x01 \x01(\x0b\x32\x14.twistarena.v1.Arena\x12\x10\n\x08\x65nrolled\x18\x02 \x01(\x08\x12\x0e\n\x06\x61gents\x18\x03 \x01(\r\"9\n\x15SetArenaPausedRequest\x12\x10\n\x08\x61rena_id\x18\x01 \x01(\t\x12\x0e\n\x06paused\x18\x02 \x01(\x08\"P\n\x15GetLeaderboardRequest\x12\x10\n\x08\x61rena_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"\x89\x02\n\x0eLeaderboardRow\x12\x0c\n\x04rank\x18\x01 \x01(\r\x12\x10\n\x08\x61gent_id\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\r\x12\x14\n\x0c\x63onservative\x18\x05 \x01(\x01\x12\n\n\x02mu\x18\x06 \x01(\x01\x12\r\n\x05sigma\x18\x07 \x01(\x01\x12\r\n\x05games\x18\x08 \x01(\r\x12\x0c\n\x04wins\x18\t \x01(\r\x12\x11\n\twin_share\x18\n \x01(\x01\x12\x15\n\rlast_match_id\x18\x0b \x01(\t\x12\x31\n\rlast_match_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05house\x18\r \x01(\x08\"\xa7\x01\n\x0bLeaderboard\x12#\n\x05\x61rena\x18\x01 \x01(\x0b\x32\x14.twistarena.v1.Arena\x12+\n\x04rows\x18\x02 \x03(\x0b\x32\x1d.twistarena.v1.LeaderboardRow\x12\x17\n\x0fnext_page_token\x18\x03 \x01(\t\x12-\n\x07history\x18\x04 \x03(\x0b\x32\x1c.twistarena.v1.RatingHistory\"c\n\x11ListAgentsRequest\x12\x11\n\tpage_size\x18\x01 \x01(\r\x12\x12\n\npage_token\x18\x02 \x01(\t\x12\x15\n\rname_contains\x18\x03 \x01(\t\x12\x10\n\x08\x61rena_id\x18\x04 \x01(\t\"W\n\x12ListAgentsResponse\x12(\n\x06\x61gents\x18\x01 \x03(\x0b\x32\x18.twistarena.v1.AgentInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t*^\n\x0b\x41renaStatus\x12\x1c\n\x18\x41RENA_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14\x41RENA_STATUS_RUNNING\x10\x01\x12\x17\n\x13\x41RENA_STATUS_PAUSED\x10\x02\x32\xb0\x04\n\x06\x41renas\x12\x46\n\x0b\x43reateArena\x12!.twistarena.v1.CreateArenaRequest\x1a\x14.twistarena.v1.Arena\x12Q\n\nListArenas\x12 .twistarena.v1.ListArenasRequest\x1a!.twistarena.v1.ListArenasResponse\x12@\n\x08GetArena\x12\x1e.twistarena.v1.GetArenaRequest\x1a\x14.twistarena.v1.Arena\x12L\n\x0eSetArenaPaused\x12$.twistarena.v1.SetArenaPausedRequest\x1a\x14.twistarena.v1.Arena\x12R\n\x0eGetLeaderboard\x12$.twistarena.v1.GetLeaderboardRequest\x1a\x1a.twistarena.v1.Leaderboard\x12Q\n\nListAgents\x12 .twistarena.v1.ListAgentsRequest\x1a!.twistarena.v1.ListAgentsResponse\x12T\n\x0b\x45nrollAgent\x12!.twistarena.v1.EnrollAgentRequest\x1a\".twistarena.v1.EnrollAgentResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1atwistarena/v1/arenas.proto\x12\rtwistarena.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1ftwistarena/v1/matchmaking.proto\"5\n\x0bHouseAnchor\x12\x0b\n\x03\x62ot\x18\x01 \x01(\t\x12\n\n\x02mu\x18\x02 \x01(\x01\x12\r\n\x05sigma\x18\x03 \x01(\x01\"\xe5\x02\n\x05\x41rena\x12\x10\n\x08\x61rena_id\x18\x01 \x01(\t\x12\x0f\n\x07game_id\x18\x02 \x01(\t\x12\x13\n\x0bnum_players\x18\x03 \x01(\r\x12\x12\n\nhouse_bots\x18\x04 \x03(\t\x12\x1a\n\x12matches_per_minute\x18\x05 \x01(\r\x12 \n\x18max_concurrent_per_agent\x18\x06 \x01(\r\x12*\n\x06status\x18\x07 \x01(\x0e\x32\x1a.twistarena.v1.ArenaStatus\x12\x16\n\x0ematches_played\x18\x08 \x01(\x04\x12\x0f\n\x07players\x18\t \x01(\r\x12\x10\n\x08\x65nrolled\x18\x0b \x01(\r\x12.\n\ncreated_at\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06\x64river\x18\x0c \x01(\t\x12+\n\x07\x61nchors\x18\r \x03(\x0b\x32\x1a.twistarena.v1.HouseAnchor\"\x8c\x01\n\x12\x43reateArenaRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x13\n\x0bnum_players\x18\x02 \x01(\r\x12\x12\n\nhouse_bots\x18\x03 \x03(\t\x12\x1a\n\x12matches_per_minute\x18\x04 \x01(\r\x12 \n\x18max_concurrent_per_agent\x18\x05 \x01(\r\"\x13\n\x11ListArenasRequest\":\n\x12ListArenasResponse\x12$\n\x06\x61renas\x18\x01 \x03(\x0b\x32\x14.twistarena.v1.Arena\"#\n\x0fGetArenaRequest\x12\x10\n\x08\x61rena_id\x18\x01 \x01(\t\"J\n\x12\x45nrollAgentRequest\x12\x10\n\x08\x61rena_id\x18\x01 \x01(\t\x12\x10\n\x08\x61gent_id\x18\x02 \x01(\t\x12\x10\n\x08withdraw\x18\x03 \x01(\x08\"\x7f\n\x13\x45nrollAgentResponse\x12#\n\x05\x61rena\x18\x01 \x01(\x0b\x32\x14.twistarena.v1.Arena\x12\x10\n\x08\x65nrolled\x18\x02 \x01(\x08\x12\x0e\n\x06\x61gents\x18\x03 \x01(\r\x12\x0f\n\x07warning\x18\x04 \x01(\t\x12\x10\n\x08\x61gent_id\x18\x05 \x01(\t\"\x90\x01\n\x12UpdateArenaRequest\x12\x10\n\x08\x61rena_id\x18\x01 \x01(\t\x12\x16\n\x0eset_house_bots\x18\x02 \x01(\x08\x12\x12\n\nhouse_bots\x18\x03 \x03(\t\x12\x1a\n\x12matches_per_minute\x18\x04 \x01(\r\x12 \n\x18max_concurrent_per_agent\x18\x05 \x01(\r\"%\n\x11\x43loseArenaRequest\x12\x10\n\x08\x61rena_id\x18\x01 \x01(\t\"9\n\x15SetArenaPausedRequest\x12\x10\n\x08\x61rena_id\x18\x01 \x01(\t\x12\x0e\n\x06paused\x18\x02 \x01(\x08\"P\n\x15GetLeaderboardRequest\x12\x10\n\x08\x61rena_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\r\x12\x12\n\npage_token\x18\x03 \x01(\t\"\x89\x02\n\x0eLeaderboardRow\x12\x0c\n\x04rank\x18\x01 \x01(\r\x12\x10\n\x08\x61gent_id\x18\x02 \x01(\t\x12\x0c\n\x04name\x18\x03 \x01(\t\x12\x0f\n\x07version\x18\x04 \x01(\r\x12\x14\n\x0c\x63onservative\x18\x05 \x01(\x01\x12\n\n\x02mu\x18\x06 \x01(\x01\x12\r\n\x05sigma\x18\x07 \x01(\x01\x12\r\n\x05games\x18\x08 \x01(\r\x12\x0c\n\x04wins\x18\t \x01(\r\x12\x11\n\twin_share\x18\n \x01(\x01\x12\x15\n\rlast_match_id\x18\x0b \x01(\t\x12\x31\n\rlast_match_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\r\n\x05house\x18\r \x01(\x08\"\xa7\x01\n\x0bLeaderboard\x12#\n\x05\x61rena\x18\x01 \x01(\x0b\x32\x14.twistarena.v1.Arena\x12+\n\x04rows\x18\x02 \x03(\x0b\x32\x1d.twistarena.v1.LeaderboardRow\x12\x17\n\x0fnext_page_token\x18\x03 \x01(\t\x12-\n\x07history\x18\x04 \x03(\x0b\x32\x1c.twistarena.v1.RatingHistory\"c\n\x11ListAgentsRequest\x12\x11\n\tpage_size\x18\x01 \x01(\r\x12\x12\n\npage_token\x18\x02 \x01(\t\x12\x15\n\rname_contains\x18\x03 \x01(\t\x12\x10\n\x08\x61rena_id\x18\x04 \x01(\t\"W\n\x12ListAgentsResponse\x12(\n\x06\x61gents\x18\x01 \x03(\x0b\x32\x18.twistarena.v1.AgentInfo\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t*w\n\x0b\x41renaStatus\x12\x1c\n\x18\x41RENA_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14\x41RENA_STATUS_RUNNING\x10\x01\x12\x17\n\x13\x41RENA_STATUS_PAUSED\x10\x02\x12\x17\n\x13\x41RENA_STATUS_CLOSED\x10\x03\x32\xbe\x05\n\x06\x41renas\x12\x46\n\x0b\x43reateArena\x12!.twistarena.v1.CreateArenaRequest\x1a\x14.twistarena.v1.Arena\x12Q\n\nListArenas\x12 .twistarena.v1.ListArenasRequest\x1a!.twistarena.v1.ListArenasResponse\x12@\n\x08GetArena\x12\x1e.twistarena.v1.GetArenaRequest\x1a\x14.twistarena.v1.Arena\x12L\n\x0eSetArenaPaused\x12$.twistarena.v1.SetArenaPausedRequest\x1a\x14.twistarena.v1.Arena\x12R\n\x0eGetLeaderboard\x12$.twistarena.v1.GetLeaderboardRequest\x1a\x1a.twistarena.v1.Leaderboard\x12Q\n\nListAgents\x12 .twistarena.v1.ListAgentsRequest\x1a!.twistarena.v1.ListAgentsResponse\x12T\n\x0b\x45nrollAgent\x12!.twistarena.v1.EnrollAgentRequest\x1a\".twistarena.v1.EnrollAgentResponse\x12\x46\n\x0bUpdateArena\x12!.twistarena.v1.UpdateArenaRequest\x1a\x14.twistarena.v1.Arena\x12\x44\n\nCloseArena\x12 .twistarena.v1.CloseArenaRequest\x1a\x14.twistarena.v1.Arenab\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'twistarena.v1.arenas_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ARENASTATUS']._serialized_start=1626
-  _globals['_ARENASTATUS']._serialized_end=1720
-  _globals['_ARENA']._serialized_start=112
-  _globals['_ARENA']._serialized_end=424
-  _globals['_CREATEARENAREQUEST']._serialized_start=427
-  _globals['_CREATEARENAREQUEST']._serialized_end=567
-  _globals['_LISTARENASREQUEST']._serialized_start=569
-  _globals['_LISTARENASREQUEST']._serialized_end=588
-  _globals['_LISTARENASRESPONSE']._serialized_start=590
-  _globals['_LISTARENASRESPONSE']._serialized_end=648
-  _globals['_GETARENAREQUEST']._serialized_start=650
-  _globals['_GETARENAREQUEST']._serialized_end=685
-  _globals['_ENROLLAGENTREQUEST']._serialized_start=687
-  _globals['_ENROLLAGENTREQUEST']._serialized_end=761
-  _globals['_ENROLLAGENTRESPONSE']._serialized_start=763
-  _globals['_ENROLLAGENTRESPONSE']._serialized_end=855
-  _globals['_SETARENAPAUSEDREQUEST']._serialized_start=857
-  _globals['_SETARENAPAUSEDREQUEST']._serialized_end=914
-  _globals['_GETLEADERBOARDREQUEST']._serialized_start=916
-  _globals['_GETLEADERBOARDREQUEST']._serialized_end=996
-  _globals['_LEADERBOARDROW']._serialized_start=999
-  _globals['_LEADERBOARDROW']._serialized_end=1264
-  _globals['_LEADERBOARD']._serialized_start=1267
-  _globals['_LEADERBOARD']._serialized_end=1434
-  _globals['_LISTAGENTSREQUEST']._serialized_start=1436
-  _globals['_LISTAGENTSREQUEST']._serialized_end=1535
-  _globals['_LISTAGENTSRESPONSE']._serialized_start=1537
-  _globals['_LISTAGENTSRESPONSE']._serialized_end=1624
-  _globals['_ARENAS']._serialized_start=1723
-  _globals['_ARENAS']._serialized_end=2283
+  _globals['_ARENASTATUS']._serialized_start=1947
+  _globals['_ARENASTATUS']._serialized_end=2066
+  _globals['_HOUSEANCHOR']._serialized_start=111
+  _globals['_HOUSEANCHOR']._serialized_end=164
+  _globals['_ARENA']._serialized_start=167
+  _globals['_ARENA']._serialized_end=524
+  _globals['_CREATEARENAREQUEST']._serialized_start=527
+  _globals['_CREATEARENAREQUEST']._serialized_end=667
+  _globals['_LISTARENASREQUEST']._serialized_start=669
+  _globals['_LISTARENASREQUEST']._serialized_end=688
+  _globals['_LISTARENASRESPONSE']._serialized_start=690
+  _globals['_LISTARENASRESPONSE']._serialized_end=748
+  _globals['_GETARENAREQUEST']._serialized_start=750
+  _globals['_GETARENAREQUEST']._serialized_end=785
+  _globals['_ENROLLAGENTREQUEST']._serialized_start=787
+  _globals['_ENROLLAGENTREQUEST']._serialized_end=861
+  _globals['_ENROLLAGENTRESPONSE']._serialized_start=863
+  _globals['_ENROLLAGENTRESPONSE']._serialized_end=990
+  _globals['_UPDATEARENAREQUEST']._serialized_start=993
+  _globals['_UPDATEARENAREQUEST']._serialized_end=1137
+  _globals['_CLOSEARENAREQUEST']._serialized_start=1139
+  _globals['_CLOSEARENAREQUEST']._serialized_end=1176
+  _globals['_SETARENAPAUSEDREQUEST']._serialized_start=1178
+  _globals['_SETARENAPAUSEDREQUEST']._serialized_end=1235
+  _globals['_GETLEADERBOARDREQUEST']._serialized_start=1237
+  _globals['_GETLEADERBOARDREQUEST']._serialized_end=1317
+  _globals['_LEADERBOARDROW']._serialized_start=1320
+  _globals['_LEADERBOARDROW']._serialized_end=1585
+  _globals['_LEADERBOARD']._serialized_start=1588
+  _globals['_LEADERBOARD']._serialized_end=1755
+  _globals['_LISTAGENTSREQUEST']._serialized_start=1757
+  _globals['_LISTAGENTSREQUEST']._serialized_end=1856
+  _globals['_LISTAGENTSRESPONSE']._serialized_start=1858
+  _globals['_LISTAGENTSRESPONSE']._serialized_end=1945
+  _globals['_ARENAS']._serialized_start=2069
+  _globals['_ARENAS']._serialized_end=2771
 # @@protoc_insertion_point(module_scope)

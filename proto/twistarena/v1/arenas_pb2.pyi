@@ -16,12 +16,24 @@ class ArenaStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ARENA_STATUS_UNSPECIFIED: _ClassVar[ArenaStatus]
     ARENA_STATUS_RUNNING: _ClassVar[ArenaStatus]
     ARENA_STATUS_PAUSED: _ClassVar[ArenaStatus]
+    ARENA_STATUS_CLOSED: _ClassVar[ArenaStatus]
 ARENA_STATUS_UNSPECIFIED: ArenaStatus
 ARENA_STATUS_RUNNING: ArenaStatus
 ARENA_STATUS_PAUSED: ArenaStatus
+ARENA_STATUS_CLOSED: ArenaStatus
+
+class HouseAnchor(_message.Message):
+    __slots__ = ("bot", "mu", "sigma")
+    BOT_FIELD_NUMBER: _ClassVar[int]
+    MU_FIELD_NUMBER: _ClassVar[int]
+    SIGMA_FIELD_NUMBER: _ClassVar[int]
+    bot: str
+    mu: float
+    sigma: float
+    def __init__(self, bot: _Optional[str] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ...) -> None: ...
 
 class Arena(_message.Message):
-    __slots__ = ("arena_id", "game_id", "num_players", "house_bots", "matches_per_minute", "max_concurrent_per_agent", "status", "matches_played", "players", "enrolled", "created_at", "driver")
+    __slots__ = ("arena_id", "game_id", "num_players", "house_bots", "matches_per_minute", "max_concurrent_per_agent", "status", "matches_played", "players", "enrolled", "created_at", "driver", "anchors")
     ARENA_ID_FIELD_NUMBER: _ClassVar[int]
     GAME_ID_FIELD_NUMBER: _ClassVar[int]
     NUM_PLAYERS_FIELD_NUMBER: _ClassVar[int]
@@ -34,6 +46,7 @@ class Arena(_message.Message):
     ENROLLED_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     DRIVER_FIELD_NUMBER: _ClassVar[int]
+    ANCHORS_FIELD_NUMBER: _ClassVar[int]
     arena_id: str
     game_id: str
     num_players: int
@@ -46,7 +59,8 @@ class Arena(_message.Message):
     enrolled: int
     created_at: _timestamp_pb2.Timestamp
     driver: str
-    def __init__(self, arena_id: _Optional[str] = ..., game_id: _Optional[str] = ..., num_players: _Optional[int] = ..., house_bots: _Optional[_Iterable[str]] = ..., matches_per_minute: _Optional[int] = ..., max_concurrent_per_agent: _Optional[int] = ..., status: _Optional[_Union[ArenaStatus, str]] = ..., matches_played: _Optional[int] = ..., players: _Optional[int] = ..., enrolled: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., driver: _Optional[str] = ...) -> None: ...
+    anchors: _containers.RepeatedCompositeFieldContainer[HouseAnchor]
+    def __init__(self, arena_id: _Optional[str] = ..., game_id: _Optional[str] = ..., num_players: _Optional[int] = ..., house_bots: _Optional[_Iterable[str]] = ..., matches_per_minute: _Optional[int] = ..., max_concurrent_per_agent: _Optional[int] = ..., status: _Optional[_Union[ArenaStatus, str]] = ..., matches_played: _Optional[int] = ..., players: _Optional[int] = ..., enrolled: _Optional[int] = ..., created_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., driver: _Optional[str] = ..., anchors: _Optional[_Iterable[_Union[HouseAnchor, _Mapping]]] = ...) -> None: ...
 
 class CreateArenaRequest(_message.Message):
     __slots__ = ("game_id", "num_players", "house_bots", "matches_per_minute", "max_concurrent_per_agent")
@@ -89,14 +103,38 @@ class EnrollAgentRequest(_message.Message):
     def __init__(self, arena_id: _Optional[str] = ..., agent_id: _Optional[str] = ..., withdraw: _Optional[bool] = ...) -> None: ...
 
 class EnrollAgentResponse(_message.Message):
-    __slots__ = ("arena", "enrolled", "agents")
+    __slots__ = ("arena", "enrolled", "agents", "warning", "agent_id")
     ARENA_FIELD_NUMBER: _ClassVar[int]
     ENROLLED_FIELD_NUMBER: _ClassVar[int]
     AGENTS_FIELD_NUMBER: _ClassVar[int]
+    WARNING_FIELD_NUMBER: _ClassVar[int]
+    AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     arena: Arena
     enrolled: bool
     agents: int
-    def __init__(self, arena: _Optional[_Union[Arena, _Mapping]] = ..., enrolled: _Optional[bool] = ..., agents: _Optional[int] = ...) -> None: ...
+    warning: str
+    agent_id: str
+    def __init__(self, arena: _Optional[_Union[Arena, _Mapping]] = ..., enrolled: _Optional[bool] = ..., agents: _Optional[int] = ..., warning: _Optional[str] = ..., agent_id: _Optional[str] = ...) -> None: ...
+
+class UpdateArenaRequest(_message.Message):
+    __slots__ = ("arena_id", "set_house_bots", "house_bots", "matches_per_minute", "max_concurrent_per_agent")
+    ARENA_ID_FIELD_NUMBER: _ClassVar[int]
+    SET_HOUSE_BOTS_FIELD_NUMBER: _ClassVar[int]
+    HOUSE_BOTS_FIELD_NUMBER: _ClassVar[int]
+    MATCHES_PER_MINUTE_FIELD_NUMBER: _ClassVar[int]
+    MAX_CONCURRENT_PER_AGENT_FIELD_NUMBER: _ClassVar[int]
+    arena_id: str
+    set_house_bots: bool
+    house_bots: _containers.RepeatedScalarFieldContainer[str]
+    matches_per_minute: int
+    max_concurrent_per_agent: int
+    def __init__(self, arena_id: _Optional[str] = ..., set_house_bots: _Optional[bool] = ..., house_bots: _Optional[_Iterable[str]] = ..., matches_per_minute: _Optional[int] = ..., max_concurrent_per_agent: _Optional[int] = ...) -> None: ...
+
+class CloseArenaRequest(_message.Message):
+    __slots__ = ("arena_id",)
+    ARENA_ID_FIELD_NUMBER: _ClassVar[int]
+    arena_id: str
+    def __init__(self, arena_id: _Optional[str] = ...) -> None: ...
 
 class SetArenaPausedRequest(_message.Message):
     __slots__ = ("arena_id", "paused")

@@ -71,6 +71,16 @@ class ArenasStub:
                 request_serializer=twistarena_dot_v1_dot_arenas__pb2.EnrollAgentRequest.SerializeToString,
                 response_deserializer=twistarena_dot_v1_dot_arenas__pb2.EnrollAgentResponse.FromString,
                 _registered_method=True)
+        self.UpdateArena = channel.unary_unary(
+                '/twistarena.v1.Arenas/UpdateArena',
+                request_serializer=twistarena_dot_v1_dot_arenas__pb2.UpdateArenaRequest.SerializeToString,
+                response_deserializer=twistarena_dot_v1_dot_arenas__pb2.Arena.FromString,
+                _registered_method=True)
+        self.CloseArena = channel.unary_unary(
+                '/twistarena.v1.Arenas/CloseArena',
+                request_serializer=twistarena_dot_v1_dot_arenas__pb2.CloseArenaRequest.SerializeToString,
+                response_deserializer=twistarena_dot_v1_dot_arenas__pb2.Arena.FromString,
+                _registered_method=True)
 
 
 class ArenasServicer:
@@ -136,6 +146,22 @@ class ArenasServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def UpdateArena(self, request, context):
+        """Admin only: change an arena's house rungs, matches per minute or
+        per-agent concurrency (fields left unset keep their value).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CloseArena(self, request, context):
+        """Admin only: close an arena for good: no new tables; running matches finish
+        and are rated; its leaderboard and history stay readable.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenasServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -173,6 +199,16 @@ def add_ArenasServicer_to_server(servicer, server):
                     servicer.EnrollAgent,
                     request_deserializer=twistarena_dot_v1_dot_arenas__pb2.EnrollAgentRequest.FromString,
                     response_serializer=twistarena_dot_v1_dot_arenas__pb2.EnrollAgentResponse.SerializeToString,
+            ),
+            'UpdateArena': grpc.unary_unary_rpc_method_handler(
+                    servicer.UpdateArena,
+                    request_deserializer=twistarena_dot_v1_dot_arenas__pb2.UpdateArenaRequest.FromString,
+                    response_serializer=twistarena_dot_v1_dot_arenas__pb2.Arena.SerializeToString,
+            ),
+            'CloseArena': grpc.unary_unary_rpc_method_handler(
+                    servicer.CloseArena,
+                    request_deserializer=twistarena_dot_v1_dot_arenas__pb2.CloseArenaRequest.FromString,
+                    response_serializer=twistarena_dot_v1_dot_arenas__pb2.Arena.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -366,6 +402,60 @@ class Arenas:
             '/twistarena.v1.Arenas/EnrollAgent',
             twistarena_dot_v1_dot_arenas__pb2.EnrollAgentRequest.SerializeToString,
             twistarena_dot_v1_dot_arenas__pb2.EnrollAgentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def UpdateArena(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/twistarena.v1.Arenas/UpdateArena',
+            twistarena_dot_v1_dot_arenas__pb2.UpdateArenaRequest.SerializeToString,
+            twistarena_dot_v1_dot_arenas__pb2.Arena.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CloseArena(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/twistarena.v1.Arenas/CloseArena',
+            twistarena_dot_v1_dot_arenas__pb2.CloseArenaRequest.SerializeToString,
+            twistarena_dot_v1_dot_arenas__pb2.Arena.FromString,
             options,
             channel_credentials,
             insecure,

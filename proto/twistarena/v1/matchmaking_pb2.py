@@ -22,44 +22,47 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from twistarena.v1 import match_pb2 as twistarena_dot_v1_dot_match__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ftwistarena/v1/matchmaking.proto\x12\rtwistarena.v1\x1a\x19twistarena/v1/match.proto\"$\n\x14RegisterAgentRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"<\n\x15RegisterAgentResponse\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x11\n\tapi_token\x18\x02 \x01(\t\"\xc1\x01\n\x0cQueueRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x13\n\x0bnum_players\x18\x02 \x01(\r\x12 \n\x13house_fill_after_ms\x18\x03 \x01(\rH\x00\x88\x01\x01\x12\x11\n\thouse_bot\x18\x04 \x01(\t\x12\x17\n\x0ftournament_only\x18\x05 \x01(\x08\x12\x15\n\rtournament_id\x18\x06 \x01(\t\x12\x0e\n\x06hosted\x18\x07 \x01(\x08\x42\x16\n\x14_house_fill_after_ms\"\xb1\x01\n\x0bQueueUpdate\x12,\n\x06status\x18\x01 \x01(\x0b\x32\x1a.twistarena.v1.QueueStatusH\x00\x12\x30\n\x08\x61ssigned\x18\x02 \x01(\x0b\x32\x1c.twistarena.v1.MatchAssignedH\x00\x12\x38\n\x0ftournament_over\x18\x03 \x01(\x0b\x32\x1d.twistarena.v1.TournamentOverH\x00\x42\x08\n\x06update\"G\n\x0eTournamentOver\x12\x15\n\rtournament_id\x18\x01 \x01(\t\x12\x0e\n\x06status\x18\x02 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\"A\n\x0bQueueStatus\x12\x0f\n\x07waiting\x18\x01 \x01(\r\x12\x11\n\twaited_ms\x18\x02 \x01(\r\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\"\x98\x01\n\rMatchAssigned\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x12\n\nseat_token\x18\x03 \x01(\t\x12\x16\n\x0eserver_address\x18\x04 \x01(\t\x12\x0f\n\x07game_id\x18\x05 \x01(\t\x12\x13\n\x0bnum_players\x18\x06 \x01(\r\x12\x15\n\rtournament_id\x18\x07 \x01(\t\"\xa7\x01\n\x0fPracticeRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x13\n\x0bnum_players\x18\x02 \x01(\r\x12\x10\n\x08strength\x18\x03 \x01(\t\x12\x11\n\x04seed\x18\x04 \x01(\x04H\x00\x88\x01\x01\x12\x30\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x1a.twistarena.v1.TimeControl\x12\x0e\n\x06hosted\x18\x06 \x01(\x08\x42\x07\n\x05_seed\"q\n\x10PracticeResponse\x12#\n\x05match\x18\x01 \x01(\x0b\x32\x14.twistarena.v1.Match\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x12\n\nseat_token\x18\x03 \x01(\t\x12\x16\n\x0eserver_address\x18\x04 \x01(\t\"#\n\x0fGetAgentRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\"\xdf\x01\n\tAgentInfo\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\n\n\x02mu\x18\x03 \x01(\x01\x12\r\n\x05sigma\x18\x04 \x01(\x01\x12\x0f\n\x07matches\x18\x05 \x01(\r\x12\x31\n\rarena_ratings\x18\x06 \x03(\x0b\x32\x1a.twistarena.v1.ArenaRating\x12\x18\n\x10recent_match_ids\x18\x07 \x03(\t\x12\x0e\n\x06\x65rrors\x18\x08 \x01(\r\x12\x10\n\x08timeouts\x18\t \x01(\r\x12\x17\n\x0f\x65nrolled_arenas\x18\n \x03(\t\"\x95\x01\n\x0b\x41renaRating\x12\x10\n\x08\x61rena_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\r\x12\n\n\x02mu\x18\x03 \x01(\x01\x12\r\n\x05sigma\x18\x04 \x01(\x01\x12\r\n\x05games\x18\x05 \x01(\r\x12\x0c\n\x04wins\x18\x06 \x01(\r\x12+\n\x07history\x18\x07 \x03(\x0b\x32\x1a.twistarena.v1.RatingPoint\":\n\x0bRatingPoint\x12\n\n\x02mu\x18\x01 \x01(\x01\x12\r\n\x05sigma\x18\x02 \x01(\x01\x12\x10\n\x08match_id\x18\x03 \x01(\t\"^\n\rRatingHistory\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\r\x12*\n\x06points\x18\x03 \x03(\x0b\x32\x1a.twistarena.v1.RatingPoint2\xc0\x02\n\x0bMatchmaking\x12Z\n\rRegisterAgent\x12#.twistarena.v1.RegisterAgentRequest\x1a$.twistarena.v1.RegisterAgentResponse\x12\x42\n\x05Queue\x12\x1b.twistarena.v1.QueueRequest\x1a\x1a.twistarena.v1.QueueUpdate0\x01\x12K\n\x08Practice\x12\x1e.twistarena.v1.PracticeRequest\x1a\x1f.twistarena.v1.PracticeResponse\x12\x44\n\x08GetAgent\x12\x1e.twistarena.v1.GetAgentRequest\x1a\x18.twistarena.v1.AgentInfob\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ftwistarena/v1/matchmaking.proto\x12\rtwistarena.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x19twistarena/v1/match.proto\"$\n\x14RegisterAgentRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"<\n\x15RegisterAgentResponse\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x11\n\tapi_token\x18\x02 \x01(\t\"\xc1\x01\n\x0cQueueRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x13\n\x0bnum_players\x18\x02 \x01(\r\x12 \n\x13house_fill_after_ms\x18\x03 \x01(\rH\x00\x88\x01\x01\x12\x11\n\thouse_bot\x18\x04 \x01(\t\x12\x17\n\x0ftournament_only\x18\x05 \x01(\x08\x12\x15\n\rtournament_id\x18\x06 \x01(\t\x12\x0e\n\x06hosted\x18\x07 \x01(\x08\x42\x16\n\x14_house_fill_after_ms\"\xb1\x01\n\x0bQueueUpdate\x12,\n\x06status\x18\x01 \x01(\x0b\x32\x1a.twistarena.v1.QueueStatusH\x00\x12\x30\n\x08\x61ssigned\x18\x02 \x01(\x0b\x32\x1c.twistarena.v1.MatchAssignedH\x00\x12\x38\n\x0ftournament_over\x18\x03 \x01(\x0b\x32\x1d.twistarena.v1.TournamentOverH\x00\x42\x08\n\x06update\"G\n\x0eTournamentOver\x12\x15\n\rtournament_id\x18\x01 \x01(\t\x12\x0e\n\x06status\x18\x02 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\"A\n\x0bQueueStatus\x12\x0f\n\x07waiting\x18\x01 \x01(\r\x12\x11\n\twaited_ms\x18\x02 \x01(\r\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\"\x98\x01\n\rMatchAssigned\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x12\n\nseat_token\x18\x03 \x01(\t\x12\x16\n\x0eserver_address\x18\x04 \x01(\t\x12\x0f\n\x07game_id\x18\x05 \x01(\t\x12\x13\n\x0bnum_players\x18\x06 \x01(\r\x12\x15\n\rtournament_id\x18\x07 \x01(\t\"\xa7\x01\n\x0fPracticeRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x13\n\x0bnum_players\x18\x02 \x01(\r\x12\x10\n\x08strength\x18\x03 \x01(\t\x12\x11\n\x04seed\x18\x04 \x01(\x04H\x00\x88\x01\x01\x12\x30\n\x0ctime_control\x18\x05 \x01(\x0b\x32\x1a.twistarena.v1.TimeControl\x12\x0e\n\x06hosted\x18\x06 \x01(\x08\x42\x07\n\x05_seed\"q\n\x10PracticeResponse\x12#\n\x05match\x18\x01 \x01(\x0b\x32\x14.twistarena.v1.Match\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x12\n\nseat_token\x18\x03 \x01(\t\x12\x16\n\x0eserver_address\x18\x04 \x01(\t\"#\n\x0fGetAgentRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\"\xc4\x02\n\tAgentInfo\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\n\n\x02mu\x18\x03 \x01(\x01\x12\r\n\x05sigma\x18\x04 \x01(\x01\x12\x0f\n\x07matches\x18\x05 \x01(\r\x12\x31\n\rarena_ratings\x18\x06 \x03(\x0b\x32\x1a.twistarena.v1.ArenaRating\x12\x18\n\x10recent_match_ids\x18\x07 \x03(\t\x12\x0e\n\x06\x65rrors\x18\x08 \x01(\r\x12\x10\n\x08timeouts\x18\t \x01(\r\x12\x17\n\x0f\x65nrolled_arenas\x18\n \x03(\t\x12\x17\n\x0frating_arena_id\x18\x0b \x01(\t\x12\x16\n\x0erating_version\x18\x0c \x01(\r\x12\x32\n\x0erecent_matches\x18\r \x03(\x0b\x32\x1a.twistarena.v1.RecentMatch\"\xa1\x01\n\x0bRecentMatch\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x10\n\x08\x61rena_id\x18\x02 \x01(\t\x12\r\n\x05place\x18\x03 \x01(\r\x12\r\n\x05score\x18\x04 \x01(\x01\x12,\n\x08\x65nded_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x11\n\topponents\x18\x06 \x03(\t\x12\x0f\n\x07version\x18\x07 \x01(\r\"\xa6\x01\n\x0b\x41renaRating\x12\x10\n\x08\x61rena_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\r\x12\n\n\x02mu\x18\x03 \x01(\x01\x12\r\n\x05sigma\x18\x04 \x01(\x01\x12\r\n\x05games\x18\x05 \x01(\r\x12\x0c\n\x04wins\x18\x06 \x01(\r\x12+\n\x07history\x18\x07 \x03(\x0b\x32\x1a.twistarena.v1.RatingPoint\x12\x0f\n\x07\x63urrent\x18\x08 \x01(\x08\"L\n\x0bRatingPoint\x12\n\n\x02mu\x18\x01 \x01(\x01\x12\r\n\x05sigma\x18\x02 \x01(\x01\x12\x10\n\x08match_id\x18\x03 \x01(\t\x12\x10\n\x08\x65nded_ms\x18\x04 \x01(\x03\"^\n\rRatingHistory\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\r\x12*\n\x06points\x18\x03 \x03(\x0b\x32\x1a.twistarena.v1.RatingPoint2\xc0\x02\n\x0bMatchmaking\x12Z\n\rRegisterAgent\x12#.twistarena.v1.RegisterAgentRequest\x1a$.twistarena.v1.RegisterAgentResponse\x12\x42\n\x05Queue\x12\x1b.twistarena.v1.QueueRequest\x1a\x1a.twistarena.v1.QueueUpdate0\x01\x12K\n\x08Practice\x12\x1e.twistarena.v1.PracticeRequest\x1a\x1f.twistarena.v1.PracticeResponse\x12\x44\n\x08GetAgent\x12\x1e.twistarena.v1.GetAgentRequest\x1a\x18.twistarena.v1.AgentInfob\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'twistarena.v1.matchmaking_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_REGISTERAGENTREQUEST']._serialized_start=77
-  _globals['_REGISTERAGENTREQUEST']._serialized_end=113
-  _globals['_REGISTERAGENTRESPONSE']._serialized_start=115
-  _globals['_REGISTERAGENTRESPONSE']._serialized_end=175
-  _globals['_QUEUEREQUEST']._serialized_start=178
-  _globals['_QUEUEREQUEST']._serialized_end=371
-  _globals['_QUEUEUPDATE']._serialized_start=374
-  _globals['_QUEUEUPDATE']._serialized_end=551
-  _globals['_TOURNAMENTOVER']._serialized_start=553
-  _globals['_TOURNAMENTOVER']._serialized_end=624
-  _globals['_QUEUESTATUS']._serialized_start=626
-  _globals['_QUEUESTATUS']._serialized_end=691
-  _globals['_MATCHASSIGNED']._serialized_start=694
-  _globals['_MATCHASSIGNED']._serialized_end=846
-  _globals['_PRACTICEREQUEST']._serialized_start=849
-  _globals['_PRACTICEREQUEST']._serialized_end=1016
-  _globals['_PRACTICERESPONSE']._serialized_start=1018
-  _globals['_PRACTICERESPONSE']._serialized_end=1131
-  _globals['_GETAGENTREQUEST']._serialized_start=1133
-  _globals['_GETAGENTREQUEST']._serialized_end=1168
-  _globals['_AGENTINFO']._serialized_start=1171
-  _globals['_AGENTINFO']._serialized_end=1394
-  _globals['_ARENARATING']._serialized_start=1397
-  _globals['_ARENARATING']._serialized_end=1546
-  _globals['_RATINGPOINT']._serialized_start=1548
-  _globals['_RATINGPOINT']._serialized_end=1606
-  _globals['_RATINGHISTORY']._serialized_start=1608
-  _globals['_RATINGHISTORY']._serialized_end=1702
-  _globals['_MATCHMAKING']._serialized_start=1705
-  _globals['_MATCHMAKING']._serialized_end=2025
+  _globals['_REGISTERAGENTREQUEST']._serialized_start=110
+  _globals['_REGISTERAGENTREQUEST']._serialized_end=146
+  _globals['_REGISTERAGENTRESPONSE']._serialized_start=148
+  _globals['_REGISTERAGENTRESPONSE']._serialized_end=208
+  _globals['_QUEUEREQUEST']._serialized_start=211
+  _globals['_QUEUEREQUEST']._serialized_end=404
+  _globals['_QUEUEUPDATE']._serialized_start=407
+  _globals['_QUEUEUPDATE']._serialized_end=584
+  _globals['_TOURNAMENTOVER']._serialized_start=586
+  _globals['_TOURNAMENTOVER']._serialized_end=657
+  _globals['_QUEUESTATUS']._serialized_start=659
+  _globals['_QUEUESTATUS']._serialized_end=724
+  _globals['_MATCHASSIGNED']._serialized_start=727
+  _globals['_MATCHASSIGNED']._serialized_end=879
+  _globals['_PRACTICEREQUEST']._serialized_start=882
+  _globals['_PRACTICEREQUEST']._serialized_end=1049
+  _globals['_PRACTICERESPONSE']._serialized_start=1051
+  _globals['_PRACTICERESPONSE']._serialized_end=1164
+  _globals['_GETAGENTREQUEST']._serialized_start=1166
+  _globals['_GETAGENTREQUEST']._serialized_end=1201
+  _globals['_AGENTINFO']._serialized_start=1204
+  _globals['_AGENTINFO']._serialized_end=1528
+  _globals['_RECENTMATCH']._serialized_start=1531
+  _globals['_RECENTMATCH']._serialized_end=1692
+  _globals['_ARENARATING']._serialized_start=1695
+  _globals['_ARENARATING']._serialized_end=1861
+  _globals['_RATINGPOINT']._serialized_start=1863
+  _globals['_RATINGPOINT']._serialized_end=1939
+  _globals['_RATINGHISTORY']._serialized_start=1941
+  _globals['_RATINGHISTORY']._serialized_end=2035
+  _globals['_MATCHMAKING']._serialized_start=2038
+  _globals['_MATCHMAKING']._serialized_end=2358
 # @@protoc_insertion_point(module_scope)

@@ -1,3 +1,6 @@
+import datetime
+
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from twistarena.v1 import match_pb2 as _match_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
@@ -122,7 +125,7 @@ class GetAgentRequest(_message.Message):
     def __init__(self, agent_id: _Optional[str] = ...) -> None: ...
 
 class AgentInfo(_message.Message):
-    __slots__ = ("agent_id", "name", "mu", "sigma", "matches", "arena_ratings", "recent_match_ids", "errors", "timeouts", "enrolled_arenas")
+    __slots__ = ("agent_id", "name", "mu", "sigma", "matches", "arena_ratings", "recent_match_ids", "errors", "timeouts", "enrolled_arenas", "rating_arena_id", "rating_version", "recent_matches")
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     MU_FIELD_NUMBER: _ClassVar[int]
@@ -133,6 +136,9 @@ class AgentInfo(_message.Message):
     ERRORS_FIELD_NUMBER: _ClassVar[int]
     TIMEOUTS_FIELD_NUMBER: _ClassVar[int]
     ENROLLED_ARENAS_FIELD_NUMBER: _ClassVar[int]
+    RATING_ARENA_ID_FIELD_NUMBER: _ClassVar[int]
+    RATING_VERSION_FIELD_NUMBER: _ClassVar[int]
+    RECENT_MATCHES_FIELD_NUMBER: _ClassVar[int]
     agent_id: str
     name: str
     mu: float
@@ -143,10 +149,31 @@ class AgentInfo(_message.Message):
     errors: int
     timeouts: int
     enrolled_arenas: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, agent_id: _Optional[str] = ..., name: _Optional[str] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., matches: _Optional[int] = ..., arena_ratings: _Optional[_Iterable[_Union[ArenaRating, _Mapping]]] = ..., recent_match_ids: _Optional[_Iterable[str]] = ..., errors: _Optional[int] = ..., timeouts: _Optional[int] = ..., enrolled_arenas: _Optional[_Iterable[str]] = ...) -> None: ...
+    rating_arena_id: str
+    rating_version: int
+    recent_matches: _containers.RepeatedCompositeFieldContainer[RecentMatch]
+    def __init__(self, agent_id: _Optional[str] = ..., name: _Optional[str] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., matches: _Optional[int] = ..., arena_ratings: _Optional[_Iterable[_Union[ArenaRating, _Mapping]]] = ..., recent_match_ids: _Optional[_Iterable[str]] = ..., errors: _Optional[int] = ..., timeouts: _Optional[int] = ..., enrolled_arenas: _Optional[_Iterable[str]] = ..., rating_arena_id: _Optional[str] = ..., rating_version: _Optional[int] = ..., recent_matches: _Optional[_Iterable[_Union[RecentMatch, _Mapping]]] = ...) -> None: ...
+
+class RecentMatch(_message.Message):
+    __slots__ = ("match_id", "arena_id", "place", "score", "ended_at", "opponents", "version")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    ARENA_ID_FIELD_NUMBER: _ClassVar[int]
+    PLACE_FIELD_NUMBER: _ClassVar[int]
+    SCORE_FIELD_NUMBER: _ClassVar[int]
+    ENDED_AT_FIELD_NUMBER: _ClassVar[int]
+    OPPONENTS_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    arena_id: str
+    place: int
+    score: float
+    ended_at: _timestamp_pb2.Timestamp
+    opponents: _containers.RepeatedScalarFieldContainer[str]
+    version: int
+    def __init__(self, match_id: _Optional[str] = ..., arena_id: _Optional[str] = ..., place: _Optional[int] = ..., score: _Optional[float] = ..., ended_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., opponents: _Optional[_Iterable[str]] = ..., version: _Optional[int] = ...) -> None: ...
 
 class ArenaRating(_message.Message):
-    __slots__ = ("arena_id", "version", "mu", "sigma", "games", "wins", "history")
+    __slots__ = ("arena_id", "version", "mu", "sigma", "games", "wins", "history", "current")
     ARENA_ID_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     MU_FIELD_NUMBER: _ClassVar[int]
@@ -154,6 +181,7 @@ class ArenaRating(_message.Message):
     GAMES_FIELD_NUMBER: _ClassVar[int]
     WINS_FIELD_NUMBER: _ClassVar[int]
     HISTORY_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_FIELD_NUMBER: _ClassVar[int]
     arena_id: str
     version: int
     mu: float
@@ -161,17 +189,20 @@ class ArenaRating(_message.Message):
     games: int
     wins: int
     history: _containers.RepeatedCompositeFieldContainer[RatingPoint]
-    def __init__(self, arena_id: _Optional[str] = ..., version: _Optional[int] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., games: _Optional[int] = ..., wins: _Optional[int] = ..., history: _Optional[_Iterable[_Union[RatingPoint, _Mapping]]] = ...) -> None: ...
+    current: bool
+    def __init__(self, arena_id: _Optional[str] = ..., version: _Optional[int] = ..., mu: _Optional[float] = ..., sigma: _Optional[float] = ..., games: _Optional[int] = ..., wins: _Optional[int] = ..., history: _Optional[_Iterable[_Union[RatingPoint, _Mapping]]] = ..., current: _Optional[bool] = ...) -> None: ...
 
 class RatingPoint(_message.Message):
-    __slots__ = ("mu", "sigma", "match_id")
+    __slots__ = ("mu", "sigma", "match_id", "ended_ms")
     MU_FIELD_NUMBER: _ClassVar[int]
     SIGMA_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    ENDED_MS_FIELD_NUMBER: _ClassVar[int]
     mu: float
     sigma: float
     match_id: str
-    def __init__(self, mu: _Optional[float] = ..., sigma: _Optional[float] = ..., match_id: _Optional[str] = ...) -> None: ...
+    ended_ms: int
+    def __init__(self, mu: _Optional[float] = ..., sigma: _Optional[float] = ..., match_id: _Optional[str] = ..., ended_ms: _Optional[int] = ...) -> None: ...
 
 class RatingHistory(_message.Message):
     __slots__ = ("agent_id", "version", "points")

@@ -35,7 +35,7 @@ from twistarena.v1 import matchmaking_pb2 as kpb
 
 from . import logs
 from .agents import Agents
-from .arenas import Ladder
+from .arenas import HOUSE, Ladder, anchors_of
 from .cluster import Cluster
 from .creation import CreationError, new_match
 from .leased import LeasedTasks
@@ -55,8 +55,6 @@ SUPERVISE_S = 1.0
 RENEW_S = 1.0
 #: Decision time of arena matches (ms): the server's default clock, bounded.
 ARENA_DECISION_MS = 5000
-#: The agent id prefix of a house rung (rated as version 0: it has no versions).
-HOUSE = "house:"
 
 
 @dataclass(slots=True)
@@ -79,6 +77,10 @@ class ArenaPlanner:
         #: arena id -> (when read, its enrolled agents' player keys: version 0 for
         #: a network agent, one without an active hosted version)
         self._enrolled: dict[str, tuple[float, list[str]]] = {}
+        #: arena id -> player key of a hosted version -> its version id, as last
+        #: read: what the runners play for a seat the planner gave that key (the
+        #: version rated is the version played, whatever was activated since).
+        self.version_ids: dict[str, dict[str, str]] = {}
 
     async def enrolled_players(self, arena_id: str) -> list[str]:
         """``AGENT@VERSION`` of the enrolled agents (version 0: no hosted version, a
@@ -87,8 +89,10 @@ class ArenaPlanner:
         read, keys = self._enrolled.get(arena_id, (-ENROLLED_REFRESH_S, []))
         if len(keys) < 2 or time.monotonic() - read >= ENROLLED_REFRESH_S:
             enrolled = await self.store.arenas.enrolled(arena_id)
-            numbers = await self.store.arenas.version_numbers(enrolled)
-            keys = [player_key(a, v) for a, v in zip(enrolled, numbers, strict=True)]
+            versions = await self.store.arenas.active_versions(enrolled)
+            keys = [player_key(a, n) for a, (n, _vid) in zip(enrolled, versions, strict=True)]
+            self.version_ids[arena_id] = {k: vid for k, (_n, vid)
+                                          in zip(keys, versions, strict=True) if vid}
             self._enrolled[arena_id] = (time.monotonic(), keys)
         return keys
 
@@ -140,17 +144,22 @@ class ArenaPlanner:
         last_keys = [player_key(a, v) if v is not None else "-"
                      for a, v in zip(agents, last, strict=True)]
         last_rows = await self.store.arenas.rows(arena_id, last_keys)
+        anchored = anchors_of(arena)
         out: list[Rung] = []
         for key, agent_id, row, before in zip(keys, agents, rows, last_rows, strict=True):
-            if row is not None:
+            if key in anchored:
+                rating, games = anchored[key], row.games if row is not None else 0
+            elif row is not None:
                 rating, games = Rating(row.mu, row.sigma), row.games
             else:
                 rating = next_version_rating(
                     None if before is None else Rating(before.mu, before.sigma),
                     self.ladder.model)
                 games = 0
-            out.append(Rung(key, rating, games, playing.get(agent_id, 0),
-                            house=agent_id.startswith(HOUSE)))
+            # A network agent's Queue call takes one seat: one table per wait.
+            busy = (arena.max_concurrent_per_agent - 1 if key.endswith("@0")
+                    and not agent_id.startswith(HOUSE) else playing.get(agent_id, 0))
+            out.append(Rung(key, rating, games, busy, house=agent_id.startswith(HOUSE)))
         return out
 
     async def plan(self, arena: apb.Arena, playing: Counter[str], most: int) -> list[list[str]]:
@@ -260,8 +269,9 @@ class ArenaScheduler:
             if agent_id.startswith(HOUSE):
                 continue
             if version:
+                planned = self.planner.version_ids.get(arena.arena_id, {}).get(key, "")
                 await self.runners.seat_hosted(match.options, mid, seat, tokens[seat], address,
-                                               agent_id, "arena")
+                                               agent_id, "arena", version_id=planned)
             else:
                 await self.agents.assign(agent_id, kpb.MatchAssigned(
                     match_id=mid, seat=seat, seat_token=tokens[seat], server_address=address,

@@ -6,6 +6,7 @@ import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from twistarena.bots import ARENA_HOUSE
 from twistarena.wire import archives
 
 LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost", "ip6-loopback"})
@@ -136,6 +137,8 @@ class ServerConfig:
     practice_per_minute: int = 30
     #: Arenas to open at start, ``GAME:PLAYERS`` each (kept as they are if open).
     arenas: tuple[str, ...] = ()
+    #: The house rungs of the arenas opened at start: a lone author finds a table.
+    arena_house: tuple[str, ...] = ARENA_HOUSE
     #: Runners (``twistarena runner``) authenticate with this token, or with one
     #: an admin minted (Runners.MintRunnerToken). None: only minted ones.
     runner_token: str | None = None

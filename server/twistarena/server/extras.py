@@ -78,7 +78,7 @@ class Extras:
         await self.matchmaker.start()
         await self.director.start()
         await self.runners.start()
-        await self.arenas.open_configured(self.config.arenas)
+        await self.arenas.open_configured(self.config.arenas, self.config.arena_house)
         await self.scheduler.start()
 
     async def close(self) -> None:

@@ -24,11 +24,13 @@ from twistarena.storage import VersionRecord, VersionStats, version_id
 from twistarena.storage.versions import STDERR_TAIL_BYTES, TooManyVersions
 from twistarena.v1 import hosting_pb2 as hpb
 from twistarena.v1 import hosting_pb2_grpc as hgrpc
+from twistarena.v1 import matchmaking_pb2 as kpb
 from twistarena.wire import archives
 from twistarena.wire.entries import split_entry
 
 from . import auth, logs
 from .agents import Agents
+from .arenas import agent_arena_ratings, set_rating
 from .config import ServerConfig
 from .decisions import DECISION_ID_STRIDE
 from .errors import is_undecodable, refuse_undecodable
@@ -184,10 +186,11 @@ class Hosting(hgrpc.HostingServicer):
         record = await known_agent(context, self.agents, request.agent_id)
         token = auth.bearer(context.invocation_metadata())
         owner = bool(token) and await self.agents.by_token(token) == record.agent_id
-        rating = self.agents.rating(record)
+        rated = kpb.AgentInfo()
+        set_rating(rated, await agent_arena_ratings(self.agents.store, record.agent_id, False))
         return hpb.AgentDetails(
-            agent_id=record.agent_id, name=record.name, mu=rating.mu, sigma=rating.sigma,
-            matches=record.matches,
+            agent_id=record.agent_id, name=record.name, mu=rated.mu, sigma=rated.sigma,
+            matches=rated.matches,
             active_version_id=await self.versions.active_id(record.agent_id) or "",
             versions=await self._infos(record.agent_id, private=owner), owner=owner)
 

@@ -1,4 +1,5 @@
-"""This node's part in forming matches from the queues, and in rating their agents.
+"""This node's part in forming matches from the queues (unrated: ratings are
+arenas', ``arenas``; the queue pairs by them).
 
 Forming a match is one Lua script in the store (``queue_pop``) that removes
 the agents it returns from the queue, so two nodes can never place the same
@@ -39,12 +40,10 @@ ALIVE_MS = 5000
 #: (its agents were connected and waiting when it formed).
 MATCHMADE_JOIN_MS = 60_000
 TICK_S = 0.1
-#: How often finished matches' ratings are applied.
-RATE_EVERY_S = 0.5
 
 
 class Matchmaker:
-    """Pops the queues this node's streams wait on, and rates finished matches."""
+    """Pops the queues this node's streams wait on."""
 
     def __init__(self, cluster: Cluster, agents: Agents, config: ServerConfig,
                  address: Callable[[], str]) -> None:
@@ -59,10 +58,9 @@ class Matchmaker:
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
-        """Start forming matches and applying ratings in the background."""
+        """Start forming matches in the background."""
         loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self._form_loop(), name="matchmaker.form"),
-                       loop.create_task(self._rate_loop(), name="matchmaker.rate")]
+        self._tasks = [loop.create_task(self._form_loop(), name="matchmaker.form")]
 
     async def close(self) -> None:
         """Stop the background loops."""
@@ -140,7 +138,6 @@ class Matchmaker:
         match, tokens = await new_match(self.cluster, opts)
         mid = match.match_id
         seat_of = {a: s for s, a in enumerate(seats) if a}
-        await self.agents.track(mid, {s: (a or f"house:{house}") for s, a in enumerate(seats)})
         address = await self.cluster.serving_address(mid, self.address())
         for agent_id, seat in seat_of.items():
             await self.agents.assign(agent_id, kpb.MatchAssigned(
@@ -150,14 +147,3 @@ class Matchmaker:
         log.info("match_formed", match_id=mid, game=game_id, players=players,
                  agents=len(seat_of), house=players - len(seat_of))
         return True
-
-    async def _rate_loop(self) -> None:
-        while True:
-            await asyncio.sleep(RATE_EVERY_S)
-            try:
-                await self.agents.rate_finished()
-            except StoreError as exc:
-                log.warning("rating_failed", error=repr(exc))
-            except Exception as exc:
-                metrics.ERRORS.labels("rating").inc()
-                log.error("rating_failed", error=repr(exc))

@@ -26,7 +26,7 @@ from twistarena.v1 import tournaments_pb2 as tpb
 
 from . import auth, logs
 from .agents import Agents
-from .arenas import Arenas
+from .arenas import Arenas, matchmaking_rating, set_rating
 from .cluster import Cluster
 from .config import ServerConfig, is_loopback
 from .creation import new_match
@@ -74,17 +74,18 @@ class Matchmaking(kgrpc.MatchmakingServicer):
 
     async def GetAgent(self, request: kpb.GetAgentRequest,
                        context: aio.ServicerContext[Any, Any]) -> kpb.AgentInfo:
-        """An agent's name, rating and number of rated matches, with its arena
-        ratings (every version, with history) and recent arena matches."""
+        """An agent's name and rating (``arenas.set_rating``: its best arena rating),
+        with its arena ratings (every version, with history) and recent arena matches."""
         record = await known_agent(context, self.agents, request.agent_id)
-        rating = self.agents.rating(record)
-        info = kpb.AgentInfo(agent_id=record.agent_id, name=record.name, mu=rating.mu,
-                             sigma=rating.sigma, matches=record.matches)
+        info = kpb.AgentInfo(agent_id=record.agent_id, name=record.name)
         if self.arenas is not None:
             info.arena_ratings.extend(await self.arenas.arena_ratings(record.agent_id))
-            info.recent_match_ids.extend(await self.arenas.recent_matches(record.agent_id))
+            recent = await self.arenas.recent_matches(record.agent_id)
+            info.recent_matches.extend(recent)
+            info.recent_match_ids.extend(m.match_id for m in recent)
             info.errors, info.timeouts = await self.arenas.failures(record.agent_id)
             info.enrolled_arenas.extend(await self.arenas.enrolled_arenas(record.agent_id))
+        set_rating(info, info.arena_ratings)
         return info
 
     async def Queue(self, request: kpb.QueueRequest,
@@ -133,8 +134,8 @@ class Matchmaking(kgrpc.MatchmakingServicer):
         try:
             assigned = await self.agents.take_assignment(agent_id)
             if assigned is None and not request.tournament_only:
-                record = await self.agents.get(agent_id)
-                mu = self.agents.rating(record).mu
+                mu = (await matchmaking_rating(self.cluster.store, agent_id, game_id,
+                                               players)).mu
                 queued = await self.matchmaker.enqueue(agent_id, game_id, players, fill_ms,
                                                        bot, mu)
                 self.matchmaker.attach(game_id, players)
@@ -220,8 +221,10 @@ class Matchmaking(kgrpc.MatchmakingServicer):
             return None
         state = await self.cluster.store.tournaments.status(tid)
         if state is None:
+            arena = await self.cluster.store.arenas.get(tid)
+            hint = f"; {tid} is an arena: queue --arena {tid}" if arena is not None else ""
             await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_TOURNAMENT",
-                       f"no tournament {tid!r}")
+                       f"no tournament {shown(tid)}{hint}")
         status, detail = state
         if status not in wire.TOURNAMENT_OVER:
             return None

@@ -136,11 +136,13 @@ class RunnerHub(rgrpc.RunnersServicer):
 
     async def seat_hosted(self, options: mpb.MatchOptions, match_id: str, seat: int,
                           seat_token: str, address: str, agent_id: str, kind: str,
-                          tournament_id: str = "") -> None:
-        """Hand a seat of a new match to the runners: they play the agent's active
-        version (the one active now, for the whole match). ``kind`` names where the
-        match came from, for the logs and metrics (tournament, practice)."""
-        version = await self.versions.active(agent_id)
+                          tournament_id: str = "", version_id: str = "") -> None:
+        """Hand a seat of a new match to the runners: they play ``version_id`` (an
+        arena's: the version it rates), else the agent's active version (the one
+        active now, for the whole match). ``kind`` names where the match came
+        from, for the logs and metrics (tournament, practice)."""
+        version = await (self.versions.get(agent_id, version_id) if version_id
+                         else self.versions.active(agent_id))
         if version is None:
             # Checked when the match was asked for; nothing to run now: the seat
             # misses its decisions and the match's join timeout ends it.

@@ -393,8 +393,6 @@ class Director:
             await self._finish(snap, tpb.TOURNAMENT_CANCELLED, f"cannot create a match: {exc}")
             return
         if agents:
-            await self.agents.track(mid, {s: agent_of(agents[s]) if s in agents else
-                                          f"house:{e}" for s, e in enumerate(game.seats)})
             address = await self.cluster.serving_address(mid, self.address())
             for seat, entrant in agents.items():
                 hosted = hosted_agent(entrant)

@@ -7,7 +7,7 @@ path, ``resp``) and the domain errors (``errors``). It imports the contract
 and the Redis libraries, nothing else of twistarena.
 """
 
-from .agents import AgentRecord, MuSigma
+from .agents import AgentRecord
 from .durability import Durability
 from .errors import (
     FencedError,
@@ -37,7 +37,6 @@ __all__ = [
     "LogEntry",
     "MatchRecord",
     "MatchReport",
-    "MuSigma",
     "NodeInfo",
     "NotDurableError",
     "Renewal",

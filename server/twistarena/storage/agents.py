@@ -1,34 +1,21 @@
-"""Registered agents in the store: accounts, api tokens, inboxes and ratings.
+"""Registered agents in the store: accounts, api tokens and inboxes (their
+ratings are their arenas', ``arenas``).
 
 Keys (tag ``{agents}``, see ``keys``): ``{agents}:agent:<id>``,
-``{agents}:tokens``, ``{agents}:inbox:<id>``, ``{agents}:queued``,
-``{agents}:rate`` and ``{agents}:seats:<match>``. A rating update reads and
-writes several agents under WATCH/MULTI, so they share one tag.
+``{agents}:tokens``, ``{agents}:inbox:<id>`` and ``{agents}:queued``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import random
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-from redis.exceptions import WatchError
 
 from . import keys
 from .connection import Connections, StorePart
 from .errors import driver_errors
 from .replies import text
-
-#: (mu, sigma)
-MuSigma = tuple[float, float]
-#: Current ratings of the agents of a match (None: no rating stored) -> new ones.
-RatingUpdate = Callable[[dict[str, MuSigma | None]], dict[str, MuSigma]]
-
-#: Optimistic rating updates give up after this many conflicting writers.
-RATING_ATTEMPTS = 20
 
 
 @dataclass(slots=True)
@@ -37,33 +24,24 @@ class AgentRecord:
 
     agent_id: str
     name: str
-    #: None when no rating is stored: the rating model, not the store, knows
-    #: where a new agent starts (``twistarena.league``).
-    rating: MuSigma | None
-    matches: int
 
 
 def _agent_from_hash(agent_id: str, raw: dict[bytes, bytes]) -> AgentRecord:
-    mu, sigma = raw.get(b"mu"), raw.get(b"sigma")
-    rating = None if mu is None or sigma is None else (float(mu), float(sigma))
-    return AgentRecord(agent_id, text(raw.get(b"name", b"")), rating,
-                       int(raw.get(b"matches", b"0")))
+    return AgentRecord(agent_id, text(raw.get(b"name", b"")))
 
 
 class AgentStore(StorePart):
-    """Agent accounts, api tokens, assignment inboxes and ratings."""
+    """Agent accounts, api tokens and assignment inboxes."""
 
     def __init__(self, conn: Connections) -> None:
         super().__init__(conn)
 
-    async def create(self, agent_id: str, name: str, rating: MuSigma, token_hash: str) -> None:
+    async def create(self, agent_id: str, name: str, token_hash: str) -> None:
         """Store a new agent and its api token's hash, together."""
-        mu, sigma = rating
         with driver_errors():
             pipe = self._redis.pipeline(transaction=True)
             pipe.hset(keys.agent(agent_id), mapping={
-                "name": name, "mu": repr(mu), "sigma": repr(sigma), "matches": 0,
-                "created_ms": int(time.time() * 1000)})
+                "name": name, "created_ms": int(time.time() * 1000)})
             pipe.hset(keys.AGENT_TOKENS, token_hash, agent_id)
             pipe.zadd(keys.AGENT_INDEX, {agent_id: int(time.time() * 1000)})
             await pipe.execute()
@@ -144,59 +122,3 @@ class AgentStore(StorePart):
         with driver_errors():
             raw: Any = await self._redis.lpop(keys.agent_inbox(agent_id))
         return bytes(raw) if raw else None
-
-    # -- ratings ------------------------------------------------------------------
-
-    async def track(self, match_id: str, seat_agents: dict[int, str]) -> None:
-        """Remember who sits where, to rate them once the match is over."""
-        with driver_errors():
-            pipe = self._redis.pipeline(transaction=False)
-            pipe.hset(keys.match_seats(match_id), mapping={
-                str(s): a for s, a in seat_agents.items()})
-            pipe.zadd(keys.RATING_QUEUE, {match_id: int(time.time() * 1000)})
-            await pipe.execute()
-
-    async def tracked(self, count: int = 200) -> list[str]:
-        """The oldest tracked matches (up to ``count``)."""
-        with driver_errors():
-            raw: Any = await self._redis.zrange(keys.RATING_QUEUE, 0, count - 1)
-        return [text(m) for m in raw]
-
-    async def take_tracked(self, match_id: str) -> dict[int, str] | None:
-        """Take a tracked match out of the rating queue: its seats, or None when
-        another node took it first (each match is rated once)."""
-        with driver_errors():
-            if not await self._redis.zrem(keys.RATING_QUEUE, match_id):
-                return None
-            seats_raw: Any = await self._redis.hgetall(keys.match_seats(match_id))
-            await self._redis.delete(keys.match_seats(match_id))
-        return {int(k): text(v) for k, v in seats_raw.items()}
-
-    async def update_ratings(self, agent_ids: Sequence[str], update: RatingUpdate) -> bool:
-        """Read the agents' ratings, write what ``update`` makes of them and count a
-        match for each, atomically (WATCH/MULTI, retried on a concurrent write);
-        False if it gave up."""
-        agents = list(agent_ids)
-        agent_keys = [keys.agent(a) for a in agents]
-        for _attempt in range(RATING_ATTEMPTS):
-            with driver_errors():
-                async with self._redis.pipeline(transaction=True) as pipe:
-                    try:
-                        await pipe.watch(*agent_keys)
-                        current: dict[str, MuSigma | None] = {}
-                        for agent_id, key in zip(agents, agent_keys, strict=True):
-                            row: Any = await pipe.hmget(key, "mu", "sigma")
-                            current[agent_id] = None if row[0] is None else (
-                                float(row[0]), float(row[1]))
-                        news = update(current)
-                        pipe.multi()
-                        for agent_id, (mu, sigma) in news.items():
-                            pipe.hset(keys.agent(agent_id), mapping={
-                                "mu": repr(mu), "sigma": repr(sigma)})
-                            pipe.hincrby(keys.agent(agent_id), "matches", 1)
-                        await pipe.execute()
-                        return True
-                    except WatchError:
-                        pass
-            await asyncio.sleep(0.01 * random.random())
-        return False

@@ -6,7 +6,8 @@ and, under the tag ``{a:<arena>}``, ``ratings`` (player key -> its row),
 ``board`` (player shown on the leaderboard -> conservative rating),
 ``current`` (agent -> the version it plays), ``history:<player key>``,
 ``rated`` (match ids already rated: a result is applied once), ``matches``
-(match id -> end ms), ``agent:<agent>`` (that agent's matches), ``enrolled``
+(match id -> end ms), ``agent:<agent>`` (that agent's matches), ``tables`` (each rated match's
+players and places), ``enrolled``
 (agents that play in it), ``live`` (its unrated matches and their players)
 and ``owner`` (the lease of the node scheduling it, the same lease as a
 tournament's). One arena's keys share a slot, so a result is rated in one
@@ -146,9 +147,9 @@ class ArenaStore(StorePart):
             raw: Any = await self._redis.smembers(keys.arena_enrolled(arena_id))
         return sorted(text(a) for a in raw)
 
-    async def version_numbers(self, agent_ids: Sequence[str]) -> list[int]:
-        """Each agent's active hosted version as a number (1 = its first stored,
-        by creation time; 0: none active), in two pipelined round trips."""
+    async def active_versions(self, agent_ids: Sequence[str]) -> list[tuple[int, str]]:
+        """Each agent's active hosted version: (its number, 1 = its first stored, by
+        creation time; its id), (0, "") for none, in two pipelined round trips."""
         if not agent_ids:
             return []
         with driver_errors():
@@ -160,7 +161,7 @@ class ArenaStore(StorePart):
             for agent_id, vid in zip(agent_ids, active, strict=True):
                 pipe.zrank(keys.agent_versions(agent_id), vid or "")
             ranks = await pipe.execute()
-        return [0 if vid is None or rank is None else int(rank) + 1
+        return [(0, "") if vid is None or rank is None else (int(rank) + 1, text(vid))
                 for vid, rank in zip(active, ranks, strict=True)]
 
     async def add_live(self, arena_id: str, match_id: str, players: Sequence[str]) -> None:
@@ -197,7 +198,7 @@ class ArenaStore(StorePart):
         return [None if r is None else int(r) for r in raw]
 
     async def rate(self, arena_id: str, match_id: str, ended_ms: int, players: Sequence[str],
-                   update: TableUpdate) -> bool:
+                   places: Sequence[int], update: TableUpdate) -> bool:
         """Apply one match's result once: read the table's rows and the rows of
         the agents' previous versions, write what ``update`` makes of them, their
         history points, the leaderboard and the match indexes, atomically.
@@ -225,6 +226,8 @@ class ArenaStore(StorePart):
                                                           previous_rows, strict=True)})
                         pipe.multi()
                         self._write(pipe, arena_id, match_id, ended_ms, news, previous_keys)
+                        pipe.hset(keys.arena_tables(arena_id), match_id, json.dumps(
+                            {"players": list(players), "places": list(places)}))
                         await pipe.execute()
                         return True
                     except WatchError:
@@ -294,6 +297,27 @@ class ArenaStore(StorePart):
             raw: Any = await self._redis.zrevrange(key, offset, offset + count - 1,
                                                    withscores=True)
         return [(text(m), int(ms)) for m, ms in raw]
+
+    async def match_times(self, arena_id: str, match_ids: Sequence[str]) -> list[int]:
+        """When each rated match of the arena ended (ms; 0: not rated here)."""
+        if not match_ids:
+            return []
+        with driver_errors():
+            raw: Any = await self._redis.zmscore(keys.arena_matches(arena_id), list(match_ids))
+        return [0 if ms is None else int(ms) for ms in raw]
+
+    async def tables(self, arena_id: str,
+                     match_ids: Sequence[str]) -> list[tuple[list[str], list[int]] | None]:
+        """(player keys, places) per seat of rated matches (None: not rated here)."""
+        if not match_ids:
+            return []
+        with driver_errors():
+            raw: Any = await self._redis.hmget(keys.arena_tables(arena_id), list(match_ids))
+        out: list[tuple[list[str], list[int]] | None] = []
+        for one in raw:
+            table = None if one is None else json.loads(one)
+            out.append(None if table is None else (table["players"], table["places"]))
+        return out
 
     async def in_arena(self, arena_id: str, agent_ids: Sequence[str]) -> list[bool]:
         """Which agents have played in the arena."""

@@ -87,25 +87,18 @@ AGENTS_TAG = "{agents}"
 AGENT_TOKENS = f"{AGENTS_TAG}:tokens"
 #: Hash: agent id -> ``<game>:<players>:<ms>`` of the Queue stream holding it.
 AGENT_QUEUED = f"{AGENTS_TAG}:queued"
-#: Sorted set: match ids whose result updates agents' ratings.
-RATING_QUEUE = f"{AGENTS_TAG}:rate"
 #: Sorted set: agent id -> creation ms, for ListAgents.
 AGENT_INDEX = f"{AGENTS_TAG}:index"
 
 
 def agent(agent_id: str) -> str:
-    """Hash: ``name``, ``mu``, ``sigma``, ``matches``, ``created_ms``."""
+    """Hash: ``name``, ``created_ms``."""
     return f"{AGENTS_TAG}:agent:{agent_id}"
 
 
 def agent_inbox(agent_id: str) -> str:
     """List: MatchAssigned messages waiting for the agent's Queue stream."""
     return f"{AGENTS_TAG}:inbox:{agent_id}"
-
-
-def match_seats(match_id: str) -> str:
-    """Hash: seat -> agent id (``house:<strategy>`` for house bots) of a rated match."""
-    return f"{AGENTS_TAG}:seats:{match_id}"
 
 
 # -- matchmaking queues: tag {mmq:<game>:<n>} -----------------------------------
@@ -234,6 +227,11 @@ def arena_live(arena_id: str) -> str:
 def arena_agent_matches(arena_id: str, agent_id: str) -> str:
     """Sorted set: one agent's rated match ids in the arena -> end ms."""
     return _arena(arena_id, f"agent:{agent_id}")
+
+
+def arena_tables(arena_id: str) -> str:
+    """Hash: a rated match id -> its player keys and places per seat (JSON)."""
+    return _arena(arena_id, "tables")
 # -- hosted versions: tag {av:<agent>}, and the archives by content -------------
 
 

@@ -23,10 +23,12 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
-from twistarena.v1 import hosting_pb2
+from twistarena.v1 import hosting_pb2, matchmaking_pb2
 
-from ..sdk import AgentError, register_agent
+from ..sdk import AgentError, get_agent, register_agent
+from ..sdk.arenas import arena_rating_json, rating_json, recent_match_json
 from ..sdk.hosting import configure_logging
 from ..sdk.versions import VersionClient, seat_logs_json
 from ..terminal import make_console
@@ -174,13 +176,19 @@ def run_activate(args: argparse.Namespace) -> int:
 def run_show(args: argparse.Namespace) -> int:
     async def work(console: Console) -> int:
         details = await client_from(args).details(args.agent_id)
+        info = await get_agent(args.server, args.agent_id, root_cert=args.root_cert,
+                               tls=args.tls)
         if args.json:
-            print_json(details_json(details))
+            print_json(details_json(details, info))
             return 0
         active = details.active_version_id[:SHORT_ID] or "none"
-        console.print(f"[bold]{details.name}[/bold] ({details.agent_id})  rating "
-                      f"{details.mu:.1f} ± {details.sigma:.1f} over {details.matches} rated "
-                      f"matches  active version: {active}", highlight=False, soft_wrap=True)
+        console.print(f"[bold]{escape(details.name)}[/bold] ({details.agent_id})  "
+                      f"{rating_line(info)}  active version: {active}", highlight=False,
+                      soft_wrap=True)
+        if info.arena_ratings:
+            console.print(ratings_table(info.arena_ratings))
+        if info.recent_matches:
+            console.print(recent_table(info.recent_matches))
         if details.versions:
             console.print(versions_table(details.versions))
         if details.owner:
@@ -289,8 +297,54 @@ def version_json(v: hosting_pb2.VersionInfo) -> dict[str, Any]:
     }
 
 
-def details_json(d: hosting_pb2.AgentDetails) -> dict[str, Any]:
-    """``agent show --json``."""
-    return {"agent_id": d.agent_id, "name": d.name, "mu": d.mu, "sigma": d.sigma,
-            "matches": d.matches, "active_version_id": d.active_version_id, "owner": d.owner,
+def rating_line(info: matchmaking_pb2.AgentInfo) -> str:
+    """The agent's own rating as every surface names it (its best arena row)."""
+    if not info.rating_arena_id:
+        return "not rated in any arena yet"
+    version = f" v{info.rating_version}" if info.rating_version else ""
+    return (f"rating mu {info.mu:.2f} sigma {info.sigma:.2f} "
+            f"(mu-3sigma {info.mu - 3 * info.sigma:.2f}) over {info.matches} matches in "
+            f"{info.rating_arena_id}{version}")
+
+
+def ratings_table(ratings: Any) -> Table:
+    """Every arena rating of the agent's versions; the leaderboard's row starred."""
+    table = Table(show_edge=False)
+    for column in ("arena", "version", "mu-3sigma", "mu", "sigma", "games", "wins"):
+        table.add_column(column, justify="left" if column == "arena" else "right")
+    for r in ratings:
+        table.add_row(r.arena_id, ("* " if r.current else "  ") + f"v{r.version}",
+                      f"{r.mu - 3 * r.sigma:.2f}", f"{r.mu:.2f}", f"{r.sigma:.2f}",
+                      str(r.games), str(r.wins))
+    return table
+
+
+def ago(ms: int, now_ms: int | None = None) -> str:
+    """How long ago, short: "42s ago", "3m ago", "5h ago", "2d ago"."""
+    seconds = max(0, ((now_ms if now_ms is not None else int(time.time() * 1000)) - ms)
+                  // 1000)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return f"{seconds}s ago"
+
+
+def recent_table(recent: Any) -> Table:
+    """The agent's recent arena matches, newest first (replay: ``twistarena replay ID``)."""
+    table = Table(show_edge=False)
+    for column in ("when", "arena", "version", "opponents", "place", "score", "match"):
+        table.add_column(column, justify="right" if column in ("place", "score") else "left")
+    for m in recent:
+        table.add_row(ago(m.ended_at.ToMilliseconds()), m.arena_id,
+                      f"v{m.version}" if m.version else "-",
+                      escape(", ".join(m.opponents)), str(m.place), f"{m.score:g}", m.match_id)
+    return table
+
+
+def details_json(d: hosting_pb2.AgentDetails, info: matchmaking_pb2.AgentInfo) -> dict[str, Any]:
+    """``agent show --json``: the rating every surface shows, every arena rating
+    (``ratings``), recent matches and versions."""
+    return {**rating_json(info), "active_version_id": d.active_version_id, "owner": d.owner,
+            "ratings": [arena_rating_json(r) for r in info.arena_ratings],
+            "recent_matches": [recent_match_json(m) for m in info.recent_matches],
             "versions": [version_json(v) for v in d.versions]}

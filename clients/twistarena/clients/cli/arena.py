@@ -1,10 +1,11 @@
 """``twistarena arena``: arenas, the server's continuous rated play.
 
-``create`` opens one for a game and player count (admin), ``pause`` and
-``resume`` stop and restart its tables, ``enroll`` puts an agent's hosted
-version in it (the agent's api token, or the admin's), ``list`` shows every
-arena and ``show`` its leaderboard (house rungs marked). docs/arenas.md has
-the rules of the ratings.
+``create`` opens one for a game and player count (admin), ``update``
+changes its house rungs and rates, ``pause`` and ``resume`` stop and restart
+its tables, ``close`` ends its play for good (its leaderboard stays),
+``enroll`` puts an agent in it (the agent's api token, or the admin's; it
+warns when no table can form), ``list`` shows every arena and ``show`` its
+leaderboard (house rungs marked). docs/arenas.md has the rules of the ratings.
 """
 
 from __future__ import annotations
@@ -42,10 +43,7 @@ def register(sub: Any) -> None:
     create.add_argument("--house", default="",
                         help="comma-separated house rungs that fill short tables "
                              "(e.g. random,heuristic,ismcts-fast)")
-    create.add_argument("--matches-per-minute", type=int, default=0,
-                        help="new matches a minute at most (default 60)")
-    create.add_argument("--max-concurrent-per-agent", type=int, default=0,
-                        help="live matches of one agent at once (default 2)")
+    _rate_args(create, "default 60", "default 2")
     _token_arg(create)
     create.set_defaults(run=run_create)
     listing = actions.add_parser("list", help="every arena")
@@ -58,6 +56,21 @@ def register(sub: Any) -> None:
     show.add_argument("--rows", type=int, default=50, help="rows shown (default 50)")
     show.add_argument("--json", action="store_true")
     show.set_defaults(run=run_show)
+    update = actions.add_parser("update", help="change an arena's house rungs or rates")
+    add_server_args(update)
+    update.add_argument("arena_id")
+    update.add_argument("--house", default=None,
+                        help="comma-separated house rungs replacing the arena's ('none': "
+                             "no rungs; default: unchanged)")
+    _rate_args(update, "default: unchanged", "default: unchanged")
+    _token_arg(update)
+    update.set_defaults(run=run_update)
+    close = actions.add_parser("close", help="stop an arena's play for good (its "
+                                             "leaderboard and history stay readable)")
+    add_server_args(close)
+    close.add_argument("arena_id")
+    _token_arg(close)
+    close.set_defaults(run=run_close)
     for name, paused in (("pause", True), ("resume", False)):
         p = actions.add_parser(name, help=f"{name} forming tables (running matches finish)")
         add_server_args(p)
@@ -74,6 +87,14 @@ def register(sub: Any) -> None:
                              "else the admin token)")
     _token_arg(enroll)
     enroll.set_defaults(run=run_enroll)
+
+
+def _rate_args(parser: argparse.ArgumentParser, per_minute: str, concurrent: str) -> None:
+    """An arena's rates (0: the default, or unchanged)."""
+    parser.add_argument("--matches-per-minute", type=int, default=0,
+                        help=f"new matches a minute at most ({per_minute})")
+    parser.add_argument("--max-concurrent-per-agent", type=int, default=0,
+                        help=f"live matches of one agent at once ({concurrent})")
 
 
 def _token_arg(parser: argparse.ArgumentParser) -> None:
@@ -106,33 +127,53 @@ def _arena_json(arena: arenas_pb2.Arena) -> dict[str, Any]:
                          always_print_fields_with_no_presence=True)
 
 
-def _print_arena(arena: arenas_pb2.Arena) -> None:
+def _plural(count: int, word: str, words: str = "") -> str:
+    """"1 agent", "2 agents" ("1 rated match", "3 rated matches")."""
+    return f"{count} {word if count == 1 else words or word + 's'}"
+
+
+def _print_arena(arena: arenas_pb2.Arena) -> int:
     status = arenas_pb2.ArenaStatus.Name(arena.status).removeprefix("ARENA_STATUS_").lower()
     make_console().print(
-        f"arena [bold]{arena.arena_id}[/bold]: {status}, {arena.enrolled} agents enrolled, "
-        f"{arena.matches_played} rated matches, house {', '.join(arena.house_bots) or '-'}",
-        highlight=False)
+        f"arena [bold]{arena.arena_id}[/bold]: {status}, "
+        f"{_plural(arena.enrolled, 'agent')} enrolled, "
+        f"{_plural(arena.matches_played, 'rated match', 'rated matches')}, "
+        f"house {', '.join(arena.house_bots) or '-'}, {arena.matches_per_minute} matches a "
+        f"minute, {arena.max_concurrent_per_agent} at once per agent", highlight=False)
+    return 0
+
+
+def house_list(text: str) -> list[str]:
+    """A --house list: comma-separated rungs, 'none' for none."""
+    return [] if text.strip() == "none" else [h.strip() for h in text.split(",") if h.strip()]
 
 
 def run_create(args: argparse.Namespace) -> int:
     client = _client(args)
-    house = [h.strip() for h in args.house.split(",") if h.strip()]
-    arena = _call(lambda: client.create(args.game, args.players, house,
+    arena = _call(lambda: client.create(args.game, args.players, house_list(args.house),
                                         args.matches_per_minute,
                                         args.max_concurrent_per_agent))
-    if isinstance(arena, int):
-        return arena
-    _print_arena(arena)
-    return 0
+    return arena if isinstance(arena, int) else _print_arena(arena)
+
+
+def run_update(args: argparse.Namespace) -> int:
+    client = _client(args)
+    house = None if args.house is None else house_list(args.house)
+    arena = _call(lambda: client.update(args.arena_id, house, args.matches_per_minute,
+                                        args.max_concurrent_per_agent))
+    return arena if isinstance(arena, int) else _print_arena(arena)
+
+
+def run_close(args: argparse.Namespace) -> int:
+    client = _client(args)
+    arena = _call(lambda: client.close(args.arena_id))
+    return arena if isinstance(arena, int) else _print_arena(arena)
 
 
 def run_pause(args: argparse.Namespace) -> int:
     client = _client(args)
     arena = _call(lambda: client.set_paused(args.arena_id, args.paused))
-    if isinstance(arena, int):
-        return arena
-    _print_arena(arena)
-    return 0
+    return arena if isinstance(arena, int) else _print_arena(arena)
 
 
 def run_enroll(args: argparse.Namespace) -> int:
@@ -142,7 +183,9 @@ def run_enroll(args: argparse.Namespace) -> int:
         return done
     what = "enrolled in" if done.enrolled else "withdrawn from"
     make_console().print(f"{args.agent_id} {what} {done.arena.arena_id} "
-                         f"({done.agents} agents enrolled)", highlight=False)
+                         f"({_plural(done.agents, 'agent')} enrolled)", highlight=False)
+    if done.enrolled and done.warning:
+        make_console().print(f"warning: {done.warning}", highlight=False)
     return 0
 
 
@@ -177,7 +220,8 @@ def run_show(args: argparse.Namespace) -> int:
         return 0
     _print_arena(board.arena)
     table = Table(title=f"Leaderboard of {board.arena.arena_id}")
-    for column in ("rank", "agent", "version", "mu-3sigma", "mu", "sigma", "games", "wins"):
+    for column in ("rank", "agent", "version", "mu-3sigma", "mu", "sigma", "games",
+                   "win share"):
         table.add_column(column, justify="right" if column != "agent" else "left")
     for r in board.rows:
         name = f"{r.name} (house anchor)" if r.house else f"{r.name} [{r.agent_id}]"

@@ -4,9 +4,13 @@ Waits in the server's queue for ``--game``/``--players`` with the agent's api
 token, plays the assigned seat with a sample strategy, a program (``--exec``)
 or an HTTP endpoint (``--http``, docs/bots.md), and repeats ``--matches``
 times. ``--tournament ID`` plays that tournament's matches for the agent until
-the tournament is over. With ``--hosted`` the arena's runners play each seat
-with the agent's active version (docs/runners.md): this command only queues,
-and prints each match it was given.
+the tournament is over. ``--arena ID`` plays rated arena matches: it enrolls
+the agent if it is not, holds the arena's queue and plays each table it is
+given, ``--matches`` of them (default: until interrupted), printing each
+result with the agent's arena rating after it (docs/arenas.md). Matchmaking
+without ``--arena`` is unrated. With ``--hosted`` the arena's runners play
+each seat with the agent's active version (docs/runners.md): this command
+only queues, and prints each match it was given.
 """
 
 from __future__ import annotations
@@ -20,8 +24,10 @@ from typing import Any
 from rich.console import Console
 from twistarena.engine import GAME_IDS
 
-from ..sdk import AgentError, TournamentEnded, parse_servers, queue
+from ..sdk import AgentError, TournamentEnded, join_arena, parse_servers, queue
+from ..sdk.arenas import arena_rating_json
 from ..sdk.hosting import configure_logging
+from ..sdk.matchmaking import rating_after
 from ..terminal import make_console
 from .bot import add_bridge_args, checked_bridge, player_name, run_seat, seat_agent
 from .match import add_server_args, fail
@@ -34,7 +40,8 @@ def register(sub: Any) -> None:
     add_server_args(parser)
     parser.add_argument("--api-token", default=os.environ.get("TWISTARENA_API_TOKEN"),
                         help="the agent's api token (default: $TWISTARENA_API_TOKEN)")
-    parser.add_argument("--game", required=True, choices=GAME_IDS)
+    parser.add_argument("--game", choices=GAME_IDS,
+                        help="the queue's game (required without --arena)")
     parser.add_argument("--players", type=int, default=0,
                         help="seats (default: the game's smallest table)")
     who = add_bridge_args(parser, default="heuristic",
@@ -42,12 +49,15 @@ def register(sub: Any) -> None:
     who.add_argument("--hosted", action="store_true",
                      help="the runners play the seats with the agent's active version")
     parser.add_argument("--seed", type=int, default=None, help="seed of a sample strategy")
-    parser.add_argument("--matches", type=int, default=1, help="matches to play (default 1)")
+    parser.add_argument("--matches", type=int, default=None,
+                        help="matches to play (default 1; with --arena: until interrupted)")
     parser.add_argument("--house-fill-after", type=float, default=None, metavar="SECONDS",
                         help="house bots fill the empty seats after this long "
                              "(default: the server's)")
     parser.add_argument("--tournament", default="", metavar="ID",
                         help="play this tournament's matches until it is over")
+    parser.add_argument("--arena", default="", metavar="ID",
+                        help="play this arena's rated matches (enrolls the agent if need be)")
     parser.add_argument("--json", action="store_true", help="one JSON line per match")
     parser.set_defaults(run=run)
 
@@ -59,24 +69,42 @@ def run(args: argparse.Namespace) -> int:
         console.print("an api token is needed: --api-token or $TWISTARENA_API_TOKEN "
                       "(from RegisterAgent)")
         return 2
+    if args.arena and (args.hosted or args.tournament or args.game):
+        console.print("--arena names the game itself; hosted agents are seated by the arena "
+                      "(arena enroll), not by queue")
+        return 2
+    if not args.arena and not args.game:
+        console.print("--game is needed (or --arena ID for an arena's rated matches)")
+        return 2
     try:
         return asyncio.run(_run(args, console))
     except AgentError as error:
         return fail(console, error)
+    except KeyboardInterrupt:
+        return 0
 
 
 async def _run(args: argparse.Namespace, console: Console) -> int:
     from twistarena import engine
 
-    players = args.players or engine.game(args.game).min_players
     tls = {"root_cert": args.root_cert, "tls": args.tls}
+    agent_id = ""
+    if args.arena:
+        agent_id, arena, warning = await join_arena(args.server, args.api_token, args.arena,
+                                                    **tls)
+        game, players, matches = arena.game_id, arena.num_players, args.matches or 0
+        console.print(f"agent {agent_id} enrolled in {arena.arena_id}; waiting for tables"
+                      + (f" ({warning})" if warning else ""), highlight=False)
+    else:
+        game, matches = args.game, args.matches if args.matches is not None else 1
+        players = args.players or engine.game(game).min_players
     played = 0
-    while args.tournament or played < args.matches:
+    while args.tournament or not matches or played < matches:
         bridged = await checked_bridge(args)  # a fresh program for every match
         try:
-            assigned = await queue(args.server, args.api_token, args.game, players,
+            assigned = await queue(args.server, args.api_token, game, players,
                                    house_fill_after=args.house_fill_after,
-                                   tournament_only=bool(args.tournament),
+                                   tournament_only=bool(args.tournament or args.arena),
                                    tournament_id=args.tournament, hosted=args.hosted, **tls)
         except TournamentEnded as ended:
             console.print(str(ended), highlight=False)
@@ -98,12 +126,25 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
                            token=assigned.seat_token, no_events=True, **tls)
         result = await run_seat(agent, bridged)
         played += 1
+        rating = (await rating_after(args.server, agent_id, args.arena, assigned.match_id,
+                                     **tls) if args.arena else None)
         if args.json:
             print(json.dumps({"match_id": assigned.match_id, "seat": assigned.seat,
-                              "tournament_id": assigned.tournament_id, **result.to_json()}),
+                              "tournament_id": assigned.tournament_id, **result.to_json(),
+                              **({"arena_id": args.arena, "rating": None if rating is None
+                                  else arena_rating_json(rating)} if args.arena else {})}),
                   flush=True)
         else:
             console.print(f"match {assigned.match_id}: {player_name(args)} played seat "
                           f"{assigned.seat}; scores {list(result.scores)}, places "
-                          f"{list(result.places)}", highlight=False)
+                          f"{list(result.places)}" + (_rating_words(rating) if args.arena
+                                                      else ""), highlight=False)
     return 0
+
+
+def _rating_words(rating: Any) -> str:
+    """"; rating mu .. sigma .. (mu-3sigma ..) after N games" once the match is rated."""
+    if rating is None:
+        return "; not rated yet"
+    return (f"; rating mu {rating.mu:.2f} sigma {rating.sigma:.2f} "
+            f"(mu-3sigma {rating.mu - 3 * rating.sigma:.2f}) after {rating.games} games")

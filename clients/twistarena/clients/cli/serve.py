@@ -28,8 +28,10 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
+from twistarena.bots import ARENA_HOUSE
 from twistarena.wire.archives import MIB, Caps
 
+from .arena import house_list
 from .runners import add_runner_args, planned_runners, runner_token, runners_beside
 from .web import DEFAULT_WEB_PORT
 from .workers import run_workers, worker_count
@@ -149,9 +151,12 @@ def add_node_args(p: argparse.ArgumentParser) -> None:
                         "sending it (default 0: at once)")
     p.add_argument("--arena", action="append", default=[], metavar="GAME:PLAYERS[:HOUSE,...]",
                    help="open this arena (continuous rated play) at start unless it is "
-                        "open, with these house rungs filling short tables (e.g. "
+                        "open, with the --house rungs or those the spec names (e.g. "
                         "twisted:2:random,heuristic); repeat for more (`twistarena arena "
-                        "create` also sets rates)")
+                        "update` changes rungs and rates)")
+    p.add_argument("--house", default=",".join(ARENA_HOUSE), metavar="RUNGS",
+                   help="house rungs of the arenas --arena opens without rungs of their "
+                        f"own, comma-separated (default {','.join(ARENA_HOUSE)}; 'none': no rungs)")
     p.add_argument("--house-fill-after", type=float, default=None, metavar="SECONDS",
                    help="matchmaking: fill a queued agent's empty seats with house bots "
                         "after this wait (default: only when its Queue request asks)")
@@ -292,6 +297,7 @@ def run(args: argparse.Namespace) -> int:
                           files=args.version_max_files),
         max_versions_per_agent=args.version_max_per_agent,
         arenas=tuple(args.arena),
+        arena_house=tuple(house_list(args.house)),
     )
     json_logs = {"auto": None, "json": True, "console": False}[args.log_format]
     web = web_beside(args, redis_url, tls is not None)

@@ -34,8 +34,11 @@ from .connection import AgentError, Backoff, parse_servers
 from .convert import Decision, MatchEvent, MatchResult, Rejection
 from .kept import KeptStreams
 from .matchmaking import (
+    ArenaMatch,
     TournamentEnded,
     get_agent,
+    join_arena,
+    play_arena,
     practice,
     queue,
     queue_and_play,
@@ -50,6 +53,7 @@ __all__ = [
     "AgentError",
     "AgentOptions",
     "ArenaClient",
+    "ArenaMatch",
     "Backoff",
     "Decision",
     "KeptStreams",
@@ -61,9 +65,11 @@ __all__ = [
     "TournamentEnded",
     "Tracer",
     "get_agent",
+    "join_arena",
     "load_policy",
     "parse_servers",
     "play",
+    "play_arena",
     "policy_agent",
     "practice",
     "queue",

@@ -9,7 +9,11 @@ A complete queued bot::
 
 ``register_agent`` gives the id and api token (once; keep the token secret),
 ``practice`` a match against house bots at once, ``queue`` the next seat the
-server assigns (from the matchmaking queue or from a tournament).
+server assigns (from the matchmaking queue or from a tournament), and
+``play_arena`` plays rated arena matches over the network in one call::
+
+    play_arena(act, "127.0.0.1:50051", TOKEN, "twisted-2", matches=10,
+               on_match=lambda m: print(m.result.places, m.rating.mu))
 """
 
 from __future__ import annotations
@@ -17,12 +21,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import grpc
 import grpc.aio
-from twistarena.v1 import matchmaking_pb2, matchmaking_pb2_grpc
+from twistarena.v1 import arenas_pb2, matchmaking_pb2, matchmaking_pb2_grpc
 
 from .agent import Agent
 from .connection import (
@@ -181,3 +186,77 @@ def run_queue_and_play(act: Any, server: str | Sequence[str], api_token: str, ga
                        players: int, **options: Any) -> MatchResult:
     """``queue_and_play`` for code without an event loop."""
     return asyncio.run(queue_and_play(act, server, api_token, game, players, **options))
+
+
+@dataclass(frozen=True, slots=True)
+class ArenaMatch:
+    """One arena match played by ``play_arena``: the seat, how it ended, and the
+    agent's rating in the arena once the match was rated (None: not rated within
+    the wait, e.g. a voided match)."""
+
+    assigned: matchmaking_pb2.MatchAssigned
+    result: MatchResult
+    rating: matchmaking_pb2.ArenaRating | None
+
+
+async def join_arena(server: str | Sequence[str], api_token: str, arena_id: str,
+                     **tls: Any) -> tuple[str, arenas_pb2.Arena, str]:
+    """Enroll the api token's agent in the arena (again is harmless): (its agent
+    id, the arena, why no table can form now or ''). An agent with an active
+    hosted version is refused: the arena seats that version on the runners."""
+    from .arenas import ArenaLadderClient
+    from .versions import VersionClient
+
+    done = await ArenaLadderClient(server, admin_token=api_token, **tls).enroll(arena_id, "")
+    try:
+        details = await VersionClient(parse_servers(server)[0], **tls).details(done.agent_id)
+    except AgentError:  # a server without hosting: no hosted version either
+        details = None
+    if details is not None and details.active_version_id:
+        raise AgentError(
+            f"agent {done.agent_id} has an active hosted version: arena {arena_id} seats "
+            "it on the runners (docs/hosting.md); playing over the network needs none",
+            grpc.StatusCode.FAILED_PRECONDITION, "HOSTED_AGENT")
+    return done.agent_id, done.arena, done.warning
+
+
+async def rating_after(server: str | Sequence[str], agent_id: str, arena_id: str,
+                       match_id: str, wait: float = 30.0,
+                       **tls: Any) -> matchmaking_pb2.ArenaRating | None:
+    """The agent's rating in the arena (its leaderboard row) once ``match_id`` is
+    rated; None if it is not rated within ``wait`` seconds."""
+    deadline = time.monotonic() + wait
+    while True:
+        info = await get_agent(server, agent_id, **tls)
+        if any(m.match_id == match_id for m in info.recent_matches):
+            return next((r for r in info.arena_ratings
+                         if r.arena_id == arena_id and r.current), None)
+        if time.monotonic() >= deadline:
+            return None
+        await asyncio.sleep(0.5)
+
+
+async def play_arena(act: Any, server: str | Sequence[str], api_token: str, arena_id: str, *,
+                     matches: int = 1, on_match: Callable[[ArenaMatch], Any] | None = None,
+                     **agent_options: Any) -> list[ArenaMatch]:
+    """Join an arena over the network in one call: enroll the token's agent, hold
+    the arena's queue, play each seat it is given with ``act`` and read the rating
+    after it; ``matches`` of them (0: until cancelled), each passed to ``on_match``."""
+    tls = {k: agent_options[k] for k in ("root_cert", "tls") if k in agent_options}
+    agent_id, arena, _warning = await join_arena(server, api_token, arena_id, **tls)
+    played: list[ArenaMatch] = []
+    while not matches or len(played) < matches:
+        assigned = await queue(server, api_token, arena.game_id, arena.num_players,
+                               tournament_only=True, **tls)
+        servers = [assigned.server_address, *(s for s in parse_servers(server)
+                                              if s != assigned.server_address)]
+        agent = Agent(act, server=servers, match_id=assigned.match_id,
+                      token=assigned.seat_token, **agent_options)
+        heard = await agent.run()
+        result = await agent.stored_result() or heard
+        one = ArenaMatch(assigned, result, await rating_after(
+            server, agent_id, arena_id, assigned.match_id, **tls))
+        played.append(one)
+        if on_match is not None:
+            on_match(one)
+    return played

@@ -145,8 +145,21 @@ async def rules_page(request: web.Request) -> web.Response:
 
 
 # -- JSON ----------------------------------------------------------------
+#: The values of /api/matches?status= (a match's status, lower case).
+MATCH_STATUSES = ("waiting", "running", "finished", "cancelled")
+
+
+async def api_matches(request: web.Request) -> web.StreamResponse:
+    status = request.query.get("status", "")
+    if status and status not in MATCH_STATUSES:
+        return web.json_response(
+            {"error": f"unknown status {status[:40]!r}; one of {', '.join(MATCH_STATUSES)}",
+             "statuses": list(MATCH_STATUSES)}, status=400)
+    return await listed_matches(request)
+
+
 @api
-async def api_matches(request: web.Request) -> Any:
+async def listed_matches(request: web.Request) -> Any:
     return await gateway_of(request).lobby(request.query.get("game", ""),
                                            request.query.get("status", ""))
 

@@ -20,7 +20,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from twistarena.v1 import match_pb2, tournaments_pb2
 
 from ..sdk import AgentError, ArenaClient, TournamentClient, get_agent
-from ..sdk.arenas import ArenaLadderClient
+from ..sdk.arenas import ArenaLadderClient, rating_json
 from ..sdk.connection import make_channel, parse_servers, read_root_cert, stub
 from ..sdk.versions import VersionClient
 from .feeds import FeedHub, MatchFeed
@@ -117,6 +117,10 @@ class Gateway:
             before = self._last_actions.get(m.match_id)
             if before is not None and now > before[0]:
                 self.rates[m.match_id] = (m.actions - before[1]) / (now - before[0])
+            elif m.match_id not in self.rates:
+                # First seen: its mean rate since it was created, until two listings tell.
+                age = time.time() - m.created_at.seconds - m.created_at.nanos / 1e9
+                self.rates[m.match_id] = m.actions / age if age > 1.0 else 0.0
             seen[m.match_id] = (now, m.actions)
         self._last_actions = seen
         self.rates = {k: v for k, v in self.rates.items() if k in seen}
@@ -204,12 +208,12 @@ class Gateway:
         return {"tournaments": out}
 
     async def agents(self, name: str = "") -> JSON:
-        """Registered agents (the newest page of ``ListAgents``), best conservative
-        rating first, with the arenas they play in."""
+        """Registered agents (the newest page of ``ListAgents``) by their rating (the
+        best mu - 3 sigma over their arenas, with the arena), the unrated last."""
         page = await self.ladder.agents(page_size=200, name_contains=name)
-        ranked = sorted(page.agents, key=lambda a: a.mu - 3 * a.sigma, reverse=True)
-        out = [{"agent_id": a.agent_id, "name": a.name, "mu": a.mu, "sigma": a.sigma,
-                "matches": a.matches, "arenas": sorted({r.arena_id for r in a.arena_ratings})}
+        ranked = sorted(page.agents, key=lambda a: (bool(a.rating_arena_id),
+                                                    a.mu - 3 * a.sigma), reverse=True)
+        out = [{**rating_json(a), "arenas": sorted({r.arena_id for r in a.arena_ratings})}
                for a in ranked]
         return {"agents": out, "more": bool(page.next_page_token)}
 

@@ -16,6 +16,7 @@ from twistarena import engine
 from twistarena.league import PlackettLuce, Rating
 from twistarena.v1 import arenas_pb2, hosting_pb2, match_pb2, matchmaking_pb2, tournaments_pb2
 
+from ..sdk.arenas import arena_rating_json, rating_json, recent_match_json
 from ..sdk.convert import REASONS, STATUSES, MatchResult, struct_to_dict
 
 JSON = dict[str, Any]
@@ -186,9 +187,11 @@ def leaderboard_json(board: arenas_pb2.Leaderboard) -> JSON:
              "last_match_at": r.last_match_at.ToJsonString()
              if r.HasField("last_match_at") else "", "house": r.house}
             for r in board.rows]
-    ratings = {f"{h.agent_id}@{h.version}": [[round(p.mu, 3), round(p.sigma, 3)]
+    ratings = {f"{h.agent_id}@{h.version}": [[round(p.mu, 3), round(p.sigma, 3), p.ended_ms]
                                              for p in h.points] for h in board.history}
-    names = {f"{r.agent_id}@{r.version}": r.name for r in board.rows}
+    # The legend's names are the table's: the name, and the version when there is one.
+    names = {f"{r.agent_id}@{r.version}": f"{r.name} v{r.version}" if r.version else r.name
+             for r in board.rows}
     return {"arena": arena_json(board.arena), "rows": rows, "ratings": ratings,
             "names": names}
 
@@ -203,13 +206,10 @@ def agent_json(info: matchmaking_pb2.AgentInfo,
          "crashes": v.stats.crashes, "timeouts": v.stats.timeouts,
          "illegal_outputs": v.stats.illegal_outputs}
         for i, v in enumerate(details.versions)]
-    return {"agent_id": info.agent_id, "name": info.name, "mu": info.mu, "sigma": info.sigma,
-            "matches": info.matches, "errors": info.errors, "timeouts": info.timeouts,
-            "ratings": [{"arena_id": r.arena_id, "version": r.version, "mu": r.mu,
-                         "sigma": r.sigma, "games": r.games, "wins": r.wins,
-                         "history": [[round(p.mu, 3), round(p.sigma, 3)] for p in r.history]}
-                        for r in info.arena_ratings],
-            "recent_matches": list(info.recent_match_ids), "versions": versions}
+    return {**rating_json(info), "errors": info.errors, "timeouts": info.timeouts,
+            "ratings": [arena_rating_json(r, history=True) for r in info.arena_ratings],
+            "recent_matches": [recent_match_json(m) for m in info.recent_matches],
+            "versions": versions}
 
 
 def reason_name(reason: int) -> str:

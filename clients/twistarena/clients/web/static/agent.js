@@ -1,7 +1,7 @@
 // /agents/ID: an agent's versions, its rating curve in each arena, its recent
 // matches (linking to their replays) and its error and timeout counts.
 import { chart } from './charts.js';
-import { el, every, getJSON, link, main } from './common.js';
+import { ago, el, every, getJSON, link, main, ratingOf } from './common.js';
 
 const agentId = document.body.dataset.agent;
 
@@ -10,7 +10,7 @@ every(5000, async () => {
   const ratings = el('table', { class: 'grid', id: 'ratings-table' },
     el('tr', {}, ...['arena', 'version', 'μ − 3σ', 'μ', 'σ', 'games', 'wins'].map((h) => el('th', {}, h))));
   a.ratings.forEach((r) => ratings.append(el('tr', { 'data-arena': r.arena_id, 'data-version': String(r.version) },
-    el('td', {}, link(`/arenas/${r.arena_id}`, r.arena_id)), el('td', { class: 'num' }, `v${r.version}`),
+    el('td', {}, link(`/arenas/${r.arena_id}`, r.arena_id)), el('td', { class: 'num' }, `v${r.version}${r.current ? ' (on the board)' : ''}`),
     el('td', { class: 'num' }, (r.mu - 3 * r.sigma).toFixed(2)), el('td', { class: 'num' }, r.mu.toFixed(2)),
     el('td', { class: 'num' }, r.sigma.toFixed(2)), el('td', { class: 'num' }, String(r.games)), el('td', { class: 'num' }, String(r.wins)))));
   if (!a.ratings.length) ratings.append(el('tr', {}, el('td', { colspan: '7', class: 'muted' }, 'not rated in any arena yet')));
@@ -27,10 +27,17 @@ every(5000, async () => {
     el('td', { class: 'num' }, String(v.matches)), el('td', { class: 'num' }, String(v.crashes)),
     el('td', { class: 'num' }, String(v.timeouts)), el('td', { class: 'num' }, String(v.illegal_outputs)))));
   if (!a.versions.length) versions.append(el('tr', {}, el('td', { colspan: '7', class: 'muted' }, 'no hosted version')));
-  const matches = el('ul', { id: 'recent-matches' }, ...a.recent_matches.map((m) => el('li', {}, link(`/matches/${m}`, m))));
+  const matches = el('table', { class: 'grid', id: 'recent-matches' },
+    el('tr', {}, ...['when', 'arena', 'version', 'opponents', 'place', 'score', 'replay'].map((h) => el('th', {}, h))));
+  a.recent_matches.forEach((m) => matches.append(el('tr', { 'data-match': m.match_id },
+    el('td', {}, ago(m.ended_at)), el('td', {}, link(`/arenas/${m.arena_id}`, m.arena_id)),
+    el('td', { class: 'num' }, m.version ? `v${m.version}` : '—'), el('td', {}, m.opponents.join(', ')),
+    el('td', { class: 'num' }, String(m.place)), el('td', { class: 'num' }, String(m.score)),
+    el('td', {}, link(`/matches/${m.match_id}`, 'replay')))));
   main().replaceChildren(
     el('h1', {}, `${a.name} `, el('span', { class: 'muted' }, a.agent_id)),
-    el('p', { class: 'muted', id: 'counts' }, `${a.errors} errors (crashes, illegal answers) · ${a.timeouts} timeouts · matchmaking rating ${a.mu.toFixed(2)} ± ${a.sigma.toFixed(2)}`),
+    el('p', { id: 'rating' }, `rating μ ${a.mu.toFixed(2)} · σ ${a.sigma.toFixed(2)} · μ − 3σ ${a.conservative.toFixed(2)} · ${a.matches} matches · ${ratingOf(a)} (its best arena row; matchmaking pairs by the row of its game and player count)`),
+    el('p', { class: 'muted', id: 'counts' }, `${a.errors} errors (crashes, illegal answers) · ${a.timeouts} timeouts`),
     el('h2', {}, 'Ratings per arena and version'), ratings,
     el('h2', {}, 'Rating curves (μ, band ± σ)'), ...curves,
     el('h2', {}, 'Versions'), versions,

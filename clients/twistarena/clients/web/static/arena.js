@@ -1,10 +1,11 @@
 // /arenas/ID: the leaderboard (house rungs marked as anchors) and the rating
 // curves of the top agents.
 import { chart } from './charts.js';
-import { badge, el, every, getJSON, link, main } from './common.js';
+import { ago, badge, el, every, getJSON, link, main } from './common.js';
 
 const arenaId = document.body.dataset.arena;
 const TOP = 8;
+let axis = 'games';
 
 every(3000, async () => {
   const data = await getJSON(`/api/arenas/${encodeURIComponent(arenaId)}`);
@@ -18,15 +19,25 @@ every(3000, async () => {
     el('td', { class: 'num' }, r.conservative.toFixed(2)), el('td', { class: 'num' }, r.mu.toFixed(2)),
     el('td', { class: 'num' }, r.sigma.toFixed(2)), el('td', { class: 'num' }, String(r.games)),
     el('td', { class: 'num' }, `${(100 * r.win_share).toFixed(0)}%`),
-    el('td', {}, r.last_match_id ? link(`/matches/${r.last_match_id}`, r.last_match_at || r.last_match_id) : '—'))));
+    el('td', {}, r.last_match_id ? el('a', { href: `/matches/${r.last_match_id}` }, ago(r.last_match_at)) : '—'))));
   if (!data.rows.length) board.append(el('tr', {}, el('td', { colspan: '9', class: 'muted' }, 'no rated match yet')));
   const top = Object.fromEntries(Object.entries(data.ratings).slice(0, TOP));
-  const names = Object.fromEntries(Object.entries(data.names).map(([k, n]) => [k, `${n} v${k.split('@').pop()}`]));
+  const toggle = el('select', { id: 'x-axis' }, ...['games', 'time'].map((v) => {
+    const o = el('option', { value: v }, `x axis: ${v}`);
+    if (v === axis) o.setAttribute('selected', '');
+    return o;
+  }));
+  toggle.addEventListener('change', () => {
+    axis = toggle.value;
+    const [box, legend] = chart(top, data.names, axis);
+    document.getElementById('ratings').replaceWith(box);
+    document.querySelector('.legend').replaceWith(legend);
+  });
   main().replaceChildren(
     el('h1', {}, `Arena ${a.arena_id} `, badge(a.status)),
     el('p', { class: 'muted' }, `${a.game}, ${a.num_players} players · ${a.enrolled} agents enrolled · ${a.matches_played} rated matches · `,
       `at most ${a.matches_per_minute} matches a minute, ${a.max_concurrent_per_agent} at once per agent · `, link(`/rules/${a.game_id}`, 'rules')),
     el('h2', {}, 'Leaderboard'), board,
-    el('h2', {}, `Rating of the top ${Math.min(TOP, Object.keys(top).length)} (μ, band ± σ)`), ...chart(top, names));
+    el('h2', {}, `Rating of the top ${Math.min(TOP, Object.keys(top).length)} (μ, band ± σ)`), toggle, ...chart(top, data.names, axis));
   document.body.dataset.loaded = String(Date.now());
 });

@@ -42,3 +42,17 @@ export function every(ms, fn, keepGoing = () => true) {
   };
   tick();
 }
+
+// "3m ago" for an ISO time, the ISO time itself in the tooltip.
+export function ago(iso, now = Date.now()) {
+  if (!iso) return el('span', { class: 'muted' }, '—');
+  const s = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));
+  const text = s < 60 ? `${s}s ago` : s < 3600 ? `${Math.floor(s / 60)}m ago`
+    : s < 86400 ? `${Math.floor(s / 3600)}h ago` : `${Math.floor(s / 86400)}d ago`;
+  return el('time', { datetime: iso, title: iso }, text);
+}
+
+// An agent's own rating as every page names it: "μ−3σ 12.3 (twisted-2 v1)".
+export function ratingOf(a) {
+  return a.rating_arena_id ? `${a.rating_arena_id}${a.rating_version ? ` v${a.rating_version}` : ''}` : 'not rated yet';
+}

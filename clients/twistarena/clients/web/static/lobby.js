@@ -1,6 +1,6 @@
 // /: live matches and recent results, filterable by game and status, the arenas
 // and tournaments, refreshed live.
-import { badge, el, elapsed, every, getJSON, link, main } from './common.js';
+import { ago, badge, el, elapsed, every, getJSON, link, main } from './common.js';
 import { arenasTable } from './ladder.js';
 
 const params = new URLSearchParams(window.location.search);
@@ -32,16 +32,16 @@ function liveTable(matches) {
 
 function recentTable(matches) {
   const t = el('table', { class: 'grid', id: 'recent' },
-    el('tr', {}, ...['match', 'game', 'seats (score)', 'status', 'moves', 'winners', 'why'].map((h) => el('th', {}, h))));
+    el('tr', {}, ...['match', 'started', 'game', 'seats (score)', 'status', 'moves', 'winners', 'why'].map((h) => el('th', {}, h))));
   matches.forEach((m) => {
     const r = m.result || { scores: [], winners: [], reason: '' };
     const seats = m.seats.map((s, i) => `${s.name} (${r.scores[i] ?? '—'})`).join(', ');
     t.append(el('tr', { 'data-match': m.match_id },
-      el('td', {}, link(`/matches/${m.match_id}`, m.match_id)), el('td', {}, m.game), el('td', {}, seats),
+      el('td', {}, link(`/matches/${m.match_id}`, m.match_id)), el('td', {}, ago(m.created_at)), el('td', {}, m.game), el('td', {}, seats),
       el('td', {}, badge(m.status)), el('td', { class: 'num' }, String(m.actions)),
       el('td', {}, r.winners.map((w) => m.seats[w].name).join(', ')), el('td', {}, r.reason.toLowerCase())));
   });
-  if (!matches.length) t.append(el('tr', {}, el('td', { colspan: '7', class: 'muted' }, 'no finished match yet')));
+  if (!matches.length) t.append(el('tr', {}, el('td', { colspan: '8', class: 'muted' }, 'no finished match yet')));
   return t;
 }
 
@@ -67,6 +67,7 @@ async function refresh() {
     el('td', {}, link(`/tournaments/${t.tournament_id}`, t.tournament_id)), el('td', {}, t.game_id),
     el('td', {}, t.format), el('td', {}, t.entrants.map((e) => e.name).join(', ')),
     el('td', { class: 'num' }, `${t.games_done}/${t.games_planned}`), el('td', {}, badge(t.status)))));
+  if (!tournaments.tournaments.length) tt.append(el('tr', {}, el('td', { colspan: '6', class: 'muted' }, 'no tournament yet')));
   main().replaceChildren(el('h1', {}, 'Lobby'), bar,
     el('h2', {}, `Live matches (${lobby.live.length})`), liveTable(lobby.live),
     el('h2', {}, 'Recent results'), recentTable(lobby.recent),

@@ -39,9 +39,16 @@ function clocks(view) {
   return box;
 }
 
+// lines: texts, or {text, step} in a replay: each event is numbered with the
+// step it happened at, the scrubber's number.
 function eventsBox(lines) {
   const list = el('ol', { class: 'events', id: 'events' });
-  lines.forEach((line, i) => list.append(el('li', { class: i === lines.length - 1 ? 'latest' : '' }, line)));
+  lines.forEach((line, i) => {
+    const step = typeof line === 'object' ? line.step : null;
+    const attrs = { class: i === lines.length - 1 ? 'latest' : '' };
+    if (step !== null) Object.assign(attrs, { value: String(step), 'data-step': String(step) });
+    list.append(el('li', attrs, typeof line === 'object' ? line.text : line));
+  });
   const box = el('div', { class: 'panel' }, el('h2', {}, 'Events'), list);
   return box;
 }
@@ -146,8 +153,9 @@ async function replay() {
   const show = (n) => {
     step = Math.min(last, Math.max(0, n));
     state.view = steps[step].view;
-    state.hands = handsBox.checked ? steps[step].hands : null;
-    const lines = steps.slice(0, step + 1).flatMap((s) => s.lines);
+    // The last step of a finished match shows every hand; the switch is for the others.
+    state.hands = handsBox.checked || step === last ? steps[step].hands : null;
+    const lines = steps.slice(0, step + 1).flatMap((s, i) => s.lines.map((text) => ({ text, step: i })));
     slider.value = String(step);
     const action = steps[step].action;
     label.textContent = `step ${step}/${last}${action ? ` · seat ${action.seat}: ${action.label}${action.timeout ? ' (timeout)' : ''}` : ''}`;
@@ -156,7 +164,7 @@ async function replay() {
     if (handsBox.checked) url.searchParams.set('hands', '1'); else url.searchParams.delete('hands');
     window.history.replaceState(null, '', url);
     document.body.dataset.step = String(step);
-    document.body.dataset.hands = handsBox.checked ? 'shown' : 'hidden';
+    document.body.dataset.hands = state.hands ? 'shown' : 'hidden';
     render(lines, bar);
   };
   const stop = () => { if (timer) clearInterval(timer); timer = null; play.textContent = 'play'; };

@@ -76,14 +76,15 @@ function drawTrickyTwist(view, names, hands) {
 
 function drawTwisted(view, names, hands) {
   const root = el('div', { class: 'table twisted' });
+  // extend_low/high are -1 when nothing may extend the row (the round is over).
   root.append(header([`round ${view.round}/${view.rounds}`, `phase ${view.phase}`,
-    `draw pile ${view.draw_pile}`, `extends ${view.extend_low}..${view.extend_high}`]));
+    `draw pile ${view.draw_pile}`, ...(view.extend_low >= 0 ? [`extends ${view.extend_low}..${view.extend_high}`] : [])]));
   root.append(...zone('the row, in order', (view.row || []).map((n) => twistedCard('row', n)), 'row'));
   const seats = el('div', { class: 'seats' });
   (view.seats || []).forEach((s) => {
     seats.append(seatBox(s.seat, names, view, [
       el('div', {}, el('strong', { class: 'score' }, `score ${view.scores[s.seat]}`),
-        el('span', { class: 'muted' }, ` · this round ${s.round_score} · total ${s.total}`)),
+        el('span', { class: 'muted' }, ` · this round ${s.round_score}${s.total !== view.scores[s.seat] ? ` · total ${s.total}` : ''}`)),
       handZone(s.seat, s.hand_count, hands && hands[s.seat].hand, twistedCard),
       hands && hands[s.seat].face_down.length
         ? zone('face down (expert)', hands[s.seat].face_down.map((n) => twistedCard(`facedown-${s.seat}`, n)), `facedown-${s.seat}`) : [],

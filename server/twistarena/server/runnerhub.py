@@ -357,7 +357,13 @@ class RunnerHub(rgrpc.RunnersServicer):
     async def MintRunnerToken(self, request: rpb.MintRunnerTokenRequest,
                               context: aio.ServicerContext[Any, Any]
                               ) -> rpb.MintRunnerTokenResponse:
-        """Admin only: a new runner token (the store keeps its hash)."""
+        """Admin only, with the admin token: a new runner token (the store keeps its
+        hash). A server without an admin token mints none, whoever asks: a runner
+        token opens other agents' seats and archives."""
+        if not self.config.admin_token:
+            await fail(context, grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED_ADMIN",
+                       "this server has no admin token, so it mints no runner tokens "
+                       "(serve --runner-token, or runners started by serve)")
         await require_admin(context, self.config)
         token = auth.new_token(RUNNER_TOKEN_PREFIX)
         await self.store.add_token(auth.token_hash(token), request.name[:100])

@@ -27,6 +27,7 @@ from ..sdk import AgentError, register_agent
 from ..sdk.hosting import configure_logging
 from ..sdk.versions import VersionClient
 from ..terminal import make_console
+from . import admintoken
 from .match import add_server_args, fail
 
 #: Lines of a build log or stderr tail printed (--json has them whole).
@@ -111,7 +112,7 @@ def print_json(value: Any) -> None:
 def run_register(args: argparse.Namespace) -> int:
     async def work(console: Console) -> int:
         configure_logging(args.verbose)
-        admin = args.admin_token or os.environ.get("TWISTARENA_ADMIN_TOKEN")
+        admin = admintoken.from_args(args)
         agent_id, token = await register_agent(args.server, args.name, admin_token=admin,
                                                root_cert=args.root_cert, tls=args.tls)
         if args.json:

@@ -25,6 +25,7 @@ from ..sdk import AgentError
 from ..sdk.arenas import ArenaLadderClient
 from ..sdk.hosting import configure_logging
 from ..terminal import make_console
+from . import admintoken
 from .match import add_server_args, fail
 
 T = TypeVar("T")
@@ -83,8 +84,7 @@ def _token_arg(parser: argparse.ArgumentParser) -> None:
 
 def _client(args: argparse.Namespace, token: str | None = None) -> ArenaLadderClient:
     configure_logging(args.verbose)
-    token = token or getattr(args, "admin_token", None) or os.environ.get(
-        "TWISTARENA_ADMIN_TOKEN")
+    token = token or admintoken.from_args(args)
     return ArenaLadderClient(args.server, admin_token=token, root_cert=args.root_cert,
                              tls=args.tls)
 

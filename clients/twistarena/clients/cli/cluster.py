@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import signal
 import subprocess
 import sys
@@ -26,6 +27,7 @@ from typing import Any
 from rich.table import Table
 
 from ..terminal import make_console
+from . import admintoken
 from .web import DEFAULT_WEB_PORT
 
 
@@ -54,15 +56,17 @@ def register(sub: Any) -> None:
     p.set_defaults(run=run)
 
 
-def _start_node(args: argparse.Namespace, redis_url: str, i: int) -> subprocess.Popen[bytes]:
-    """Node ``i`` (0-based): node id node{i+1}, port base-port + i."""
+def _start_node(args: argparse.Namespace, env: dict[str, str], i: int
+                ) -> subprocess.Popen[bytes]:
+    """Node ``i`` (0-based): node id node{i+1}, port base-port + i. The store's URL
+    (with its password) and the admin token come in ``env``, never on a command line."""
     address = f"{args.host}:{args.base_port + i}"
     return subprocess.Popen(
         [sys.executable, "-m", "twistarena.clients.cli", "serve",
          "--host", args.host, "--port", str(args.base_port + i),
-         "--redis-url", redis_url, "--node-id", f"node{i + 1}",
+         "--node-id", f"node{i + 1}",
          "--advertise", address, "--lease-ms", str(args.lease_ms)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
 
 
 def _start_web(args: argparse.Namespace, servers: str) -> subprocess.Popen[str]:
@@ -116,14 +120,20 @@ def run(args: argparse.Namespace) -> int:
         stop = True
 
     signal.signal(signal.SIGTERM, on_signal)
+    # One admin token for every node (kept in --data-dir), published per port.
+    admin = admintoken.server_token(args.data_dir)
+    env = {**os.environ, admintoken.ENV: admin, "TWISTARENA_REDIS_URL": redis_url}
+    published = contextlib.ExitStack()
     try:
-        nodes = [_start_node(args, redis_url, i) for i in range(args.nodes)]
+        nodes = [_start_node(args, env, i) for i in range(args.nodes)]
         ports = [args.base_port + i for i in range(args.nodes)]
+        for port in ports:
+            published.enter_context(admintoken.published(port, admin, args.data_dir))
         servers = ",".join(f"{args.host}:{p}" for p in ports)
         # The web face starts beside the nodes (it needs none of them to start).
         web = None if args.no_web else _start_web(args, servers)
         _wait_ready(args.host, ports)
-        table = Table(title=f"{args.nodes} nodes over {redis_url}")
+        table = Table(title=f"{args.nodes} nodes over one embedded Valkey")
         table.add_column("node")
         table.add_column("address")
         table.add_column("pid", justify="right")
@@ -153,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
                 if args.no_restart:
                     reported.add(i)
                     continue
-                nodes[i] = _start_node(args, redis_url, i)
+                nodes[i] = _start_node(args, env, i)
                 _wait_ready(args.host, [ports[i]])
                 console.print(f"node{i + 1} restarted (pid {nodes[i].pid}) on "
                               f"{args.host}:{ports[i]}", highlight=False)
@@ -164,6 +174,7 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     finally:
+        published.close()
         children: list[subprocess.Popen[Any]] = [*nodes, *([web] if web is not None else [])]
         for child in children:
             if child.poll() is None:

@@ -25,6 +25,7 @@ from ..sdk import AgentError, ArenaClient, MatchEvent, MatchResult
 from ..sdk.convert import REASONS, STATUSES, seed_text, struct_to_dict
 from ..sdk.hosting import configure_logging, run_agents, seat_agents
 from ..terminal import make_console
+from . import admintoken
 
 DEFAULT_SERVER = os.environ.get("TWISTARENA_SERVER", "127.0.0.1:50051")
 
@@ -45,8 +46,7 @@ def add_server_args(parser: argparse.ArgumentParser) -> None:
 def client_from(args: argparse.Namespace) -> ArenaClient:
     configure_logging(args.verbose)
     return ArenaClient(args.server, root_cert=args.root_cert, tls=args.tls,
-                       admin_token=getattr(args, "admin_token", None)
-                       or os.environ.get("TWISTARENA_ADMIN_TOKEN"))
+                       admin_token=admintoken.from_args(args))
 
 
 def event_text(game_id: str, kind: str, data: Mapping[str, Any], text: str) -> str | None:

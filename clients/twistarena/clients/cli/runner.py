@@ -30,6 +30,7 @@ from twistarena.v1 import runners_pb2, runners_pb2_grpc
 from ..sdk import AgentError
 from ..sdk.connection import bearer, parse_servers, read_root_cert, unary
 from ..terminal import make_console
+from . import admintoken
 from .match import DEFAULT_SERVER, add_server_args, fail
 
 #: Where a runner reads its token when ``--runner-token`` is not given.
@@ -78,7 +79,7 @@ def run_mint(args: argparse.Namespace) -> int:
     """Mint one token; it is not retried on another server once a server may have
     minted it (only UNAVAILABLE, a call that did not arrive, is)."""
     console = make_console(stderr=args.json)
-    admin = args.admin_token or os.environ.get("TWISTARENA_ADMIN_TOKEN")
+    admin = admintoken.from_args(args)
     request = runners_pb2.MintRunnerTokenRequest(name=args.name)
     try:
         minted = asyncio.run(unary(runners_pb2_grpc.RunnersStub, "MintRunnerToken", request,

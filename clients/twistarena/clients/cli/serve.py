@@ -18,6 +18,7 @@ from typing import Any
 
 from twistarena.wire.archives import MIB, Caps
 
+from . import admintoken
 from .runners import add_runner_args, planned_runners, runner_token, runners_beside
 from .web import DEFAULT_WEB_PORT
 from .workers import run_workers, worker_count
@@ -95,8 +96,13 @@ def register(subparsers: Any) -> None:
     p.add_argument("--metrics-port", type=int, default=None,
                    help="serve Prometheus metrics on this port (0: a free one)")
     p.add_argument("--admin-token", default=None,
-                   help="token required by CreateMatch/CancelMatch "
-                        "(default: env TWISTARENA_ADMIN_TOKEN; none: open)")
+                   help="token required by the admin calls (creating matches, tournaments, "
+                        "agents, arenas; runner tokens) (default: env TWISTARENA_ADMIN_TOKEN; "
+                        "none: one made up on the first start, kept mode 0600 as admin-token "
+                        "in --data-dir and published for the commands of this machine)")
+    p.add_argument("--open-local-admin", action="store_true",
+                   help="no admin token: admin calls without a token from this machine "
+                        "only (never a runner token); for a single-user machine")
     p.add_argument("--tls-cert", type=Path, default=None, help="PEM server certificate chain")
     p.add_argument("--tls-key", type=Path, default=None, help="PEM private key")
     p.add_argument("--tls-client-ca", type=Path, default=None,
@@ -244,12 +250,16 @@ def run(args: argparse.Namespace) -> int:
         print("twistarena serve: the --version-max-* caps must be positive", file=sys.stderr)
         return 2
     if args.workers > 1:
-        return run_workers(args.serve_parser, args, redis_url, node_id, runners, token)
+        admin, made_up = admintoken.for_serve(args.admin_token, args.data_dir,
+                                              args.open_local_admin)
+        return run_workers(args.serve_parser, args, redis_url, node_id, runners, token,
+                           admin if made_up else None)
     tls = None
     if args.tls_cert is not None:
         tls = TlsConfig(cert_file=args.tls_cert, key_file=args.tls_key,
                         client_ca_file=args.tls_client_ca)
-    admin = args.admin_token or os.environ.get("TWISTARENA_ADMIN_TOKEN") or None
+    admin, made_up = admintoken.for_serve(args.admin_token, args.data_dir,
+                                          args.open_local_admin)
     config = ServerConfig(
         host=args.host, port=args.port, redis_url=redis_url, data_dir=args.data_dir,
         node_id=node_id, advertise=advertise, shared_port=args.shared_port,
@@ -280,6 +290,10 @@ def run(args: argparse.Namespace) -> int:
     @contextlib.asynccontextmanager
     async def beside(address: str) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
+            if made_up:
+                assert admin is not None
+                stack.enter_context(admintoken.published(address.rpartition(":")[2], admin,
+                                                         args.data_dir))
             if web is not None:
                 await stack.enter_async_context(web(address))
             if runners:

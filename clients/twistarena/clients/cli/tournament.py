@@ -12,7 +12,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
 from typing import Any
 
 from rich.console import Console, Group
@@ -30,6 +29,7 @@ from ..sdk import AgentError
 from ..sdk.hosting import configure_logging
 from ..sdk.tournaments import FORMATS, TournamentClient, results_of, standings_of
 from ..terminal import make_console
+from . import admintoken
 from .match import add_server_args, fail
 
 
@@ -114,7 +114,7 @@ def _export_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _admin_token(args: argparse.Namespace) -> str | None:
-    return getattr(args, "admin_token", None) or os.environ.get("TWISTARENA_ADMIN_TOKEN")
+    return admintoken.from_args(args)
 
 
 def _client(args: argparse.Namespace) -> TournamentClient:

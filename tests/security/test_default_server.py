@@ -140,9 +140,9 @@ def test_the_embedded_valkey_answers_no_one_without_its_password(
     password = password_file.read_text().strip()
     port, argv = _valkey_process(data)
     assert password.encode() not in argv, "the password is on a command line"
-    with redis.Redis(host="127.0.0.1", port=port, socket_timeout=5) as anonymous:
-        with pytest.raises(redis.AuthenticationError):
-            anonymous.keys("*")
+    with redis.Redis(host="127.0.0.1", port=port, socket_timeout=5) as anonymous, \
+            pytest.raises(redis.AuthenticationError):
+        anonymous.keys("*")
     with redis.Redis(host="127.0.0.1", port=port, password=password,
                      socket_timeout=5) as holder:
         assert holder.ping()

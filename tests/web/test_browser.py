@@ -319,6 +319,10 @@ def test_tournament_page_shows_standings_and_other_pages_load(
     run(scenario(), timeout=150)
 
 
+#: An agent name that is markup in an HTML page or an SVG drawing.
+HOSTILE_NAME = 'mid</title><b id="injected">x</b><img src=x onerror="document.body.id=1">'
+
+
 def test_arena_leaderboard_agent_page_and_lobby_show_the_ladder(
         server: InProcessServer, web: str, chromium: str) -> None:
     from twistarena.clients.sdk import register_agent
@@ -333,8 +337,9 @@ def test_arena_leaderboard_agent_page_and_lobby_show_the_ladder(
     async def scenario() -> None:
         arenas = ArenaLadderClient(server.target)
         await arenas.create("tricky_twist", 4, house=["random"])
+        # One name is markup: every page shows it as text (nothing is injected).
         strong, mid, weak = [(await register_agent(server.target, f"web-{name}"))[0]
-                             for name in ("strong", "mid", "weak")]
+                             for name in ("strong", HOSTILE_NAME, "weak")]
         played = (await ArenaClient(server.target).create_match(
             "tricky_twist", 3, seed=9, house_bots=["random"] * 3)).match.match_id
         table = [f"{strong}@1", f"{mid}@1", "house:random@0", f"{weak}@1"]
@@ -355,6 +360,9 @@ def test_arena_leaderboard_agent_page_and_lobby_show_the_ladder(
                               f"{r.conservative:.2f}", r.house] for r in board.rows]
             assert await page.evaluate("document.querySelectorAll('#ratings polyline').length") \
                 == len(board.history) == len(board.rows)
+            assert await page.evaluate("document.getElementById('injected') === null")
+            assert f"web-{HOSTILE_NAME} v1" in await page.evaluate(
+                "[...document.querySelectorAll('#ratings title')].map((t) => t.textContent)")
             await page.screenshot("arena")
             await page.goto(f"{web}/agents/{weak}")
             await page.wait_for("document.querySelectorAll('#ratings-table tr[data-arena]')"

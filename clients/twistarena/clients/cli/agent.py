@@ -26,7 +26,7 @@ from twistarena.v1 import hosting_pb2
 from ..sdk import AgentError, register_agent
 from ..sdk.hosting import configure_logging
 from ..sdk.versions import VersionClient
-from ..terminal import make_console
+from ..terminal import make_console, plain, safe
 from . import admintoken
 from .match import add_server_args, fail
 
@@ -150,7 +150,7 @@ def run_activate(args: argparse.Namespace) -> int:
         if args.json:
             print_json(version_json(version))
         else:
-            console.print(f"active: {version.version_id} ({version.entry})", highlight=False,
+            console.print(f"active: {version.version_id} ({safe(version.entry)})", highlight=False,
                           soft_wrap=True)
         return 0
 
@@ -167,7 +167,7 @@ def run_show(args: argparse.Namespace) -> int:
             print_json(details_json(details))
             return 0
         active = details.active_version_id[:SHORT_ID] or "none"
-        console.print(f"[bold]{details.name}[/bold] ({details.agent_id})  rating "
+        console.print(f"[bold]{safe(details.name)}[/bold] ({safe(details.agent_id)})  rating "
                       f"{details.mu:.1f} ± {details.sigma:.1f} over {details.matches} rated "
                       f"matches  active version: {active}", highlight=False, soft_wrap=True)
         if details.versions:
@@ -184,12 +184,14 @@ def _print_private(console: Console, versions: Any) -> None:
     for version in versions:
         short = version.version_id[:SHORT_ID]
         if version.build_log:
-            console.rule(f"build log of {short} ({version.build})")
-            console.print(_tail(version.build_log), highlight=False, markup=False)
-        for failure in version.stats.failures:
-            console.rule(f"{short} in match {failure.match_id}: {_failure_counts(failure)}")
-            console.print(_tail(failure.stderr_tail) or "(no stderr)", highlight=False,
+            console.rule(f"build log of {short} ({safe(version.build)})")
+            console.print(plain(_tail(version.build_log), lines=True), highlight=False,
                           markup=False)
+        for failure in version.stats.failures:
+            console.rule(f"{short} in match {safe(failure.match_id)}: "
+                         f"{_failure_counts(failure)}")
+            console.print(plain(_tail(failure.stderr_tail), lines=True) or "(no stderr)",
+                          highlight=False, markup=False)
 
 
 def _failure_counts(failure: hosting_pb2.VersionFailure) -> str:
@@ -219,7 +221,7 @@ def versions_table(versions: Any) -> Table:
         table.add_row(
             ("* " if v.active else "  ") + v.version_id[:SHORT_ID],
             time.strftime("%Y-%m-%d %H:%M", time.gmtime(v.created_ms / 1000)),
-            v.entry, human_size(v.size), str(v.files), str(stats.matches),
+            safe(v.entry), human_size(v.size), str(v.files), str(stats.matches),
             str(stats.crashes), str(stats.timeouts), str(stats.illegal_outputs),
             str(stats.restarts), f"{stats.cpu_ms_mean:.1f} / {stats.cpu_ms_max:.1f}")
     return table

@@ -24,7 +24,7 @@ from twistarena.v1 import arenas_pb2
 from ..sdk import AgentError
 from ..sdk.arenas import ArenaLadderClient
 from ..sdk.hosting import configure_logging
-from ..terminal import make_console
+from ..terminal import make_console, safe
 from . import admintoken
 from .match import add_server_args, fail
 
@@ -179,7 +179,8 @@ def run_show(args: argparse.Namespace) -> int:
     for column in ("rank", "agent", "version", "mu-3sigma", "mu", "sigma", "games", "wins"):
         table.add_column(column, justify="right" if column != "agent" else "left")
     for r in board.rows:
-        name = f"{r.name} (house anchor)" if r.house else f"{r.name} [{r.agent_id}]"
+        name = f"{safe(r.name)} (house anchor)" if r.house else \
+            f"{safe(r.name)} \\[{safe(r.agent_id)}]"
         table.add_row(str(r.rank), name, str(r.version) if r.version else "-",
                       f"{r.conservative:.2f}", f"{r.mu:.2f}", f"{r.sigma:.2f}", str(r.games),
                       f"{r.win_share:.0%}")

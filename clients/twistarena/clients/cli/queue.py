@@ -22,7 +22,7 @@ from twistarena.engine import GAME_IDS
 
 from ..sdk import AgentError, TournamentEnded, parse_servers, queue
 from ..sdk.hosting import configure_logging
-from ..terminal import make_console
+from ..terminal import make_console, safe
 from .bot import add_bridge_args, checked_bridge, player_name, run_seat, seat_agent
 from .match import add_server_args, fail
 
@@ -79,7 +79,7 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
                                    tournament_only=bool(args.tournament),
                                    tournament_id=args.tournament, hosted=args.hosted, **tls)
         except TournamentEnded as ended:
-            console.print(str(ended), highlight=False)
+            console.print(safe(str(ended)), highlight=False)
             break
         if args.hosted:
             played += 1

@@ -5,6 +5,10 @@ import { el } from './common.js';
 const PALETTE = ['#1d4e89', '#d1495b', '#2a9d8f', '#d98e04', '#5b5ea6', '#6a994e', '#8d5a97', '#3d7ec8'];
 const DASHES = ['', '6 3', '2 3', '8 3 2 3', '1 2', '10 4', '4 4', '3 1'];
 
+// A name an agent chose, as text inside the SVG markup below (never markup).
+const ESCAPES = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const text = (s) => String(s).replace(/[&<>"']/g, (c) => ESCAPES[c]);
+
 export function chart(history, names) {
   const entries = Object.entries(history);
   const longest = Math.max(2, ...entries.map(([, h]) => h.length));
@@ -21,7 +25,7 @@ export function chart(history, names) {
     const c = PALETTE[k % PALETTE.length];
     const band = h.map(([mu, s], i) => `${x(i)},${y(mu + s)}`).concat(h.slice().reverse().map(([mu, s], i) => `${x(h.length - 1 - i)},${y(mu - s)}`)).join(' ');
     body += `<polygon points="${band}" fill="${c}" opacity="0.12"/>`;
-    body += `<polyline points="${h.map(([mu], i) => `${x(i)},${y(mu)}`).join(' ')}" fill="none" stroke="${c}" stroke-width="2" stroke-dasharray="${DASHES[k % DASHES.length]}"><title>${names[entrant] || entrant}</title></polyline>`;
+    body += `<polyline points="${h.map(([mu], i) => `${x(i)},${y(mu)}`).join(' ')}" fill="none" stroke="${c}" stroke-width="2" stroke-dasharray="${DASHES[k % DASHES.length]}"><title>${text(names[entrant] || entrant)}</title></polyline>`;
   });
   const svg = el('div', { id: 'ratings' });
   svg.innerHTML = `<svg viewBox="0 0 ${W} ${H}" width="100%" role="img" aria-label="rating over games">${body}</svg>`;

@@ -26,7 +26,7 @@ if _version_not_supported:
 
 
 class HostingStub:
-    """Versions of hosted agents: submit, list, activate, inspect.
+    """Versions of hosted agents: submit, list, activate, inspect, delete.
     """
 
     def __init__(self, channel):
@@ -55,10 +55,15 @@ class HostingStub:
                 request_serializer=twistarena_dot_v1_dot_hosting__pb2.GetAgentDetailsRequest.SerializeToString,
                 response_deserializer=twistarena_dot_v1_dot_hosting__pb2.AgentDetails.FromString,
                 _registered_method=True)
+        self.DeleteVersion = channel.unary_unary(
+                '/twistarena.v1.Hosting/DeleteVersion',
+                request_serializer=twistarena_dot_v1_dot_hosting__pb2.DeleteVersionRequest.SerializeToString,
+                response_deserializer=twistarena_dot_v1_dot_hosting__pb2.DeleteVersionResponse.FromString,
+                _registered_method=True)
 
 
 class HostingServicer:
-    """Versions of hosted agents: submit, list, activate, inspect.
+    """Versions of hosted agents: submit, list, activate, inspect, delete.
     """
 
     def SubmitVersion(self, request_iterator, context):
@@ -103,6 +108,18 @@ class HostingServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DeleteVersion(self, request, context):
+        """Delete one of the calling agent's versions (api token as metadata): its
+        record, stats and failures, and its archive once no version uses it. The
+        other versions keep their numbers. NOT_FOUND (UNKNOWN_VERSION),
+        INVALID_ARGUMENT (AMBIGUOUS_VERSION), FAILED_PRECONDITION (VERSION_ACTIVE:
+        activate another first; VERSION_PLAYING: seats handed out with it may
+        still be playing it).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_HostingServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -126,6 +143,11 @@ def add_HostingServicer_to_server(servicer, server):
                     request_deserializer=twistarena_dot_v1_dot_hosting__pb2.GetAgentDetailsRequest.FromString,
                     response_serializer=twistarena_dot_v1_dot_hosting__pb2.AgentDetails.SerializeToString,
             ),
+            'DeleteVersion': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteVersion,
+                    request_deserializer=twistarena_dot_v1_dot_hosting__pb2.DeleteVersionRequest.FromString,
+                    response_serializer=twistarena_dot_v1_dot_hosting__pb2.DeleteVersionResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'twistarena.v1.Hosting', rpc_method_handlers)
@@ -135,7 +157,7 @@ def add_HostingServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class Hosting:
-    """Versions of hosted agents: submit, list, activate, inspect.
+    """Versions of hosted agents: submit, list, activate, inspect, delete.
     """
 
     @staticmethod
@@ -236,6 +258,33 @@ class Hosting:
             '/twistarena.v1.Hosting/GetAgentDetails',
             twistarena_dot_v1_dot_hosting__pb2.GetAgentDetailsRequest.SerializeToString,
             twistarena_dot_v1_dot_hosting__pb2.AgentDetails.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteVersion(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/twistarena.v1.Hosting/DeleteVersion',
+            twistarena_dot_v1_dot_hosting__pb2.DeleteVersionRequest.SerializeToString,
+            twistarena_dot_v1_dot_hosting__pb2.DeleteVersionResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -154,11 +154,20 @@ class RunnerHub(rgrpc.RunnersServicer):
             game_id=options.game_id, num_players=options.num_players,
             decision_ms=tc.decision_ms, reconnect_grace_ms=tc.reconnect_grace_ms,
             tournament_id=tournament_id)
+        # Not deleted while the match may last (a runner's report ends it sooner).
+        await self.versions.note_playing(agent_id, version.version_id, seat_key(match_id, seat),
+                                         int((time.time() + self._longest_match_s()) * 1000))
         await self.store.add_seat(seat_key(match_id, seat), assignment.SerializeToString())
         SEATS_HANDED.labels(kind).inc()
         log.info("hosted_seat_waiting", match_id=match_id, seat=seat, agent=agent_id,
                  version=version.version_id[:12], kind=kind)
         self.wake()
+
+    def _longest_match_s(self) -> float:
+        """How long a match may wait for its seats and then run (a week if uncapped)."""
+        waiting = self.config.waiting_timeout_s or 86_400.0
+        running = self.config.max_match_s or 6 * 86_400.0
+        return waiting + running
 
     def _freest(self) -> Session | None:
         open_ = [s for s in self.sessions.values() if s.free > 0 and not s.closed]
@@ -342,6 +351,7 @@ class RunnerHub(rgrpc.RunnersServicer):
             await fail(context, grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED_RUNNER",
                        "this runner was not given that seat, or already reported it")
         agent_id, version = played
+        await self.versions.done_playing(agent_id, version, key)
         stats = request.stats
         await self.versions.record_match(agent_id, version, MatchReport(
             report_id=key, match_id=request.seat.match_id, decisions=stats.decisions,

@@ -56,6 +56,21 @@ def register(sub: Any) -> None:
     add_token_arg(versions)
     versions.add_argument("--json", action="store_true", help="print JSON")
     versions.set_defaults(run=run_versions)
+    versions_actions = versions.add_subparsers(dest="versions_action", metavar="[delete]")
+    delete = versions_actions.add_parser(
+        "delete", help="delete a version no seat needs (not the active one, none playing "
+                       "it): frees its bytes; its archive goes with its last version")
+    delete.add_argument("version", help="a version id or a unique prefix (6+ digits)")
+    add_server_args(delete)
+    add_token_arg(delete)
+    delete.add_argument("--json", action="store_true", help="print JSON")
+    for action in delete._actions:
+        if action.option_strings and action.default is not argparse.SUPPRESS:
+            # Not given after `delete`: what was given before it (or its default) holds.
+            if action.help:
+                action.help = action.help.replace("%(default)s", str(action.default))
+            action.default = argparse.SUPPRESS
+    delete.set_defaults(run=run_delete)
 
     activate = actions.add_parser("activate", help="make a version the one its seats run")
     add_server_args(activate)
@@ -139,6 +154,22 @@ def run_versions(args: argparse.Namespace) -> int:
             console.print(f"agent {listed.agent_id} has no versions yet (twistarena submit)")
         else:
             console.print(versions_table(listed.versions))
+        return 0
+
+    return call(args, work)
+
+
+def run_delete(args: argparse.Namespace) -> int:
+    async def work(console: Console) -> int:
+        deleted = await client_from(args).delete(args.version)
+        if args.json:
+            print_json({"version_id": deleted.version_id, "size": deleted.size,
+                        "archive_freed": deleted.archive_freed})
+        else:
+            freed = f"; its archive ({human_size(deleted.archive_freed)}) removed" \
+                if deleted.archive_freed else "; its archive stays (other versions use it)"
+            console.print(f"deleted {deleted.version_id} ({human_size(deleted.size)}){freed}",
+                          highlight=False, soft_wrap=True)
         return 0
 
     return call(args, work)

@@ -36,6 +36,7 @@ LIMIT_FLAGS = {
     "idle_stream": "idle_stream_s",
     "handshake_timeout": "handshake_timeout_s",
     "connections_per_peer": "connections_per_peer",
+    "registers_per_hour": "registers_per_hour",
 }
 
 
@@ -181,6 +182,9 @@ def register(subparsers: Any) -> None:
     limits.add_argument("--connections-per-peer", type=int, default=None,
                         help="open connections per client address, kept by a relay in front "
                              "of the gRPC port (default: docs/security.md)")
+    limits.add_argument("--registers-per-hour", type=int, default=None,
+                        help="agents registered per client address per hour; the admin "
+                             "token's calls are not counted (default: docs/security.md)")
     hosting = p.add_argument_group(
         "hosted agents", "caps on the versions agents submit (twistarena submit; "
         "docs/hosting.md)")
@@ -192,6 +196,12 @@ def register(subparsers: Any) -> None:
                          help="most files in a version (default 2000)")
     hosting.add_argument("--version-max-per-agent", type=int, default=100, metavar="N",
                          help="most versions one agent may keep (default 100)")
+    hosting.add_argument("--agent-max-archive-mb", type=float, default=100.0, metavar="MB",
+                         help="packed bytes one agent's versions may keep, all together "
+                              "(default 100; 0: no cap); agent versions delete frees room")
+    hosting.add_argument("--store-max-archive-mb", type=float, default=2048.0, metavar="MB",
+                         help="packed bytes of every agent's archives in the store "
+                              "(default 2048; 0: no cap)")
     p.add_argument("--log-format", choices=("auto", "json", "console"), default="auto",
                    help="log format (default: JSON unless stdout is a terminal)")
     add_runner_args(p)
@@ -246,8 +256,10 @@ def run(args: argparse.Namespace) -> int:
     runners = planned_runners(args, redis_url)
     token = runner_token(args, runners > 0)
     if min(args.version_max_packed_mb, args.version_max_unpacked_mb,
-           args.version_max_files, args.version_max_per_agent) <= 0:
-        print("twistarena serve: the --version-max-* caps must be positive", file=sys.stderr)
+           args.version_max_files, args.version_max_per_agent) <= 0 or \
+            min(args.agent_max_archive_mb, args.store_max_archive_mb) < 0:
+        print("twistarena serve: the --version-max-* caps must be positive, the "
+              "--*-max-archive-mb caps 0 (none) or positive", file=sys.stderr)
         return 2
     if args.workers > 1:
         admin, made_up = admintoken.for_serve(args.admin_token, args.data_dir,
@@ -282,6 +294,8 @@ def run(args: argparse.Namespace) -> int:
                           unpacked=int(args.version_max_unpacked_mb * MIB),
                           files=args.version_max_files),
         max_versions_per_agent=args.version_max_per_agent,
+        agent_max_archive_bytes=int(args.agent_max_archive_mb * MIB),
+        store_max_archive_bytes=int(args.store_max_archive_mb * MIB),
         arenas=tuple(args.arena),
     )
     json_logs = {"auto": None, "json": True, "console": False}[args.log_format]

@@ -165,6 +165,9 @@ def is_loopback(host: str) -> bool:
     if name in LOOPBACK_NAMES:
         return True
     try:
-        return ipaddress.ip_address(name).is_loopback
+        address = ipaddress.ip_address(name)
     except ValueError:
         return False
+    # A dual-stack socket shows an IPv4 client as ::ffff:a.b.c.d.
+    mapped = getattr(address, "ipv4_mapped", None)
+    return bool((mapped or address).is_loopback)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn
+from urllib.parse import unquote
 
 import grpc
 from grpc import aio
@@ -99,7 +100,8 @@ def peer_host(context: aio.ServicerContext[Any, Any]) -> str:
     if kind == "unix":
         return "localhost"
     if kind == "ipv6":
-        return rest.rsplit(":", 1)[0].strip("[]")
+        # gRPC writes it percent-encoded: ipv6:%5B::1%5D:5000.
+        return unquote(rest.rsplit(":", 1)[0]).strip("[]")
     host, _, port = rest.rpartition(":")
     if host == "127.0.0.1" and port.isdigit():
         # A connection the front relays: the client is the front's client.

@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -125,13 +126,20 @@ def for_serve(given: str | None, data_dir: Path | None, open_local: bool
 
 
 @contextlib.contextmanager
-def published(port: int | str, token: str, data_dir: Path | None) -> Iterator[Path]:
+def published(port: int | str, token: str, data_dir: Path | None) -> Iterator[Path | None]:
     """The made-up token published for this machine's commands while the server
     runs; says where it is (never the token itself)."""
     from .servers import write_line
 
-    path = publish(port, token)
     kept = f" (kept in {data_dir / DATA_DIR_FILE})" if data_dir is not None else ""
+    try:
+        path = publish(port, token)
+    except OSError as error:
+        # Someone else's directory in a shared /tmp: serve on, without the lookup.
+        write_line(f"admin token not published ({error}){kept}: give commands "
+                   f"--admin-token or ${ENV}", sys.stderr)
+        yield None
+        return
     write_line(f"admin token in {path}{kept}: commands on this machine read it")
     try:
         yield path

@@ -135,6 +135,7 @@ def test_the_commands_of_the_same_machine_read_the_made_up_token(
 def test_the_embedded_valkey_answers_no_one_without_its_password(
         default_serve: ServeProcess, tmp_path: Path) -> None:
     data = tmp_path / "data"
+    assert stat.S_IMODE(data.stat().st_mode) == 0o700  # the append-only file inside too
     password_file = data / "valkey-password"
     assert stat.S_IMODE(password_file.stat().st_mode) == 0o600
     password = password_file.read_text().strip()

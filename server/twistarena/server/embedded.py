@@ -12,7 +12,8 @@ running; ``die_with_parent``).
 
 It answers no one without its password: a random one, kept mode 0600 as
 ``valkey-password`` in the data directory (or made up for a temporary one) and
-given to the server in a config file of mode 0600, never on a command line.
+given to the server in a config file of mode 0600, never on a command line;
+the data directory (its append-only file too) is made mode 0700.
 Every client of the node (its store, ``serve --workers``' nodes, ``cluster``)
 gets it in the URL, which is never logged (``address`` is).
 """
@@ -205,6 +206,9 @@ class EmbeddedValkey:
         if self.data_dir is not None:
             workdir = Path(self.data_dir).resolve()
             workdir.mkdir(parents=True, exist_ok=True)
+            # The append-only file holds every archive and token hash: the
+            # password would be moot if another user could read it.
+            workdir.chmod(0o700)
             self._wait_previous(workdir, timeout)
         else:
             self._temp_dir = tempfile.mkdtemp(prefix="twistarena-valkey-")

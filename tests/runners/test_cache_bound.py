@@ -80,9 +80,12 @@ def test_the_cache_keeps_within_its_bound_and_never_drops_a_version_in_play(
 def test_serve_bounds_the_cache_of_the_runners_it_starts(tmp_path: Path) -> None:
     args = argparse.Namespace(runner_slots=2, sandbox="none", runner_cache_max_mb=64.0,
                               log_format="json", tls_cert=None)
-    runners = RunnerSet(1, "127.0.0.1:1", "rt_x", args)
+    runners = RunnerSet(2, "127.0.0.1:1", "rt_x", args)
     try:
-        argv = runners.runners[0].argv
-        assert argv[argv.index("--cache-max-mb") + 1] == "64.0"
+        argvs = [runner.argv for runner in runners.runners]
+        assert [a[a.index("--cache-max-mb") + 1] for a in argvs] == ["64.0", "64.0"]
+        # A cache each: one runner never removes a version the other plays.
+        dirs = {a[a.index("--cache-dir") + 1] for a in argvs}
+        assert len(dirs) == 2
     finally:
         runners.stop()

@@ -99,8 +99,7 @@ class RunnerSet:
         env = {**os.environ, TOKEN_ENV: token}
         argv = [sys.executable, "-m", "twistarena.clients.cli", "runner", "--server", server,
                 "--slots", str(args.runner_slots), "--sandbox", args.sandbox,
-                "--cache-max-mb", str(getattr(args, "runner_cache_max_mb", DEFAULT_CACHE_MB)),
-                "--cache-dir", str(self.cache_dir)]
+                "--cache-max-mb", str(getattr(args, "runner_cache_max_mb", DEFAULT_CACHE_MB))]
         if getattr(args, "log_format", "") == "json":
             argv += ["--log-format", "json"]
         if getattr(args, "tls_cert", None) is not None:
@@ -108,8 +107,10 @@ class RunnerSet:
             # address they connect to: the bound host, or 127.0.0.1 for 0.0.0.0).
             argv += ["--root-cert", str(args.tls_cert)]
         ready = threading.Semaphore(0)
-        self.runners = [Worker([*argv, "--name", f"serve-runner-{i}"], ready, label="runner",
-                               env=env) for i in range(count)]
+        # A cache each: a runner removes only versions it knows it is not playing.
+        self.runners = [Worker([*argv, "--name", f"serve-runner-{i}",
+                                "--cache-dir", str(self.cache_dir / f"runner-{i}")],
+                               ready, label="runner", env=env) for i in range(count)]
         self._stop = threading.Event()
         self._keeper: threading.Thread | None = None
 

@@ -10,6 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 
+#: The runner token the session's server accepts.
+SESSION_RUNNER_TOKEN = "rt_session-runner-token"
+
 
 @pytest.fixture(scope="session")
 def valkey() -> Iterator[object]:
@@ -31,9 +34,11 @@ def server(valkey: object) -> Iterator[object]:
     # Every test talks to it from one address: the per-client quotas (tested on
     # servers of their own in tests/security) would count the whole suite as one client.
     unlimited = Limits(creates_per_minute=0, live_per_client=0, max_waiting_matches=0,
-                       joins_per_minute_per_peer=0)
+                       joins_per_minute_per_peer=0, registers_per_hour=0)
+    # No admin token (admin calls from this machine), so no runner token is ever
+    # minted: the runners' tests connect with this one.
     srv = InProcessServer(ServerConfig(port=0, redis_url=valkey.url,  # type: ignore[attr-defined]
-                                       limits=unlimited))
+                                       limits=unlimited, runner_token=SESSION_RUNNER_TOKEN))
     srv.start()
     try:
         yield srv

@@ -47,10 +47,15 @@ def json_records(text: str) -> list[dict[str, Any]]:
 
 
 class ServeProcess:
-    def __init__(self, args: Sequence[str], env: dict[str, str] | None = None) -> None:
+    def __init__(self, args: Sequence[str], env: dict[str, str] | None = None,
+                 secure_default: bool = False) -> None:
         # Runners (serve --runners) only where a test asks for them: each is a
         # process of its own, and most tests have no hosted agent to play.
         self.args = list(args) if "--runners" in args else [*args, "--runners", "0"]
+        # Most tests create matches from this machine without a token; the tests
+        # of a default serve (its own admin token) say so.
+        if not secure_default and "--admin-token" not in args:
+            self.args.append("--open-local-admin")
         self.env = env
         self.proc: subprocess.Popen[bytes] | None = None
         self.port = 0

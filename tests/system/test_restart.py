@@ -25,7 +25,7 @@ MATCHES = 20
 def _serve(redis_url: str, port: int) -> ServerProcess:
     return ServerProcess([sys.executable, "-c", CLI, "serve", "--host", "127.0.0.1",
                           "--port", str(port), "--redis-url", redis_url,
-                          "--log-format", "json"])
+                          "--log-format", "json", "--open-local-admin"])
 
 
 def _slow_random(game_id: str, seed: int) -> Any:

@@ -333,6 +333,10 @@ def test_tournament_page_shows_standings_and_other_pages_load(
     run(scenario(), timeout=150)
 
 
+#: An agent name that is markup in an HTML page or an SVG drawing.
+HOSTILE_NAME = 'mid</title><b id="injected">x</b><img src=x onerror="document.body.id=1">'
+
+
 def test_arena_leaderboard_agent_page_and_lobby_show_the_ladder(
         server: InProcessServer, web: str, chromium: str) -> None:
     from twistarena.clients.sdk import register_agent
@@ -347,8 +351,9 @@ def test_arena_leaderboard_agent_page_and_lobby_show_the_ladder(
     async def scenario() -> None:
         arenas = ArenaLadderClient(server.target)
         await arenas.create("tricky_twist", 4, house=["random"])
+        # One name is markup: every page shows it as text (nothing is injected).
         strong, mid, weak = [(await register_agent(server.target, f"web-{name}"))[0]
-                             for name in ("strong", "mid", "weak")]
+                             for name in ("strong", HOSTILE_NAME, "weak")]
         played = (await ArenaClient(server.target).create_match(
             "tricky_twist", 3, seed=9, house_bots=["random"] * 3)).match.match_id
         table = [f"{strong}@1", f"{mid}@1", "house:random@0", f"{weak}@1"]
@@ -387,6 +392,9 @@ def test_arena_leaderboard_agent_page_and_lobby_show_the_ladder(
                      ".map((p) => [p.dataset.key, p.getAttribute('stroke') + '|' +" \
                      " p.getAttribute('stroke-dasharray')]))"
             before = await page.evaluate(styles)
+            assert await page.evaluate("document.getElementById('injected') === null")
+            assert f"web-{HOSTILE_NAME} v1" in await page.evaluate(
+                "[...document.querySelectorAll('#ratings title')].map((t) => t.textContent)")
             await page.screenshot("arena")
             # The ranks change; every entrant keeps its colour and dash.
             for n in range(3):

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btwistarena/v1/hosting.proto\x12\rtwistarena.v1\"`\n\x12SubmitVersionChunk\x12\x32\n\x08manifest\x18\x01 \x01(\x0b\x32\x1e.twistarena.v1.VersionManifestH\x00\x12\x0e\n\x04\x64\x61ta\x18\x02 \x01(\x0cH\x00\x42\x06\n\x04part\"b\n\x0fVersionManifest\x12\r\n\x05\x65ntry\x18\x01 \x01(\t\x12\r\n\x05\x62uild\x18\x02 \x01(\t\x12\x11\n\tbuild_log\x18\x03 \x01(\t\x12\x0c\n\x04size\x18\x04 \x01(\x04\x12\x10\n\x08\x61\x63tivate\x18\x05 \x01(\x08\"U\n\x15SubmitVersionResponse\x12+\n\x07version\x18\x01 \x01(\x0b\x32\x1a.twistarena.v1.VersionInfo\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"\x15\n\x13ListVersionsRequest\"V\n\x14ListVersionsResponse\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12,\n\x08versions\x18\x02 \x03(\x0b\x32\x1a.twistarena.v1.VersionInfo\",\n\x16\x41\x63tivateVersionRequest\x12\x12\n\nversion_id\x18\x01 \x01(\t\"F\n\x17\x41\x63tivateVersionResponse\x12+\n\x07version\x18\x01 \x01(\x0b\x32\x1a.twistarena.v1.VersionInfo\"*\n\x16GetAgentDetailsRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\"\xb2\x01\n\x0c\x41gentDetails\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\n\n\x02mu\x18\x03 \x01(\x01\x12\r\n\x05sigma\x18\x04 \x01(\x01\x12\x0f\n\x07matches\x18\x05 \x01(\r\x12\x19\n\x11\x61\x63tive_version_id\x18\x06 \x01(\t\x12,\n\x08versions\x18\x07 \x03(\x0b\x32\x1a.twistarena.v1.VersionInfo\x12\r\n\x05owner\x18\x08 \x01(\x08\"\xec\x01\n\x0bVersionInfo\x12\x12\n\nversion_id\x18\x01 \x01(\t\x12\x14\n\x0c\x63ontent_hash\x18\x02 \x01(\t\x12\r\n\x05\x65ntry\x18\x03 \x01(\t\x12\r\n\x05\x62uild\x18\x04 \x01(\t\x12\x0c\n\x04size\x18\x05 \x01(\x04\x12\x15\n\runpacked_size\x18\x06 \x01(\x04\x12\r\n\x05\x66iles\x18\x07 \x01(\r\x12\x12\n\ncreated_ms\x18\x08 \x01(\x03\x12\x0e\n\x06\x61\x63tive\x18\t \x01(\x08\x12*\n\x05stats\x18\n \x01(\x0b\x32\x1b.twistarena.v1.VersionStats\x12\x11\n\tbuild_log\x18\x0b \x01(\t\"\xda\x01\n\x0cVersionStats\x12\x0f\n\x07matches\x18\x01 \x01(\x04\x12\x11\n\tdecisions\x18\x02 \x01(\x04\x12\x0f\n\x07\x63rashes\x18\x03 \x01(\x04\x12\x10\n\x08timeouts\x18\x04 \x01(\x04\x12\x17\n\x0fillegal_outputs\x18\x05 \x01(\x04\x12\x10\n\x08restarts\x18\x06 \x01(\x04\x12\x13\n\x0b\x63pu_ms_mean\x18\x07 \x01(\x01\x12\x12\n\ncpu_ms_max\x18\x08 \x01(\x01\x12/\n\x08\x66\x61ilures\x18\t \x03(\x0b\x32\x1d.twistarena.v1.VersionFailure\"\xc0\x01\n\x0eVersionFailure\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\r\n\x05\x61t_ms\x18\x02 \x01(\x03\x12\x0f\n\x07\x63rashes\x18\x03 \x01(\r\x12\x10\n\x08timeouts\x18\x04 \x01(\r\x12\x17\n\x0fillegal_outputs\x18\x05 \x01(\r\x12\x10\n\x08restarts\x18\x06 \x01(\r\x12\x13\n\x0bstderr_tail\x18\x07 \x01(\t\x12\x0c\n\x04seat\x18\x08 \x01(\x05\x12\x0c\n\x04step\x18\t \x01(\r\x12\x0e\n\x06reason\x18\n \x01(\t\"&\n\x12GetSeatLogsRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"C\n\x08SeatLogs\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12%\n\x05seats\x18\x02 \x03(\x0b\x32\x16.twistarena.v1.SeatLog\"R\n\x07SeatLog\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x12\n\nversion_id\x18\x02 \x01(\t\x12%\n\x05steps\x18\x03 \x03(\x0b\x32\x16.twistarena.v1.StepLog\"C\n\x07StepLog\x12\x0c\n\x04step\x18\x01 \x01(\r\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x0f\n\x07\x66\x61ilure\x18\x03 \x01(\t\x12\x0b\n\x03why\x18\x04 \x01(\t2\xc2\x03\n\x07Hosting\x12Z\n\rSubmitVersion\x12!.twistarena.v1.SubmitVersionChunk\x1a$.twistarena.v1.SubmitVersionResponse(\x01\x12W\n\x0cListVersions\x12\".twistarena.v1.ListVersionsRequest\x1a#.twistarena.v1.ListVersionsResponse\x12`\n\x0f\x41\x63tivateVersion\x12%.twistarena.v1.ActivateVersionRequest\x1a&.twistarena.v1.ActivateVersionResponse\x12U\n\x0fGetAgentDetails\x12%.twistarena.v1.GetAgentDetailsRequest\x1a\x1b.twistarena.v1.AgentDetails\x12I\n\x0bGetSeatLogs\x12!.twistarena.v1.GetSeatLogsRequest\x1a\x17.twistarena.v1.SeatLogsb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btwistarena/v1/hosting.proto\x12\rtwistarena.v1\"`\n\x12SubmitVersionChunk\x12\x32\n\x08manifest\x18\x01 \x01(\x0b\x32\x1e.twistarena.v1.VersionManifestH\x00\x12\x0e\n\x04\x64\x61ta\x18\x02 \x01(\x0cH\x00\x42\x06\n\x04part\"b\n\x0fVersionManifest\x12\r\n\x05\x65ntry\x18\x01 \x01(\t\x12\r\n\x05\x62uild\x18\x02 \x01(\t\x12\x11\n\tbuild_log\x18\x03 \x01(\t\x12\x0c\n\x04size\x18\x04 \x01(\x04\x12\x10\n\x08\x61\x63tivate\x18\x05 \x01(\x08\"U\n\x15SubmitVersionResponse\x12+\n\x07version\x18\x01 \x01(\x0b\x32\x1a.twistarena.v1.VersionInfo\x12\x0f\n\x07\x63reated\x18\x02 \x01(\x08\"\x15\n\x13ListVersionsRequest\"V\n\x14ListVersionsResponse\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12,\n\x08versions\x18\x02 \x03(\x0b\x32\x1a.twistarena.v1.VersionInfo\",\n\x16\x41\x63tivateVersionRequest\x12\x12\n\nversion_id\x18\x01 \x01(\t\"F\n\x17\x41\x63tivateVersionResponse\x12+\n\x07version\x18\x01 \x01(\x0b\x32\x1a.twistarena.v1.VersionInfo\"*\n\x14\x44\x65leteVersionRequest\x12\x12\n\nversion_id\x18\x01 \x01(\t\"P\n\x15\x44\x65leteVersionResponse\x12\x12\n\nversion_id\x18\x01 \x01(\t\x12\x0c\n\x04size\x18\x02 \x01(\x04\x12\x15\n\rarchive_freed\x18\x03 \x01(\x04\"*\n\x16GetAgentDetailsRequest\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\"\xb2\x01\n\x0c\x41gentDetails\x12\x10\n\x08\x61gent_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\n\n\x02mu\x18\x03 \x01(\x01\x12\r\n\x05sigma\x18\x04 \x01(\x01\x12\x0f\n\x07matches\x18\x05 \x01(\r\x12\x19\n\x11\x61\x63tive_version_id\x18\x06 \x01(\t\x12,\n\x08versions\x18\x07 \x03(\x0b\x32\x1a.twistarena.v1.VersionInfo\x12\r\n\x05owner\x18\x08 \x01(\x08\"\xec\x01\n\x0bVersionInfo\x12\x12\n\nversion_id\x18\x01 \x01(\t\x12\x14\n\x0c\x63ontent_hash\x18\x02 \x01(\t\x12\r\n\x05\x65ntry\x18\x03 \x01(\t\x12\r\n\x05\x62uild\x18\x04 \x01(\t\x12\x0c\n\x04size\x18\x05 \x01(\x04\x12\x15\n\runpacked_size\x18\x06 \x01(\x04\x12\r\n\x05\x66iles\x18\x07 \x01(\r\x12\x12\n\ncreated_ms\x18\x08 \x01(\x03\x12\x0e\n\x06\x61\x63tive\x18\t \x01(\x08\x12*\n\x05stats\x18\n \x01(\x0b\x32\x1b.twistarena.v1.VersionStats\x12\x11\n\tbuild_log\x18\x0b \x01(\t\"\xda\x01\n\x0cVersionStats\x12\x0f\n\x07matches\x18\x01 \x01(\x04\x12\x11\n\tdecisions\x18\x02 \x01(\x04\x12\x0f\n\x07\x63rashes\x18\x03 \x01(\x04\x12\x10\n\x08timeouts\x18\x04 \x01(\x04\x12\x17\n\x0fillegal_outputs\x18\x05 \x01(\x04\x12\x10\n\x08restarts\x18\x06 \x01(\x04\x12\x13\n\x0b\x63pu_ms_mean\x18\x07 \x01(\x01\x12\x12\n\ncpu_ms_max\x18\x08 \x01(\x01\x12/\n\x08\x66\x61ilures\x18\t \x03(\x0b\x32\x1d.twistarena.v1.VersionFailure\"\xc0\x01\n\x0eVersionFailure\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\r\n\x05\x61t_ms\x18\x02 \x01(\x03\x12\x0f\n\x07\x63rashes\x18\x03 \x01(\r\x12\x10\n\x08timeouts\x18\x04 \x01(\r\x12\x17\n\x0fillegal_outputs\x18\x05 \x01(\r\x12\x10\n\x08restarts\x18\x06 \x01(\r\x12\x13\n\x0bstderr_tail\x18\x07 \x01(\t\x12\x0c\n\x04seat\x18\x08 \x01(\x05\x12\x0c\n\x04step\x18\t \x01(\r\x12\x0e\n\x06reason\x18\n \x01(\t\"&\n\x12GetSeatLogsRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"C\n\x08SeatLogs\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12%\n\x05seats\x18\x02 \x03(\x0b\x32\x16.twistarena.v1.SeatLog\"R\n\x07SeatLog\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x12\n\nversion_id\x18\x02 \x01(\t\x12%\n\x05steps\x18\x03 \x03(\x0b\x32\x16.twistarena.v1.StepLog\"C\n\x07StepLog\x12\x0c\n\x04step\x18\x01 \x01(\r\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x0f\n\x07\x66\x61ilure\x18\x03 \x01(\t\x12\x0b\n\x03why\x18\x04 \x01(\t2\x9e\x04\n\x07Hosting\x12Z\n\rSubmitVersion\x12!.twistarena.v1.SubmitVersionChunk\x1a$.twistarena.v1.SubmitVersionResponse(\x01\x12W\n\x0cListVersions\x12\".twistarena.v1.ListVersionsRequest\x1a#.twistarena.v1.ListVersionsResponse\x12`\n\x0f\x41\x63tivateVersion\x12%.twistarena.v1.ActivateVersionRequest\x1a&.twistarena.v1.ActivateVersionResponse\x12U\n\x0fGetAgentDetails\x12%.twistarena.v1.GetAgentDetailsRequest\x1a\x1b.twistarena.v1.AgentDetails\x12I\n\x0bGetSeatLogs\x12!.twistarena.v1.GetSeatLogsRequest\x1a\x17.twistarena.v1.SeatLogs\x12Z\n\rDeleteVersion\x12#.twistarena.v1.DeleteVersionRequest\x1a$.twistarena.v1.DeleteVersionResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -45,24 +45,28 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_ACTIVATEVERSIONREQUEST']._serialized_end=486
   _globals['_ACTIVATEVERSIONRESPONSE']._serialized_start=488
   _globals['_ACTIVATEVERSIONRESPONSE']._serialized_end=558
-  _globals['_GETAGENTDETAILSREQUEST']._serialized_start=560
-  _globals['_GETAGENTDETAILSREQUEST']._serialized_end=602
-  _globals['_AGENTDETAILS']._serialized_start=605
-  _globals['_AGENTDETAILS']._serialized_end=783
-  _globals['_VERSIONINFO']._serialized_start=786
-  _globals['_VERSIONINFO']._serialized_end=1022
-  _globals['_VERSIONSTATS']._serialized_start=1025
-  _globals['_VERSIONSTATS']._serialized_end=1243
-  _globals['_VERSIONFAILURE']._serialized_start=1246
-  _globals['_VERSIONFAILURE']._serialized_end=1438
-  _globals['_GETSEATLOGSREQUEST']._serialized_start=1440
-  _globals['_GETSEATLOGSREQUEST']._serialized_end=1478
-  _globals['_SEATLOGS']._serialized_start=1480
-  _globals['_SEATLOGS']._serialized_end=1547
-  _globals['_SEATLOG']._serialized_start=1549
-  _globals['_SEATLOG']._serialized_end=1631
-  _globals['_STEPLOG']._serialized_start=1633
-  _globals['_STEPLOG']._serialized_end=1700
-  _globals['_HOSTING']._serialized_start=1703
-  _globals['_HOSTING']._serialized_end=2153
+  _globals['_DELETEVERSIONREQUEST']._serialized_start=560
+  _globals['_DELETEVERSIONREQUEST']._serialized_end=602
+  _globals['_DELETEVERSIONRESPONSE']._serialized_start=604
+  _globals['_DELETEVERSIONRESPONSE']._serialized_end=684
+  _globals['_GETAGENTDETAILSREQUEST']._serialized_start=686
+  _globals['_GETAGENTDETAILSREQUEST']._serialized_end=728
+  _globals['_AGENTDETAILS']._serialized_start=731
+  _globals['_AGENTDETAILS']._serialized_end=909
+  _globals['_VERSIONINFO']._serialized_start=912
+  _globals['_VERSIONINFO']._serialized_end=1148
+  _globals['_VERSIONSTATS']._serialized_start=1151
+  _globals['_VERSIONSTATS']._serialized_end=1369
+  _globals['_VERSIONFAILURE']._serialized_start=1372
+  _globals['_VERSIONFAILURE']._serialized_end=1564
+  _globals['_GETSEATLOGSREQUEST']._serialized_start=1566
+  _globals['_GETSEATLOGSREQUEST']._serialized_end=1604
+  _globals['_SEATLOGS']._serialized_start=1606
+  _globals['_SEATLOGS']._serialized_end=1673
+  _globals['_SEATLOG']._serialized_start=1675
+  _globals['_SEATLOG']._serialized_end=1757
+  _globals['_STEPLOG']._serialized_start=1759
+  _globals['_STEPLOG']._serialized_end=1826
+  _globals['_HOSTING']._serialized_start=1829
+  _globals['_HOSTING']._serialized_end=2371
 # @@protoc_insertion_point(module_scope)

@@ -60,6 +60,22 @@ class ActivateVersionResponse(_message.Message):
     version: VersionInfo
     def __init__(self, version: _Optional[_Union[VersionInfo, _Mapping]] = ...) -> None: ...
 
+class DeleteVersionRequest(_message.Message):
+    __slots__ = ("version_id",)
+    VERSION_ID_FIELD_NUMBER: _ClassVar[int]
+    version_id: str
+    def __init__(self, version_id: _Optional[str] = ...) -> None: ...
+
+class DeleteVersionResponse(_message.Message):
+    __slots__ = ("version_id", "size", "archive_freed")
+    VERSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    ARCHIVE_FREED_FIELD_NUMBER: _ClassVar[int]
+    version_id: str
+    size: int
+    archive_freed: int
+    def __init__(self, version_id: _Optional[str] = ..., size: _Optional[int] = ..., archive_freed: _Optional[int] = ...) -> None: ...
+
 class GetAgentDetailsRequest(_message.Message):
     __slots__ = ("agent_id",)
     AGENT_ID_FIELD_NUMBER: _ClassVar[int]

@@ -26,7 +26,7 @@ if _version_not_supported:
 
 
 class HostingStub:
-    """Versions of hosted agents: submit, list, activate, inspect.
+    """Versions of hosted agents: submit, list, activate, inspect, delete.
     """
 
     def __init__(self, channel):
@@ -60,10 +60,15 @@ class HostingStub:
                 request_serializer=twistarena_dot_v1_dot_hosting__pb2.GetSeatLogsRequest.SerializeToString,
                 response_deserializer=twistarena_dot_v1_dot_hosting__pb2.SeatLogs.FromString,
                 _registered_method=True)
+        self.DeleteVersion = channel.unary_unary(
+                '/twistarena.v1.Hosting/DeleteVersion',
+                request_serializer=twistarena_dot_v1_dot_hosting__pb2.DeleteVersionRequest.SerializeToString,
+                response_deserializer=twistarena_dot_v1_dot_hosting__pb2.DeleteVersionResponse.FromString,
+                _registered_method=True)
 
 
 class HostingServicer:
-    """Versions of hosted agents: submit, list, activate, inspect.
+    """Versions of hosted agents: submit, list, activate, inspect, delete.
     """
 
     def SubmitVersion(self, request_iterator, context):
@@ -118,6 +123,18 @@ class HostingServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DeleteVersion(self, request, context):
+        """Delete one of the calling agent's versions (api token as metadata): its
+        record, stats and failures, and its archive once no version uses it. The
+        other versions keep their numbers. NOT_FOUND (UNKNOWN_VERSION),
+        INVALID_ARGUMENT (AMBIGUOUS_VERSION), FAILED_PRECONDITION (VERSION_ACTIVE:
+        activate another first; VERSION_PLAYING: seats handed out with it may
+        still be playing it).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_HostingServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -146,6 +163,11 @@ def add_HostingServicer_to_server(servicer, server):
                     request_deserializer=twistarena_dot_v1_dot_hosting__pb2.GetSeatLogsRequest.FromString,
                     response_serializer=twistarena_dot_v1_dot_hosting__pb2.SeatLogs.SerializeToString,
             ),
+            'DeleteVersion': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteVersion,
+                    request_deserializer=twistarena_dot_v1_dot_hosting__pb2.DeleteVersionRequest.FromString,
+                    response_serializer=twistarena_dot_v1_dot_hosting__pb2.DeleteVersionResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'twistarena.v1.Hosting', rpc_method_handlers)
@@ -155,7 +177,7 @@ def add_HostingServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class Hosting:
-    """Versions of hosted agents: submit, list, activate, inspect.
+    """Versions of hosted agents: submit, list, activate, inspect, delete.
     """
 
     @staticmethod
@@ -283,6 +305,33 @@ class Hosting:
             '/twistarena.v1.Hosting/GetSeatLogs',
             twistarena_dot_v1_dot_hosting__pb2.GetSeatLogsRequest.SerializeToString,
             twistarena_dot_v1_dot_hosting__pb2.SeatLogs.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteVersion(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/twistarena.v1.Hosting/DeleteVersion',
+            twistarena_dot_v1_dot_hosting__pb2.DeleteVersionRequest.SerializeToString,
+            twistarena_dot_v1_dot_hosting__pb2.DeleteVersionResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -4,11 +4,18 @@ unpacked (a runner), and the deterministic packing of a directory.
 
 An archive is a .tar.gz or a .zip (told apart by their first bytes) of regular
 files, directories and symlinks that stay inside it. Refused: absolute names,
-``..``, backslashes, names given twice, device files and fifos, a symlink or
+``..``, backslashes, NULs and names that are not UTF-8, names longer than
+``MAX_PATH`` bytes or with a part longer than ``MAX_PART`` (what every Linux
+file system takes), names given twice, a name that is a file and also a
+directory of another (``a`` and ``a/b``), device files and fifos, a symlink or
 hardlink that leads outside or through another symlink, encrypted zip members,
 and more files or unpacked bytes than the caps. Sizes are counted on the bytes
 actually decompressed (a zip's declared sizes may lie) and the count stops at
 the cap, so a bomb costs at most a cap's worth of work and memory.
+
+``inspect`` is the server's check and ``extract`` the runner's unpack; the
+second runs the first and then writes exactly the entries it listed, so an
+archive the server accepts is one every runner unpacks.
 
 A packed directory is the same bytes for the same files wherever zlib
 compresses alike (sorted names, fixed times, owners and modes), so its
@@ -27,7 +34,7 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, NoReturn
 
 MIB = 1024 * 1024
 #: The defaults of ``serve --version-max-packed-mb/--version-max-unpacked-mb/--version-max-files``.
@@ -41,6 +48,11 @@ CHUNK = 64 * 1024
 HEADER_ALLOWANCE = 4096
 #: Packed entries' modification time: 1980-01-01, the earliest a zip can hold.
 FIXED_MTIME = 315532800
+
+#: Longest member name, in UTF-8 bytes, and longest part of one (Linux's
+#: NAME_MAX); well under PATH_MAX once a runner's cache directory is in front.
+MAX_PATH = 1024
+MAX_PART = 255
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
@@ -113,15 +125,32 @@ def inspect(data: bytes, caps: Caps = Caps()) -> Summary:
 
 
 def extract(data: bytes, dest: Path, caps: Caps = Caps()) -> Summary:
-    """Check the archive (``inspect``), then unpack it into the empty directory
-    ``dest`` (a runner's copy of a version)."""
+    """Check the archive (``inspect``), then unpack into the empty directory ``dest``
+    (a runner's copy of a version) exactly the entries the check listed."""
     summary = inspect(data, caps)
     dest.mkdir(parents=True, exist_ok=True)
-    if summary.format == "tar.gz":
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
-            tar.extractall(dest, filter="data")
-    else:
-        _extract_zip(data, dest, summary.entries)
+    kinds = {entry.name: entry for entry in summary.entries}
+    for entry in summary.entries:
+        if entry.kind == "dir":
+            (dest / entry.name).mkdir(mode=0o755, parents=True, exist_ok=True)
+    for name, source, executable in _regular_files(data, summary.format):
+        if name not in kinds:
+            continue  # the root, or a member the check did not list: never written
+        path = dest / name
+        path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as target:
+            while chunk := source.read(CHUNK):
+                target.write(chunk)
+        path.chmod(0o755 if executable else 0o644)
+    for entry in summary.entries:
+        path = dest / entry.name
+        if entry.kind in ("symlink", "hardlink"):
+            path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+        if entry.kind == "symlink":
+            path.symlink_to(entry.target)
+        elif entry.kind == "hardlink":
+            os.link(dest / entry.target, path, follow_symlinks=False)
     return summary
 
 
@@ -164,16 +193,39 @@ def _walk(root: Path) -> Iterator[Path]:
             yield from _walk(entry)
 
 
+def _shown(raw: str) -> str:
+    """A member's name in a message: at most 60 characters of it."""
+    return repr(raw) if len(raw) <= 60 else f"{raw[:60]!r}... ({len(raw)} characters)"
+
+
 def _normalized(raw: str) -> str:
-    """A member's name as a relative POSIX path; refused if it could leave the root."""
+    """A member's name as a relative POSIX path; refused if it could leave the root
+    or if a file system would refuse it."""
     if "\x00" in raw or "\\" in raw:
-        raise ArchiveRefused(f"{raw!r}: a name with a NUL or a backslash")
+        raise ArchiveRefused(f"{_shown(raw)}: a name with a NUL or a backslash")
     if raw.startswith("/"):
-        raise ArchiveRefused(f"{raw!r}: an absolute path")
+        raise ArchiveRefused(f"{_shown(raw)}: an absolute path")
     parts = [p for p in raw.split("/") if p not in ("", ".")]
     if ".." in parts:
-        raise ArchiveRefused(f"{raw!r}: a path with '..'")
-    return "/".join(parts)
+        raise ArchiveRefused(f"{_shown(raw)}: a path with '..'")
+    name = "/".join(parts)
+    try:
+        encoded = name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ArchiveRefused(f"{_shown(raw)}: a name that is not UTF-8") from None
+    if len(encoded) > MAX_PATH:
+        raise ArchiveRefused(f"{_shown(raw)}: a name longer than {MAX_PATH} bytes")
+    if any(len(part.encode("utf-8")) > MAX_PART for part in parts):
+        raise ArchiveRefused(f"{_shown(raw)}: a name with a part longer than "
+                             f"{MAX_PART} bytes")
+    return name
+
+
+def _clash(name: str, kind: str, child: str) -> NoReturn:
+    """Refuse a name that is both a directory of ``child`` and not a directory."""
+    if kind == "symlink":
+        raise ArchiveRefused(f"{child}: a path through the symlink {_shown(name)}")
+    raise ArchiveRefused(f"{_shown(name)} is a {kind} and also the directory of {child}")
 
 
 class _Counter:
@@ -185,15 +237,25 @@ class _Counter:
         self.dirs = 0
         self.unpacked = 0
         self.entries: list[Entry] = []
-        self.names: set[str] = set()
+        #: Every name's kind, and the directories the names imply (their parents).
+        self.kinds: dict[str, str] = {}
+        self.parents: set[str] = set()
 
     def add(self, entry: Entry) -> None:
         """Count one entry (its bytes were counted as they were read)."""
         if not entry.name:
             return  # the root itself ("." or "./")
-        if entry.name in self.names:
-            raise ArchiveRefused(f"{entry.name!r} is in the archive twice")
-        self.names.add(entry.name)
+        if entry.name in self.kinds:
+            raise ArchiveRefused(f"{_shown(entry.name)} is in the archive twice")
+        if entry.kind != "dir" and entry.name in self.parents:
+            _clash(entry.name, entry.kind, "another member")
+        parent = posixpath.dirname(entry.name)
+        while parent and parent not in self.parents:
+            if self.kinds.get(parent, "dir") != "dir":
+                _clash(parent, self.kinds[parent], _shown(entry.name))
+            self.parents.add(parent)
+            parent = posixpath.dirname(parent)
+        self.kinds[entry.name] = entry.kind
         if entry.kind == "dir":
             self.dirs += 1
         else:
@@ -318,22 +380,20 @@ def _through_directories(name: str, parts: list[str], kinds: dict[str, str]) -> 
             raise ArchiveRefused(f"{name!r}: a path through the symlink {'/'.join(stack)!r}")
 
 
-def _extract_zip(data: bytes, dest: Path, entries: list[Entry]) -> None:
-    """Unpack a checked zip: directories, files (executable bit kept), symlinks."""
+def _regular_files(data: bytes, fmt: str) -> Iterator[tuple[str, IO[bytes], bool]]:
+    """Each regular file of a checked archive: its name, its bytes, executable or not."""
+    if fmt == "tar.gz":
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r|gz") as tar:
+            for member in tar:
+                if member.isreg():
+                    handle = tar.extractfile(member)
+                    assert handle is not None
+                    yield _normalized(member.name), handle, bool(member.mode & 0o111)
+        return
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        infos = {_normalized(i.filename): i for i in archive.infolist()}
-        for entry in entries:
-            path = dest / entry.name
-            if entry.kind == "dir":
-                path.mkdir(parents=True, exist_ok=True)
-                continue
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if entry.kind == "symlink":
-                path.symlink_to(entry.target)
-                continue
-            info = infos[entry.name]
-            with archive.open(info) as source, path.open("wb") as target:
-                while chunk := source.read(CHUNK):
-                    target.write(chunk)
-            executable = (info.external_attr >> 16) & 0o111
-            path.chmod(0o755 if executable else 0o644)
+        for info in archive.infolist():
+            kind = stat.S_IFMT(info.external_attr >> 16)
+            if not info.is_dir() and kind in (0, stat.S_IFREG):
+                with archive.open(info) as handle:
+                    yield (_normalized(info.filename), handle,
+                           bool((info.external_attr >> 16) & 0o111))

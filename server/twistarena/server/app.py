@@ -137,7 +137,8 @@ class App:
         if url is None:
             self.embedded = EmbeddedValkey(config.data_dir, fsync=config.durability)
             url = await asyncio.to_thread(self.embedded.start)
-            log.info("embedded_valkey", url=url, data_dir=str(config.data_dir or ""),
+            log.info("embedded_valkey", address=self.embedded.address,
+                     data_dir=str(config.data_dir or ""),
                      appendfsync=config.durability)
         durability = Durability(
             fsync_each=config.durability == "always" and self.embedded is None,
@@ -264,7 +265,7 @@ class App:
                 except RuntimeError as exc:
                     log.error("embedded_valkey_restart_failed", error=str(exc)[-300:])
                     continue
-                log.warning("embedded_valkey_restarted", url=embedded.url,
+                log.warning("embedded_valkey_restarted", address=embedded.address,
                             restarts=embedded.restarts)
             try:
                 identity = await asyncio.wait_for(self.store.identity(), STORE_CHECK_S * 4)

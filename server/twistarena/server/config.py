@@ -52,6 +52,9 @@ class Limits:
     #: Open connections per client address, enforced by a relay in front of the
     #: gRPC port (0: no cap and no relay; gRPC itself has no such cap).
     connections_per_peer: int = 0
+    #: Agents registered per client address per hour (the admin token holder's
+    #: calls are not counted).
+    registers_per_hour: int = 30
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,8 +149,12 @@ class ServerConfig:
     #: Caps on a hosted version's archive: packed bytes, unpacked bytes, files
     #: (``serve --version-max-packed-mb/--version-max-unpacked-mb/--version-max-files``).
     version_caps: archives.Caps = field(default_factory=archives.Caps)
-    #: Versions one agent may keep (each is stored for good; ``serve --version-max-per-agent``).
+    #: Versions one agent may keep (until it deletes them; ``serve --version-max-per-agent``).
     max_versions_per_agent: int = 100
+    #: Packed bytes of archives one agent's versions may keep, and the whole store
+    #: (``serve --agent-max-archive-mb/--store-max-archive-mb``; 0: no cap).
+    agent_max_archive_bytes: int = 100 * archives.MIB
+    store_max_archive_bytes: int = 2048 * archives.MIB
     extra_grpc_options: tuple[tuple[str, int | str], ...] = field(default_factory=tuple)
 
     def plaintext_allowed(self) -> bool:
@@ -161,6 +168,9 @@ def is_loopback(host: str) -> bool:
     if name in LOOPBACK_NAMES:
         return True
     try:
-        return ipaddress.ip_address(name).is_loopback
+        address = ipaddress.ip_address(name)
     except ValueError:
         return False
+    # A dual-stack socket shows an IPv4 client as ::ffff:a.b.c.d.
+    mapped = getattr(address, "ipv4_mapped", None)
+    return bool((mapped or address).is_loopback)

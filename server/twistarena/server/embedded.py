@@ -9,6 +9,13 @@ AOF's ``appendfsync``: ``everysec`` by default, ``always`` for
 below the kernel's ephemeral range (``free_port``), and is told to exit when
 its parent process dies (so a ``kill -9`` of twistarena does not leave it
 running; ``die_with_parent``).
+
+It answers no one without its password: a random one, kept mode 0600 as
+``valkey-password`` in the data directory (or made up for a temporary one) and
+given to the server in a config file of mode 0600, never on a command line;
+the data directory (its append-only file too) is made mode 0700.
+Every client of the node (its store, ``serve --workers``' nodes, ``cluster``)
+gets it in the URL, which is never logged (``address`` is).
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+import secrets
 import shutil
 import signal
 import socket
@@ -26,6 +34,8 @@ import time
 from pathlib import Path
 
 PID_FILE = "valkey.pid"
+PASSWORD_FILE = "valkey-password"
+AUTH_CONFIG = "valkey-auth.conf"
 _PR_SET_PDEATHSIG = 1
 
 
@@ -117,11 +127,46 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def ping(host: str, port: int, timeout: float = 0.5) -> bool:
-    """True when a Redis-protocol server answers PING on host:port."""
+def write_secret(path: Path, secret: str) -> None:
+    """Write ``secret`` to ``path``, readable by its owner only from the start."""
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(secret + "\n")
+
+
+def kept_secret(data_dir: Path | None, name: str, prefix: str = "") -> str:
+    """The secret ``name`` of a data directory, made (mode 0600) on its first use and
+    the same after a restart; a fresh one without a data directory."""
+    if data_dir is None:
+        return prefix + secrets.token_urlsafe(24)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    path = data_dir / name
+    with contextlib.suppress(OSError):
+        found = path.read_text().strip()
+        if found:
+            return found
+    made = prefix + secrets.token_urlsafe(24)
+    write_secret(path, made)
+    return made
+
+
+def _command(*words: str) -> bytes:
+    return f"*{len(words)}\r\n".encode() + b"".join(
+        f"${len(w.encode())}\r\n{w}\r\n".encode() for w in words)
+
+
+def ping(host: str, port: int, timeout: float = 0.5, password: str = "") -> bool:
+    """True when a Redis-protocol server answers PING on host:port (after AUTH
+    with ``password`` when one is given)."""
     try:
         with socket.create_connection((host, port), timeout=timeout) as sock:
-            sock.sendall(b"*1\r\n$4\r\nPING\r\n")
+            if password:
+                sock.sendall(_command("AUTH", password))
+                if not sock.recv(64).startswith(b"+OK"):
+                    return False
+            sock.sendall(_command("PING"))
             return sock.recv(64).startswith(b"+PONG")
     except OSError:
         return False
@@ -138,6 +183,8 @@ class EmbeddedValkey:
         self.host = host
         self.fsync = fsync
         self.port = 0
+        #: What every client must AUTH with (kept with the data directory).
+        self.password = kept_secret(data_dir, PASSWORD_FILE)
         self.process: subprocess.Popen[bytes] | None = None
         self._temp_dir: str | None = None
         self._workdir: Path | None = None
@@ -146,14 +193,22 @@ class EmbeddedValkey:
 
     @property
     def url(self) -> str:
-        """The redis:// URL of the running server."""
-        return f"redis://{self.host}:{self.port}/0"
+        """The redis:// URL of the running server, with its password (never log it)."""
+        return f"redis://:{self.password}@{self.host}:{self.port}/0"
+
+    @property
+    def address(self) -> str:
+        """Where the server listens, for logs (no password)."""
+        return f"{self.host}:{self.port}"
 
     def start(self, timeout: float = 15.0) -> str:
         """Start the server and wait until it answers; returns its redis:// URL."""
         if self.data_dir is not None:
             workdir = Path(self.data_dir).resolve()
             workdir.mkdir(parents=True, exist_ok=True)
+            # The append-only file holds every archive and token hash: the
+            # password would be moot if another user could read it.
+            workdir.chmod(0o700)
             self._wait_previous(workdir, timeout)
         else:
             self._temp_dir = tempfile.mkdtemp(prefix="twistarena-valkey-")
@@ -183,8 +238,10 @@ class EmbeddedValkey:
             # The store's clients keep the address: a restart keeps the port.
             if not same_port:
                 self.port = free_port(self.host)
+            auth = workdir / AUTH_CONFIG
+            write_secret(auth, f"requirepass {self.password}")
             args = [
-                str(binary),
+                str(binary), str(auth),
                 "--bind", self.host,
                 "--port", str(self.port),
                 "--dir", str(workdir),
@@ -203,7 +260,7 @@ class EmbeddedValkey:
             while time.monotonic() < deadline:
                 if self.process.poll() is not None:
                     break
-                if ping(self.host, self.port):  # LOADING answers an error: wait
+                if ping(self.host, self.port, password=self.password):  # LOADING: wait
                     return self.url
                 time.sleep(0.02)
             last_error = self._log_tail(workdir)

@@ -21,7 +21,13 @@ import grpc
 from grpc import aio
 from prometheus_client import Counter
 from twistarena.storage import VersionRecord, VersionStats, version_id
-from twistarena.storage.versions import STDERR_TAIL_BYTES, TooManyVersions
+from twistarena.storage.versions import (
+    STDERR_TAIL_BYTES,
+    TooManyBytes,
+    TooManyVersions,
+    VersionActive,
+    VersionPlaying,
+)
 from twistarena.v1 import hosting_pb2 as hpb
 from twistarena.v1 import hosting_pb2_grpc as hgrpc
 from twistarena.v1 import matchmaking_pb2 as kpb
@@ -109,9 +115,16 @@ class Hosting(hgrpc.HostingServicer):
             log_bytes.decode("utf-8", "ignore"), len(data), summary.unpacked, summary.files,
             int(time.time() * 1000))
         try:
-            stored, created = await self.versions.put(record, data, most)
+            stored, created = await self.versions.put(
+                record, data, most, self.config.agent_max_archive_bytes,
+                self.config.store_max_archive_bytes)
         except TooManyVersions:
             await _too_many(context, agent_id, most)
+        except TooManyBytes as exc:
+            await _refuse(context, agent_id, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                          "TOO_MANY_BYTES", f"{exc} (serve --agent-max-archive-mb/"
+                          "--store-max-archive-mb; twistarena agent versions delete frees "
+                          "room)")
         if manifest.activate or await self.versions.active_id(agent_id) is None:
             await self.versions.activate(agent_id, vid)
         VERSIONS.labels("stored" if created else "existing").inc()
@@ -160,25 +173,51 @@ class Hosting(hgrpc.HostingServicer):
                               ) -> hpb.ActivateVersionResponse:
         """Make a version (by id or unique prefix) the one the agent's seats run."""
         agent_id = await api_agent(context, self.agents.by_token, "ActivateVersion")
-        prefix = request.version_id.strip().lower()
+        vid = await self._version_of(context, agent_id, request.version_id)
+        if not await self.versions.activate(agent_id, vid):
+            await _unknown_version(context, agent_id, vid)
+        log.info("version_activated", agent_id=agent_id, version_id=vid)
+        record = await self.versions.get(agent_id, vid)
+        assert record is not None  # the active version is never deleted
+        stats = await self.versions.stats(agent_id, [vid])
+        return hpb.ActivateVersionResponse(version=_info(record, vid, stats[vid], private=True))
+
+    async def DeleteVersion(self, request: hpb.DeleteVersionRequest,
+                            context: aio.ServicerContext[Any, Any],
+                            ) -> hpb.DeleteVersionResponse:
+        """Delete a version no seat needs (not the active one, none playing it):
+        its bytes leave the agent's count, its archive goes with its last version."""
+        agent_id = await api_agent(context, self.agents.by_token, "DeleteVersion")
+        vid = await self._version_of(context, agent_id, request.version_id)
+        try:
+            deleted = await self.versions.delete(agent_id, vid, int(time.time() * 1000))
+        except VersionActive:
+            await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "VERSION_ACTIVE",
+                       f"version {vid[:12]} is the active one: activate another first")
+        except VersionPlaying as exc:
+            await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "VERSION_PLAYING",
+                       f"{exc}; delete it once its matches are over")
+        if deleted is None:
+            await _unknown_version(context, agent_id, vid)
+        log.info("version_deleted", agent_id=agent_id, version_id=vid, size=deleted.size,
+                 archive_freed=deleted.archive_freed)
+        return hpb.DeleteVersionResponse(version_id=vid, size=deleted.size,
+                                         archive_freed=deleted.archive_freed)
+
+    async def _version_of(self, context: aio.ServicerContext[Any, Any], agent_id: str,
+                          given: str) -> str:
+        """The agent's version id that ``given`` (an id or a unique prefix) names."""
+        prefix = given.strip().lower()
         if len(prefix) < MIN_PREFIX or not HEX.fullmatch(prefix):
             await _malformed(context, f"a version id is hex; give at least {MIN_PREFIX} "
-                             f"digits of one (got {shown(request.version_id)})")
+                             f"digits of one (got {shown(given)})")
         found = [vid for vid in await self.versions.ids(agent_id) if vid.startswith(prefix)]
         if not found:
-            await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_VERSION",
-                       f"agent {agent_id} has no version {shown(prefix)} "
-                       "(twistarena agent versions lists them)")
+            await _unknown_version(context, agent_id, prefix)
         if len(found) > 1:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "AMBIGUOUS_VERSION",
                        f"{shown(prefix)} starts {len(found)} versions; give more digits")
-        [vid] = found
-        await self.versions.activate(agent_id, vid)
-        log.info("version_activated", agent_id=agent_id, version_id=vid)
-        record = await self.versions.get(agent_id, vid)
-        assert record is not None  # versions are never deleted
-        stats = await self.versions.stats(agent_id, [vid])
-        return hpb.ActivateVersionResponse(version=_info(record, vid, stats[vid], private=True))
+        return found[0]
 
     async def GetAgentDetails(self, request: hpb.GetAgentDetailsRequest,
                               context: aio.ServicerContext[Any, Any]) -> hpb.AgentDetails:
@@ -237,6 +276,13 @@ async def _too_many(context: aio.ServicerContext[Any, Any], agent_id: str,
     await _refuse(context, agent_id, grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_VERSIONS",
                   f"agent {agent_id} has {most} versions, the most one agent may keep "
                   "(serve --version-max-per-agent)")
+
+
+async def _unknown_version(context: aio.ServicerContext[Any, Any], agent_id: str,
+                           vid: str) -> NoReturn:
+    await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_VERSION",
+               f"agent {agent_id} has no version {shown(vid)} "
+               "(twistarena agent versions lists them)")
 
 
 async def _malformed(context: aio.ServicerContext[Any, Any], why: str) -> NoReturn:

@@ -77,6 +77,29 @@ def is_host(context: aio.ServicerContext[Any, Any], config: ServerConfig) -> boo
     return bool(expected and token and auth.same_secret(token, expected))
 
 
+class HourlyCount:
+    """At most ``per_hour`` events per key in any hour (0: no limit): the times of
+    each key's last events, forgotten after the hour (and keys past ``MAX_BUCKETS``)."""
+
+    def __init__(self, per_hour: int) -> None:
+        self.per_hour = per_hour
+        self.times: dict[str, list[float]] = {}
+
+    def allow(self, key: str) -> bool:
+        """Count one event of ``key``; False (not counted) when it had its hour's worth."""
+        if self.per_hour <= 0:
+            return True
+        now = time.monotonic()
+        recent = [t for t in self.times.get(key, ()) if now - t < 3600.0]
+        if len(recent) >= self.per_hour:
+            self.times[key] = recent
+            return False
+        if key not in self.times and len(self.times) >= MAX_BUCKETS:
+            self.times = {k: v for k, v in self.times.items() if now - v[-1] < 3600.0}
+        self.times[key] = [*recent, now]
+        return True
+
+
 #: Given object ids, which of them are still live (waiting or running).
 LiveCheck = Callable[[list[str]], Awaitable[list[bool]]]
 
@@ -123,6 +146,18 @@ class Quotas:
         self.waiting_matches = waiting_matches
         self.token_joins = RateLimiter(self.limits.joins_per_minute_per_token)
         self.peer_joins = RateLimiter(self.limits.joins_per_minute_per_peer)
+        self.registers = HourlyCount(self.limits.registers_per_hour)
+
+    async def admit_register(self, context: aio.ServicerContext[Any, Any]) -> None:
+        """Refuse a new agent beyond the address's hourly count (the host is exempt):
+        agents, and what each may store, are bounded per machine."""
+        if is_host(context, self.config):
+            return
+        if not self.registers.allow(peer_host(context)):
+            await fail(context, grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED",
+                       f"limit registers_per_hour: at most {self.limits.registers_per_hour} "
+                       "agents registered an hour per client address "
+                       "(serve --registers-per-hour); wait")
 
     async def admit_creation(self, context: aio.ServicerContext[Any, Any],
                              makes_match: bool) -> list[str]:

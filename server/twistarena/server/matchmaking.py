@@ -67,6 +67,7 @@ class Matchmaking(kgrpc.MatchmakingServicer):
         if not 1 <= len(name) <= 100:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
                        "an agent name has 1-100 characters")
+        await self.quotas.admit_register(context)
         await self.quotas.admit_creation(context, makes_match=False)
         agent_id, token = await self.agents.register(name)
         log.info("agent_registered", agent_id=agent_id, name=name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn
+from urllib.parse import unquote
 
 import grpc
 from grpc import aio
@@ -12,7 +13,7 @@ from twistarena.storage import AgentRecord
 
 from . import auth, front, metrics
 from .agents import Agents
-from .config import ServerConfig
+from .config import ServerConfig, is_loopback
 
 #: Trailing metadata key carrying an ErrorReason name next to a failed call's status.
 REASON_KEY = "twistarena-reason"
@@ -40,9 +41,14 @@ async def fail(context: aio.ServicerContext[Any, Any], code: grpc.StatusCode, re
 
 
 async def require_admin(context: aio.ServicerContext[Any, Any], config: ServerConfig) -> None:
-    """Admin calls need the admin token when the server has one (open otherwise)."""
+    """Admin calls need the admin token. A server embedded without one (tests, the
+    demo's) takes them from its own machine only: a caller from another machine
+    never gets admin power without the token (``serve`` always has one)."""
     expected = config.admin_token
     if not expected:
+        if not is_loopback(peer_host(context)):
+            await fail(context, grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED_ADMIN",
+                       "this server has no admin token: admin calls only from its own machine")
         return
     token = auth.bearer(context.invocation_metadata())
     if not token:
@@ -94,7 +100,8 @@ def peer_host(context: aio.ServicerContext[Any, Any]) -> str:
     if kind == "unix":
         return "localhost"
     if kind == "ipv6":
-        return rest.rsplit(":", 1)[0].strip("[]")
+        # gRPC writes it percent-encoded: ipv6:%5B::1%5D:5000.
+        return unquote(rest.rsplit(":", 1)[0]).strip("[]")
     host, _, port = rest.rpartition(":")
     if host == "127.0.0.1" and port.isdigit():
         # A connection the front relays: the client is the front's client.

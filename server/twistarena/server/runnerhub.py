@@ -157,11 +157,20 @@ class RunnerHub(rgrpc.RunnersServicer):
             game_id=options.game_id, num_players=options.num_players,
             decision_ms=tc.decision_ms, reconnect_grace_ms=tc.reconnect_grace_ms,
             tournament_id=tournament_id)
+        # Not deleted while the match may last (a runner's report ends it sooner).
+        await self.versions.note_playing(agent_id, version.version_id, seat_key(match_id, seat),
+                                         int((time.time() + self._longest_match_s()) * 1000))
         await self.store.add_seat(seat_key(match_id, seat), assignment.SerializeToString())
         SEATS_HANDED.labels(kind).inc()
         log.info("hosted_seat_waiting", match_id=match_id, seat=seat, agent=agent_id,
                  version=version.version_id[:12], kind=kind)
         self.wake()
+
+    def _longest_match_s(self) -> float:
+        """How long a match may wait for its seats and then run (a week if uncapped)."""
+        waiting = self.config.waiting_timeout_s or 86_400.0
+        running = self.config.max_match_s or 6 * 86_400.0
+        return waiting + running
 
     def _freest(self) -> Session | None:
         open_ = [s for s in self.sessions.values() if s.free > 0 and not s.closed]
@@ -364,6 +373,7 @@ class RunnerHub(rgrpc.RunnersServicer):
             await fail(context, grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED_RUNNER",
                        "this runner was not given that seat, or already reported it")
         agent_id, version = played
+        await self.versions.done_playing(agent_id, version, key)
         stats = request.stats
         steps = tuple(step_log(d) for d in stats.decision_logs)
         await self.versions.record_match(agent_id, version, MatchReport(
@@ -383,7 +393,13 @@ class RunnerHub(rgrpc.RunnersServicer):
     async def MintRunnerToken(self, request: rpb.MintRunnerTokenRequest,
                               context: aio.ServicerContext[Any, Any]
                               ) -> rpb.MintRunnerTokenResponse:
-        """Admin only: a new runner token (the store keeps its hash)."""
+        """Admin only, with the admin token: a new runner token (the store keeps its
+        hash). A server without an admin token mints none, whoever asks: a runner
+        token opens other agents' seats and archives."""
+        if not self.config.admin_token:
+            await fail(context, grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED_ADMIN",
+                       "this server has no admin token, so it mints no runner tokens "
+                       "(serve --runner-token, or runners started by serve)")
         await require_admin(context, self.config)
         token = auth.new_token(RUNNER_TOKEN_PREFIX)
         await self.store.add_token(auth.token_hash(token), request.name[:100])

@@ -159,10 +159,13 @@ class ArenaStore(StorePart):
             active = await pipe.execute()
             pipe = self._redis.pipeline(transaction=False)
             for agent_id, vid in zip(agent_ids, active, strict=True):
+                # Its kept number; a version stored before numbers were kept: its rank.
+                pipe.hget(keys.agent_version(agent_id, text(vid or "")), "number")
                 pipe.zrank(keys.agent_versions(agent_id), vid or "")
-            ranks = await pipe.execute()
-        return [(0, "") if vid is None or rank is None else (int(rank) + 1, text(vid))
-                for vid, rank in zip(active, ranks, strict=True)]
+            found = await pipe.execute()
+        return [(0, "") if vid is None or rank is None else
+                (int(number) if number is not None else int(rank) + 1, text(vid))
+                for vid, number, rank in zip(active, found[::2], found[1::2], strict=True)]
 
     async def add_live(self, arena_id: str, match_id: str, players: Sequence[str]) -> None:
         """Note a match of the arena before it is created (its players per seat)."""

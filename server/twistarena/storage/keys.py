@@ -273,7 +273,34 @@ def seat_logs(agent_id: str) -> tuple[str, str]:
     return f"{tag}:seatlogs", f"{tag}:seatlogs:order"
 
 
+def agent_version_seq(agent_id: str) -> str:
+    """String: the number the agent's last stored version got (1, 2, ...); a
+    version keeps its number when older ones are deleted (arenas rate by it)."""
+    return f"{{av:{agent_id}}}:seq"
+
+
+def agent_archive_bytes(agent_id: str) -> str:
+    """String: packed bytes of the agent's stored versions, all together."""
+    return f"{{av:{agent_id}}}:bytes"
+
+
+def version_playing(agent_id: str, version_id: str) -> str:
+    """Sorted set: the seats (``<match>:<seat>``) handed to runners with this
+    version -> until when (ms) they may still be playing it."""
+    return f"{{av:{agent_id}}}:playing:{version_id}"
+
+
 def archive(content_hash: str) -> str:
     """String: a packed version archive, stored once per sha256 of its bytes and
-    never changed (versions of any agent with the same bytes share it). Used alone."""
+    never changed (versions of any agent with the same bytes share it)."""
     return f"twistarena:archive:{content_hash}"
+
+
+def archive_refs(content_hash: str) -> str:
+    """Set: the versions (``<agent>/<version id>``) that use the archive; when the
+    last goes, the archive goes. Its tag is the archive's whole key: one slot."""
+    return f"{{{archive(content_hash)}}}:refs"
+
+
+#: String: packed bytes of every archive stored (the whole store's cap counts them).
+ARCHIVE_BYTES = "twistarena:archives:bytes"

@@ -67,6 +67,10 @@ class Scripts:
         self.runner_expire = Script.read("runner_expire")
         self.runner_done = Script.read("runner_done")
         self.version_put = Script.read("version_put")
+        self.version_delete = Script.read("version_delete")
+        self.version_activate = Script.read("version_activate")
+        self.archive_put = Script.read("archive_put")
+        self.archive_release = Script.read("archive_release")
         self.version_stats = Script.read("version_stats")
 
     def all(self) -> list[Script]:

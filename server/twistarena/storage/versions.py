@@ -49,6 +49,29 @@ class TooManyVersions(StoreError):
     """The agent keeps as many versions as it may; the new one was not stored."""
 
 
+class TooManyBytes(StoreError):
+    """The new version would take its agent, or the whole store, over its cap on
+    archive bytes; it was not stored."""
+
+
+class VersionActive(StoreError):
+    """The version is the agent's active one: its seats start it; not deleted."""
+
+
+class VersionPlaying(StoreError):
+    """Seats handed out with the version may still be playing it; not deleted."""
+
+
+@dataclass(frozen=True, slots=True)
+class Deleted:
+    """What deleting a version freed: its packed bytes, and the archive's bytes
+    when no other version used it (0: the archive stays for the others)."""
+
+    content_hash: str
+    size: int
+    archive_freed: int
+
+
 def version_id(content_hash: str, entry: str, build: str) -> str:
     """A version's id: sha256 (hex) of its content hash, entry and build command.
     The same archive with another entry command is another version."""
@@ -189,29 +212,139 @@ class VersionStore(StorePart):
 
     # -- versions ---------------------------------------------------------------------
 
-    async def put(self, record: VersionRecord, archive: bytes,
-                  most: int = 0) -> tuple[VersionRecord, bool]:
+    async def put(self, record: VersionRecord, archive: bytes, most: int = 0,
+                  most_bytes: int = 0, store_bytes: int = 0) -> tuple[VersionRecord, bool]:
         """Store a version and its archive: the archive first (once per content
-        hash), so that a stored version never lacks its bytes. Returns the stored
-        version and whether it is new (an existing one is returned unchanged);
-        ``TooManyVersions`` when the agent already has ``most`` others (0: no cap)."""
+        hash, noting the version as one of its users), so that a stored version
+        never lacks its bytes. Returns the stored version and whether it is new (an
+        existing one is returned unchanged). Refused (0: no cap): ``TooManyVersions``
+        when the agent already has ``most`` others; ``TooManyBytes`` when its
+        versions would pack more than ``most_bytes``, or a new archive would take
+        the store's archives over ``store_bytes`` (counted before the write, so
+        submissions at the same moment may each pass: over by a few archives)."""
         fields = asdict(record)
         vid = fields.pop("version_id")
         agent_id = fields.pop("agent_id")
-        args: list[str | int] = [vid, record.created_ms, most]
+        args: list[str | int] = [vid, record.created_ms, most, most_bytes, record.size]
         for name, value in fields.items():
             args += [name, value]
+        archive_keys = [keys.archive(record.content_hash), keys.archive_refs(record.content_hash)]
+        user = f"{agent_id}/{vid}"
         with driver_errors():
-            await self._redis.set(keys.archive(record.content_hash), archive, nx=True)
+            await self._backfill_bytes(agent_id)
+            if store_bytes and not await self._redis.exists(archive_keys[0]) and \
+                    await self.stored_bytes() + len(archive) > store_bytes:
+                raise TooManyBytes(f"the store holds {store_bytes} bytes of archives, its cap")
+            if await self.scripts.run(self._redis, self.scripts.archive_put, archive_keys,
+                                      [archive, user]):
+                await self._redis.incrby(keys.ARCHIVE_BYTES, len(archive))
             created = await self.scripts.run(
                 self._redis, self.scripts.version_put,
-                [keys.agent_version(agent_id, vid), keys.agent_versions(agent_id)], args)
+                [keys.agent_version(agent_id, vid), keys.agent_versions(agent_id),
+                 keys.agent_version_seq(agent_id), keys.agent_archive_bytes(agent_id)], args)
+            if created < 0:
+                await self._release(record.content_hash, user)
         if created == -1:
             raise TooManyVersions(f"agent {agent_id} has {most} versions already")
+        if created == -2:
+            raise TooManyBytes(f"agent {agent_id} would keep more than {most_bytes} bytes "
+                               "of archives")
         if created:
             return record, True
         stored = await self.get(agent_id, vid)
         return (stored or record), False
+
+    async def _release(self, content_hash: str, user: str) -> int:
+        """The version ``user`` no longer uses the archive; its bytes freed if it was
+        the last user."""
+        freed = int(await self.scripts.run(
+            self._redis, self.scripts.archive_release,
+            [keys.archive(content_hash), keys.archive_refs(content_hash)], [user]))
+        if freed:
+            await self._redis.decrby(keys.ARCHIVE_BYTES, freed)
+        return freed
+
+    async def _backfill_bytes(self, agent_id: str) -> None:
+        """Count the bytes of an agent's versions stored before bytes were counted."""
+        if await self._redis.exists(keys.agent_archive_bytes(agent_id)):
+            return
+        sizes = [r.size for r in await self.all_of(agent_id, logs_of=())]
+        await self._redis.set(keys.agent_archive_bytes(agent_id), sum(sizes), nx=True)
+
+    async def stored_bytes(self) -> int:
+        """Packed bytes of every archive the store holds (as counted since counted)."""
+        with driver_errors():
+            return integer(await self._redis.get(keys.ARCHIVE_BYTES))
+
+    async def agent_bytes(self, agent_id: str) -> int:
+        """Packed bytes of the agent's versions."""
+        with driver_errors():
+            await self._backfill_bytes(agent_id)
+            return integer(await self._redis.get(keys.agent_archive_bytes(agent_id)))
+
+    async def delete(self, agent_id: str, vid: str, now_ms: int) -> Deleted | None:
+        """Delete a version that is neither the active one (``VersionActive``) nor
+        handed to a runner for a seat that may still be playing (``VersionPlaying``):
+        its record, stats and failures, and its archive when no other version uses
+        it. None when the agent has no such version. The numbers of the others
+        (what arenas rate) do not change."""
+        counts, cpumax, _seen = keys.version_stats(agent_id)
+        with driver_errors():
+            await self._backfill_bytes(agent_id)
+            await self._keep_numbers(agent_id)
+            result = await self.scripts.run(
+                self._redis, self.scripts.version_delete,
+                [keys.agent_version(agent_id, vid), keys.agent_versions(agent_id),
+                 keys.agent_active_version(agent_id), keys.agent_archive_bytes(agent_id),
+                 keys.version_playing(agent_id, vid), keys.version_failures(agent_id, vid),
+                 counts, cpumax], [vid, now_ms, *COUNTERS])
+            code = int(result[0])
+            if code == -1:
+                return None
+            if code == -2:
+                raise VersionActive(f"version {vid} is the active one of agent {agent_id}")
+            if code == -3:
+                raise VersionPlaying(f"{int(result[1])} seats handed out with version {vid} "
+                                     "may still be playing it")
+            content_hash, size = text(result[1]), int(result[2])
+            freed = await self._release(content_hash, f"{agent_id}/{vid}") \
+                if content_hash else 0
+        return Deleted(content_hash, size, freed)
+
+    async def _keep_numbers(self, agent_id: str) -> None:
+        """Give every version stored before numbers were kept its number (its rank),
+        before a deletion would change the ranks."""
+        vids = await self.ids(agent_id)
+        pipe = self._redis.pipeline(transaction=False)
+        for rank, vid in enumerate(reversed(vids), 1):
+            pipe.hsetnx(keys.agent_version(agent_id, vid), "number", rank)
+        pipe.setnx(keys.agent_version_seq(agent_id), len(vids))
+        await pipe.execute()
+
+    async def numbers(self, agent_id: str, vids: Sequence[str]) -> list[int]:
+        """Each version's number (1: the agent's first stored), 0 when unknown."""
+        if not vids:
+            return []
+        with driver_errors():
+            pipe = self._redis.pipeline(transaction=False)
+            for vid in vids:
+                pipe.hget(keys.agent_version(agent_id, vid), "number")
+                pipe.zrank(keys.agent_versions(agent_id), vid)
+            raw = await pipe.execute()
+        return [int(number) if number is not None else (int(rank) + 1 if rank is not None
+                                                         else 0)
+                for number, rank in zip(raw[::2], raw[1::2], strict=True)]
+
+    async def note_playing(self, agent_id: str, vid: str, seat_key: str,
+                           until_ms: int) -> None:
+        """A seat was handed to the runners with this version: not deleted meanwhile."""
+        with driver_errors():
+            await self._redis.zadd(keys.version_playing(agent_id, vid), {seat_key: until_ms})
+
+    async def done_playing(self, agent_id: str, vid: str, seat_key: str) -> None:
+        """The seat's runner reported it over."""
+        with driver_errors():
+            await self._redis.zrem(keys.version_playing(agent_id, vid), seat_key)
 
     async def get(self, agent_id: str, vid: str) -> VersionRecord | None:
         """One version of the agent, None if it has no such version."""
@@ -249,13 +382,13 @@ class VersionStore(StorePart):
 
     async def activate(self, agent_id: str, vid: str) -> bool:
         """Make ``vid`` the version the agent's hosted seats run from now on;
-        False if the agent has no such version. (Versions are never deleted, so
-        one that exists now exists when its seats start.)"""
+        False if the agent has no such version. (The active version is never
+        deleted, so one that exists now exists when its seats start.)"""
         with driver_errors():
-            if not await self._redis.exists(keys.agent_version(agent_id, vid)):
-                return False
-            await self._redis.set(keys.agent_active_version(agent_id), vid)
-        return True
+            done = await self.scripts.run(
+                self._redis, self.scripts.version_activate,
+                [keys.agent_version(agent_id, vid), keys.agent_active_version(agent_id)], [vid])
+        return bool(done)
 
     async def active_id(self, agent_id: str) -> str | None:
         """The id of the agent's active version, None when none was activated."""

@@ -103,8 +103,10 @@ class ServerProcess:
         """``twistarena serve --host 127.0.0.1 --port 0`` plus ``args`` (no runners unless
         ``args`` asks for them: they would share the machine being measured)."""
         runners = () if "--runners" in args else ("--runners", "0")
+        # A measured server is this machine's own: its matches are created from here.
+        admin = () if "--admin-token" in args else ("--open-local-admin",)
         return cls([sys.executable, "-c", CLI, "serve", "--host", "127.0.0.1", "--port", "0",
-                    *runners, *args], env=env)
+                    *runners, *admin, *args], env=env)
 
     @property
     def pid(self) -> int:

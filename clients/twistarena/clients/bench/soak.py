@@ -13,9 +13,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -43,12 +46,14 @@ def open_fds(pid: int) -> int:
         return 0
 
 
-def store_url(lines: Sequence[str]) -> str:
-    """The embedded Valkey's URL, from the node's JSON log."""
+def store_url(lines: Sequence[str], data_dir: Path) -> str:
+    """The embedded Valkey's URL: its address from the node's JSON log, its password
+    from the data directory (the log never has it)."""
+    password = (data_dir / "valkey-password").read_text().strip()
     for line in lines:
         if '"embedded_valkey"' in line:
-            with_url: dict[str, Any] = json.loads(line[line.index("{"):])
-            return str(with_url["url"])
+            logged: dict[str, Any] = json.loads(line[line.index("{"):])
+            return f"redis://:{password}@{logged['address']}/0"
     raise RuntimeError("the node did not log its embedded store's address")
 
 
@@ -66,9 +71,11 @@ def growth(samples: Sequence[Sample], field: str) -> dict[str, float]:
 async def run_soak(duration: float, concurrency: int, game: str, players: int,
                    interval: float, serve_args: Sequence[str] = (), processes: int = 1,
                    on_sample: Callable[[Sample], None] | None = None) -> dict[str, Any]:
-    node = ServerProcess.serve("--log-format", "json", *serve_args)
+    data_dir = Path(tempfile.mkdtemp(prefix="twistarena-soak-"))
+    node = ServerProcess.serve("--log-format", "json", "--data-dir", str(data_dir),
+                               *serve_args)
     address = await asyncio.to_thread(node.start)
-    store = aioredis.Redis.from_url(store_url(node.lines))
+    store = aioredis.Redis.from_url(store_url(node.lines, data_dir))
     samples: list[Sample] = []
     started = time.monotonic()
 
@@ -91,6 +98,7 @@ async def run_soak(duration: float, concurrency: int, game: str, players: int,
         sampler.cancel()
         await store.aclose()
         await asyncio.to_thread(node.stop)
+        shutil.rmtree(data_dir, ignore_errors=True)
     return {
         "duration_s": duration, "interval_s": interval, "concurrency": concurrency,
         "game": game, "players": players,

@@ -23,7 +23,6 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from twistarena.v1 import hosting_pb2, matchmaking_pb2
 
@@ -31,7 +30,8 @@ from ..sdk import AgentError, get_agent, register_agent
 from ..sdk.arenas import arena_rating_json, rating_json, recent_match_json
 from ..sdk.hosting import configure_logging
 from ..sdk.versions import VersionClient, seat_logs_json
-from ..terminal import make_console
+from ..terminal import make_console, plain, safe
+from . import admintoken
 from .match import add_server_args, fail
 
 #: Lines of a build log or stderr tail printed (--json has them whole).
@@ -60,6 +60,21 @@ def register(sub: Any) -> None:
     add_token_arg(versions)
     versions.add_argument("--json", action="store_true", help="print JSON")
     versions.set_defaults(run=run_versions)
+    versions_actions = versions.add_subparsers(dest="versions_action", metavar="[delete]")
+    delete = versions_actions.add_parser(
+        "delete", help="delete a version no seat needs (not the active one, none playing "
+                       "it): frees its bytes; its archive goes with its last version")
+    delete.add_argument("version", help="a version id or a unique prefix (6+ digits)")
+    add_server_args(delete)
+    add_token_arg(delete)
+    delete.add_argument("--json", action="store_true", help="print JSON")
+    for action in delete._actions:
+        if action.option_strings and action.default is not argparse.SUPPRESS:
+            # Not given after `delete`: what was given before it (or its default) holds.
+            if action.help:
+                action.help = action.help.replace("%(default)s", str(action.default))
+            action.default = argparse.SUPPRESS
+    delete.set_defaults(run=run_delete)
 
     activate = actions.add_parser("activate", help="make a version the one its seats run")
     add_server_args(activate)
@@ -125,7 +140,7 @@ def print_json(value: Any) -> None:
 def run_register(args: argparse.Namespace) -> int:
     async def work(console: Console) -> int:
         configure_logging(args.verbose)
-        admin = args.admin_token or os.environ.get("TWISTARENA_ADMIN_TOKEN")
+        admin = admintoken.from_args(args)
         agent_id, token = await register_agent(args.server, args.name, admin_token=admin,
                                                root_cert=args.root_cert, tls=args.tls)
         if args.json:
@@ -157,13 +172,29 @@ def run_versions(args: argparse.Namespace) -> int:
     return call(args, work)
 
 
+def run_delete(args: argparse.Namespace) -> int:
+    async def work(console: Console) -> int:
+        deleted = await client_from(args).delete(args.version)
+        if args.json:
+            print_json({"version_id": deleted.version_id, "size": deleted.size,
+                        "archive_freed": deleted.archive_freed})
+        else:
+            freed = f"; its archive ({human_size(deleted.archive_freed)}) removed" \
+                if deleted.archive_freed else "; its archive stays (other versions use it)"
+            console.print(f"deleted {deleted.version_id} ({human_size(deleted.size)}){freed}",
+                          highlight=False, soft_wrap=True)
+        return 0
+
+    return call(args, work)
+
+
 def run_activate(args: argparse.Namespace) -> int:
     async def work(console: Console) -> int:
         version = await client_from(args).activate(args.version)
         if args.json:
             print_json(version_json(version))
         else:
-            console.print(f"active: {version.version_id} ({version.entry})", highlight=False,
+            console.print(f"active: {version.version_id} ({safe(version.entry)})", highlight=False,
                           soft_wrap=True)
         return 0
 
@@ -182,7 +213,7 @@ def run_show(args: argparse.Namespace) -> int:
             print_json(details_json(details, info))
             return 0
         active = details.active_version_id[:SHORT_ID] or "none"
-        console.print(f"[bold]{escape(details.name)}[/bold] ({details.agent_id})  "
+        console.print(f"[bold]{safe(details.name)}[/bold] ({safe(details.agent_id)})  "
                       f"{rating_line(info)}  active version: {active}", highlight=False,
                       soft_wrap=True)
         if info.arena_ratings:
@@ -223,14 +254,15 @@ def _print_private(console: Console, versions: Any) -> None:
     for version in versions:
         short = version.version_id[:SHORT_ID]
         if version.build_log:
-            console.rule(f"build log of {short} ({version.build})")
-            console.print(_tail(version.build_log), highlight=False, markup=False)
+            console.rule(f"build log of {short} ({safe(version.build)})")
+            console.print(plain(_tail(version.build_log), lines=True), highlight=False,
+                          markup=False)
         for failure in version.stats.failures:
             where = f" seat {failure.seat} step {failure.step}" if failure.reason else ""
-            console.rule(f"{short} in match {failure.match_id}{where}: "
-                         f"{failure.reason or _failure_counts(failure)}")
-            console.print(_tail(failure.stderr_tail) or "(no stderr)", highlight=False,
-                          markup=False)
+            console.rule(f"{short} in match {safe(failure.match_id)}{where}: "
+                         f"{safe(failure.reason) or _failure_counts(failure)}")
+            console.print(plain(_tail(failure.stderr_tail), lines=True) or "(no stderr)",
+                          highlight=False, markup=False)
 
 
 def _failure_counts(failure: hosting_pb2.VersionFailure) -> str:
@@ -260,7 +292,7 @@ def versions_table(versions: Any) -> Table:
         table.add_row(
             ("* " if v.active else "  ") + v.version_id[:SHORT_ID],
             time.strftime("%Y-%m-%d %H:%M", time.gmtime(v.created_ms / 1000)),
-            v.entry, human_size(v.size), str(v.files), str(stats.matches),
+            safe(v.entry), human_size(v.size), str(v.files), str(stats.matches),
             str(stats.crashes), str(stats.timeouts), str(stats.illegal_outputs),
             str(stats.restarts), f"{stats.cpu_ms_mean:.1f} / {stats.cpu_ms_max:.1f}")
     return table
@@ -337,7 +369,7 @@ def recent_table(recent: Any) -> Table:
     for m in recent:
         table.add_row(ago(m.ended_at.ToMilliseconds()), m.arena_id,
                       f"v{m.version}" if m.version else "-",
-                      escape(", ".join(m.opponents)), str(m.place), f"{m.score:g}", m.match_id)
+                      safe(", ".join(m.opponents)), str(m.place), f"{m.score:g}", m.match_id)
     return table
 
 

@@ -25,7 +25,8 @@ from twistarena.v1 import arenas_pb2
 from ..sdk import AgentError
 from ..sdk.arenas import ArenaLadderClient
 from ..sdk.hosting import configure_logging
-from ..terminal import make_console
+from ..terminal import make_console, safe
+from . import admintoken
 from .match import add_server_args, fail
 
 T = TypeVar("T")
@@ -104,8 +105,7 @@ def _token_arg(parser: argparse.ArgumentParser) -> None:
 
 def _client(args: argparse.Namespace, token: str | None = None) -> ArenaLadderClient:
     configure_logging(args.verbose)
-    token = token or getattr(args, "admin_token", None) or os.environ.get(
-        "TWISTARENA_ADMIN_TOKEN")
+    token = token or admintoken.from_args(args)
     return ArenaLadderClient(args.server, admin_token=token, root_cert=args.root_cert,
                              tls=args.tls)
 
@@ -224,7 +224,8 @@ def run_show(args: argparse.Namespace) -> int:
                    "win share"):
         table.add_column(column, justify="right" if column != "agent" else "left")
     for r in board.rows:
-        name = f"{r.name} (house anchor)" if r.house else f"{r.name} [{r.agent_id}]"
+        name = f"{safe(r.name)} (house anchor)" if r.house else \
+            f"{safe(r.name)} \\[{safe(r.agent_id)}]"
         table.add_row(str(r.rank), name, str(r.version) if r.version else "-",
                       f"{r.conservative:.2f}", f"{r.mu:.2f}", f"{r.sigma:.2f}", str(r.games),
                       f"{r.win_share:.0%}")

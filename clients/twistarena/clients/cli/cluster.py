@@ -38,6 +38,7 @@ from typing import IO, Any
 from rich.table import Table
 
 from ..terminal import make_console
+from . import admintoken
 from .runners import TOKEN_ENV, RunnerSet, planned_runners, runner_token
 from .serve import add_node_args
 from .web import DEFAULT_WEB_PORT
@@ -49,7 +50,6 @@ CLUSTER_FLAGS = frozenset({
     "nodes", "host", "base_port", "data_dir", "no_restart", "web_port", "no_web",
     "for_seconds", "node_logs", "metrics_port", "admin_token", "runners", "runner_token",
     "runner_slots", "sandbox"})
-ADMIN_ENV = "TWISTARENA_ADMIN_TOKEN"
 
 
 def register(sub: Any) -> None:
@@ -92,12 +92,14 @@ def node_logs_dir(args: argparse.Namespace) -> Path | None:
     return folder
 
 
-def node_argv(args: argparse.Namespace, redis_url: str, i: int) -> list[str]:
+def node_argv(args: argparse.Namespace, i: int) -> list[str]:
     """The ``serve`` command of node ``i`` (0-based): node id node{i+1}, port
-    base-port + i, metrics on metrics-port + i, the other flags as the cluster got them."""
+    base-port + i, metrics on metrics-port + i, the other flags as the cluster got them.
+    The store's URL (with its password) and the tokens come in the node's
+    environment, never on a command line."""
     port = args.base_port + i
     argv = [sys.executable, "-m", "twistarena.clients.cli", "serve",
-            "--host", args.host, "--port", str(port), "--redis-url", redis_url,
+            "--host", args.host, "--port", str(port),
             "--node-id", f"node{i + 1}", "--advertise", f"{args.host}:{port}",
             "--runners", "0", "--no-web", *passed_flags(args.cluster_parser, args,
                                                         CLUSTER_FLAGS)]
@@ -106,14 +108,14 @@ def node_argv(args: argparse.Namespace, redis_url: str, i: int) -> list[str]:
     return argv
 
 
-def _start_node(args: argparse.Namespace, redis_url: str, i: int, env: dict[str, str],
+def _start_node(args: argparse.Namespace, i: int, env: dict[str, str],
                 logs: Path | None) -> subprocess.Popen[bytes]:
     """Node ``i``, its output appended to its log file (or passed to stderr)."""
     out: IO[bytes] | None = None
     if logs is not None:
         out = (logs / f"node{i + 1}.log").open("ab")
     try:
-        return subprocess.Popen(node_argv(args, redis_url, i), env=env,
+        return subprocess.Popen(node_argv(args, i), env=env,
                                 stdout=out if out is not None else sys.stderr,
                                 stderr=subprocess.STDOUT)
     finally:
@@ -163,15 +165,16 @@ def run(args: argparse.Namespace) -> int:
     console = make_console()
     runner_count = planned_runners(args, None)
     token = runner_token(args, runner_count > 0)
-    env = dict(os.environ)
-    admin = args.admin_token or os.environ.get(ADMIN_ENV)
-    if admin:
-        env[ADMIN_ENV] = admin
-    if token:
-        env[TOKEN_ENV] = token
     logs = node_logs_dir(args)
     valkey = EmbeddedValkey(args.data_dir)
     redis_url = valkey.start()
+    # One admin token for every node (given, or kept in --data-dir), published per port.
+    admin = (args.admin_token or os.environ.get(admintoken.ENV)
+             or admintoken.server_token(args.data_dir))
+    env = {**os.environ, admintoken.ENV: admin, "TWISTARENA_REDIS_URL": redis_url}
+    if token:
+        env[TOKEN_ENV] = token
+    published = contextlib.ExitStack()
     nodes: list[subprocess.Popen[bytes]] = []
     web: subprocess.Popen[str] | None = None
     runners: RunnerSet | None = None
@@ -183,8 +186,10 @@ def run(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     try:
-        nodes = [_start_node(args, redis_url, i, env, logs) for i in range(args.nodes)]
+        nodes = [_start_node(args, i, env, logs) for i in range(args.nodes)]
         ports = [args.base_port + i for i in range(args.nodes)]
+        for port in ports:
+            published.enter_context(admintoken.published(port, admin, args.data_dir))
         servers = ",".join(f"{args.host}:{p}" for p in ports)
         # The web face starts beside the nodes (it needs none of them to start).
         web = None if args.no_web else _start_web(args, servers)
@@ -193,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
             assert token is not None
             runners = RunnerSet(runner_count, servers, token, args)
             runners.start()
-        table = Table(title=f"{args.nodes} nodes over {redis_url}")
+        table = Table(title=f"{args.nodes} nodes over one embedded Valkey")
         table.add_column("node")
         table.add_column("address")
         table.add_column("pid", justify="right")
@@ -228,7 +233,7 @@ def run(args: argparse.Namespace) -> int:
                 if args.no_restart:
                     reported.add(i)
                     continue
-                nodes[i] = _start_node(args, redis_url, i, env, logs)
+                nodes[i] = _start_node(args, i, env, logs)
                 _wait_ready(args.host, [ports[i]])
                 console.print(f"node{i + 1} restarted (pid {nodes[i].pid}) on "
                               f"{args.host}:{ports[i]}", highlight=False)
@@ -239,6 +244,7 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     finally:
+        published.close()
         children: list[subprocess.Popen[Any]] = [*nodes, *([web] if web is not None else [])]
         for child in children:
             if child.poll() is None:

@@ -25,6 +25,7 @@ from ..local import play_local
 from ..sdk import AgentError, ArenaClient, MatchEvent, MatchResult
 from ..sdk.hosting import configure_logging, run_agents, seat_agents
 from ..terminal import make_console
+from . import admintoken
 from .match import event_text, final_record, missed_by_seat, result_table
 from .web import DEFAULT_WEB_PORT
 
@@ -102,17 +103,19 @@ async def run_network(args: argparse.Namespace, strategies: Sequence[str],
     async with contextlib.AsyncExitStack() as stack:
         if args.server:
             address = args.server
+            admin = admintoken.admin_token(None, address)
         else:
             from .servers import local_server
 
-            address = await stack.enter_async_context(local_server(console))
+            admin = admintoken.server_token(None)
+            address = await stack.enter_async_context(local_server(console, admin))
         if args.web:
             from ..web import running_web
 
             url = await stack.enter_async_context(running_web(address, port=args.web_port))
             console.print(f"web face on [bold]{url}[/bold]: watch the matches there",
                           highlight=False)
-        client = ArenaClient(address)
+        client = ArenaClient(address, admin_token=admin)
         summary = Table(title="Demo summary: one match per game over gRPC")
         for column in ("game", "seats", "match", "actions", "secs", "actions/s", "winner"):
             summary.add_column(column, no_wrap=True,

@@ -14,6 +14,7 @@ from twistarena.engine import GAME_IDS
 
 from ..bench import load, loadplan, loadreport
 from ..terminal import make_console
+from . import admintoken
 
 DEFAULT_DURATION = 60.0
 
@@ -66,8 +67,9 @@ def register(sub: Any) -> None:
     parser.add_argument("--decision-ms", type=int, default=0,
                         help="decision clock of the matches (default: the server's)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--admin-token", default=os.environ.get("TWISTARENA_ADMIN_TOKEN"),
-                        help="for CreateMatch (default: $TWISTARENA_ADMIN_TOKEN)")
+    parser.add_argument("--admin-token", default=None,
+                        help="for CreateMatch (default: $TWISTARENA_ADMIN_TOKEN, or the "
+                             "token of a serve on this machine)")
     parser.add_argument("--find-max", action="store_true",
                         help="the knee: open-model steps of --duration s from --rate (default 1)"
                              ", each --step-factor higher, until a --threshold breaks; reports "
@@ -157,6 +159,8 @@ def run(args: argparse.Namespace) -> int:
     from twistarena import engine
 
     players = args.players or engine.game(args.game).min_players
+    # The token of a serve on this machine, when none is given.
+    args.admin_token = admintoken.from_args(args)
     if args.matches < 1 or args.concurrency < 1 or args.duration <= 0:
         print("twistarena loadtest: --matches, --concurrency and --duration must be positive")
         return 2

@@ -24,7 +24,8 @@ from twistarena.v1 import match_pb2
 from ..sdk import AgentError, ArenaClient, MatchEvent, MatchResult
 from ..sdk.convert import REASONS, STATUSES, seed_text, struct_to_dict
 from ..sdk.hosting import configure_logging, run_agents, seat_agents
-from ..terminal import make_console
+from ..terminal import make_console, safe
+from . import admintoken
 
 DEFAULT_SERVER = os.environ.get("TWISTARENA_SERVER", "127.0.0.1:50051")
 
@@ -45,19 +46,19 @@ def add_server_args(parser: argparse.ArgumentParser) -> None:
 def client_from(args: argparse.Namespace) -> ArenaClient:
     configure_logging(args.verbose)
     return ArenaClient(args.server, root_cert=args.root_cert, tls=args.tls,
-                       admin_token=getattr(args, "admin_token", None)
-                       or os.environ.get("TWISTARENA_ADMIN_TOKEN"))
+                       admin_token=admintoken.from_args(args))
 
 
 def event_text(game_id: str, kind: str, data: Mapping[str, Any], text: str) -> str | None:
-    """The server's line for an event, or the engine's narration of its data."""
+    """The server's line for an event, or the engine's narration of its data, ready
+    for a console (it may quote what a client wrote: ``safe``)."""
     if text:
-        return text
+        return safe(text, lines=True)
     try:
         line = engine.game(game_id).narrate({"kind": kind, **data})
     except Exception:  # narration is a nicety; never fail a command over it
         line = None
-    return line
+    return safe(line, lines=True) if line is not None else None
 
 
 #: The result tables' column of each seat's missed decisions.
@@ -76,9 +77,9 @@ def result_table(result: MatchResult, names: Sequence[str], title: str, *,
         mark = " (winner)" if seat in result.winners else ""
         name = names[seat] if seat < len(names) else ""
         misses = str(missed[seat]) if missed is not None and seat < len(missed) else "?"
-        table.add_row(str(seat), name, str(score), f"{place}{mark}", misses)
+        table.add_row(str(seat), safe(name), str(score), f"{place}{mark}", misses)
     if result.reason != "COMPLETED" or result.detail:
-        table.caption = f"{result.reason}{': ' + result.detail if result.detail else ''}"
+        table.caption = safe(f"{result.reason}{': ' + result.detail if result.detail else ''}")
     return table
 
 
@@ -164,7 +165,7 @@ def parse_option(text: str) -> tuple[str, Any]:
 
 
 def fail(console: Console, error: AgentError) -> int:
-    console.print(f"[red]error:[/red] {error}", highlight=False)
+    console.print(f"[red]error:[/red] {safe(str(error), lines=True)}", highlight=False)
     return 2
 
 
@@ -243,7 +244,7 @@ def run_create(args: argparse.Namespace) -> int:
     except AgentError as error:
         return fail(console, error)
     except ValueError as error:
-        console.print(f"[red]error:[/red] {error}", highlight=False)
+        console.print(f"[red]error:[/red] {safe(str(error), lines=True)}", highlight=False)
         return 2
 
 
@@ -337,7 +338,7 @@ def print_match(console: Console, match: match_pb2.Match, as_json: bool) -> None
     for column in ("seat", "name", "house bot", "connected", "timeouts"):
         table.add_column(column)
     for s in match.seats:
-        table.add_row(str(s.seat), s.name, s.house_bot, "yes" if s.connected else "no",
+        table.add_row(str(s.seat), safe(s.name), safe(s.house_bot), "yes" if s.connected else "no",
                       str(s.timeouts))
     console.print(table)
     if match.status in wire.MATCH_OVER:

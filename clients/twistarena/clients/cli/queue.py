@@ -28,7 +28,7 @@ from ..sdk import AgentError, TournamentEnded, join_arena, parse_servers, queue
 from ..sdk.arenas import arena_rating_json
 from ..sdk.hosting import configure_logging
 from ..sdk.matchmaking import rating_after
-from ..terminal import make_console
+from ..terminal import make_console, safe
 from .bot import add_bridge_args, checked_bridge, player_name, run_seat, seat_agent
 from .match import add_server_args, fail
 
@@ -107,7 +107,7 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
                                    tournament_only=bool(args.tournament or args.arena),
                                    tournament_id=args.tournament, hosted=args.hosted, **tls)
         except TournamentEnded as ended:
-            console.print(str(ended), highlight=False)
+            console.print(safe(str(ended)), highlight=False)
             break
         if args.hosted:
             played += 1

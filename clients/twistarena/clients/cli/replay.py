@@ -18,7 +18,7 @@ from twistarena.v1 import match_pb2
 
 from ..sdk import AgentError, MatchResult
 from ..sdk.convert import struct_to_dict
-from ..terminal import make_console
+from ..terminal import make_console, safe
 from .match import add_server_args, client_from, fail, result_table, seat_names
 
 
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
                      f"{match.options.num_players} players, seed {match.seed}, "
                      f"{len(replay.actions)} actions")
         for line in check.lines:
-            console.print(line, highlight=False)
+            console.print(safe(line, lines=True), highlight=False)
         if check.scores:
             console.print(result_table(
                 MatchResult(tuple(check.scores), tuple(check.places),

@@ -26,14 +26,18 @@ from typing import Any
 import grpc
 import structlog
 from twistarena.v1 import runners_pb2, runners_pb2_grpc
+from twistarena.wire.archives import MIB
 
 from ..sdk import AgentError
 from ..sdk.connection import bearer, parse_servers, read_root_cert, unary
 from ..terminal import make_console
+from . import admintoken
 from .match import DEFAULT_SERVER, add_server_args, fail
 
 #: Where a runner reads its token when ``--runner-token`` is not given.
 TOKEN_ENV = "TWISTARENA_RUNNER_TOKEN"
+#: ``--cache-max-mb``'s default.
+DEFAULT_CACHE_MB = 2048
 
 
 def register(sub: Any) -> None:
@@ -51,6 +55,13 @@ def register(sub: Any) -> None:
                         default=Path.home() / ".cache" / "twistarena" / "versions",
                         help="where versions are kept, by content hash "
                              "(default ~/.cache/twistarena/versions)")
+    parser.add_argument("--cache-max-mb", type=float, default=DEFAULT_CACHE_MB, metavar="MB",
+                        help="bound of the cache: the versions used least recently and "
+                             f"not being played are removed past it (default "
+                             f"{DEFAULT_CACHE_MB})")
+    parser.add_argument("--metrics-port", type=int, default=None,
+                        help="serve the runner's Prometheus metrics (its cache's bytes, "
+                             "bound and removals) on this port (0: a free one)")
     parser.add_argument("--sandbox", choices=("bwrap", "none"), default="bwrap",
                         help="run programs in bubblewrap (default; refused when it is not "
                              "installed) or, on a host that trusts them, without a sandbox")
@@ -78,7 +89,7 @@ def run_mint(args: argparse.Namespace) -> int:
     """Mint one token; it is not retried on another server once a server may have
     minted it (only UNAVAILABLE, a call that did not arrive, is)."""
     console = make_console(stderr=args.json)
-    admin = args.admin_token or os.environ.get("TWISTARENA_ADMIN_TOKEN")
+    admin = admintoken.from_args(args)
     request = runners_pb2.MintRunnerTokenRequest(name=args.name)
     try:
         minted = asyncio.run(unary(runners_pb2_grpc.RunnersStub, "MintRunnerToken", request,
@@ -125,15 +136,25 @@ def run(args: argparse.Namespace) -> int:
     if not token:
         print(f"twistarena runner: give --runner-token or ${TOKEN_ENV}", file=sys.stderr)
         return 2
-    if args.slots < 1:
-        print("twistarena runner: --slots must be at least 1", file=sys.stderr)
+    if args.slots < 1 or args.cache_max_mb <= 0:
+        print("twistarena runner: --slots must be at least 1 and --cache-max-mb positive",
+              file=sys.stderr)
         return 2
     options = RunnerOptions(servers=parse_servers(args.server), runner_token=token,
                             slots=args.slots, cache_dir=args.cache_dir, sandbox=mode,
                             name=args.name, root_cert=read_root_cert(args.root_cert),
                             tls=args.tls)
+    runner = Runner(options)
+    runner.cache.max_bytes = int(args.cache_max_mb * MIB)
+    runner.cache.evict()
+    if args.metrics_port is not None:
+        from prometheus_client import start_http_server
+
+        server, _thread = start_http_server(args.metrics_port, addr="127.0.0.1")
+        structlog.get_logger("twistarena.runner").info(
+            "runner_metrics", port=server.server_address[1])
     try:
-        asyncio.run(Runner(options).run())
+        asyncio.run(runner.run())
     except AgentError as error:
         print(f"twistarena runner: {error}", file=sys.stderr)
         return 1

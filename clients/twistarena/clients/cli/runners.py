@@ -30,6 +30,7 @@ from pathlib import Path
 import structlog
 
 from ..sandbox import SandboxUnavailable, sandbox_mode
+from .runner import DEFAULT_CACHE_MB
 from .workers import Worker, count_or_auto, restart_exited
 
 log = structlog.get_logger("twistarena.serve")
@@ -56,6 +57,9 @@ def add_runner_args(parser: argparse.ArgumentParser) -> None:
                             "none: made up for the runners this serve starts)")
     group.add_argument("--runner-slots", type=int, default=8,
                        help="seats each started runner plays at once (default 8)")
+    group.add_argument("--runner-cache-max-mb", type=float, default=DEFAULT_CACHE_MB,
+                       metavar="MB", help="bound of each started runner's version cache, "
+                                          f"least recently used out (default {DEFAULT_CACHE_MB})")
     group.add_argument("--sandbox", choices=("bwrap", "none"), default="bwrap",
                        help="how the started runners run programs (default bwrap)")
 
@@ -95,7 +99,7 @@ class RunnerSet:
         env = {**os.environ, TOKEN_ENV: token}
         argv = [sys.executable, "-m", "twistarena.clients.cli", "runner", "--server", server,
                 "--slots", str(args.runner_slots), "--sandbox", args.sandbox,
-                "--cache-dir", str(self.cache_dir)]
+                "--cache-max-mb", str(getattr(args, "runner_cache_max_mb", DEFAULT_CACHE_MB))]
         if getattr(args, "log_format", "") == "json":
             argv += ["--log-format", "json"]
         if getattr(args, "tls_cert", None) is not None:
@@ -103,8 +107,10 @@ class RunnerSet:
             # address they connect to: the bound host, or 127.0.0.1 for 0.0.0.0).
             argv += ["--root-cert", str(args.tls_cert)]
         ready = threading.Semaphore(0)
-        self.runners = [Worker([*argv, "--name", f"serve-runner-{i}"], ready, label="runner",
-                               env=env) for i in range(count)]
+        # A cache each: a runner removes only versions it knows it is not playing.
+        self.runners = [Worker([*argv, "--name", f"serve-runner-{i}",
+                                "--cache-dir", str(self.cache_dir / f"runner-{i}")],
+                               ready, label="runner", env=env) for i in range(count)]
         self._stop = threading.Event()
         self._keeper: threading.Thread | None = None
 

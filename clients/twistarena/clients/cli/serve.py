@@ -31,6 +31,7 @@ from typing import Any
 from twistarena.bots import ARENA_HOUSE
 from twistarena.wire.archives import MIB, Caps
 
+from . import admintoken
 from .arena import house_list
 from .runners import add_runner_args, planned_runners, runner_token, runners_beside
 from .web import DEFAULT_WEB_PORT
@@ -49,6 +50,7 @@ LIMIT_FLAGS = {
     "idle_stream": "idle_stream_s",
     "handshake_timeout": "handshake_timeout_s",
     "connections_per_peer": "connections_per_peer",
+    "registers_per_hour": "registers_per_hour",
 }
 
 
@@ -121,8 +123,13 @@ def add_node_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--metrics-port", type=int, default=None,
                    help="serve Prometheus metrics on this port (0: a free one)")
     p.add_argument("--admin-token", default=None,
-                   help="token required by CreateMatch/CancelMatch "
-                        "(default: env TWISTARENA_ADMIN_TOKEN; none: open)")
+                   help="token required by the admin calls (creating matches, tournaments, "
+                        "agents, arenas; runner tokens) (default: env TWISTARENA_ADMIN_TOKEN; "
+                        "none: one made up on the first start, kept mode 0600 as admin-token "
+                        "in --data-dir and published for the commands of this machine)")
+    p.add_argument("--open-local-admin", action="store_true",
+                   help="no admin token: admin calls without a token from this machine "
+                        "only (never a runner token); for a single-user machine")
     p.add_argument("--tls-cert", type=Path, default=None, help="PEM server certificate chain")
     p.add_argument("--tls-key", type=Path, default=None, help="PEM private key")
     p.add_argument("--tls-client-ca", type=Path, default=None,
@@ -200,6 +207,9 @@ def add_node_args(p: argparse.ArgumentParser) -> None:
     limits.add_argument("--connections-per-peer", type=int, default=None,
                         help="open connections per client address, kept by a relay in front "
                              "of the gRPC port (default: docs/security.md)")
+    limits.add_argument("--registers-per-hour", type=int, default=None,
+                        help="agents registered per client address per hour; the admin "
+                             "token's calls are not counted (default: docs/security.md)")
     hosting = p.add_argument_group(
         "hosted agents", "caps on the versions agents submit (twistarena submit; "
         "docs/hosting.md)")
@@ -211,6 +221,12 @@ def add_node_args(p: argparse.ArgumentParser) -> None:
                          help="most files in a version (default 2000)")
     hosting.add_argument("--version-max-per-agent", type=int, default=100, metavar="N",
                          help="most versions one agent may keep (default 100)")
+    hosting.add_argument("--agent-max-archive-mb", type=float, default=100.0, metavar="MB",
+                         help="packed bytes one agent's versions may keep, all together "
+                              "(default 100; 0: no cap); agent versions delete frees room")
+    hosting.add_argument("--store-max-archive-mb", type=float, default=2048.0, metavar="MB",
+                         help="packed bytes of every agent's archives in the store "
+                              "(default 2048; 0: no cap)")
     p.add_argument("--log-format", choices=("auto", "json", "console"), default="auto",
                    help="log format (default: JSON unless stdout is a terminal)")
     add_runner_args(p)
@@ -264,16 +280,22 @@ def run(args: argparse.Namespace) -> int:
     runners = planned_runners(args, redis_url)
     token = runner_token(args, runners > 0)
     if min(args.version_max_packed_mb, args.version_max_unpacked_mb,
-           args.version_max_files, args.version_max_per_agent) <= 0:
-        print("twistarena serve: the --version-max-* caps must be positive", file=sys.stderr)
+           args.version_max_files, args.version_max_per_agent) <= 0 or \
+            min(args.agent_max_archive_mb, args.store_max_archive_mb) < 0:
+        print("twistarena serve: the --version-max-* caps must be positive, the "
+              "--*-max-archive-mb caps 0 (none) or positive", file=sys.stderr)
         return 2
     if args.workers > 1:
-        return run_workers(args.serve_parser, args, redis_url, node_id, runners, token)
+        admin, made_up = admintoken.for_serve(args.admin_token, args.data_dir,
+                                              args.open_local_admin)
+        return run_workers(args.serve_parser, args, redis_url, node_id, runners, token,
+                           admin if made_up else None)
     tls = None
     if args.tls_cert is not None:
         tls = TlsConfig(cert_file=args.tls_cert, key_file=args.tls_key,
                         client_ca_file=args.tls_client_ca)
-    admin = args.admin_token or os.environ.get("TWISTARENA_ADMIN_TOKEN") or None
+    admin, made_up = admintoken.for_serve(args.admin_token, args.data_dir,
+                                          args.open_local_admin)
     config = ServerConfig(
         host=args.host, port=args.port, redis_url=redis_url, data_dir=args.data_dir,
         node_id=node_id, advertise=advertise, shared_port=args.shared_port,
@@ -296,6 +318,8 @@ def run(args: argparse.Namespace) -> int:
                           unpacked=int(args.version_max_unpacked_mb * MIB),
                           files=args.version_max_files),
         max_versions_per_agent=args.version_max_per_agent,
+        agent_max_archive_bytes=int(args.agent_max_archive_mb * MIB),
+        store_max_archive_bytes=int(args.store_max_archive_mb * MIB),
         arenas=tuple(args.arena),
         arena_house=tuple(house_list(args.house)),
     )
@@ -305,6 +329,10 @@ def run(args: argparse.Namespace) -> int:
     @contextlib.asynccontextmanager
     async def beside(address: str) -> AsyncIterator[None]:
         async with contextlib.AsyncExitStack() as stack:
+            if made_up:
+                assert admin is not None
+                stack.enter_context(admintoken.published(address.rpartition(":")[2], admin,
+                                                         args.data_dir))
             if web is not None:
                 await stack.enter_async_context(web(address))
             if runners:

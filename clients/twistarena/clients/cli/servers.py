@@ -15,17 +15,18 @@ from rich.console import Console
 from twistarena.server.app import App
 from twistarena.server.app import run as run_server
 from twistarena.server.config import Limits, ServerConfig, TlsConfig
-from twistarena.server.embedded import EmbeddedValkey, die_with_parent
+from twistarena.server.embedded import EmbeddedValkey, die_with_parent, kept_secret, write_secret
 from twistarena.server.logs import write_line
 
 __all__ = ["EmbeddedValkey", "Limits", "ServerConfig", "TlsConfig", "die_with_parent",
-           "local_server", "run_server", "write_line"]
+           "kept_secret", "local_server", "run_server", "write_line", "write_secret"]
 
 
 @contextlib.asynccontextmanager
-async def local_server(console: Console) -> AsyncIterator[str]:
-    """The real server in this process (free loopback port, embedded Valkey)."""
-    app = App(ServerConfig(host="127.0.0.1", port=0))
+async def local_server(console: Console, admin_token: str) -> AsyncIterator[str]:
+    """The real server in this process (free loopback port, embedded Valkey), whose
+    admin calls need ``admin_token`` like any ``serve``'s."""
+    app = App(ServerConfig(host="127.0.0.1", port=0, admin_token=admin_token))
     with console.status("starting the server and its embedded Valkey..."):
         await app.start()
     console.print(f"server listening on [bold]{app.address}[/bold] (embedded Valkey)",

@@ -12,7 +12,6 @@ import argparse
 import asyncio
 import contextlib
 import json
-import os
 from typing import Any
 
 from rich.console import Console, Group
@@ -29,7 +28,8 @@ from ..sandbox import MODES, SandboxLimits, SandboxUnavailable, sandbox_mode, sp
 from ..sdk import AgentError
 from ..sdk.hosting import configure_logging
 from ..sdk.tournaments import FORMATS, TournamentClient, results_of, standings_of
-from ..terminal import make_console
+from ..terminal import make_console, safe
+from . import admintoken
 from .match import add_server_args, fail
 
 
@@ -114,7 +114,7 @@ def _export_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _admin_token(args: argparse.Namespace) -> str | None:
-    return getattr(args, "admin_token", None) or os.environ.get("TWISTARENA_ADMIN_TOKEN")
+    return admintoken.from_args(args)
 
 
 def _client(args: argparse.Namespace) -> TournamentClient:
@@ -143,7 +143,8 @@ def run_create(args: argparse.Namespace) -> int:
         console.print(f"tournament [bold]{created.tournament_id}[/bold]: "
                       f"{created.games_planned} games", highlight=False)
         for entrant in hosted:
-            console.print(f"  {entrant.name} ({entrant.agent_id}): {entrant.command}",
+            console.print(f"  {safe(entrant.name)} ({entrant.agent_id}): "
+                          f"{safe(entrant.command)}",
                           highlight=False)
         if args.no_follow:
             return created, {}
@@ -258,7 +259,7 @@ def run_list(args: argparse.Namespace) -> int:
         s = _summary(r)
         table.add_row(s["tournament_id"], s["game"], s["format"], s["status"],
                       f"{s['games_done']}/{s['games_planned']}",
-                      names.get(s["leader"], s["leader"]), s["leader"], s["driver"])
+                      safe(names.get(s["leader"], s["leader"])), safe(s["leader"]), s["driver"])
     console.print(table)
     return 0
 
@@ -357,7 +358,8 @@ def standings_table(record: tournaments_pb2.Tournament,
                    "mean score", "mean place", "mu ± sigma"):
         table.add_column(column, justify="left" if column in ("entrant", "id") else "right")
     for i, s in enumerate(record.standings, 1):
-        table.add_row(str(i), names.get(s.entrant, s.entrant), s.entrant, str(s.games),
+        table.add_row(str(i), safe(names.get(s.entrant, s.entrant)), safe(s.entrant),
+                      str(s.games),
                       str(blocks.get(s.entrant, 0)), f"{s.wins:.1f}",
                       f"{s.win_share:.2f} ({s.win_ci_low:.2f}-{s.win_ci_high:.2f})",
                       f"{s.mean_score:.1f}", f"{s.mean_place:.2f}",

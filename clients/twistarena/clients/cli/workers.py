@@ -16,6 +16,7 @@ is started again later and later (``RESTARTS``), not in a tight loop.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import socket
@@ -162,9 +163,11 @@ class Worker:
 
 def run_workers(parser: argparse.ArgumentParser, args: argparse.Namespace,
                 redis_url: str | None, node_id: str, runners: int = 0,
-                runner_token: str | None = None) -> int:
+                runner_token: str | None = None, made_up_admin: str | None = None) -> int:
     """Supervise ``args.workers`` nodes (and ``runners`` runner processes, which
-    authenticate with ``runner_token``) until SIGTERM/SIGINT."""
+    authenticate with ``runner_token``) until SIGTERM/SIGINT. ``made_up_admin``: the
+    admin token this ``serve`` made up, handed to its nodes and published here."""
+    from . import admintoken
     from .runners import TOKEN_ENV, RunnerSet, local_address
     from .servers import EmbeddedValkey, write_line
 
@@ -178,10 +181,14 @@ def run_workers(parser: argparse.ArgumentParser, args: argparse.Namespace,
         redis_url = embedded.start()
     base = node_id or uuid.uuid4().hex[:8]
     common = [sys.executable, "-m", "twistarena.clients.cli", "serve",
-              *passed_flags(parser, args), "--port", str(port), "--redis-url", redis_url,
-              "--shared-port"]
+              *passed_flags(parser, args), "--port", str(port), "--shared-port"]
     ready = threading.Semaphore(0)
-    env = {**os.environ, TOKEN_ENV: runner_token} if runner_token else None
+    # The store's URL (the embedded one's holds its password) goes in the environment.
+    env = {**os.environ, "TWISTARENA_REDIS_URL": redis_url}
+    if runner_token:
+        env[TOKEN_ENV] = runner_token
+    if made_up_admin:
+        env[admintoken.ENV] = made_up_admin
     workers = []
     for i in range(count):
         argv = [*common, "--node-id", f"{base}-{i}"]
@@ -210,8 +217,11 @@ def run_workers(parser: argparse.ArgumentParser, args: argparse.Namespace,
         write_line(f"{LISTENING}{host}:{port}")
         if runner_set is not None:
             runner_set.start()
-        while not stopping.wait(0.1):
-            restart_exited(workers, time.monotonic())
+        with contextlib.ExitStack() as stack:
+            if made_up_admin:
+                stack.enter_context(admintoken.published(port, made_up_admin, args.data_dir))
+            while not stopping.wait(0.1):
+                restart_exited(workers, time.monotonic())
         return 0
     finally:
         if runner_set is not None:

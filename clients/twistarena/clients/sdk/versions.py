@@ -77,6 +77,12 @@ class VersionClient(ServiceClient):
             "ActivateVersion", hosting_pb2.ActivateVersionRequest(version_id=version_id))
         return done.version
 
+    async def delete(self, version_id: str) -> hosting_pb2.DeleteVersionResponse:
+        """Delete a version (id or unique prefix) that no seat needs."""
+        done: hosting_pb2.DeleteVersionResponse = await self._unary(
+            "DeleteVersion", hosting_pb2.DeleteVersionRequest(version_id=version_id))
+        return done
+
     async def details(self, agent_id: str) -> hosting_pb2.AgentDetails:
         """An agent with its versions; private parts when it is this client's agent."""
         details: hosting_pb2.AgentDetails = await self._unary(

@@ -3,7 +3,8 @@ and print what happened as one JSON line: how the hostile suite runs the bridge 
 another user (the packaged image's uid) when the tests run as root.
 
 ``python seat_process.py JSON`` with server, match_id, token, argv, code_dir, limits
-and name; prints {"reason": ..., "stats": {field: value}} (stderr_tail as latin-1).
+and name; prints {"reason": ..., "stats": {field: value}} (stderr_tail as latin-1, without the
+per-decision logs).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ def main() -> None:
                      limits=SandboxLimits(**args["limits"]), name=args["name"])
     result = asyncio.run(play_bridged(bot, server=args["server"], match_id=args["match_id"],
                                       token=args["token"], no_events=True))
-    stats = {f.name: getattr(bot.stats, f.name) for f in dataclasses.fields(bot.stats)}
+    # The counts the tests read; the per-decision logs stay in this process.
+    stats = {f.name: getattr(bot.stats, f.name) for f in dataclasses.fields(bot.stats)
+             if f.name != "decision_logs"}
     stats["stderr_tail"] = bytes(bot.stats.stderr_tail).decode("latin-1")
     print(json.dumps({"reason": result.reason, "stats": stats}), flush=True)
 

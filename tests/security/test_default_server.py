@@ -57,6 +57,9 @@ def admin_calls(channel: aio.Channel) -> dict[str, Any]:
             game_id="twisted", num_players=2)),
         "SetArenaPaused": lambda: arenas.SetArenaPaused(apb.SetArenaPausedRequest(
             arena_id="twisted-2", paused=True)),
+        "UpdateArena": lambda: arenas.UpdateArena(apb.UpdateArenaRequest(
+            arena_id="twisted-2", matches_per_minute=1)),
+        "CloseArena": lambda: arenas.CloseArena(apb.CloseArenaRequest(arena_id="twisted-2")),
         "EnrollAgent": lambda: arenas.EnrollAgent(apb.EnrollAgentRequest(
             arena_id="twisted-2", agent_id="0" * 16)),
         "MintRunnerToken": lambda: runners.MintRunnerToken(

@@ -446,7 +446,7 @@ def test_one_agent_shows_one_rating_on_every_surface(
     /api/agents, /api/agents/ID, /agents, /agents/ID and the leaderboard give it
     the same rating (its arena row) and list the match it played."""
     from twistarena.clients.cli import main
-    from twistarena.clients.sdk import get_agent, queue_and_play, register_agent
+    from twistarena.clients.sdk import AgentError, get_agent, queue_and_play, register_agent
     from twistarena.clients.sdk.arenas import ArenaLadderClient
 
     def first_legal(observation: object, legal_actions: list[Any]) -> int:
@@ -454,7 +454,11 @@ def test_one_agent_shows_one_rating_on_every_surface(
 
     async def scenario() -> None:
         ladder = ArenaLadderClient(server.target)
-        await ladder.create("twisted", 2, house=["random"])
+        try:
+            await ladder.create("twisted", 2, house=["random"])
+        except AgentError as exists:  # another test of this session's server opened it
+            assert exists.reason == "ARENA_EXISTS"
+            await ladder.update("twisted-2", house=["random"])
         agent_id, token = await register_agent(server.target, "one-story")
         await ArenaLadderClient(server.target, admin_token=token).enroll("twisted-2", agent_id)
         await queue_and_play(first_legal, server.target, token, "twisted", 2,

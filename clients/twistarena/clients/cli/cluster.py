@@ -168,10 +168,14 @@ def run(args: argparse.Namespace) -> int:
     logs = node_logs_dir(args)
     valkey = EmbeddedValkey(args.data_dir)
     redis_url = valkey.start()
-    # One admin token for every node (given, or kept in --data-dir), published per port.
-    admin = (args.admin_token or os.environ.get(admintoken.ENV)
-             or admintoken.server_token(args.data_dir))
-    env = {**os.environ, admintoken.ENV: admin, "TWISTARENA_REDIS_URL": redis_url}
+    # One admin token for every node, as `serve` picks it; a made-up one (kept in
+    # --data-dir) is published per port for this machine's commands.
+    admin, made_up = admintoken.for_serve(args.admin_token, args.data_dir,
+                                          args.open_local_admin)
+    env = {**os.environ, "TWISTARENA_REDIS_URL": redis_url}
+    env.pop(admintoken.ENV, None)
+    if admin:
+        env[admintoken.ENV] = admin
     if token:
         env[TOKEN_ENV] = token
     published = contextlib.ExitStack()
@@ -188,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         nodes = [_start_node(args, i, env, logs) for i in range(args.nodes)]
         ports = [args.base_port + i for i in range(args.nodes)]
-        for port in ports:
+        for port in ports if admin and made_up else ():
             published.enter_context(admintoken.published(port, admin, args.data_dir))
         servers = ",".join(f"{args.host}:{p}" for p in ports)
         # The web face starts beside the nodes (it needs none of them to start).

@@ -21,6 +21,7 @@ from .arenas import arena_match_ids
 from .cluster import Cluster, routing
 from .config import ServerConfig
 from .disclosure import Disclosure
+from .durable import settled
 from .errors import is_undecodable, status_for
 from .events import spectator_messages
 from .limits import Quotas
@@ -148,6 +149,7 @@ class Matches(mgrpc.MatchesServicer):
         if record is None:
             await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_MATCH",
                        f"no match with id {shown(match_id)}")
+        await settled(self.hub.store, record)
         return record
 
     async def _match(self, match_id: str, context: aio.ServicerContext[Any, Any]) -> mpb.Match:
@@ -419,6 +421,7 @@ class Play(pgrpc.PlayServicer):
                        f"the token is not a seat token of match {shown(match_id)}")
         if runner is None:
             assert record is not None
+            await settled(self.hub.store, record)
             if record.status in wire.MATCH_OVER:
                 await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "MATCH_OVER",
                            f"match {shown(match_id)} is over")
@@ -513,6 +516,7 @@ class Watch(pgrpc.WatchServicer):
             if record.status not in wire.MATCH_OVER:
                 await fail(context, grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
                            f"match {shown(request.match_id)} is not run by this server right now")
+            await settled(self.hub.store, record)
             entries = await self.hub.store.matches.load_log(request.match_id)
             state = replay_state(record, entries)
             info = engine.game(record.options.game_id)

@@ -1,22 +1,17 @@
 """The end of a match is told to anyone only once the store says it is durable.
 
-Valkey (AOF ``everysec``) executes a match's end and is frozen (SIGSTOP) while
-the end's WAITAOF is pending: the end is in its memory, not known to be on its
-disk. The link is silenced at that moment, so the node hears nothing more of
-that write. Valkey is then killed -9, its AOF cut back to a size fsynced during
-play (what an OS crash leaves), and started again. No seat may have heard an
-end the store does not hold: every end a seat heard is the stored end, or the
-seat learned of the void. A node without the match's runner may read the end
-from the store before its fsync: it confirms it durable before telling it.
+The node that ran the match waits for its end's WAITAOF (tests/system/
+test_store_loss.py freezes the store while it waits), but any node reads the
+end from the store as soon as the store executed it. A node without the
+match's runner that reads a fresh end must confirm it durable before telling
+it: no seat may hear an end the store then loses (every end a seat heard is the
+stored end, or the seat learned of the void).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
-import signal
-import time
 from typing import Any
 
 import redis
@@ -24,7 +19,6 @@ from twistarena.clients.sdk import Agent, Backoff
 from twistarena.v1 import match_pb2 as mpb
 
 from tests.clients.helpers import replay_problems, run
-from tests.support.proxy import TcpProxy
 from tests.support.valkey import ValkeyProcess
 from tests.support.waiting import wait_until
 from tests.system.faults import (
@@ -36,84 +30,6 @@ from tests.system.faults import (
     serve,
     start_matches,
 )
-
-#: The fenced write of a match's end: its ``result`` field (the only command that sends it).
-END_WRITE = b"$6\r\nresult\r\n"
-
-
-def _freeze_once_ended(valkey: ValkeyProcess, match_id: str) -> None:
-    """Wait (bounded) until Valkey has executed the end, then freeze it: its
-    WAITAOF cannot answer."""
-    client = redis.Redis(host="127.0.0.1", port=valkey.port, socket_timeout=2)
-    try:
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            if client.hexists(f"{{m:{match_id}}}:meta", "result"):
-                break
-            time.sleep(0.001)
-    finally:
-        client.close()
-    assert valkey.proc is not None
-    os.kill(valkey.proc.pid, signal.SIGSTOP)
-
-
-async def _end_waiting_for_fsync(policy: str) -> dict[str, Any]:
-    valkey = ValkeyProcess().start()
-    proxy = TcpProxy(valkey.port).start()
-    node = serve("--redis-url", f"redis://{proxy.address}/0", "--lease-ms", "10000",
-                 "--on-store-loss", policy)
-    tasks: list[asyncio.Task[Any]] = []
-    try:
-        client, created, agents, tasks = await start_matches(node.target, 1, seed=310,
-                                                            game=("twhist", 3), delay=0.01)
-        [mid] = [r.match.match_id for r in created]
-        await wait_until(lambda: accepted_total(agents) >= 15, "play started", timeout=30)
-        aof = aof_incr_file(valkey.data_dir)
-        cut = await asyncio.to_thread(fsynced_aof_size, valkey.port, aof)
-        proxy.on_trip = lambda: _freeze_once_ended(valkey, mid)
-        proxy.trip = (END_WRITE,)
-        await wait_until(proxy.tripped.is_set, "the end sent to the store", timeout=60)
-        valkey.kill()  # SIGKILL ends a stopped process too
-        with aof.open("r+b") as f:
-            f.truncate(cut)
-        valkey.start()
-        proxy.heal()
-        results = await finish_all(tasks, agents, node)
-        stored = [await a.stored_result() for a in agents]
-        return {"agents": agents, "results": results, "stored": stored,
-                "replay": await client.get_replay(mid), "losses": loss_records(node).get(mid, [])}
-    finally:
-        for task in tasks:
-            task.cancel()
-        node.cleanup()
-        proxy.stop()
-        valkey.kill()
-        shutil.rmtree(valkey.data_dir, ignore_errors=True)
-
-
-def _check(out: dict[str, Any]) -> None:
-    replay = out["replay"]
-    stored = replay.match.result
-    assert replay.match.status in (mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED)
-    assert replay_problems(replay) == []
-    assert out["losses"], "the store lost acknowledged actions silently"
-    stored_reason = mpb.EndReason.Name(stored.reason).removeprefix("END_REASON_")
-    for agent, heard in zip(out["agents"], out["results"], strict=True):
-        # What the seat heard is what the store holds: never an end it lost.
-        assert heard.reason == stored_reason, (
-            f"seat {agent.seat} heard {heard.reason}, the store holds {stored}")
-        assert list(heard.scores) == list(stored.scores)
-    for outcome in out["stored"]:
-        assert outcome is not None and outcome.reason == stored_reason
-
-
-def test_an_end_waiting_for_its_fsync_is_not_announced() -> None:
-    out = run(_end_waiting_for_fsync("void"), timeout=150)
-    _check(out)
-    assert out["replay"].match.result.reason == mpb.END_REASON_VOIDED
-
-
-# -- an end read from the store before its fsync ------------------------------------
 
 
 async def _end_read_before_its_fsync() -> dict[str, Any]:
@@ -150,7 +66,7 @@ async def _end_read_before_its_fsync() -> dict[str, Any]:
             f.truncate(cut)
         valkey.start()
         results = await finish_all(tasks, [*agents, late], node_a)
-        return {"agents": [*agents, late], "results": results, "stored": [],
+        return {"agents": [*agents, late], "results": results,
                 "replay": await client.get_replay(mid),
                 "losses": loss_records(node_a).get(mid, [])}
     finally:
@@ -160,6 +76,20 @@ async def _end_read_before_its_fsync() -> dict[str, Any]:
         node_b.cleanup()
         valkey.kill()
         shutil.rmtree(valkey.data_dir, ignore_errors=True)
+
+
+def _check(out: dict[str, Any]) -> None:
+    """Every seat heard the end the store holds, after a loss that is not silent."""
+    replay = out["replay"]
+    stored = replay.match.result
+    assert replay.match.status in (mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED)
+    assert replay_problems(replay) == []
+    assert out["losses"], "the store lost acknowledged actions silently"
+    stored_reason = mpb.EndReason.Name(stored.reason).removeprefix("END_REASON_")
+    for agent, heard in zip(out["agents"], out["results"], strict=True):
+        assert heard.reason == stored_reason, (
+            f"seat {agent.seat} heard {heard.reason}, the store holds {stored}")
+        assert list(heard.scores) == list(stored.scores)
 
 
 def test_an_end_read_before_its_fsync_is_not_told() -> None:

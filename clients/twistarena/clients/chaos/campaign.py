@@ -84,7 +84,8 @@ async def run_campaign(plan: Plan, say: Callable[[str], None] = print) -> dict[s
     try:
         workload = Workload(lambda: deployment.servers, plan.admin_token, plan.seed,
                             plan.rate, plan.duration, plan.concurrency)
-        nemesis = Nemesis(deployment, faults, workload.running, say, started=workload.started)
+        nemesis = Nemesis(deployment, faults, workload.running, lambda: len(workload.matches),
+                          say, started=workload.started)
         await asyncio.gather(workload.run(), nemesis.run())
         await _heal(deployment)
         settled = await workload.settle(plan.settle_s)

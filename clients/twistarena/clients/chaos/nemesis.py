@@ -13,7 +13,7 @@ import asyncio
 import random
 import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -22,7 +22,8 @@ import redis.asyncio as aioredis
 from .deploy import Deployment
 
 #: Faults on the store process (a Valkey the campaign started).
-STORE_KINDS = ("valkey_kill", "valkey_kill_cut", "valkey_pause", "end_fsync_kill")
+STORE_KINDS = ("valkey_kill", "valkey_kill_cut", "valkey_pause", "end_fsync_kill",
+               "create_fsync_kill")
 #: Faults on nodes and links (any store).
 NODE_KINDS = ("node_kill", "node_store_cut", "agent_node_cut")
 ALL_KINDS = STORE_KINDS + NODE_KINDS
@@ -66,11 +67,14 @@ def schedule(seed: int, duration: float, every: float, kinds: Sequence[str],
 @dataclass
 class Nemesis:
     """Injects a schedule into a deployment; ``running_matches`` names the matches
-    in play now (for the faults aimed at a match's end)."""
+    in play now and ``created`` counts the matches created (for the faults aimed
+at a match's end and at a match's creation)."""
 
     deployment: Deployment
     faults: list[Fault]
     running_matches: Callable[[], list[str]]
+    #: How many matches the workload created so far.
+    created: Callable[[], int]
     log: Callable[[str], None] = print
     started: float = field(default_factory=time.monotonic)
 
@@ -150,20 +154,29 @@ class Nemesis:
         size = await self._freeze_fsync()
         watched = self.running_matches()
         client = self._store()
-        deadline = time.monotonic() + fault.hold * 4
-        ended = ""
+
+        async def ended() -> str:
+            for mid in watched:
+                if await client.hexists(f"{{m:{mid}}}:meta", "result"):
+                    return f"at the end of {mid}"
+            return ""
         try:
-            while watched and not ended and time.monotonic() < deadline:
-                for mid in watched:
-                    if await client.hexists(f"{{m:{mid}}}:meta", "result"):
-                        ended = mid
-                        break
-                else:
-                    await asyncio.sleep(0.02)
+            seen = await _first(ended, fault.hold * 4)
         finally:
             await client.aclose()
-        fault.detail = (f"at the end of {ended}; " if ended else "no end seen; ") + \
-            await self._crash_to(size)
+        fault.detail = f"{seen or 'no end seen'}; " + await self._crash_to(size)
+
+    async def create_fsync_kill(self, fault: Fault) -> None:
+        """The crash aimed at a match's creation (and its claim by a node): fsync
+        stops, then the store is killed and cut the moment the workload was told
+        of a new match, or after ``hold`` * 4 s."""
+        size = await self._freeze_fsync()
+        before = self.created()
+
+        async def created() -> str:
+            return "after a creation" if self.created() > before else ""
+        seen = await _first(created, fault.hold * 4)
+        fault.detail = f"{seen or 'no creation seen'}; " + await self._crash_to(size)
 
     async def valkey_pause(self, fault: Fault) -> None:
         """SIGSTOP of the store for ``hold`` seconds, then SIGCONT."""
@@ -197,6 +210,17 @@ class Nemesis:
         proxy.cut()
         await asyncio.sleep(fault.hold)
         proxy.heal()
+
+
+async def _first(probe: Callable[[], Awaitable[str]], within: float) -> str:
+    """Poll ``probe`` until it says something, at most ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        said = await probe()
+        if said:
+            return said
+        await asyncio.sleep(0.02)
+    return ""
 
 
 def fault_records(faults: Sequence[Fault]) -> list[dict[str, Any]]:

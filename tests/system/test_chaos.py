@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from twistarena.clients.chaos.checker import _seat_lost
-from twistarena.clients.chaos.nemesis import ALL_KINDS, schedule
+from twistarena.clients.chaos.nemesis import KINDS_BY_STORE, schedule
 from twistarena.clients.chaos.workload import SeatRecord
 from twistarena.clients.sdk import MatchResult
 from twistarena.v1 import match_pb2 as mpb
@@ -30,9 +30,9 @@ def test_the_same_seed_gives_the_same_fault_schedule() -> None:
     assert first.stdout == again.stdout
     assert first.stdout != other.stdout
     planned = json.loads(first.stdout)
-    assert {f["kind"] for f in planned} == set(ALL_KINDS)
+    assert {f["kind"] for f in planned} == set(KINDS_BY_STORE["embedded"])
     assert [f["at"] for f in planned] == sorted(f["at"] for f in planned)
-    assert schedule(11, 600, 5.0, ALL_KINDS, 3)[0].planned() == planned[0]
+    assert schedule(11, 600, 5.0, KINDS_BY_STORE["embedded"], 3)[0].planned() == planned[0]
 
 
 def _log(*entries: tuple[int, int]) -> list[mpb.RecordedAction]:
@@ -59,5 +59,5 @@ def test_a_seeded_campaign_ends_without_a_violation(tmp_path: Path) -> None:
     report = json.loads(out.read_text()) if out.exists() else {}
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert report["violations"] == []
-    assert {f["kind"] for f in report["faults"]} == set(ALL_KINDS)
+    assert {f["kind"] for f in report["faults"]} == set(KINDS_BY_STORE["embedded"])
     assert report["matches"] >= 10 and report["acknowledged"] > 500

@@ -16,7 +16,7 @@ from typing import Any
 
 from .checker import Outcome, check, table_rows
 from .deploy import Deployment
-from .nemesis import ALL_KINDS, NODE_KINDS, STORE_KINDS, Nemesis, fault_records, schedule
+from .nemesis import ALL_KINDS, KINDS_BY_STORE, Nemesis, fault_records, schedule
 from .workload import Workload
 
 
@@ -33,14 +33,18 @@ class Plan:
     kinds: Sequence[str] = ALL_KINDS
     lease_ms: int = 2000
     redis_url: str = ""
+    #: Primaries of a Valkey Cluster of the campaign's own (0: a single Valkey).
+    cluster: int = 0
     admin_token: str = field(default_factory=lambda: secrets.token_urlsafe(18))
     settle_s: float = 120.0
 
+    @property
+    def store(self) -> str:
+        return "cluster" if self.cluster else "given" if self.redis_url else "embedded"
+
     def fault_kinds(self) -> list[str]:
-        """The kinds asked for that this deployment can take (a given store is
-        not the campaign's to kill)."""
-        usable = NODE_KINDS if self.redis_url else ALL_KINDS
-        return [k for k in self.kinds if k in usable]
+        """The kinds asked for that this deployment can take."""
+        return [k for k in self.kinds if k in KINDS_BY_STORE[self.store]]
 
 
 async def _heal(deployment: Deployment) -> None:
@@ -55,6 +59,12 @@ async def _heal(deployment: Deployment) -> None:
         valkey.signal(signal.SIGCONT)
         if valkey.proc is None or valkey.proc.poll() is not None:
             await asyncio.to_thread(valkey.start)
+    cluster = deployment.cluster
+    if cluster is not None:
+        for i in range(cluster.size):
+            cluster.signal(i, signal.SIGCONT)
+            if not cluster.alive(i):
+                await asyncio.to_thread(cluster.start_primary, i)
     for node in deployment.nodes:
         if not node.alive():
             deployment.start_node(node)
@@ -76,10 +86,11 @@ async def run_campaign(plan: Plan, say: Callable[[str], None] = print) -> dict[s
     """Run ``plan``; the report (``violations`` empty when every check held)."""
     kinds = plan.fault_kinds()
     faults = schedule(plan.seed, plan.duration, plan.fault_every, kinds, plan.nodes)
-    deployment = Deployment(plan.nodes, plan.admin_token, plan.lease_ms, plan.redis_url)
+    deployment = Deployment(plan.nodes, plan.admin_token, plan.lease_ms, plan.redis_url,
+                            plan.cluster)
     began = time.monotonic()
     await deployment.start()
-    say(f"{plan.nodes} nodes over {deployment.valkey.url if deployment.valkey else plan.redis_url}"
+    say(f"{plan.nodes} nodes over {deployment.store_url}"
         f"; {len(faults)} faults planned ({', '.join(sorted(set(f.kind for f in faults)))})")
     try:
         workload = Workload(lambda: deployment.servers, plan.admin_token, plan.seed,
@@ -89,15 +100,14 @@ async def run_campaign(plan: Plan, say: Callable[[str], None] = print) -> dict[s
         await asyncio.gather(workload.run(), nemesis.run())
         await _heal(deployment)
         settled = await workload.settle(plan.settle_s)
-        store_url = deployment.valkey.url if deployment.valkey else plan.redis_url
         outcome: Outcome = await check(workload.matches, faults, deployment.servers,
-                                       store_url, plan.lease_ms)
+                                       deployment.store_url, plan.lease_ms)
         losses = store_losses(deployment)
     finally:
         await deployment.stop()
     report = {
         "seed": plan.seed, "duration_s": plan.duration, "rate": plan.rate,
-        "nodes": plan.nodes, "store": "given" if plan.redis_url else "embedded",
+        "nodes": plan.nodes, "store": plan.store,
         "wall_s": round(time.monotonic() - began, 1),
         "faults": fault_records(faults),
         "table": table_rows(outcome),
@@ -115,4 +125,4 @@ def write_json(report: dict[str, Any], path: Path) -> None:
     path.write_text(json.dumps(report, indent=2, default=str) + "\n")
 
 
-__all__ = ["ALL_KINDS", "NODE_KINDS", "STORE_KINDS", "Plan", "run_campaign", "write_json"]
+__all__ = ["ALL_KINDS", "Plan", "run_campaign", "write_json"]

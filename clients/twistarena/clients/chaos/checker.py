@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 from twistarena.v1 import match_pb2
 
 from ..cli.replay import verify
@@ -99,7 +100,11 @@ def _seat_lost(seat: SeatRecord, actions: Sequence[match_pb2.RecordedAction],
 
 async def _owner_lapsed(url: str, match_id: str, grace_ms: int) -> bool:
     """The match's lease (if any) ended more than ``grace_ms`` ago."""
-    client = aioredis.Redis.from_url(url, socket_timeout=5)
+    if url.startswith("redis+cluster://"):
+        host, port = url.split("//", 1)[1].split(",")[0].rsplit(":", 1)
+        client: Any = RedisCluster(host=host, port=int(port), socket_timeout=5)
+    else:
+        client = aioredis.Redis.from_url(url, socket_timeout=5)
     try:
         until = await client.hget(f"{{m:{match_id}}}:owner", "until")
     finally:

@@ -62,17 +62,7 @@ class Valkey:
              "--auto-aof-rewrite-percentage", "0",
              "--daemonize", "no", "--logfile", str(self.data_dir / "valkey.log")],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("valkey exited at start")
-            with contextlib.suppress(OSError), socket.create_connection(
-                    ("127.0.0.1", self.port), 0.2) as sock:
-                sock.sendall(b"PING\r\n")
-                if sock.recv(64).startswith(b"+PONG"):
-                    return
-            time.sleep(0.02)
-        raise RuntimeError(f"valkey did not answer on port {self.port}")
+        _wait_ping(self.port, timeout)
 
     def signal(self, signum: int) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -88,6 +78,88 @@ class Valkey:
         """The AOF file the latest writes go to."""
         files = sorted((self.data_dir / "appendonlydir").glob("*.incr.aof"))
         return files[-1] if files else None
+
+
+class ValkeyCluster:
+    """A Valkey Cluster of the campaign's own: ``size`` primaries, no replicas,
+    slots split evenly, AOF ``everysec`` each (a primary killed -9 and started
+    again comes back with what it had written)."""
+
+    def __init__(self, data_dir: Path, size: int) -> None:
+        self.data_dir = data_dir
+        self.size = size
+        self.ports = [free_port() for _ in range(size)]
+        #: Cluster bus ports, given explicitly (port + 10000 may not be free).
+        self.bus_ports = [free_port() for _ in range(size)]
+        self.procs: list[subprocess.Popen[bytes] | None] = [None] * size
+
+    @property
+    def url(self) -> str:
+        return "redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in self.ports)
+
+    def start_primary(self, i: int, timeout: float = 30.0) -> None:
+        work = self.data_dir / str(self.ports[i])
+        work.mkdir(parents=True, exist_ok=True)
+        self.procs[i] = subprocess.Popen(
+            [valkey_binary(), "--bind", "127.0.0.1", "--port", str(self.ports[i]),
+             "--dir", str(work), "--save", "", "--appendonly", "yes",
+             "--appendfsync", "everysec", "--cluster-enabled", "yes",
+             "--cluster-config-file", "nodes.conf", "--cluster-port", str(self.bus_ports[i]),
+             "--cluster-node-timeout", "5000", "--daemonize", "no",
+             "--logfile", str(work / "valkey.log")],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _wait_ping(self.ports[i], timeout)
+
+    def start(self, timeout: float = 60.0) -> None:
+        import redis
+
+        for i in range(self.size):
+            self.start_primary(i)
+        clients: list[Any] = [redis.Redis(host="127.0.0.1", port=p) for p in self.ports]
+        per = 16384 // self.size
+        for i, client in enumerate(clients):
+            last = 16383 if i == self.size - 1 else (i + 1) * per - 1
+            client.execute_command("CLUSTER", "ADDSLOTSRANGE", i * per, last)
+        for port, bus in zip(self.ports[1:], self.bus_ports[1:], strict=True):
+            clients[0].execute_command("CLUSTER", "MEET", "127.0.0.1", port, bus)
+        deadline = time.monotonic() + timeout
+        while True:
+            infos = [str(c.execute_command("CLUSTER", "INFO")) for c in clients]
+            if all("cluster_state:ok" in t and f"cluster_known_nodes:{self.size}" in t
+                   for t in infos):
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError("the Valkey Cluster did not form")
+            time.sleep(0.1)
+        for client in clients:
+            client.close()
+
+    def signal(self, i: int, signum: int) -> None:
+        proc = self.procs[i]
+        if proc is not None and proc.poll() is None:
+            os.kill(proc.pid, signum)
+
+    def alive(self, i: int) -> bool:
+        proc = self.procs[i]
+        return proc is not None and proc.poll() is None
+
+    def kill(self, i: int) -> None:
+        proc = self.procs[i]
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+
+
+def _wait_ping(port: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(
+                ("127.0.0.1", port), 0.2) as sock:
+            sock.sendall(b"PING\r\n")
+            if sock.recv(64).startswith(b"+PONG"):
+                return
+        time.sleep(0.02)
+    raise RuntimeError(f"valkey did not answer on port {port}")
 
 
 @dataclass
@@ -123,12 +195,24 @@ class Deployment:
     admin_token: str
     lease_ms: int = 2000
     redis_url: str = ""
+    #: Primaries of a Valkey Cluster of the campaign's own (0: a single Valkey).
+    cluster_size: int = 0
     work_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="ta-chaos-")))
     valkey: Valkey | None = None
+    cluster: ValkeyCluster | None = None
     nodes: list[Node] = field(default_factory=list)
 
     @property
+    def store_url(self) -> str:
+        """The store as the checker reaches it (directly, not through a proxy)."""
+        if self.cluster is not None:
+            return self.cluster.url
+        return self.valkey.url if self.valkey is not None else self.redis_url
+
+    @property
     def store_port(self) -> int:
+        if self.cluster is not None:
+            return self.cluster.ports[0]
         if self.valkey is not None:
             return self.valkey.port
         rest = self.redis_url.split("//", 1)[1].split("/", 1)[0].rsplit("@", 1)[-1]
@@ -144,7 +228,10 @@ class Deployment:
         return [n.address for n in self.nodes]
 
     async def start(self) -> None:
-        if not self.redis_url:
+        if self.cluster_size:
+            self.cluster = ValkeyCluster(self.work_dir / "cluster", self.cluster_size)
+            await asyncio.to_thread(self.cluster.start)
+        elif not self.redis_url:
             self.valkey = Valkey(self.work_dir / "valkey")
             await asyncio.to_thread(self.valkey.start)
         for i in range(self.nodes_wanted):
@@ -158,10 +245,15 @@ class Deployment:
         await asyncio.gather(*(self.wait_ready(n) for n in self.nodes))
 
     def start_node(self, node: Node) -> None:
-        db = "0" if self.valkey is not None else self.store_db
+        # A cluster's nodes are reached at the addresses it announces: no proxy.
+        if self.cluster is not None:
+            url = self.cluster.url
+        else:
+            db = "0" if self.valkey is not None else self.store_db
+            url = f"redis://{node.store_proxy.address}/{db}"
         args = [sys.executable, "-m", "twistarena.clients.cli", "serve",
                 "--host", "127.0.0.1", "--port", str(node.port),
-                "--redis-url", f"redis://{node.store_proxy.address}/{db}",
+                "--redis-url", url,
                 "--node-id", node.name, "--advertise", node.address,
                 "--lease-ms", str(self.lease_ms), "--admin-token", self.admin_token,
                 "--creates-per-minute", "0", "--live-per-client", "0",
@@ -206,5 +298,9 @@ class Deployment:
         if self.valkey is not None:
             self.valkey.signal(signal.SIGCONT)
             self.valkey.kill()
+        if self.cluster is not None:
+            for i in range(self.cluster.size):
+                self.cluster.signal(i, signal.SIGCONT)
+                self.cluster.kill(i)
         if not keep:
             shutil.rmtree(self.work_dir, ignore_errors=True)

@@ -26,7 +26,16 @@ STORE_KINDS = ("valkey_kill", "valkey_kill_cut", "valkey_pause", "end_fsync_kill
                "create_fsync_kill")
 #: Faults on nodes and links (any store).
 NODE_KINDS = ("node_kill", "node_store_cut", "agent_node_cut")
-ALL_KINDS = STORE_KINDS + NODE_KINDS
+#: Faults on a Valkey Cluster the campaign started (a primary, by ``Fault.node``).
+CLUSTER_KINDS = ("cluster_primary_kill", "cluster_primary_pause")
+#: The kinds each store takes (a given store is not the campaign's to kill; a
+#: cluster's nodes are reached without a proxy).
+KINDS_BY_STORE = {
+    "embedded": STORE_KINDS + NODE_KINDS,
+    "given": NODE_KINDS,
+    "cluster": (*CLUSTER_KINDS, "node_kill", "agent_node_cut"),
+}
+ALL_KINDS = STORE_KINDS + NODE_KINDS + CLUSTER_KINDS
 
 
 @dataclass
@@ -186,6 +195,31 @@ at a match's end and at a match's creation)."""
             await asyncio.sleep(fault.hold)
         finally:
             self.deployment.valkey.signal(signal.SIGCONT)
+
+    # -- a Valkey Cluster ----------------------------------------------------------
+
+    async def cluster_primary_kill(self, fault: Fault) -> None:
+        """kill -9 of a cluster primary (``node`` modulo their number); it starts
+        again on its AOF after ``hold`` seconds (no replica takes over)."""
+        cluster = self.deployment.cluster
+        assert cluster is not None
+        i = fault.node % cluster.size
+        cluster.kill(i)
+        await asyncio.sleep(fault.hold)
+        await asyncio.to_thread(cluster.start_primary, i)
+        fault.detail = f"primary {cluster.ports[i]}"
+
+    async def cluster_primary_pause(self, fault: Fault) -> None:
+        """SIGSTOP of a cluster primary for ``hold`` seconds, then SIGCONT."""
+        cluster = self.deployment.cluster
+        assert cluster is not None
+        i = fault.node % cluster.size
+        cluster.signal(i, signal.SIGSTOP)
+        try:
+            await asyncio.sleep(fault.hold)
+        finally:
+            cluster.signal(i, signal.SIGCONT)
+        fault.detail = f"primary {cluster.ports[i]}"
 
     # -- nodes and links -----------------------------------------------------------
 

@@ -43,10 +43,14 @@ def register(sub: Any) -> None:
     p.add_argument("--fault-every", type=float, default=5.0,
                    help="seconds between faults, on average (default 5)")
     p.add_argument("--faults", default=",".join(ALL_KINDS),
-                   help=f"fault kinds, comma-separated (default: all: {','.join(ALL_KINDS)})")
+                   help="fault kinds, comma-separated; those the store does not take are "
+                        f"left out (default: all: {','.join(ALL_KINDS)})")
     p.add_argument("--redis-url", default="",
                    help="run the nodes over this store instead of a Valkey of the campaign's "
                         "own (its process is not faulted then)")
+    p.add_argument("--valkey-cluster", type=int, default=0, metavar="PRIMARIES",
+                   help="run the nodes over a Valkey Cluster of the campaign's own with this "
+                        "many primaries (3 or more; default: one Valkey)")
     p.add_argument("--lease-ms", type=int, default=2000, help="the nodes' lease (default 2000)")
     p.add_argument("--admin-token", default="",
                    help="the nodes' admin token (default: a random one)")
@@ -71,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     plan = Plan(seed=args.seed, duration=args.duration, rate=args.rate,
                 concurrency=args.concurrency, nodes=args.nodes, fault_every=args.fault_every,
-                kinds=kinds, lease_ms=args.lease_ms, redis_url=args.redis_url)
+                kinds=kinds, lease_ms=args.lease_ms, redis_url=args.redis_url,
+                cluster=args.valkey_cluster)
     if args.admin_token:
         plan.admin_token = args.admin_token
     if args.schedule:

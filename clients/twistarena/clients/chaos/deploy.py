@@ -75,9 +75,11 @@ class Valkey:
             self.proc.wait(10)
 
     def aof(self) -> Path | None:
-        """The AOF file the latest writes go to."""
-        files = sorted((self.data_dir / "appendonlydir").glob("*.incr.aof"))
-        return files[-1] if files else None
+        """The AOF file the latest writes go to: the incremental file of the
+        highest sequence number (``appendonly.aof.<seq>.incr.aof``; a restart
+        may open a new one, and 10 sorts before 9 as text)."""
+        files = (self.data_dir / "appendonlydir").glob("*.incr.aof")
+        return max(files, key=lambda f: int(f.name.split(".")[-3]), default=None)
 
 
 class ValkeyCluster:

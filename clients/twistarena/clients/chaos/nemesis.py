@@ -158,11 +158,14 @@ at a match's end and at a match's creation)."""
 
     async def end_fsync_kill(self, fault: Fault) -> None:
         """The crash aimed at a match's end: fsync stops, then the store is killed
-        and cut the moment a match that was running has its end in the store
-        (its end's WAITAOF waiting), or after ``hold`` * 4 s."""
+        and cut the moment a match that had no end then has its end in the
+        store (its end's WAITAOF waiting), or after ``hold`` * 4 s."""
         size = await self._freeze_fsync()
-        watched = self.running_matches()
         client = self._store()
+        # Matches without an end yet (a match the workload still counts as
+        # running may have ended a moment ago: its agents are reading its outcome).
+        watched = [mid for mid in self.running_matches()
+                   if not await client.hexists(f"{{m:{mid}}}:meta", "result")]
 
         async def ended() -> str:
             for mid in watched:

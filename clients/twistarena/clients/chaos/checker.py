@@ -129,6 +129,28 @@ def _match_lost(out: Outcome, row: Counter[str], match: MatchRecord, labels: lis
             row["violations"] += 1
 
 
+def _seat_state(seat: SeatRecord) -> dict[str, Any]:
+    return {"seat": seat.seat, "acknowledged": len(seat.acks), "rewinds": seat.rewinds,
+            "end": _result(seat.heard), "stored_outcome": _result(seat.stored),
+            "error": seat.error, "last_failures": seat.failures[-3:]}
+
+
+async def _not_over(out: Outcome, row: Counter[str], client: ArenaClient, match: MatchRecord,
+                    labels: list[str], store_url: str, lease_ms: int) -> None:
+    """A match still live when the campaign ended: without an owner past its
+    lease plus a grace, or simply not played out (its agents gave up)."""
+    record = await client.get_match(match.match_id)
+    holds = {"status": match_pb2.MatchStatus.Name(record.status),
+             "actions": record.actions}
+    orphan = await _owner_lapsed(store_url, match.match_id, lease_ms + 5000)
+    what = ("RUNNING without an owner past its lease plus a grace" if orphan
+            else "not over when the campaign ended")
+    out.violations.append(Violation(match.match_id, None, what,
+                                    {"seats": [_seat_state(s) for s in match.seats]},
+                                    holds, labels))
+    row["violations"] += 1
+
+
 async def check(matches: Sequence[MatchRecord], faults: Sequence[Fault], servers: Sequence[str],
                 store_url: str, lease_ms: int) -> Outcome:
     out = Outcome()
@@ -152,6 +174,8 @@ async def check(matches: Sequence[MatchRecord], faults: Sequence[Fault], servers
         except AgentError as exc:
             if exc.reason == "UNKNOWN_MATCH":
                 _match_lost(out, row, match, labels)
+            elif exc.reason == "REPLAY_CLOSED":  # not over: its replay is not public
+                await _not_over(out, row, client, match, labels, store_url, lease_ms)
             else:
                 out.violations.append(Violation(match.match_id, None, f"unreadable: {exc}", {},
                                                 {}, labels))
@@ -181,9 +205,7 @@ async def check(matches: Sequence[MatchRecord], faults: Sequence[Fault], servers
                 problems.append((None, "replay does not verify: " + "; ".join(check_.problems),
                                  {}))
         for seat in match.seats:
-            heard = {"acknowledged": len(seat.acks), "rewinds": seat.rewinds,
-                     "end": _result(seat.heard), "stored_outcome": _result(seat.stored),
-                     "error": seat.error}
+            heard = _seat_state(seat)
             out.acknowledged += len(seat.acks)
             lost, silent = _seat_lost(seat, replay.actions, voided)
             out.lost += lost

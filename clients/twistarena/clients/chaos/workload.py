@@ -38,6 +38,8 @@ class SeatRecord:
     heard: MatchResult | None = None
     stored: MatchResult | None = None
     error: str = ""
+    #: (status code, reason) of each stream that ended in an error
+    failures: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -177,6 +179,7 @@ class Workload:
             record.error = str(exc)
         finally:
             record.rewinds = [(r.actions, r.lost_actions, r.reason) for r in agent.rewinds]
+            record.failures = [f"{code.name}/{reason}" for code, reason in agent.stream_failures]
         # What the SDK's queue and bot paths report: the outcome the store keeps.
         record.stored = await agent.stored_result()
 

@@ -3,9 +3,11 @@ waiting matches or churn a seat with takeovers; every refusal names its limit.""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import grpc
+import pytest
 from grpc import aio
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
@@ -14,6 +16,7 @@ from twistarena.v1 import matchmaking_pb2_grpc as kgrpc
 
 from tests.security.hostile import limited_server
 from tests.support.agents import Agent, create, options, run, tokens
+from tests.support.server import InProcessServer
 
 WAITING = options("twhist", 5)
 
@@ -151,3 +154,59 @@ def test_joins_are_rate_limited_per_address(valkey: Any) -> None:
                         break
                 assert accepted <= 11
         run(main())
+
+
+def test_a_returning_seat_is_not_a_new_join_and_a_refusal_says_when(valkey: Any) -> None:
+    """A seat that joined before comes back (its stream broke, its match changed
+    owner): its address's Join budget is not spent, only its token's; a refusal
+    carries the wait until the budget holds a Join again."""
+    with limited_server(valkey, joins_per_minute_per_peer=6, joins_per_minute_per_token=0,
+                        creates_per_minute=0) as srv:
+        async def main() -> None:
+            async with aio.insecure_channel(srv.target) as ch:
+                created = await create(ch, options("twisted", 2))
+                mid = created.match.match_id
+                seats = tokens(created)
+                for token in seats.values():  # the budget's burst: two Joins
+                    first = Agent(ch, mid, token)
+                    await first.join()
+                    first.cancel()
+                for _ in range(4):
+                    for token in seats.values():
+                        again = Agent(ch, mid, token)
+                        await again.join(resume_from_seq=1)
+                        again.cancel()
+                other = await create(ch, options("twisted", 2))
+                newcomer = Agent(ch, other.match.match_id, tokens(other)[0])
+                with pytest.raises(AssertionError):
+                    await newcomer.join()
+                code, details, reason = await newcomer.status()
+                assert code is grpc.StatusCode.RESOURCE_EXHAUSTED and reason == "RATE_LIMITED"
+                assert "joins_per_minute_per_peer" in details
+                trailing = dict(await newcomer.call.trailing_metadata())
+                assert 0 < int(trailing["twistarena-retry-after-ms"]) <= 10_000
+        run(main())
+
+
+def test_a_join_turned_away_to_the_owner_spends_no_budget(valkey: Any) -> None:
+    """Two nodes on one store: Joins refused with NOT_OWNER (a failover's
+    redirects) do not spend the address's budget on the node that refused them."""
+    with limited_server(valkey, joins_per_minute_per_peer=6,
+                        creates_per_minute=0) as owner:
+        config = replace(owner.config, port=0)
+        other = InProcessServer(config).start()
+        try:
+            async def main() -> None:
+                async with aio.insecure_channel(owner.target) as ch, \
+                        aio.insecure_channel(other.target) as elsewhere:
+                    created = await create(ch, options("twisted", 2))
+                    mid, token = created.match.match_id, tokens(created)[0]
+                    for _ in range(5):
+                        agent = Agent(elsewhere, mid, token)
+                        with pytest.raises(AssertionError):
+                            await agent.join()
+                        _code, _details, reason = await agent.status()
+                        assert reason == "NOT_OWNER", reason
+            run(main())
+        finally:
+            other.stop()

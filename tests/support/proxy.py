@@ -5,7 +5,9 @@
 connections and forwards new ones again, ``retarget(port)`` sends new
 connections elsewhere (a failover behind a fixed address). ``trip`` blackholes
 the link the moment a client sends bytes containing it (that chunk is dropped):
-a fault at one chosen command. ``sent`` keeps what clients send, chunk by chunk.
+a fault at one chosen command; with ``on_trip`` set, that chunk is forwarded
+first and ``on_trip`` runs (in the proxy's thread, replies held meanwhile) before
+the link goes silent. ``sent`` keeps what clients send, chunk by chunk.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+from collections.abc import Callable
 
 from tests.support.valkey import free_port
 
@@ -27,6 +30,8 @@ class TcpProxy:
         self.delay = 0.0
         #: Byte strings that blackhole the link when a client sends one (see above).
         self.trip: tuple[bytes, ...] = ()
+        #: Run once a trip's chunk was forwarded, before the link goes silent.
+        self.on_trip: Callable[[], None] | None = None
         #: Set once a trip fired.
         self.tripped = threading.Event()
         #: When a list, every chunk a client sends is kept in it (which commands
@@ -85,6 +90,10 @@ class TcpProxy:
                     self.sent.append(data)
                 if upstream and self.trip and any(t in data for t in self.trip):
                     self.trip = ()
+                    if self.on_trip is not None:
+                        writer.write(data)
+                        await writer.drain()
+                        self.on_trip()
                     self.silent = True
                     self.tripped.set()
                 if self.silent:

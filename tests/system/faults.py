@@ -4,7 +4,10 @@ the store's view of the logs, and the node's logs and metrics."""
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
+import signal
+import time
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
@@ -162,3 +165,18 @@ def loss_records(proc: ServeProcess) -> dict[str, list[dict[str, Any]]]:
         if record.get("event") == "store_loss":
             out.setdefault(record["match_id"], []).append(record)
     return out
+
+
+def freeze_once_ended(valkey: ValkeyProcess, match_id: str) -> None:
+    """Wait (bounded) until Valkey has executed the match's end, then freeze it
+    (SIGSTOP): the end is in its memory and its WAITAOF cannot answer."""
+    client = redis.Redis(host="127.0.0.1", port=valkey.port, socket_timeout=2)
+    try:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not client.hexists(
+                f"{{m:{match_id}}}:meta", "result"):
+            time.sleep(0.001)
+    finally:
+        client.close()
+    assert valkey.proc is not None
+    os.kill(valkey.proc.pid, signal.SIGSTOP)

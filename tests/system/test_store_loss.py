@@ -34,6 +34,7 @@ from tests.system.faults import (
     aof_incr_file,
     copy_aof,
     finish_all,
+    freeze_once_ended,
     fsynced_aof_size,
     loss_records,
     metric,
@@ -270,10 +271,12 @@ def test_kill_and_cut_again_and_again_is_never_silent(crashes: _Crashes, run_no:
 END_WRITE = b"$6\r\nresult\r\n"
 
 
-async def _end_in_flight() -> dict[str, Any]:
+async def _end_in_flight(executed: bool) -> dict[str, Any]:
     """One small match whose end is on its way to the store when the link goes
     silent; meanwhile the store crashes and comes back without the log's tail.
-    The lease (10 s) outlasts the outage: the node retries the same end."""
+    The lease (10 s) outlasts the outage: the node retries the same end.
+    ``executed``: the end reaches the store, which executes it and is frozen
+    (SIGSTOP) while its WAITAOF waits for the fsync, before the crash."""
     valkey = ValkeyProcess().start()
     proxy = TcpProxy(valkey.port).start()
     node = serve("--redis-url", f"redis://{proxy.address}/0", "--lease-ms", "10000")
@@ -285,6 +288,8 @@ async def _end_in_flight() -> dict[str, Any]:
         await wait_until(lambda: accepted_total(agents) >= 15, "play started", timeout=30)
         aof = aof_incr_file(valkey.data_dir)
         cut = await asyncio.to_thread(fsynced_aof_size, valkey.port, aof)
+        if executed:
+            proxy.on_trip = lambda: freeze_once_ended(valkey, mid)
         proxy.trip = (END_WRITE,)
         await wait_until(proxy.tripped.is_set, "the end sent to the store", timeout=60)
         acknowledged = accepted_total(agents)
@@ -306,11 +311,13 @@ async def _end_in_flight() -> dict[str, Any]:
         shutil.rmtree(valkey.data_dir, ignore_errors=True)
 
 
-def test_an_end_is_stored_only_on_the_log_it_was_computed_from() -> None:
+@pytest.mark.parametrize("executed", [False, True])
+def test_an_end_is_stored_only_on_the_log_it_was_computed_from(executed: bool) -> None:
     """The store comes back with fewer actions than the end was computed on: the
     end is refused by the store's own check, the loss is logged and counted,
-    every seat is told of the rewind, and the match ends on its stored log."""
-    out = run(_end_in_flight(), timeout=150)
+    every seat is told of the rewind (none heard the lost end), and the match
+    ends on its stored log."""
+    out = run(_end_in_flight(executed), timeout=150)
     replay = out["replay"]
     print(f"end in flight: {out['acknowledged']} answers acknowledged, the store kept "
           f"{len(replay.actions)} actions at the end; store_loss: "

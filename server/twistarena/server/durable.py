@@ -13,10 +13,12 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
+from twistarena import wire
 from twistarena.storage import (
     FencedError,
     LogConflict,
     LogEntry,
+    MatchRecord,
     Store,
     StoreError,
     TransientStoreError,
@@ -26,6 +28,10 @@ T = TypeVar("T")
 
 #: How long a store write (an append, the end) is retried while the store is unreachable.
 STORE_RETRY_S = 20.0
+
+#: An end stored longer ago than this was fsynced long since (``everysec`` syncs
+#: every second): a reader tells it without asking the store.
+FRESH_END_MS = 10_000
 
 
 async def _retrying(write: Callable[[], Awaitable[T]], retry: type[StoreError],
@@ -80,3 +86,15 @@ async def store_end(store: Store, match_id: str, owner: str, status: int, result
     async def write() -> None:
         await store.matches.finish(match_id, owner, status, result, log_len, last)
     await _retrying(write, StoreError, (FencedError, LogConflict), stopped)
+
+
+async def settled(store: Store, record: MatchRecord) -> None:
+    """Before an end read from the store is told to anyone (a seat coming back, a
+    ``GetMatch``, a spectator): a fresh end is confirmed durable first. The node
+    that stored it waits for its WAITAOF before telling, but another reader sees
+    the end as soon as the store executed it, and a crash before the fsync would
+    take it back (the match is then voided or rewound). ``NotDurableError``
+    (UNAVAILABLE to the caller, who retries) when the store cannot confirm it."""
+    if record.status in wire.MATCH_OVER and \
+            time.time() * 1000 - record.ended_ms < FRESH_END_MS:
+        await store.confirm_durable()

@@ -51,6 +51,13 @@ class RateLimiter:
         self.buckets[key] = (tokens - 1.0, now)
         return True
 
+    def wait_ms(self, key: str) -> int:
+        """How long until ``key``'s bucket holds a token again (the retry hint of
+        a refusal)."""
+        tokens, last = self.buckets.get(key, (self.burst, time.monotonic()))
+        tokens = min(self.burst, tokens + (time.monotonic() - last) * self.rate)
+        return max(1, int((1.0 - tokens) / self.rate * 1000) + 1) if tokens < 1.0 else 0
+
     def _forget_full(self, now: float) -> None:
         """Drop the buckets that have refilled (they carry no history)."""
         full = [k for k, (tokens, last) in self.buckets.items()
@@ -192,19 +199,28 @@ class Quotas:
         if self.limits.live_per_client:
             self.live.add(keys, object_id)
 
-    async def admit_join(self, context: aio.ServicerContext[Any, Any], token: str) -> None:
-        """Refuse a Join (seat takeovers included) beyond the token's or the address's rate."""
+    async def admit_join(self, context: aio.ServicerContext[Any, Any], token: str,
+                         returning: bool = False) -> None:
+        """Refuse a Join (seat takeovers included) beyond the token's or the address's
+        rate, with a retry hint (when the bucket holds a token again).
+        ``returning``: the seat had joined before (a resume, on its old owner or on
+        the node that took the match over): not a new Join for the address's
+        budget, only for its token's (which bounds a seat's churn)."""
         limits = self.limits
-        if not self.peer_joins.allow(peer_host(context)):
+        peer = peer_host(context)
+        if not returning and not self.peer_joins.allow(peer):
             await fail(context, grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED",
                        f"limit joins_per_minute_per_peer: at most "
                        f"{limits.joins_per_minute_per_peer} Joins a minute per client address "
-                       "(serve --peer-joins-per-minute); wait a little")
-        if token and not self.token_joins.allow(auth.token_hash(token)):
+                       "(serve --peer-joins-per-minute); wait a little",
+                       self.peer_joins.wait_ms(peer))
+        digest = auth.token_hash(token) if token else ""
+        if token and not self.token_joins.allow(digest):
             await fail(context, grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED",
                        f"limit joins_per_minute_per_token: at most "
                        f"{limits.joins_per_minute_per_token} Joins a minute per seat token "
-                       "(serve --joins-per-minute); wait a little")
+                       "(serve --joins-per-minute); wait a little",
+                       self.token_joins.wait_ms(digest))
 
 
 def _who(key: str) -> str:

@@ -17,6 +17,8 @@ from .config import ServerConfig, is_loopback
 
 #: Trailing metadata key carrying an ErrorReason name next to a failed call's status.
 REASON_KEY = "twistarena-reason"
+#: Trailing metadata of a refusal: do not call this server again before this many ms.
+RETRY_AFTER_KEY = "twistarena-retry-after-ms"
 #: Longest status message: well under a default client's 16 KiB metadata limit.
 MAX_DETAILS = 400
 #: Longest piece of a client's input quoted back in a status message.
@@ -31,12 +33,16 @@ def shown(value: str) -> str:
 
 
 async def fail(context: aio.ServicerContext[Any, Any], code: grpc.StatusCode, reason: str,
-               details: str) -> NoReturn:
-    """End the call with ``code``, ``details`` and the machine-readable reason."""
+               details: str, retry_after_ms: int = 0) -> NoReturn:
+    """End the call with ``code``, ``details`` and the machine-readable reason
+    (and a retry hint, ``retry_after_ms``, when the caller should wait that long)."""
     metrics.ERRORS.labels(reason.lower() or code.name.lower()).inc()
     if len(details) > MAX_DETAILS:
         details = details[:MAX_DETAILS - 3] + "..."
-    await context.abort(code, details, trailing_metadata=((REASON_KEY, reason),))
+    trailers: tuple[tuple[str, str], ...] = ((REASON_KEY, reason),)
+    if retry_after_ms > 0:
+        trailers += ((RETRY_AFTER_KEY, str(retry_after_ms)),)
+    await context.abort(code, details, trailing_metadata=trailers)
     raise AssertionError("unreachable")  # pragma: no cover
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, NoReturn
 
 import grpc
 from grpc import aio
@@ -21,6 +21,7 @@ from .arenas import arena_match_ids
 from .cluster import Cluster, routing
 from .config import ServerConfig
 from .disclosure import Disclosure
+from .durable import settled
 from .errors import is_undecodable, status_for
 from .events import spectator_messages
 from .limits import Quotas
@@ -148,6 +149,7 @@ class Matches(mgrpc.MatchesServicer):
         if record is None:
             await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_MATCH",
                        f"no match with id {shown(match_id)}")
+        await settled(self.hub.store, record)
         return record
 
     async def _match(self, match_id: str, context: aio.ServicerContext[Any, Any]) -> mpb.Match:
@@ -339,8 +341,10 @@ class Play(pgrpc.PlayServicer):
             await routing.refuse_draining(self.cluster, join.match_id, context)
         await routing.unless_store_down(self.cluster, join.match_id, context)
         token = join.seat_token or auth.bearer(context.invocation_metadata())
-        await self.quotas.admit_join(context, token)
         runner, seat = await self._locate(join.match_id, token, context)
+        # Charged once the seat is found here: a Join turned away because the match
+        # is run elsewhere (a failover's redirects) or over costs nothing.
+        await self.quotas.admit_join(context, token, returning=runner.seats[seat].joined)
         digest = auth.token_hash(token)
         if self.streams_per_token[digest] >= self.config.max_streams_per_token:
             await fail(context, grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_STREAMS",
@@ -398,6 +402,13 @@ class Play(pgrpc.PlayServicer):
             return None
         return await self._join_of(msg, context)
 
+    async def _refuse_join(self, context: aio.ServicerContext[Any, Any], token: str,
+                           code: grpc.StatusCode, reason: str, details: str) -> NoReturn:
+        """A Join that names no seat still costs its address's and token's budget
+        (guessing costs as much as joining)."""
+        await self.quotas.admit_join(context, token)
+        await fail(context, code, reason, details)
+
     async def _locate(self, match_id: str, token: str,
                       context: aio.ServicerContext[Any, Any]) -> tuple[MatchRunner, int]:
         runner = self.hub.get(match_id)
@@ -406,19 +417,21 @@ class Play(pgrpc.PlayServicer):
         if runner is None:
             record = await self.hub.store.matches.load(match_id)
             if record is None:
-                await fail(context, grpc.StatusCode.NOT_FOUND, "UNKNOWN_MATCH",
-                           f"no match with id {shown(match_id)}")
+                await self._refuse_join(context, token, grpc.StatusCode.NOT_FOUND,
+                                        "UNKNOWN_MATCH", f"no match with id {shown(match_id)}")
             hashes = record.token_hashes
         if not token:
-            await fail(context, grpc.StatusCode.UNAUTHENTICATED, "BAD_TOKEN",
-                       "no seat token: set Join.seat_token or metadata "
-                       "'authorization: Bearer <token>'")
+            await self._refuse_join(context, token, grpc.StatusCode.UNAUTHENTICATED,
+                                    "BAD_TOKEN", "no seat token: set Join.seat_token or "
+                                    "metadata 'authorization: Bearer <token>'")
         seat = auth.seat_for_token(token, hashes or {})
         if seat is None:
-            await fail(context, grpc.StatusCode.UNAUTHENTICATED, "BAD_TOKEN",
-                       f"the token is not a seat token of match {shown(match_id)}")
+            await self._refuse_join(context, token, grpc.StatusCode.UNAUTHENTICATED,
+                                    "BAD_TOKEN", "the token is not a seat token of match "
+                                    f"{shown(match_id)}")
         if runner is None:
             assert record is not None
+            await settled(self.hub.store, record)
             if record.status in wire.MATCH_OVER:
                 await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "MATCH_OVER",
                            f"match {shown(match_id)} is over")
@@ -522,6 +535,7 @@ class Watch(pgrpc.WatchServicer):
             if record.status not in wire.MATCH_OVER:
                 await fail(context, grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
                            f"match {shown(request.match_id)} is not run by this server right now")
+            await settled(self.hub.store, record)
             entries = await self.hub.store.matches.load_log(request.match_id)
             state = replay_state(record, entries)
             info = engine.game(record.options.game_id)

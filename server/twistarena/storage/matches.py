@@ -7,6 +7,7 @@ Keys (see ``keys``): ``{m:<id>}:meta``, ``{m:<id>}:log``, ``{m:<id>}:owner``
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,6 +58,9 @@ class MatchRecord:
     token_hashes: dict[int, str] = field(default_factory=dict)
     joined: set[int] = field(default_factory=set)
     result: mpb.MatchResult | None = None
+    #: When the end was stored (ms since the epoch; 0: not over, or ended before
+    #: the field was kept). A reader tells a fresh end only once it is durable.
+    ended_ms: int = 0
 
 
 def _record_from_hash(match_id: str, raw: dict[bytes, bytes]) -> MatchRecord:
@@ -75,6 +79,8 @@ def _record_from_hash(match_id: str, raw: dict[bytes, bytes]) -> MatchRecord:
             record.joined.add(int(key[7:]))
     if b"result" in raw:
         record.result = mpb.MatchResult.FromString(raw[b"result"])
+    if b"ended_ms" in raw:
+        record.ended_ms = int(raw[b"ended_ms"])
     return record
 
 
@@ -275,7 +281,8 @@ class Matches:
                 pipe.execute_command(*script.command(
                     [keys.match_meta(mid), keys.match_log(mid), keys.match_lease(mid)],
                     [owner, log_len, encode_entry(last) if last is not None else b"",
-                     self.retain_ms, "status", status, "result", result]))
+                     self.retain_ms, "status", status, "result", result,
+                     "ended_ms", int(time.time() * 1000)]))
                 pipe.srem(keys.LIVE_MATCHES, mid)
                 pipe.zrem(keys.MATCH_LEASES, mid)
                 for command in sync:

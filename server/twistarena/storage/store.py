@@ -11,6 +11,8 @@ module lists the keys it owns; ``keys`` has them all.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import Any
 
 from redis.asyncio.cluster import RedisCluster
@@ -44,6 +46,8 @@ class Store:
         self.scripts = Scripts()
         self.matches = Matches(self.conn, self.scripts, holder, durability or Durability(),
                                retain_ms)
+        #: The durability confirmation in flight (``confirm_durable``), if any.
+        self._confirming: asyncio.Future[None] | None = None
         # The lean path has no pool to wait on: more batches may be in flight.
         self.appender = Appender(self.conn, self.scripts, self.matches,
                                  64 if self.conn.lean_for("append") else max_inflight)
@@ -83,6 +87,43 @@ class Store:
             self.matches.aof = False
             return
         self.matches.aof = bool(int(info.get("aof_enabled", 0)))
+
+    async def confirm_durable(self) -> None:
+        """Wait until every write the store executed before this call is durable
+        (its AOF fsynced, and the replicas the durability asks for), whoever sent
+        it: a write of this node's own, then the sync commands, cover every
+        earlier write (the AOF and the replication stream are in order). Callers
+        that come while one confirmation is in flight wait for the next one (the
+        one in flight may have been sent before their read). ``NotDurableError``
+        when the store cannot confirm it in time. No-op for a store without an
+        AOF or replicas to wait for, and in cluster mode (each shard would be asked)."""
+        matches = self.matches
+        if self.conn.cluster_mode or not matches.durability.sync_commands(matches.aof, end=True):
+            return
+        in_flight = self._confirming
+        if in_flight is not None:
+            with contextlib.suppress(Exception):  # may predate the caller's read: not its answer
+                await asyncio.shield(in_flight)
+        task = self._confirming
+        if task is None or task is in_flight:
+            task = self._confirming = asyncio.ensure_future(self._confirm_once())
+            task.add_done_callback(self._confirmed)
+        await asyncio.shield(task)
+
+    def _confirmed(self, task: asyncio.Future[None]) -> None:
+        if self._confirming is task:
+            self._confirming = None
+
+    async def _confirm_once(self) -> None:
+        matches = self.matches
+        commands = matches.durability.sync_commands(matches.aof, end=True)
+        with driver_errors():
+            pipe = self.conn.redis.pipeline(transaction=False)
+            pipe.incr(keys.SYNC_KEY)
+            for command in commands:
+                pipe.execute_command(*command)
+            replies = list(await pipe.execute(raise_on_error=False))[1:]
+        matches.durability.check(replies)
 
     async def sync(self) -> None:
         """Wait until the writes this node sent are durable as its durability asks

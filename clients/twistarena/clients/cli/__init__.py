@@ -11,7 +11,7 @@ from collections.abc import Sequence
 #: Subcommand modules, in the order ``--help`` lists them.
 COMMANDS = ("demo", "serve", "cluster", "match", "bot", "watch", "replay", "practice", "queue",
             "agent", "submit", "tournament", "arena", "runner", "evaluate", "web", "loadtest",
-            "soak", "bench")
+            "soak", "bench", "chaos")
 
 
 def build_parser() -> argparse.ArgumentParser:

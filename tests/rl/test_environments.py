@@ -4,8 +4,10 @@ and one of OpenSpiel's own algorithms (its MCTS bot) playing on a game."""
 
 from __future__ import annotations
 
+import copy
 import importlib.metadata
 import json
+import pickle
 import random
 from typing import Any
 
@@ -103,6 +105,31 @@ def test_gymnasium_one_seat_against_heuristic_house_bots() -> None:
     obs, _ = env.reset(seed=7)
     illegal = int(np.flatnonzero(obs["action_mask"] == 0)[0])
     assert env.step(illegal)[1:] == (-1.0, True, False, {"illegal": True})
+
+
+def _first_legal_episode(env: Any) -> list[Any]:
+    """The learner always takes its first legal action; what it sees each step."""
+    seen, done = [], False
+    obs = env._observe()
+    while not done:
+        obs, reward, done, _, _ = env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+        seen.append((obs["observation"].tobytes(), reward))
+    return seen
+
+
+@pytest.mark.parametrize("opponents", ["random", "heuristic"])
+@pytest.mark.parametrize("env_id", sorted(ENV_IDS))
+def test_a_copied_or_pickled_gymnasium_env_has_its_own_house_bots(env_id: str,
+                                                                  opponents: str) -> None:
+    """A copy's house bots draw from their own random streams: playing the copy
+    leaves the original's opponents' moves as they would have been."""
+    env = gymnasium.make(env_id, num_players=3, opponents=opponents).unwrapped
+    env.reset(seed=11)
+    twin = copy.deepcopy(env)
+    thawed = pickle.loads(pickle.dumps(env))
+    played_by_copy = _first_legal_episode(twin)
+    played_by_pickle = _first_legal_episode(thawed)
+    assert _first_legal_episode(env) == played_by_copy == played_by_pickle
 
 
 def test_the_gymnasium_ids_are_declared_as_entry_points() -> None:

@@ -59,6 +59,30 @@ def test_a_policy_plays_a_seat_over_the_network(server: Any,
     assert results[0]["scores"] == results[1]["scores"]
 
 
+def test_a_policy_that_raises_is_counted_and_fails_the_command(
+        server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """The match goes on (the first legal action is played for the policy), but the
+    command says how often the policy raised and exits non-zero; a policy that cannot
+    load is refused before the seat is joined (the match still waits for it)."""
+    assert main(["match", "create", "--server", server.target, "--game", "twisted",
+                 "--players", "2", "--seed", "9", "--option", "rounds=1", "--json"]) == 0
+    created = _json_lines(capsys.readouterr().out)[-1]
+    tokens = {t["seat"]: t["token"] for t in created["seat_tokens"]}
+    seat_args = ["bot", "--server", server.target, "--match", created["match_id"], "--token"]
+    assert main([*seat_args, tokens[0], "--policy", "no.such.module:f"]) == 2
+    assert "cannot load the policy" in capsys.readouterr().out
+    seats = [["--policy", "tests.rl.policies:broken"], ["--strategy", "random"]]
+    with ThreadPoolExecutor(2) as pool:
+        codes = list(pool.map(lambda seat: main(
+            [*seat_args, tokens[seat], *seats[seat], "--json"]), [0, 1]))
+    assert codes == [1, 0]
+    captured = capsys.readouterr()
+    results = {r["seat"]: r for r in _json_lines(captured.out)}
+    assert results[0]["bot_errors"] > 0 and results[1]["bot_errors"] == 0
+    said = " ".join(captured.err.split())
+    assert "raised on" in said and "(first: FileNotFoundError: weights.npz)" in said
+
+
 def test_a_bad_policy_is_refused_with_the_reason() -> None:
     for spec, why in [("nocolon", "MODULE:CALLABLE"), ("no.such.module:f", "cannot import"),
                       ("tests.rl.policies:NOT_CALLABLE", "no callable"),

@@ -16,7 +16,7 @@ import numpy as np
 import pyspiel
 import pytest
 from gymnasium.utils.env_checker import check_env
-from open_spiel.python.algorithms import mcts
+from open_spiel.python.algorithms import ismcts, mcts
 from pettingzoo.test import api_test, seed_test
 from twistarena import engine
 from twistarena.rl import ENV_IDS, aec_env, encoder, num_distinct_actions, register_openspiel
@@ -195,3 +195,43 @@ def test_openspiels_mcts_bot_plays_a_match(spiel: list[str]) -> None:
         else:
             state.apply_action(int(rng.choice(state.legal_actions())))
     assert searched >= 5 and sorted(state.returns()) == [-1.0, 1.0]
+
+
+#: one short case of each game
+ONE_PER_GAME = [case for case in CASES if case[:2] in
+                {("tricky_twist", 3), ("twisted", 3), ("twhist", 4)}]
+
+
+@pytest.mark.parametrize(("game_id", "players", "options"), ONE_PER_GAME,
+                         ids=[c[0] for c in ONE_PER_GAME])
+def test_openspiels_ismcts_bot_plays_every_game(spiel: list[str], game_id: str, players: int,
+                                                options: dict[str, Any]) -> None:
+    """``resample_from_infostate`` gives worlds the searcher cannot tell from the real
+    one (the same information state string, its own hand kept, every card still
+    somewhere), so OpenSpiel's ISMCTSBot plays a whole match against random seats.
+    Other seats' hands differ between worlds, so their legal actions do too."""
+    game = pyspiel.load_game(f"twistarena_{game_id}",
+                             {"players": players, "options": _game_string_options(options)})
+    rng = np.random.RandomState(0)
+    bot = ismcts.ISMCTSBot(game, mcts.RandomRolloutEvaluator(1, rng), uct_c=2.0,
+                           max_simulations=4, random_state=rng,
+                           allow_inconsistent_action_sets=True)
+    state = game.new_initial_state()
+    searched = 0
+    while not state.is_terminal():
+        if state.is_chance_node():
+            state.apply_action(int(rng.randint(256)))
+            continue
+        player = state.current_player()
+        if player == 0:
+            world = state.resample_from_infostate(0, pyspiel.UniformProbabilitySampler(0., 1.))
+            assert world.information_state_string(0) == state.information_state_string(0)
+            assert world.observation_tensor(0) == state.observation_tensor(0)
+            assert world.legal_actions(0) == state.legal_actions(0)
+            action = bot.step(state)
+            assert action in state.legal_actions()
+            state.apply_action(action)
+            searched += 1
+        else:
+            state.apply_action(int(rng.choice(state.legal_actions())))
+    assert searched >= 3 and len(state.returns()) == players

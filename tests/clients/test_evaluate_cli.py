@@ -29,7 +29,7 @@ def test_the_estimate_leaves_out_the_first_game_and_ismcts_is_named_only_when_it
     assert main(["evaluate", "--game", "twisted", "--players", "2", "--deals", "3",
                  "--jobs", "1", "--bots", "heuristic,random"]) == 0
     out, err = capsys.readouterr()
-    assert "an estimate follows the first 2" in err
+    assert "an estimate follows the first 3" in err
     assert re.search(r"estimate: about \d+ s more for the 6 games", err)
     assert "ismcts" not in out
 

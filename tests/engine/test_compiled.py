@@ -12,11 +12,17 @@ import importlib
 import pytest
 from twistarena import engine
 
-from tests.support.engine_source import compiled_beside_source
+from tests.support.engine_source import compiled_beside_source, source_and_extension
 
 
-def test_this_build_has_the_compiled_engine() -> None:
+def test_this_build_has_the_compiled_engine_and_it_is_not_older_than_the_source() -> None:
+    """An editable install does not rebuild when a .py changes (`make` does): a
+    compiled module older than its source would run rules that are no longer there."""
     assert compiled_beside_source() == set(engine.COMPILED_MODULES)
+    stale = [f"{source.name} is newer than {extension.name}"
+             for source, extension in source_and_extension() if
+             source.stat().st_mtime > extension.stat().st_mtime]
+    assert stale == [], "rebuild with `make` (or pip install -e .)"
 
 
 def test_the_engine_runs_as_the_option_asks(request: pytest.FixtureRequest) -> None:

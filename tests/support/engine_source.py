@@ -49,17 +49,22 @@ def engine_dir() -> Path:
     raise RuntimeError("twistarena.engine not found")
 
 
-def compiled_beside_source() -> frozenset[str]:
-    """Modules of the engine built as extensions beside their .py file (dotted,
-    relative to the package: ``core``, ``twhist.state``)."""
-    root = engine_dir()
-    found = set()
+def source_and_extension() -> list[tuple[Path, Path]]:
+    """Each module of the engine built as an extension beside its .py file."""
+    pairs = []
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        for extension in root.rglob(f"*{suffix}"):
+        for extension in engine_dir().rglob(f"*{suffix}"):
             source = extension.with_name(extension.name[:-len(suffix)] + ".py")
             if source.is_file():
-                found.add(".".join(source.relative_to(root).with_suffix("").parts))
-    return frozenset(found)
+                pairs.append((source, extension))
+    return pairs
+
+
+def compiled_beside_source() -> frozenset[str]:
+    """Those modules, dotted and relative to the package (``core``, ``twhist.state``)."""
+    root = engine_dir()
+    return frozenset(".".join(source.relative_to(root).with_suffix("").parts)
+                     for source, _ in source_and_extension())
 
 
 def use_source() -> None:

@@ -149,18 +149,21 @@ def run(args: argparse.Namespace) -> int:
     results: list[GameResult] = []
     seconds: list[float] = []
     jobs = max(1, min(args.jobs, len(games)))
+    # The rate is taken after the first result (which also pays for starting the
+    # workers and loading the bots) over enough games that workers running ahead of
+    # the results, which arrive in order, do not make it look faster than it is.
+    sample = min(len(games) - 1, max(2 * jobs + 1, len(games) // 20))
     console.print(f"{len(games)} games ({args.deals} deals x {len(games) // args.deals} "
                   f"seatings) on {jobs} worker{'s' if jobs > 1 else ''}; an estimate follows "
-                  f"the first {jobs + 1}", highlight=False)
+                  f"the first {sample}", highlight=False)
     first_done: list[float] = []
 
     def estimate(done: int, total: int, result: GameResult) -> None:
-        """The time left, from the rate after the first game (which also pays for
-        starting the workers and loading the bots, and would inflate it)."""
+        """The time left, from the rate of the games after the first."""
         now = time.perf_counter()
         if done == 1:
             first_done.append(now)
-        elif done == jobs + 1 and done < total:
+        elif done == sample > 1:
             left = (now - first_done[0]) / (done - 1) * (total - done)
             console.print(f"estimate: about {_duration(left)} more for the {total} games "
                           "(--deals and --iterations set the budget)", highlight=False)

@@ -125,3 +125,16 @@ def test_bench_rl_measures_the_python_paths_when_asked(
     report = _json_lines(capsys.readouterr().out)[-1]
     assert report["compiled"] is False
     assert all(case["observe_steps_per_s"] > 0 for case in report["cases"])
+
+
+def test_bench_rl_peers_reports_every_ratio(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "rl", "--peers", "--game", "twhist", "--turns", "1", "--seconds", "0",
+                 "--json"]) == 0
+    report = _json_lines(capsys.readouterr().out)[-1]
+    assert report["peers"] == ["hearts", "spades", "bridge", "skat", "oh_hell", "euchre"]
+    assert all(report["peer_rates"][k] > 0 for k in ("random", "tensor", "clone"))
+    assert report["engine_compiled"] is engine.compiled()
+    paths = {"raw", "mask", "spiel", "observe", "spiel_tensor", "clone"}
+    assert set(report["median"]) == paths
+    for case in report["cases"]:
+        assert set(case["ratios"]) == paths and all(r > 0 for r in case["ratios"].values())

@@ -258,7 +258,8 @@ class State:
             # a subclass defined in Python over the compiled engine keeps its own
             # fields in a __dict__, which the compiled copy leaves out
             new.__dict__.update(self.__dict__)
-        new.rng = random.Random(0)  # a cheap seed; the real state is set next
+        # allocated without seeding (seeding costs as much as the copy): the state is set next
+        new.rng = random.Random.__new__(random.Random)
         new.rng.setstate(self.rng.getstate())
         new.history = list(self.history)
         new.events = list(self.events)  # events are immutable once logged

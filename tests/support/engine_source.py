@@ -40,13 +40,12 @@ class SourceFirst(importlib.abc.MetaPathFinder):
 
 
 def engine_dir() -> Path:
-    """The engine package's folder, found without importing it."""
-    spec = importlib.util.find_spec("twistarena")
-    assert spec is not None and spec.submodule_search_locations is not None
-    for root in spec.submodule_search_locations:
-        if (Path(root) / "engine" / "__init__.py").is_file():
-            return Path(root) / "engine"
-    raise RuntimeError("twistarena.engine not found")
+    """The engine package's folder, found without importing it (``find_spec`` of a
+    submodule imports only its parent, here the ``twistarena`` namespace)."""
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(f"{PACKAGE} not found")
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def source_and_extension() -> list[tuple[Path, Path]]:

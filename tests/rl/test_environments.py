@@ -182,19 +182,29 @@ def test_openspiels_mcts_bot_plays_a_match(spiel: list[str]) -> None:
     bot = mcts.MCTSBot(game, uct_c=2.0, max_simulations=10,
                        evaluator=mcts.RandomRolloutEvaluator(1, rng), random_state=rng)
     state = game.new_initial_state()
+    assert _bot_in_seat_0_against_random(state, bot, rng) >= 5
+    assert sorted(state.returns()) == [-1.0, 1.0]
+
+
+def _bot_in_seat_0_against_random(state: Any, bot: Any, rng: np.random.RandomState,
+                                  before_step: Any = None) -> int:
+    """Play ``state`` to its end, ``bot`` in seat 0 (``before_step(state)`` first at
+    each of its decisions), random legal actions elsewhere; seat 0's decisions."""
     searched = 0
     while not state.is_terminal():
         if state.is_chance_node():
             outcomes = [a for a, _ in state.chance_outcomes()]
             state.apply_action(int(rng.choice(outcomes)))
         elif state.current_player() == 0:
+            if before_step is not None:
+                before_step(state)
             action = bot.step(state)
             assert action in state.legal_actions()
             state.apply_action(action)
             searched += 1
         else:
             state.apply_action(int(rng.choice(state.legal_actions())))
-    assert searched >= 5 and sorted(state.returns()) == [-1.0, 1.0]
+    return searched
 
 
 #: one short case of each game
@@ -216,22 +226,12 @@ def test_openspiels_ismcts_bot_plays_every_game(spiel: list[str], game_id: str, 
     bot = ismcts.ISMCTSBot(game, mcts.RandomRolloutEvaluator(1, rng), uct_c=2.0,
                            max_simulations=4, random_state=rng,
                            allow_inconsistent_action_sets=True)
+    def the_same_to_seat_0(state: Any) -> None:
+        world = state.resample_from_infostate(0, pyspiel.UniformProbabilitySampler(0., 1.))
+        assert world.information_state_string(0) == state.information_state_string(0)
+        assert world.observation_tensor(0) == state.observation_tensor(0)
+        assert world.legal_actions(0) == state.legal_actions(0)
+
     state = game.new_initial_state()
-    searched = 0
-    while not state.is_terminal():
-        if state.is_chance_node():
-            state.apply_action(int(rng.randint(256)))
-            continue
-        player = state.current_player()
-        if player == 0:
-            world = state.resample_from_infostate(0, pyspiel.UniformProbabilitySampler(0., 1.))
-            assert world.information_state_string(0) == state.information_state_string(0)
-            assert world.observation_tensor(0) == state.observation_tensor(0)
-            assert world.legal_actions(0) == state.legal_actions(0)
-            action = bot.step(state)
-            assert action in state.legal_actions()
-            state.apply_action(action)
-            searched += 1
-        else:
-            state.apply_action(int(rng.choice(state.legal_actions())))
-    assert searched >= 3 and len(state.returns()) == players
+    assert _bot_in_seat_0_against_random(state, bot, rng, the_same_to_seat_0) >= 3
+    assert len(state.returns()) == players

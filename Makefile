@@ -16,11 +16,18 @@ $(STAMP): pyproject.toml setup.py $(wildcard engine/twistarena/rl/csrc/*) $(wild
 	$(BIN)/python -m pip install --quiet -e '.[dev,rl,openspiel]'
 	touch $(STAMP)
 
+# The engine's compiled modules (setup.py) are built from its .py files: rebuilt when
+# they change, so that what runs is never older than the source.
+COMPILED := $(VENV)/.compiled
+$(COMPILED): $(STAMP) $(wildcard engine/twistarena/engine/*.py engine/twistarena/engine/*/*.py)
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $(COMPILED)
+
 # The Node.js sample agent (tests play it against Python bots).
 $(NODE_DEPS): clients/node/package.json clients/node/package-lock.json
 	npm ci --prefix clients/node --no-audit --no-fund
 
-demo: $(STAMP)
+demo: $(COMPILED)
 	$(BIN)/twistarena demo --narrate
 
 lint: $(STAMP)
@@ -34,14 +41,20 @@ typecheck: $(STAMP)
 # stores, faults, clocks) runs one test at a time, as its timings assume.
 IN_PROCESS_TESTS := tests/engine tests/bots tests/league tests/rl
 
-pytest: $(STAMP) $(NODE_DEPS)
+# The engine's tests and the leak-differential tests run on the rules' .py source
+# first (what `make mutation` mutates), then, with everything else, compiled.
+INTERPRETED_TESTS := tests/engine tests/security/test_leak_differential_wire.py
+
+pytest: $(COMPILED) $(NODE_DEPS)
+	$(BIN)/pytest -q -n 2 --engine=interpreted $(INTERPRETED_TESTS)
 	$(BIN)/pytest -q -n 2 $(IN_PROCESS_TESTS)
 	$(BIN)/pytest -q $(addprefix --ignore=,$(IN_PROCESS_TESTS))
 
 test: lint typecheck pytest
 
-bench: $(STAMP)
+bench: $(COMPILED)
 	$(BIN)/twistarena bench engine
+	$(BIN)/twistarena bench rl --peers
 
 # Mutation testing of engine/ with the engine's tests (slow: on demand, never in `make test`).
 # One process at the lowest priority; MODULES="core twhist.state" narrows it.

@@ -1,6 +1,6 @@
 """Train a Twisted policy against random play with REINFORCE, numpy only.
 
-    python examples/twisted_reinforce.py     # 5 minutes; writes examples/twisted_policy.npz
+    python examples/twisted_reinforce.py     # 5 minutes; writes the weights file (below)
     twistarena evaluate --game twisted --players 2 \\
         --bots policy:examples/twisted_reinforce.py:policy,random --deals 200
 
@@ -10,8 +10,10 @@ environment (``twistarena/Twisted-v0``, one seat against the random house bot,
 two players) from the final score margin over the opponent, with a running
 baseline and Adam. ``policy(tensor, mask)`` below plays the trained weights
 greedily: it is what ``twistarena evaluate --bots policy:...`` and
-``twistarena bot --policy ...`` call. The weights file is
-``$TWISTED_POLICY_WEIGHTS`` or ``twisted_policy.npz`` beside this script.
+``twistarena bot --policy ...`` call. The weights file, written by training
+and read by ``policy``, is ``$TWISTED_POLICY_WEIGHTS`` or else
+``$XDG_DATA_HOME/twistarena/twisted_policy.npz`` (``~/.local/share/...``):
+never inside the source tree.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-DEFAULT_WEIGHTS = pathlib.Path(__file__).with_name("twisted_policy.npz")
+DEFAULT_WEIGHTS = (pathlib.Path(os.environ.get("XDG_DATA_HOME")
+                                or pathlib.Path.home() / ".local" / "share")
+                   / "twistarena" / "twisted_policy.npz")
 _loaded: dict[str, np.ndarray[Any, Any]] = {}
 
 
@@ -126,7 +130,8 @@ def main() -> None:
                         help="training time budget (default 300: 5 minutes)")
     parser.add_argument("--episodes", type=int, default=None, help="stop after this many")
     parser.add_argument("--out", type=pathlib.Path, default=weights_path(),
-                        help=f"weights file (default {DEFAULT_WEIGHTS.name} beside this script)")
+                        help="weights file (default $TWISTED_POLICY_WEIGHTS, else"
+                             f" {DEFAULT_WEIGHTS})")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     print(json.dumps(train(args.seconds, args.out, args.seed, max_episodes=args.episodes)))

@@ -14,6 +14,20 @@ import pytest
 SESSION_RUNNER_TOKEN = "rt_session-runner-token"
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--engine", choices=("as-built", "interpreted"), default="as-built",
+        help="as-built: the rules compiled where the install compiled them; interpreted:"
+             " from their .py source (tests/support/engine_source.py)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--engine") == "interpreted":
+        from tests.support.engine_source import use_source
+
+        use_source()
+
+
 @pytest.fixture(scope="session")
 def valkey() -> Iterator[object]:
     from tests.support.valkey import ValkeyProcess

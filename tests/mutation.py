@@ -23,6 +23,7 @@ counted as survivors.
 from __future__ import annotations
 
 import argparse
+import importlib.machinery
 import json
 import os
 import re
@@ -63,8 +64,14 @@ def stage() -> None:
     """Refresh build/mutation/ from the working tree (mutmut's results are kept)."""
     for name, root in PARTS.items():
         src = ROOT / root / "twistarena" / name
-        shutil.copytree(src, STAGE / "twistarena" / name, dirs_exist_ok=True,
+        staged = STAGE / "twistarena" / name
+        shutil.copytree(src, staged, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("__pycache__"))
+        # no compiled modules (nor any left from an earlier stage): Python would
+        # import a compiled engine module before its mutated .py, and no mutant would run
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            for extension in staged.rglob(f"*{suffix}"):
+                extension.unlink()
     tests = STAGE / "tests"
     before = _fingerprint(tests)
     shutil.rmtree(tests, ignore_errors=True)

@@ -18,3 +18,8 @@ def illegal(tensor: np.ndarray[Any, Any], mask: np.ndarray[Any, Any]) -> int:
 
 
 NOT_CALLABLE = 3
+
+
+def broken(tensor: np.ndarray[Any, Any], mask: np.ndarray[Any, Any]) -> int:
+    """A policy whose weights are missing: it raises on every decision."""
+    raise FileNotFoundError("weights.npz")

@@ -59,6 +59,30 @@ def test_a_policy_plays_a_seat_over_the_network(server: Any,
     assert results[0]["scores"] == results[1]["scores"]
 
 
+def test_a_policy_that_raises_is_counted_and_fails_the_command(
+        server: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """The match goes on (the first legal action is played for the policy), but the
+    command says how often the policy raised and exits non-zero; a policy that cannot
+    load is refused before the seat is joined (the match still waits for it)."""
+    assert main(["match", "create", "--server", server.target, "--game", "twisted",
+                 "--players", "2", "--seed", "9", "--option", "rounds=1", "--json"]) == 0
+    created = _json_lines(capsys.readouterr().out)[-1]
+    tokens = {t["seat"]: t["token"] for t in created["seat_tokens"]}
+    seat_args = ["bot", "--server", server.target, "--match", created["match_id"], "--token"]
+    assert main([*seat_args, tokens[0], "--policy", "no.such.module:f"]) == 2
+    assert "cannot load the policy" in capsys.readouterr().out
+    seats = [["--policy", "tests.rl.policies:broken"], ["--strategy", "random"]]
+    with ThreadPoolExecutor(2) as pool:
+        codes = list(pool.map(lambda seat: main(
+            [*seat_args, tokens[seat], *seats[seat], "--json"]), [0, 1]))
+    assert codes == [1, 0]
+    captured = capsys.readouterr()
+    results = {r["seat"]: r for r in _json_lines(captured.out)}
+    assert results[0]["bot_errors"] > 0 and results[1]["bot_errors"] == 0
+    said = " ".join(captured.err.split())
+    assert "raised on" in said and "(first: FileNotFoundError: weights.npz)" in said
+
+
 def test_a_bad_policy_is_refused_with_the_reason() -> None:
     for spec, why in [("nocolon", "MODULE:CALLABLE"), ("no.such.module:f", "cannot import"),
                       ("tests.rl.policies:NOT_CALLABLE", "no callable"),
@@ -101,3 +125,16 @@ def test_bench_rl_measures_the_python_paths_when_asked(
     report = _json_lines(capsys.readouterr().out)[-1]
     assert report["compiled"] is False
     assert all(case["observe_steps_per_s"] > 0 for case in report["cases"])
+
+
+def test_bench_rl_peers_reports_every_ratio(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "rl", "--peers", "--game", "twhist", "--turns", "1", "--seconds", "0",
+                 "--json"]) == 0
+    report = _json_lines(capsys.readouterr().out)[-1]
+    assert report["peers"] == ["hearts", "spades", "bridge", "skat", "oh_hell", "euchre"]
+    assert all(report["peer_rates"][k] > 0 for k in ("random", "tensor", "clone"))
+    assert report["engine_compiled"] is engine.compiled()
+    paths = {"raw", "mask", "spiel", "observe", "spiel_tensor", "clone"}
+    assert set(report["median"]) == paths
+    for case in report["cases"]:
+        assert set(case["ratios"]) == paths and all(r > 0 for r in case["ratios"].values())

@@ -4,8 +4,10 @@ and one of OpenSpiel's own algorithms (its MCTS bot) playing on a game."""
 
 from __future__ import annotations
 
+import copy
 import importlib.metadata
 import json
+import pickle
 import random
 from typing import Any
 
@@ -14,7 +16,7 @@ import numpy as np
 import pyspiel
 import pytest
 from gymnasium.utils.env_checker import check_env
-from open_spiel.python.algorithms import mcts
+from open_spiel.python.algorithms import ismcts, mcts
 from pettingzoo.test import api_test, seed_test
 from twistarena import engine
 from twistarena.rl import ENV_IDS, aec_env, encoder, num_distinct_actions, register_openspiel
@@ -105,6 +107,31 @@ def test_gymnasium_one_seat_against_heuristic_house_bots() -> None:
     assert env.step(illegal)[1:] == (-1.0, True, False, {"illegal": True})
 
 
+def _first_legal_episode(env: Any) -> list[Any]:
+    """The learner always takes its first legal action; what it sees each step."""
+    seen, done = [], False
+    obs = env._observe()
+    while not done:
+        obs, reward, done, _, _ = env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+        seen.append((obs["observation"].tobytes(), reward))
+    return seen
+
+
+@pytest.mark.parametrize("opponents", ["random", "heuristic"])
+@pytest.mark.parametrize("env_id", sorted(ENV_IDS))
+def test_a_copied_or_pickled_gymnasium_env_has_its_own_house_bots(env_id: str,
+                                                                  opponents: str) -> None:
+    """A copy's house bots draw from their own random streams: playing the copy
+    leaves the original's opponents' moves as they would have been."""
+    env = gymnasium.make(env_id, num_players=3, opponents=opponents).unwrapped
+    env.reset(seed=11)
+    twin = copy.deepcopy(env)
+    thawed = pickle.loads(pickle.dumps(env))
+    played_by_copy = _first_legal_episode(twin)
+    played_by_pickle = _first_legal_episode(thawed)
+    assert _first_legal_episode(env) == played_by_copy == played_by_pickle
+
+
 def test_the_gymnasium_ids_are_declared_as_entry_points() -> None:
     points = importlib.metadata.entry_points(group="gymnasium.envs")
     assert [p.value for p in points if p.name == "twistarena"] == [
@@ -155,16 +182,56 @@ def test_openspiels_mcts_bot_plays_a_match(spiel: list[str]) -> None:
     bot = mcts.MCTSBot(game, uct_c=2.0, max_simulations=10,
                        evaluator=mcts.RandomRolloutEvaluator(1, rng), random_state=rng)
     state = game.new_initial_state()
+    assert _bot_in_seat_0_against_random(state, bot, rng) >= 5
+    assert sorted(state.returns()) == [-1.0, 1.0]
+
+
+def _bot_in_seat_0_against_random(state: Any, bot: Any, rng: np.random.RandomState,
+                                  before_step: Any = None) -> int:
+    """Play ``state`` to its end, ``bot`` in seat 0 (``before_step(state)`` first at
+    each of its decisions), random legal actions elsewhere; seat 0's decisions."""
     searched = 0
     while not state.is_terminal():
         if state.is_chance_node():
             outcomes = [a for a, _ in state.chance_outcomes()]
             state.apply_action(int(rng.choice(outcomes)))
         elif state.current_player() == 0:
+            if before_step is not None:
+                before_step(state)
             action = bot.step(state)
             assert action in state.legal_actions()
             state.apply_action(action)
             searched += 1
         else:
             state.apply_action(int(rng.choice(state.legal_actions())))
-    assert searched >= 5 and sorted(state.returns()) == [-1.0, 1.0]
+    return searched
+
+
+#: one short case of each game
+ONE_PER_GAME = [case for case in CASES if case[:2] in
+                {("tricky_twist", 3), ("twisted", 3), ("twhist", 4)}]
+
+
+@pytest.mark.parametrize(("game_id", "players", "options"), ONE_PER_GAME,
+                         ids=[c[0] for c in ONE_PER_GAME])
+def test_openspiels_ismcts_bot_plays_every_game(spiel: list[str], game_id: str, players: int,
+                                                options: dict[str, Any]) -> None:
+    """``resample_from_infostate`` gives worlds the searcher cannot tell from the real
+    one (the same information state string, its own hand kept, every card still
+    somewhere), so OpenSpiel's ISMCTSBot plays a whole match against random seats.
+    Other seats' hands differ between worlds, so their legal actions do too."""
+    game = pyspiel.load_game(f"twistarena_{game_id}",
+                             {"players": players, "options": _game_string_options(options)})
+    rng = np.random.RandomState(0)
+    bot = ismcts.ISMCTSBot(game, mcts.RandomRolloutEvaluator(1, rng), uct_c=2.0,
+                           max_simulations=4, random_state=rng,
+                           allow_inconsistent_action_sets=True)
+    def the_same_to_seat_0(state: Any) -> None:
+        world = state.resample_from_infostate(0, pyspiel.UniformProbabilitySampler(0., 1.))
+        assert world.information_state_string(0) == state.information_state_string(0)
+        assert world.observation_tensor(0) == state.observation_tensor(0)
+        assert world.legal_actions(0) == state.legal_actions(0)
+
+    state = game.new_initial_state()
+    assert _bot_in_seat_0_against_random(state, bot, rng, the_same_to_seat_0) >= 3
+    assert len(state.returns()) == players

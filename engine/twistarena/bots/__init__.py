@@ -48,14 +48,32 @@ def decide(bot: Bot, state: State, seat: int) -> int:
     return bot(state.observation(seat), state.legal_actions(seat))
 
 
+#: A bot's choice given its own random stream: ``(observation, legal actions, rng) -> id``.
+Choose = Callable[[Mapping[str, Any], Sequence[Action], random.Random], int]
+
+
+class SeededBot:
+    """A bot whose only state is its random stream, held as a field rather than in
+    a closure: a copy (``copy.deepcopy``, as Gymnasium's vector and wrapper code
+    makes) draws from its own stream, and the bot pickles (``choose`` is a
+    module-level function)."""
+
+    def __init__(self, choose: Choose, seed: int | None) -> None:
+        self.choose = choose
+        self.rng = random.Random(seed)
+
+    def __call__(self, observation: Mapping[str, Any], legal_actions: Sequence[Action]) -> int:
+        return self.choose(observation, legal_actions, self.rng)
+
+
+def _uniform(observation: Mapping[str, Any], legal_actions: Sequence[Action],
+             rng: random.Random) -> int:
+    return rng.choice(legal_actions).id
+
+
 def random_bot(seed: int | None = None) -> Bot:
     """Uniformly random among the legal actions (seeded for reproducible matches)."""
-    rng = random.Random(seed)
-
-    def act(observation: Mapping[str, Any], legal_actions: Sequence[Action]) -> int:
-        return rng.choice(legal_actions).id
-
-    return act
+    return SeededBot(_uniform, seed)
 
 
 #: A strategy builds a bot from (game id, seed, the match's options or None).

@@ -22,7 +22,22 @@ from .core import (
 )
 from .registry import GAME_IDS, game, games, make, replay, sample_state
 
+#: The modules a decision runs through, which an install with a C compiler builds
+#: with mypyc (setup.py); everything else here is always interpreted.
+COMPILED_MODULES = ("core", "dealing", "tricky_twist.cards", "tricky_twist.scoring",
+                    "tricky_twist.state", "twhist.cards", "twhist.state", "twisted.cards",
+                    "twisted.state")
+
+
+def compiled() -> bool:
+    """Whether the rules run compiled in this process (the same rules either way)."""
+    from . import core
+
+    return not core.__file__.endswith(".py")
+
+
 __all__ = [
+    "COMPILED_MODULES",
     "GAME_IDS",
     "JSON",
     "Action",
@@ -34,6 +49,7 @@ __all__ = [
     "InvalidOptions",
     "ObservationPart",
     "State",
+    "compiled",
     "game",
     "games",
     "make",

@@ -17,6 +17,8 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, ClassVar, NamedTuple
 
+from mypy_extensions import mypyc_attr
+
 JSON = dict[str, Any]
 
 
@@ -133,6 +135,7 @@ class GameInfo:
         }
 
 
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 class State:
     """A match of one game. Subclasses implement the ``_`` hooks below.
 
@@ -144,6 +147,12 @@ class State:
     """
 
     game_id: ClassVar[str] = ""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> State:
+        """Only allocates (``__init__`` sets the fields). Compiled, a class with its
+        own ``__new__`` is built by Python's two steps, which copies need: a copy is
+        allocated, then handed its fields, without dealing a match first."""
+        return super().__new__(cls)
 
     def __init__(self, num_players: int, seed: int, options: JSON) -> None:
         self.num_players = num_players
@@ -245,7 +254,12 @@ class State:
     def clone(self) -> State:
         """An independent copy; cheap enough for search bots to call per simulation."""
         new = copy.copy(self)
-        new.rng = random.Random(0)  # a cheap seed; the real state is set next
+        if type(self).__dictoffset__:
+            # a subclass defined in Python over the compiled engine keeps its own
+            # fields in a __dict__, which the compiled copy leaves out
+            new.__dict__.update(self.__dict__)
+        # allocated without seeding (seeding costs as much as the copy): the state is set next
+        new.rng = random.Random.__new__(random.Random)
         new.rng.setstate(self.rng.getstate())
         new.history = list(self.history)
         new.events = list(self.events)  # events are immutable once logged

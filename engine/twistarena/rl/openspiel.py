@@ -20,15 +20,30 @@ what the rules show.
 
 Moves are sequential; the simultaneous reserve choice of Tricky Twist is taken
 one seat at a time and applied when every seat has chosen (``turns.Turns``).
-The observation tensor is ``tensors``' encoding of the player's observation; the
-information state tensor is the same vector (the observation already holds the
-public record of the match: piles, tricks, discards), while the information
-state string is the player's whole view of the event log (perfect recall).
+The observation tensor is ``tensors``' encoding of the player's observation,
+written by the compiled writer where the build has it (``native``) and by the
+Python encoder otherwise; the information state tensor is the same vector, while
+the information state string is the player's whole view of the event log
+(perfect recall). Why the observation is enough for the tensor, per game
+(``tensors`` lists each segment): Twisted's observation holds every seat's plus
+and minus piles, the row and the counts of the draw pile and face-down cards, so
+every card that left a hand is placed; Twhist's holds every trick of the hand so
+far and each seat's picks and twhist cards; Tricky Twist's holds the tricks won,
+the false tricks, the voids each seat showed, the known reserve cards and the
+bonuses held. What the history adds beyond these is the order of past moves,
+which no rule of the three games scores or constrains.
+
+``resample_from_infostate(player, sampler)`` is the engine's ``determinize``: a
+state that ``player`` cannot tell from this one (its information state string
+is the same), everything hidden from it dealt again at random from what it has
+seen, so OpenSpiel's ``ISMCTSBot`` plays the games. Such a state has no history
+to replay, so it is for search, not for ``serialize``.
 """
 
 from __future__ import annotations
 
 import json
+import random
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +52,7 @@ import pyspiel
 from twistarena import engine
 from twistarena.engine.options import merge_options
 
+from . import native
 from .actions import ActionSpace, action_space
 from .tensors import NUMBER_BOUND, Encoder, encoder
 from .turns import Turns, check_reward, final_rewards
@@ -152,7 +168,9 @@ class TwistArenaState(pyspiel.State):  # type: ignore[misc]
     def __init__(self, game: TwistArenaGame) -> None:
         super().__init__(game)
         self.config = game.config
-        self.seed_bytes: list[int] = []
+        #: the seed bytes drawn so far: bytes, which copies share (a clone deep-copies
+        #: every attribute, and an immutable value costs nothing to copy)
+        self.seed_bytes = b""
         self.turns: Turns | None = None
 
     def current_player(self) -> int:
@@ -171,10 +189,10 @@ class TwistArenaState(pyspiel.State):  # type: ignore[misc]
 
     def _apply_action(self, action: int) -> None:
         if self.turns is None:
-            self.seed_bytes.append(int(action))
+            self.seed_bytes += bytes((int(action),))
             if len(self.seed_bytes) == SEED_BYTES:
                 c = self.config
-                seed = int.from_bytes(bytes(self.seed_bytes), "big")
+                seed = int.from_bytes(self.seed_bytes, "big")
                 self.turns = Turns(engine.make(c.game_id, c.num_players, seed, c.options))
             return
         self.turns.play(self.turns.current(), self.config.space.ids[action])
@@ -195,6 +213,30 @@ class TwistArenaState(pyspiel.State):  # type: ignore[misc]
             return [0.0] * self.config.num_players
         assert self.turns is not None
         return final_rewards(self.turns.state, self.config.reward)
+
+    def resample_from_infostate(self, player_id: int, probability_sampler: Any
+                                ) -> TwistArenaState:
+        """A state ``player_id`` cannot tell from this one: the hidden cards dealt
+        again (``State.determinize``), the seed and the other seats' held-back
+        choices of a simultaneous step drawn again. ``probability_sampler()`` (a
+        float in [0, 1), as OpenSpiel's samplers give) seeds the draw."""
+        rng = random.Random(int(probability_sampler() * 2**53))
+        new = self.clone()
+        if self.turns is None:  # the seed bytes drawn so far are hidden from everyone
+            new.seed_bytes = bytes(rng.randrange(BYTE_OUTCOMES) for _ in self.seed_bytes)
+            return new  # type: ignore[no-any-return]
+        real = self.turns.state
+        world = real.determinize(player_id, rng)
+        # its events as the player saw them (its information state string is their
+        # log): the other seats' private parts, which would tell the true deal, left out
+        world.events = [e._replace(private={player_id: e.private[player_id]}
+                                   if player_id in e.private else {}) for e in real.events]
+        turns = Turns(world)
+        for seat, action_id in sorted(self.turns.pending.items()):
+            turns.pending[seat] = action_id if seat == player_id else rng.choice(
+                world.legal_action_ids(seat))
+        new.turns = turns
+        return new  # type: ignore[no-any-return]
 
     def __str__(self) -> str:
         if self.turns is None:
@@ -217,12 +259,21 @@ class Observer:
         self.perfect_recall = bool(iig_obs_type.perfect_recall)
         self.tensor = np.zeros(config.encoder.size, np.float32)
         self.dict = {"observation": self.tensor}
+        #: the compiled writer of the last engine state asked about (None: the dict path)
+        self._written: tuple[engine.State, native.SeatTensors | None] | None = None
 
     def set_from(self, state: TwistArenaState, player: int) -> None:
         if state.turns is None:
             self.tensor.fill(0.0)  # before the deal nobody knows anything
             return
-        self.config.encoder.encode_into(self.tensor, state.turns.state.observation(player))
+        game = state.turns.state
+        if self._written is None or self._written[0] is not game:
+            self._written = (game, native.native_tensors(self.config.encoder, game))
+        writer = self._written[1]
+        if writer is None:
+            self.config.encoder.encode_into(self.tensor, game.observation(player))
+        else:
+            self.tensor[:] = writer.tensor(player)
 
     def string_from(self, state: TwistArenaState, player: int) -> str:
         if state.turns is None:

@@ -59,6 +59,10 @@ def add_cli(targets: Any) -> None:
                         help="the loops take turns this many times (medians are reported)")
     parser.add_argument("--python-tensors", action="store_true",
                         help="the environments with the compiled writers off (the Python paths)")
+    parser.add_argument("--peers", action="store_true",
+                        help="beside OpenSpiel's C++ trick-taking games in the same process:"
+                             " ratios of every path to theirs (needs the openspiel extra;"
+                             " bench/peers.py says what is measured)")
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     parser.set_defaults(run=run_cli)
 
@@ -115,6 +119,8 @@ def run_cli(args: argparse.Namespace) -> int:
     if args.python_tensors:
         native.use_compiled(False)
     console = make_console(stderr=False)
+    if args.peers:
+        return run_peers(args, console)
     table = Table(title="Random legal actions: AEC environment against the raw engine loop")
     for column in ("game", "players", "raw steps/s", "AEC observe steps/s", "ratio",
                    "AEC mask steps/s", "ratio"):
@@ -146,5 +152,77 @@ def run_cli(args: argparse.Namespace) -> int:
                   f" tensors {'compiled' if native.in_use() else 'in Python'}")
     if args.json:
         print(json.dumps({"cases": rows, "compiled": native.in_use(),
+                          "load_average": os.getloadavg()[0]}))
+    return 0
+
+
+#: the goals of each path, as a median ratio to the peers (bench/peers.py)
+PEER_GOALS = {"raw": 1.0, "observe": 0.7, "mask": None, "spiel": None, "spiel_tensor": 0.5,
+              "clone": 0.25}
+
+
+def run_peers(args: argparse.Namespace, console: Any) -> int:
+    """Every path of every case against OpenSpiel's trick-taking games, in turns."""
+    import pyspiel
+    from twistarena import engine as rules
+    from twistarena.rl import aec_env, native, register_openspiel
+
+    from . import peers as bench_peers
+
+    register_openspiel()
+    loaded = bench_peers.peer_plays()
+    cases = bench_engine.cases(args.game)
+    turns = max(1, args.turns)
+    seconds = args.seconds / turns
+    ours: dict[tuple[str, int], dict[str, list[float]]] = {
+        case: {path: [] for path in bench_peers.AGAINST} for case in cases}
+    spiel_games = {(g, n): pyspiel.load_game(f"twistarena_{g}", {"players": n})
+                   for g, n in cases}
+    envs = {case: aec_env(*case) for case in cases}
+    peer_turns: list[dict[str, float]] = []
+    for turn in range(turns):
+        seed = 1000 * turn
+        peer_turns.append(bench_peers.peer_turn(loaded, seconds, seed))
+        for case in cases:
+            game = spiel_games[case]
+            plays: dict[str, Callable[[int], int]] = {
+                "raw": functools.partial(bench_engine.engine_game, *case),
+                "observe": functools.partial(aec_game, envs[case], True),
+                "mask": functools.partial(aec_game, envs[case], False),
+                "spiel": functools.partial(bench_peers.spiel_game, game, False),
+                "spiel_tensor": functools.partial(bench_peers.spiel_game, game, True)}
+            for path, play in plays.items():
+                ours[case][path].append(bench_peers.rate(play, seconds, seed))
+            ours[case]["clone"].append(
+                bench_peers.clones(bench_peers.midgame(game, seed), seconds))
+    table = Table(title="Our paths over OpenSpiel's trick-taking games (median ratio of turns)")
+    table.add_column("game", justify="left")
+    table.add_column("players", justify="right")
+    for path in bench_peers.AGAINST:
+        table.add_column(path, justify="right")
+    rows: list[dict[str, Any]] = []
+    for case in cases:
+        ratio = bench_peers.ratios(ours[case], peer_turns)
+        rows.append({"game": case[0], "players": case[1], "ratios": ratio,
+                     "rates": {p: round(statistics.median(r), 1) for p, r in ours[case].items()}})
+        table.add_row(case[0], str(case[1]),
+                      *(f"{ratio.get(p, 0):.2f}" for p in bench_peers.AGAINST))
+    overall = {p: round(statistics.median(r["ratios"][p] for r in rows), 3)
+               for p in bench_peers.AGAINST if all(p in r["ratios"] for r in rows)}
+    table.add_row("median", "", *(f"{overall.get(p, 0):.2f}" for p in bench_peers.AGAINST))
+    console.print(table)
+    peer_rates = {kind: round(statistics.median(t[kind] for t in peer_turns), 1)
+                  for kind in ("random", "tensor", "clone") if all(kind in t for t in peer_turns)}
+    console.print(f"peers: {', '.join(loaded)}; their median decisions per CPU-second:"
+                  f" random {peer_rates.get('random', 0):,.0f}, with a tensor"
+                  f" {peer_rates.get('tensor', 0):,.0f}; hearts clones/s"
+                  f" {peer_rates.get('clone', 0):,.0f}. Goals: "
+                  + ", ".join(f"{p} >= {g}" for p, g in PEER_GOALS.items() if g is not None)
+                  + f"; engine {'compiled' if rules.compiled() else 'interpreted'},"
+                  f" tensors {'compiled' if native.in_use() else 'in Python'}")
+    if args.json:
+        print(json.dumps({"peers": list(loaded), "peer_rates": peer_rates, "cases": rows,
+                          "median": overall, "turns": turns,
+                          "engine_compiled": rules.compiled(), "compiled": native.in_use(),
                           "load_average": os.getloadavg()[0]}))
     return 0

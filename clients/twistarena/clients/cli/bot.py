@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from twistarena.bots import STRATEGIES
 from twistarena.v1 import match_pb2
 
@@ -112,7 +113,8 @@ def seat_agent(args: argparse.Namespace, bridged: Bridged | None,
     if bridged is not None:
         return bridged_agent(bridged, **agent_options)
     if getattr(args, "policy", None):
-        return policy_agent(load_policy(args.policy), **agent_options)
+        return policy_agent(getattr(args, "loaded_policy", None) or load_policy(args.policy),
+                            **agent_options)
     return strategy_agent(args.strategy, args.seed, **agent_options)
 
 
@@ -152,23 +154,45 @@ def player_name(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     console = make_console()
     configure_logging(args.verbose)
+    if getattr(args, "policy", None):
+        try:  # a policy that cannot load is an error before the seat is joined
+            args.loaded_policy = load_policy(args.policy)
+        except Exception as error:
+            console.print(f"[red]error:[/red] cannot load the policy {args.policy}: {error}",
+                          highlight=False)
+            return 2
     try:
-        result, seat, record, bridged = asyncio.run(_play(args, console))
+        result, agent, record, bridged = asyncio.run(_play(args, console))
     except AgentError as error:
         return fail(console, error)
+    seat = agent.seat if agent.seat is not None else -1
     if args.json:
         out = result.to_json()
         out["seat"] = seat
+        out["bot_errors"] = agent.bot.errors
         if record is not None:
             out["missed"] = missed_by_seat(record)
         print(json.dumps(out))
-        return 1 if never_played(make_console(stderr=True), bridged) else 0
-    return seat_report(console, result, record, seat, f"{player_name(args)} (this bot)",
+        errors = make_console(stderr=True)
+        return 1 if never_played(errors, bridged) or raised(errors, agent) else 0
+    code = seat_report(console, result, record, seat, f"{player_name(args)} (this bot)",
                        f"Match {args.match}: seat {seat}", bridged)
+    return 1 if raised(console, agent) else code
+
+
+def raised(console: Console, agent: Agent) -> bool:
+    """Say so when the bot raised on any decision (the first legal action was played
+    for it, which a result table alone would pass off as the bot's own play)."""
+    if not agent.bot.errors:
+        return False
+    console.print(f"[red]error:[/red] the bot raised on {agent.bot.errors} of its decisions"
+                  f" (first: {escape(agent.bot.first_error or '')}); the first legal action was"
+                  " played instead", highlight=False)
+    return True
 
 
 async def _play(args: argparse.Namespace, console: Console
-                ) -> tuple[MatchResult, int, match_pb2.Match | None, Bridged | None]:
+                ) -> tuple[MatchResult, Agent, match_pb2.Match | None, Bridged | None]:
     def show(event: MatchEvent) -> None:
         if args.events and not args.json:
             line = event_text(agent.game_id, event.kind, event.data, event.text)
@@ -181,4 +205,4 @@ async def _play(args: argparse.Namespace, console: Console
                        on_event=show, no_events=not args.events)
     result = await run_seat(agent, bridged)
     record = await final_record(client_from(args), args.match)
-    return result, agent.seat if agent.seat is not None else -1, record, bridged
+    return result, agent, record, bridged

@@ -149,14 +149,23 @@ def run(args: argparse.Namespace) -> int:
     results: list[GameResult] = []
     seconds: list[float] = []
     jobs = max(1, min(args.jobs, len(games)))
+    # The rate is taken after the first result (which also pays for starting the
+    # workers and loading the bots) over enough games that workers running ahead of
+    # the results, which arrive in order, do not make it look faster than it is.
+    sample = min(len(games) - 1, max(2 * jobs + 1, len(games) // 20))
     console.print(f"{len(games)} games ({args.deals} deals x {len(games) // args.deals} "
                   f"seatings) on {jobs} worker{'s' if jobs > 1 else ''}; an estimate follows "
-                  "the first game", highlight=False)
+                  f"the first {sample}", highlight=False)
+    first_done: list[float] = []
 
     def estimate(done: int, total: int, result: GameResult) -> None:
+        """The time left, from the rate of the games after the first."""
+        now = time.perf_counter()
         if done == 1:
-            seconds = (time.perf_counter() - started) * total / jobs
-            console.print(f"estimate: about {_duration(seconds)} for the {total} games "
+            first_done.append(now)
+        elif done == sample > 1:
+            left = (now - first_done[0]) / (done - 1) * (total - done)
+            console.print(f"estimate: about {_duration(left)} more for the {total} games "
                           "(--deals and --iterations set the budget)", highlight=False)
 
     with rich_progress(f"{game_id} x{players}", transient=args.json, total=len(games),
@@ -199,9 +208,11 @@ def run(args: argparse.Namespace) -> int:
     out.print(standings_table(standings, f"{game_id}, {players} players, {args.deals} deals x"
                                          f" {len(results) // args.deals} seatings"))
     out.print(comparisons_table(comparisons))
-    out.print(f"{len(results)} games in {wall:.0f} s wall, {cpu:.0f} s CPU"
-              f" (ismcts: {args.iterations} iterations"
-              f"{f', {args.time_ms:g} ms' if args.time_ms else ''} per decision)")
+    searched = ""
+    if "ismcts" in {*kinds, fill}:  # the entrant these flags configure
+        searched = (f" (ismcts: {args.iterations} iterations"
+                    f"{f', {args.time_ms:g} ms' if args.time_ms else ''} per decision)")
+    out.print(f"{len(results)} games in {wall:.0f} s wall, {cpu:.0f} s CPU{searched}")
     if seconds:
         out.print(f"ismcts CPU seconds per searched decision: mean {meta['search_seconds_mean']},"
                   f" max {meta['search_seconds_max']} over {len(seconds)} decisions")

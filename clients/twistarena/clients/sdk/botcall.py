@@ -87,6 +87,9 @@ class BotCall:
         self.threaded = bool(threaded)
         self.adaptive = threaded is None
         self.agent_name = agent_name
+        #: Decisions on which the bot raised (``NoAnswer`` aside), and the first error.
+        self.errors = 0
+        self.first_error: str | None = None
 
     @property
     def inline(self) -> bool:
@@ -128,6 +131,9 @@ class BotCall:
         bug does not cost the seat its match."""
         if isinstance(error, NoAnswer):
             return None
+        self.errors += 1
+        if self.first_error is None:
+            self.first_error = f"{type(error).__name__}: {error}"
         log.warning("bot raised; playing the first legal action", agent=self.agent_name,
                     decision=decision.decision_id, error=repr(error))
         return decision.legal_actions[0].id

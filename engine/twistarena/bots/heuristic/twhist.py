@@ -27,7 +27,7 @@ from twistarena.engine.twhist.cards import (
     tables,
 )
 
-from .. import Bot
+from .. import Bot, SeededBot
 
 #: How much an opponent's gain hurts the bot, relative to its own gain.
 OPPONENT_WEIGHT = 0.8
@@ -104,19 +104,19 @@ class _View:
 
 def make(seed: int | None = None) -> Bot:
     """The Twhist heuristic bot; ``seed`` only breaks ties between equal choices."""
-    rng = random.Random(seed)
+    return SeededBot(_choose, seed)
 
-    def act(observation: Mapping[str, Any], legal_actions: Sequence[Action]) -> int:
-        ids = [a.id for a in legal_actions]
-        if len(ids) == 1:
-            return ids[0]
-        view = _View(observation)
-        if ids[0] >= PICK_BASE:
-            return _pick(view, observation, ids)
-        scored = [(view.play_value(a) + rng.random() * 1e-6, a) for a in ids]
-        return max(scored)[1]
 
-    return act
+def _choose(observation: Mapping[str, Any], legal_actions: Sequence[Action],
+            rng: random.Random) -> int:
+    ids = [a.id for a in legal_actions]
+    if len(ids) == 1:
+        return ids[0]
+    view = _View(observation)
+    if ids[0] >= PICK_BASE:
+        return _pick(view, observation, ids)
+    scored = [(view.play_value(a) + rng.random() * 1e-6, a) for a in ids]
+    return max(scored)[1]
 
 
 def _pick(view: _View, obs: Mapping[str, Any], ids: list[int]) -> int:

@@ -16,7 +16,7 @@ from twistarena.engine import Action
 from twistarena.engine.twisted.cards import DECK, IS_TOAD, PARTNER
 from twistarena.engine.twisted.state import TAKE, TWIST_BASE, TwistedState
 
-from .. import Bot
+from .. import Bot, SeededBot
 
 #: Weights of the evaluation, in points of the TW-4.3 score.
 TWIST_GAIN = 2.0          # the twisted pair lands in the plus pile
@@ -28,12 +28,7 @@ LIVE_PARTNER_IN_ROW = 2.5  # extending with a card that could twist right now
 
 def make(seed: int | None = None) -> Bot:
     """The bot; ``seed`` breaks ties reproducibly."""
-    rng = random.Random(seed)
-
-    def act(observation: Mapping[str, Any], legal_actions: Sequence[Action]) -> int:
-        return _choose(observation, legal_actions, rng)
-
-    return act
+    return SeededBot(_choose, seed)
 
 
 def _choose(obs: Mapping[str, Any], legal: Sequence[Action], rng: random.Random) -> int:

@@ -192,8 +192,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         nodes = [_start_node(args, i, env, logs) for i in range(args.nodes)]
         ports = [args.base_port + i for i in range(args.nodes)]
-        for port in ports if admin and made_up else ():
-            published.enter_context(admintoken.published(port, admin, args.data_dir))
+        if admin and made_up:
+            for port in ports:
+                published.enter_context(admintoken.published(port, admin, args.data_dir))
         servers = ",".join(f"{args.host}:{p}" for p in ports)
         # The web face starts beside the nodes (it needs none of them to start).
         web = None if args.no_web else _start_web(args, servers)

@@ -17,7 +17,12 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, ClassVar, NamedTuple
 
-from mypy_extensions import mypyc_attr
+try:
+    from mypy_extensions import mypyc_attr
+except ImportError:  # the rules copied without mypy's helpers (a bot's own folder)
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> Any:  # type: ignore[misc]
+        """Without the compiler's helpers the class needs no mark: a no-op."""
+        return lambda cls: cls
 
 JSON = dict[str, Any]
 

@@ -37,8 +37,6 @@ from urllib.parse import unquote, urlparse
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import ClusterNode, RedisCluster
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
@@ -48,13 +46,25 @@ from .resp import RespBatch, RespPipeline, fast_path_target
 CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
 #: A pooled connection idle this long is PINGed before its next command: after a
 #: store restart, the pool's connections are closed by the server that went away,
-#: and a command must not be the first to find out.
+#: and a command must not be the first to find out. A command is never sent again
+#: after a connection error: the store may have run it before the connection broke,
+#: and a write run twice (an append, an end) is worse than one refused.
 HEALTH_CHECK_S = 1
-#: A command that finds its connection closed is sent again on a new one (the
-#: store restarted, or dropped the connection): that many times, 25 ms then 50,
-#: 100 ms apart. Only connection errors: a timeout may have run the command.
-STALE_RETRY = Retry(ExponentialBackoff(cap=0.1, base=0.025), 3,
-                    supported_errors=(RedisConnectionError,))
+
+
+class CheckedConnection(aioredis.Connection):
+    """A pooled plain-TCP connection whose PING before a command, finding it closed
+    (the store restarted), connects again once: the command was not sent yet, so
+    nothing runs twice."""
+
+    async def check_health(self) -> None:
+        try:
+            await super().check_health()  # type: ignore[no-untyped-call]
+        except (RedisConnectionError, OSError):
+            await self.disconnect()
+            await self.connect()  # type: ignore[no-untyped-call]
+
+
 #: Scripts whose EVALSHAs go on the lean path when there is one (see above).
 LEAN_SCRIPTS = frozenset({"append"})
 
@@ -131,9 +141,11 @@ class Connections:
         else:
             # A blocking pool: a burst of calls (a few hundred matches created or
             # joined at once) waits for a free connection instead of failing.
+            checked = {"connection_class": CheckedConnection} \
+                if url.lower().startswith("redis://") else {}
             pool = aioredis.BlockingConnectionPool.from_url(
                 url, decode_responses=False, health_check_interval=HEALTH_CHECK_S,
-                retry=STALE_RETRY, socket_keepalive=True, max_connections=64, timeout=20,
+                socket_keepalive=True, max_connections=64, timeout=20, **checked,
             )
             self.redis = aioredis.Redis(connection_pool=pool)
             target = fast_path_target(url)

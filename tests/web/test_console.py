@@ -19,7 +19,7 @@ from aiohttp import web
 from twistarena.clients.sdk import register_agent
 from twistarena.clients.sdk.versions import VersionClient
 from twistarena.clients.web.console import CONSOLE, Console
-from twistarena.clients.web.sessions import COOKIE, SIGNIN_ATTEMPTS
+from twistarena.clients.web.sessions import COOKIE, REGISTERS_PER_HOUR, SIGNIN_ATTEMPTS
 from twistarena.storage import Holder, Store
 from twistarena.storage.versions import SeatLogRecord, StepLogRecord
 from twistarena.wire.archives import pack_directory
@@ -62,6 +62,7 @@ def site(server: InProcessServer) -> Iterator[tuple[str, web.Application]]:
 def fresh_limits(site: tuple[str, web.Application]) -> None:
     """Every test signs in from 127.0.0.1: each starts with the address's attempts unused."""
     site[1][CONSOLE].limiter._seen.clear()
+    site[1][CONSOLE].registers._seen.clear()
 
 
 class Browser:
@@ -106,6 +107,26 @@ class Browser:
 async def two_agents(target: str) -> tuple[tuple[str, str], tuple[str, str]]:
     return (await register_agent(target, "owner-" + secrets.token_hex(3)),
             await register_agent(target, "other-" + secrets.token_hex(3)))
+
+
+def test_the_console_bounds_each_address_registrations_itself(
+        site: tuple[str, web.Application]) -> None:
+    """The node sees only the console's address; the console counts each visitor's."""
+    url, _app = site
+
+    async def scenario() -> list[int]:
+        async with aiohttp.ClientSession() as http:
+            me = Browser(url, http)
+            statuses = []
+            for i in range(REGISTERS_PER_HOUR + 1):
+                status, body = await me.post("/console/api/register",
+                                             {"name": f"visitor-{i}"})
+                statuses.append(status)
+                if status == 200:
+                    assert body["api_token"] and body["agent_id"]
+            return statuses
+
+    assert run(scenario()) == [200] * REGISTERS_PER_HOUR + [429]
 
 
 def test_the_cookie_is_a_strict_httponly_session_id_never_the_token(

@@ -39,6 +39,7 @@ from .app import api, page
 from .gateway import Gateway
 from .sessions import (
     COOKIE,
+    REGISTERS_PER_HOUR,
     AttemptLimiter,
     Session,
     SessionStore,
@@ -63,6 +64,7 @@ class Console:
         self.gateway = gateway
         self.sessions = sessions or SessionStore()
         self.limiter = limiter or AttemptLimiter()
+        self.registers = AttemptLimiter(attempts=REGISTERS_PER_HOUR, window_s=3600.0)
 
     @property
     def tls(self) -> dict[str, Any]:
@@ -164,6 +166,9 @@ async def signin(request: web.Request) -> web.Response:
 @guarded
 async def register(request: web.Request) -> web.Response:
     signin_allowed(request)
+    if not console_of(request).registers.allow(request.remote or "?"):
+        raise Refused(429, f"at most {REGISTERS_PER_HOUR} agents registered an hour "
+                           "from your address; wait")
     name = str((await request.post()).get("name", "")).strip()
     try:
         agent_id, token = await register_agent(console_of(request).gateway.servers, name,
@@ -171,7 +176,8 @@ async def register(request: web.Request) -> web.Response:
     except AgentError as error:
         if error.code in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED):
             raise Refused(403, "this server registers agents only with its admin token "
-                              "(twistarena agent register --admin-token)") from error
+                              "(twistarena agent register --admin-token; its host may "
+                              "open registration: serve --open-registration)") from error
         raise
     return signed_in(request, agent_id, token, api_token=token)
 

@@ -186,6 +186,46 @@ def test_cross_site_forms_and_forms_without_the_csrf_token_are_refused(
     run(scenario())
 
 
+def test_delete_a_version_and_say_why_the_node_refuses(
+        site: tuple[str, web.Application], server: InProcessServer, valkey: Any,
+        tmp_path: Path) -> None:
+    url, _app = site
+
+    async def scenario() -> None:
+        (agent, token), _ = await two_agents(server.target)
+        client = VersionClient(server.target, api_token=token)
+        vids = []
+        for text in ("print(1)\n", "print(2)\n", "print(3)\n"):
+            (tmp_path / "bot.py").write_text(text)
+            vids.append((await client.submit(pack_directory(tmp_path), "python3 bot.py")
+                         ).version.version_id)
+        active, playing, idle = vids  # the first became active by itself
+        store = Store(valkey.url, Holder("node-t", "", 2000))
+        await store.connect()
+        try:
+            await store.versions.note_playing(agent, playing, "seat-x", 2**62)
+        finally:
+            await store.close()
+        async with aiohttp.ClientSession() as http:
+            me = Browser(url, http)
+            await me.sign_in(token)
+            for origin, csrf in (("http://evil.example", True), ("", False)):
+                status, body = await me.post("/console/api/delete-version",
+                                             {"version_id": idle}, origin=origin, csrf=csrf)
+                assert status == 403, body
+            status, body = await me.post("/console/api/delete-version", {"version_id": active})
+            assert status == 409 and "activate another one first" in body["error"], body
+            status, body = await me.post("/console/api/delete-version", {"version_id": playing})
+            assert status == 409 and "still playing matches" in body["error"], body
+            assert len((await client.versions()).versions) == 3
+            status, body = await me.post("/console/api/delete-version", {"version_id": idle})
+            assert status == 200 and body["version_id"] == idle, body
+            left = [v.version_id for v in (await client.versions()).versions]
+            assert sorted(left) == sorted([active, playing])
+
+    run(scenario())
+
+
 def test_nothing_private_without_a_live_session(
         site: tuple[str, web.Application], server: InProcessServer) -> None:
     url, app = site

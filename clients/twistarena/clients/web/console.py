@@ -259,6 +259,26 @@ async def activate(request: web.Request) -> JSON:
     return {"version_id": version.version_id, "active": version.active}
 
 
+#: The node's refusals of DeleteVersion, said as what to do about them.
+DELETE_REFUSALS = {
+    "VERSION_ACTIVE": "this is the active version: activate another one first, then delete it",
+    "VERSION_PLAYING": "this version is still playing matches: delete it once they are over",
+}
+
+
+@guarded
+async def delete_version(request: web.Request) -> JSON:
+    session, fields = await checked_form(request)
+    try:
+        done = await console_of(request).versions(session).delete(fields.get("version_id", ""))
+    except AgentError as error:
+        if error.reason in DELETE_REFUSALS:
+            raise Refused(409, DELETE_REFUSALS[error.reason]) from error
+        raise
+    return {"version_id": done.version_id, "size": done.size,
+            "archive_freed": done.archive_freed}
+
+
 @guarded
 async def enroll(request: web.Request) -> JSON:
     session, fields = await checked_form(request)
@@ -401,5 +421,6 @@ def install(app: web.Application, gateway: Gateway) -> None:
     app.router.add_post("/console/api/signout", signout)
     app.router.add_post("/console/api/versions", upload)
     app.router.add_post("/console/api/activate", activate)
+    app.router.add_post("/console/api/delete-version", delete_version)
     app.router.add_post("/console/api/enroll", enroll)
     app.router.add_post("/console/api/practice", start_practice)

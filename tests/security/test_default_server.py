@@ -79,19 +79,33 @@ def admin_methods_in_code() -> set[str]:
     return found
 
 
-@pytest.fixture()
-def default_serve(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ServeProcess]:
-    """``serve --data-dir`` with nothing else about security: the default."""
+def started_serve(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                  *flags: str) -> Iterator[ServeProcess]:
+    """``serve --data-dir`` with its made-up admin token, plus ``flags``."""
     monkeypatch.delenv("TWISTARENA_ADMIN_TOKEN", raising=False)
     monkeypatch.setenv("TWISTARENA_RUNTIME_DIR", str(tmp_path / "runtime"))
     env = {k: v for k, v in os.environ.items() if k != "TWISTARENA_ADMIN_TOKEN"}
-    serve = ServeProcess(["--port", "0", "--data-dir", str(tmp_path / "data"), "--no-web"],
-                         env=env, secure_default=True)
+    serve = ServeProcess(["--port", "0", "--data-dir", str(tmp_path / "data"), "--no-web",
+                          *flags], env=env, secure_default=True)
     serve.start()
     try:
         yield serve
     finally:
         serve.terminate()
+
+
+@pytest.fixture()
+def default_serve(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ServeProcess]:
+    """``serve --data-dir`` with nothing else about security: the default."""
+    yield from started_serve(tmp_path, monkeypatch)
+
+
+@pytest.fixture()
+def open_registration_serve(tmp_path: Path,
+                            monkeypatch: pytest.MonkeyPatch) -> Iterator[ServeProcess]:
+    """A default serve whose host opened registration, two agents an hour per address."""
+    yield from started_serve(tmp_path, monkeypatch, "--open-registration",
+                             "--registers-per-hour", "2")
 
 
 def test_an_anonymous_client_gets_no_admin_power_on_a_default_server(
@@ -118,6 +132,29 @@ def test_an_anonymous_client_gets_no_admin_power_on_a_default_server(
     assert published.read_text().strip() == token
     assert token not in default_serve.output()
     assert str(published) in default_serve.output()
+
+
+def test_open_registration_lets_strangers_register_and_nothing_else(
+        open_registration_serve: ServeProcess) -> None:
+    async def go() -> tuple[list[str], grpc.StatusCode, dict[str, grpc.StatusCode]]:
+        async with aio.insecure_channel(open_registration_serve.target) as channel:
+            making: Any = kgrpc.MatchmakingStub(channel)  # type: ignore[no-untyped-call]
+            agents = [(await making.RegisterAgent(
+                kpb.RegisterAgentRequest(name=f"stranger{i}"))).agent_id for i in range(2)]
+            with pytest.raises(aio.AioRpcError) as over:
+                await making.RegisterAgent(kpb.RegisterAgentRequest(name="one too many"))
+            codes: dict[str, grpc.StatusCode] = {}
+            for name, call in admin_calls(channel).items():
+                if name != "RegisterAgent":
+                    with pytest.raises(aio.AioRpcError) as refused:
+                        await call()
+                    codes[name] = refused.value.code()
+            return agents, over.value.code(), codes
+
+    agents, over, codes = asyncio.run(go())
+    assert len(set(agents)) == 2 and all(agents)
+    assert over == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert {name: code for name, code in codes.items() if code not in REFUSED} == {}
 
 
 def test_the_commands_of_the_same_machine_read_the_made_up_token(

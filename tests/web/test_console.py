@@ -19,7 +19,7 @@ from aiohttp import web
 from twistarena.clients.sdk import register_agent
 from twistarena.clients.sdk.versions import VersionClient
 from twistarena.clients.web.console import CONSOLE, Console
-from twistarena.clients.web.sessions import COOKIE, SIGNIN_ATTEMPTS
+from twistarena.clients.web.sessions import COOKIE, REGISTERS_PER_HOUR, SIGNIN_ATTEMPTS
 from twistarena.storage import Holder, Store
 from twistarena.storage.versions import SeatLogRecord, StepLogRecord
 from twistarena.wire.archives import pack_directory
@@ -62,6 +62,7 @@ def site(server: InProcessServer) -> Iterator[tuple[str, web.Application]]:
 def fresh_limits(site: tuple[str, web.Application]) -> None:
     """Every test signs in from 127.0.0.1: each starts with the address's attempts unused."""
     site[1][CONSOLE].limiter._seen.clear()
+    site[1][CONSOLE].registers._seen.clear()
 
 
 class Browser:
@@ -106,6 +107,26 @@ class Browser:
 async def two_agents(target: str) -> tuple[tuple[str, str], tuple[str, str]]:
     return (await register_agent(target, "owner-" + secrets.token_hex(3)),
             await register_agent(target, "other-" + secrets.token_hex(3)))
+
+
+def test_the_console_bounds_each_address_registrations_itself(
+        site: tuple[str, web.Application]) -> None:
+    """The node sees only the console's address; the console counts each visitor's."""
+    url, _app = site
+
+    async def scenario() -> list[int]:
+        async with aiohttp.ClientSession() as http:
+            me = Browser(url, http)
+            statuses = []
+            for i in range(REGISTERS_PER_HOUR + 1):
+                status, body = await me.post("/console/api/register",
+                                             {"name": f"visitor-{i}"})
+                statuses.append(status)
+                if status == 200:
+                    assert body["api_token"] and body["agent_id"]
+            return statuses
+
+    assert run(scenario()) == [200] * REGISTERS_PER_HOUR + [429]
 
 
 def test_the_cookie_is_a_strict_httponly_session_id_never_the_token(
@@ -161,6 +182,46 @@ def test_cross_site_forms_and_forms_without_the_csrf_token_are_refused(
             status, body = await me.post("/console/api/activate", {"version_id": vid})
             assert status == 200 and body["active"]
             assert (await client.versions()).versions[0].active
+
+    run(scenario())
+
+
+def test_delete_a_version_and_say_why_the_node_refuses(
+        site: tuple[str, web.Application], server: InProcessServer, valkey: Any,
+        tmp_path: Path) -> None:
+    url, _app = site
+
+    async def scenario() -> None:
+        (agent, token), _ = await two_agents(server.target)
+        client = VersionClient(server.target, api_token=token)
+        vids = []
+        for text in ("print(1)\n", "print(2)\n", "print(3)\n"):
+            (tmp_path / "bot.py").write_text(text)
+            vids.append((await client.submit(pack_directory(tmp_path), "python3 bot.py")
+                         ).version.version_id)
+        active, playing, idle = vids  # the first became active by itself
+        store = Store(valkey.url, Holder("node-t", "", 2000))
+        await store.connect()
+        try:
+            await store.versions.note_playing(agent, playing, "seat-x", 2**62)
+        finally:
+            await store.close()
+        async with aiohttp.ClientSession() as http:
+            me = Browser(url, http)
+            await me.sign_in(token)
+            for origin, csrf in (("http://evil.example", True), ("", False)):
+                status, body = await me.post("/console/api/delete-version",
+                                             {"version_id": idle}, origin=origin, csrf=csrf)
+                assert status == 403, body
+            status, body = await me.post("/console/api/delete-version", {"version_id": active})
+            assert status == 409 and "activate another one first" in body["error"], body
+            status, body = await me.post("/console/api/delete-version", {"version_id": playing})
+            assert status == 409 and "still playing matches" in body["error"], body
+            assert len((await client.versions()).versions) == 3
+            status, body = await me.post("/console/api/delete-version", {"version_id": idle})
+            assert status == 200 and body["version_id"] == idle, body
+            left = [v.version_id for v in (await client.versions()).versions]
+            assert sorted(left) == sorted([active, playing])
 
     run(scenario())
 

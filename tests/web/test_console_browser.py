@@ -179,6 +179,15 @@ def test_upload_activate_enroll_until_rated_against_the_house_then_withdraw(
             await page.wait_for(f"{rows}[0].classList.contains('active')", what="v2 active")
             listed = await VersionClient(started.serve.target, api_token=token).versions()
             assert listed.versions[0].active
+            # Delete asks once, then deletes: the active v2 is refused, v1 goes.
+            delete = "document.querySelector('#versions tr[data-version=\"{}\"] button.delete')"
+            for _ in range(2):
+                await page.evaluate(delete.format(listed.versions[0].version_id) + ".click()")
+            await page.wait_for("document.getElementById('versions-status').textContent"
+                                ".includes('activate another one first')", what="refusal said")
+            for _ in range(2):
+                await page.evaluate(delete.format(listed.versions[1].version_id) + ".click()")
+            await page.wait_for(f"{rows}.length === 1", what="v1 deleted")
             await page.evaluate(f"document.querySelector('#my-arenas tr[data-arena=\"{ARENA}\"] "
                                 "button').click()")
             await page.wait_for(f"document.querySelector('#my-arenas tr[data-arena=\"{ARENA}\"]')"

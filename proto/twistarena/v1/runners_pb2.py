@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btwistarena/v1/runners.proto\x12\rtwistarena.v1\"\xa2\x01\n\x0cRunnerReport\x12+\n\x05hello\x18\x01 \x01(\x0b\x32\x1a.twistarena.v1.RunnerHelloH\x00\x12\x33\n\theartbeat\x18\x02 \x01(\x0b\x32\x1e.twistarena.v1.RunnerHeartbeatH\x00\x12&\n\x04\x64one\x18\x03 \x01(\x0b\x32\x16.twistarena.v1.SeatRefH\x00\x42\x08\n\x06report\"*\n\x0bRunnerHello\x12\r\n\x05slots\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\":\n\x0fRunnerHeartbeat\x12\'\n\x07playing\x18\x01 \x03(\x0b\x32\x16.twistarena.v1.SeatRef\")\n\x07SeatRef\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\"\xa6\x01\n\rRunnerCommand\x12/\n\x07welcome\x18\x01 \x01(\x0b\x32\x1c.twistarena.v1.RunnerWelcomeH\x00\x12/\n\x06\x61ssign\x18\x02 \x01(\x0b\x32\x1d.twistarena.v1.SeatAssignmentH\x00\x12(\n\x06revoke\x18\x03 \x01(\x0b\x32\x16.twistarena.v1.SeatRefH\x00\x42\t\n\x07\x63ommand\"f\n\rRunnerWelcome\x12\x11\n\trunner_id\x18\x01 \x01(\t\x12\x13\n\x0bsession_key\x18\x04 \x01(\t\x12\x14\n\x0cheartbeat_ms\x18\x02 \x01(\r\x12\x17\n\x0fsilent_after_ms\x18\x03 \x01(\r\"\xa7\x02\n\x0eSeatAssignment\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x12\n\nseat_token\x18\x03 \x01(\t\x12\x16\n\x0eserver_address\x18\x04 \x01(\t\x12\x10\n\x08\x61gent_id\x18\x05 \x01(\t\x12\x12\n\nversion_id\x18\x06 \x01(\t\x12\r\n\x05\x65ntry\x18\x07 \x01(\t\x12\x0f\n\x07game_id\x18\x08 \x01(\t\x12\x13\n\x0bnum_players\x18\t \x01(\r\x12\x13\n\x0b\x64\x65\x63ision_ms\x18\n \x01(\r\x12\x1a\n\x12reconnect_grace_ms\x18\x0b \x01(\r\x12\x15\n\rtournament_id\x18\x0c \x01(\t\x12\x10\n\x08handoffs\x18\r \x01(\r\x12\x14\n\x0c\x63ontent_hash\x18\x0e \x01(\t\"K\n\x13\x46\x65tchVersionRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x14\n\x0c\x63ontent_hash\x18\x03 \x01(\t\"A\n\x0cVersionChunk\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12\x13\n\x0btotal_bytes\x18\x02 \x01(\x04\x12\x0e\n\x06sha256\x18\x03 \x01(\t\"\xde\x01\n\tSeatStats\x12\x11\n\tdecisions\x18\x01 \x01(\r\x12\x0f\n\x07\x63rashes\x18\x02 \x01(\r\x12\x10\n\x08timeouts\x18\x03 \x01(\r\x12\x17\n\x0fillegal_outputs\x18\x04 \x01(\r\x12\x10\n\x08restarts\x18\x05 \x01(\r\x12\x14\n\x0c\x63pu_ms_total\x18\x06 \x01(\x01\x12\x12\n\ncpu_ms_max\x18\x07 \x01(\x01\x12\x13\n\x0bstderr_tail\x18\x08 \x01(\x0c\x12\x31\n\rdecision_logs\x18\t \x03(\x0b\x32\x1a.twistarena.v1.DecisionLog\"N\n\x0b\x44\x65\x63isionLog\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\x04\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x0f\n\x07\x66\x61ilure\x18\x03 \x01(\t\x12\x0b\n\x03why\x18\x04 \x01(\t\"b\n\x11ReportSeatRequest\x12$\n\x04seat\x18\x01 \x01(\x0b\x32\x16.twistarena.v1.SeatRef\x12\'\n\x05stats\x18\x02 \x01(\x0b\x32\x18.twistarena.v1.SeatStats\"\x14\n\x12ReportSeatResponse\"&\n\x16MintRunnerTokenRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"/\n\x17MintRunnerTokenResponse\x12\x14\n\x0crunner_token\x18\x01 \x01(\t2\xdb\x02\n\x07Runners\x12H\n\x07\x43onnect\x12\x1b.twistarena.v1.RunnerReport\x1a\x1c.twistarena.v1.RunnerCommand(\x01\x30\x01\x12Q\n\x0c\x46\x65tchVersion\x12\".twistarena.v1.FetchVersionRequest\x1a\x1b.twistarena.v1.VersionChunk0\x01\x12Q\n\nReportSeat\x12 .twistarena.v1.ReportSeatRequest\x1a!.twistarena.v1.ReportSeatResponse\x12`\n\x0fMintRunnerToken\x12%.twistarena.v1.MintRunnerTokenRequest\x1a&.twistarena.v1.MintRunnerTokenResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1btwistarena/v1/runners.proto\x12\rtwistarena.v1\"\xa2\x01\n\x0cRunnerReport\x12+\n\x05hello\x18\x01 \x01(\x0b\x32\x1a.twistarena.v1.RunnerHelloH\x00\x12\x33\n\theartbeat\x18\x02 \x01(\x0b\x32\x1e.twistarena.v1.RunnerHeartbeatH\x00\x12&\n\x04\x64one\x18\x03 \x01(\x0b\x32\x16.twistarena.v1.SeatRefH\x00\x42\x08\n\x06report\"*\n\x0bRunnerHello\x12\r\n\x05slots\x18\x01 \x01(\r\x12\x0c\n\x04name\x18\x02 \x01(\t\"h\n\x0fRunnerHeartbeat\x12\'\n\x07playing\x18\x01 \x03(\x0b\x32\x16.twistarena.v1.SeatRef\x12\x13\n\x0b\x63\x61\x63he_bytes\x18\x02 \x01(\x04\x12\x17\n\x0f\x63\x61\x63he_max_bytes\x18\x03 \x01(\x04\")\n\x07SeatRef\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\"\xa6\x01\n\rRunnerCommand\x12/\n\x07welcome\x18\x01 \x01(\x0b\x32\x1c.twistarena.v1.RunnerWelcomeH\x00\x12/\n\x06\x61ssign\x18\x02 \x01(\x0b\x32\x1d.twistarena.v1.SeatAssignmentH\x00\x12(\n\x06revoke\x18\x03 \x01(\x0b\x32\x16.twistarena.v1.SeatRefH\x00\x42\t\n\x07\x63ommand\"f\n\rRunnerWelcome\x12\x11\n\trunner_id\x18\x01 \x01(\t\x12\x13\n\x0bsession_key\x18\x04 \x01(\t\x12\x14\n\x0cheartbeat_ms\x18\x02 \x01(\r\x12\x17\n\x0fsilent_after_ms\x18\x03 \x01(\r\"\xa7\x02\n\x0eSeatAssignment\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x12\n\nseat_token\x18\x03 \x01(\t\x12\x16\n\x0eserver_address\x18\x04 \x01(\t\x12\x10\n\x08\x61gent_id\x18\x05 \x01(\t\x12\x12\n\nversion_id\x18\x06 \x01(\t\x12\r\n\x05\x65ntry\x18\x07 \x01(\t\x12\x0f\n\x07game_id\x18\x08 \x01(\t\x12\x13\n\x0bnum_players\x18\t \x01(\r\x12\x13\n\x0b\x64\x65\x63ision_ms\x18\n \x01(\r\x12\x1a\n\x12reconnect_grace_ms\x18\x0b \x01(\r\x12\x15\n\rtournament_id\x18\x0c \x01(\t\x12\x10\n\x08handoffs\x18\r \x01(\r\x12\x14\n\x0c\x63ontent_hash\x18\x0e \x01(\t\"K\n\x13\x46\x65tchVersionRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x14\n\x0c\x63ontent_hash\x18\x03 \x01(\t\"A\n\x0cVersionChunk\x12\x0c\n\x04\x64\x61ta\x18\x01 \x01(\x0c\x12\x13\n\x0btotal_bytes\x18\x02 \x01(\x04\x12\x0e\n\x06sha256\x18\x03 \x01(\t\"\xde\x01\n\tSeatStats\x12\x11\n\tdecisions\x18\x01 \x01(\r\x12\x0f\n\x07\x63rashes\x18\x02 \x01(\r\x12\x10\n\x08timeouts\x18\x03 \x01(\r\x12\x17\n\x0fillegal_outputs\x18\x04 \x01(\r\x12\x10\n\x08restarts\x18\x05 \x01(\r\x12\x14\n\x0c\x63pu_ms_total\x18\x06 \x01(\x01\x12\x12\n\ncpu_ms_max\x18\x07 \x01(\x01\x12\x13\n\x0bstderr_tail\x18\x08 \x01(\x0c\x12\x31\n\rdecision_logs\x18\t \x03(\x0b\x32\x1a.twistarena.v1.DecisionLog\"N\n\x0b\x44\x65\x63isionLog\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\x04\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x0f\n\x07\x66\x61ilure\x18\x03 \x01(\t\x12\x0b\n\x03why\x18\x04 \x01(\t\"b\n\x11ReportSeatRequest\x12$\n\x04seat\x18\x01 \x01(\x0b\x32\x16.twistarena.v1.SeatRef\x12\'\n\x05stats\x18\x02 \x01(\x0b\x32\x18.twistarena.v1.SeatStats\"\x14\n\x12ReportSeatResponse\"&\n\x16MintRunnerTokenRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"/\n\x17MintRunnerTokenResponse\x12\x14\n\x0crunner_token\x18\x01 \x01(\t2\xdb\x02\n\x07Runners\x12H\n\x07\x43onnect\x12\x1b.twistarena.v1.RunnerReport\x1a\x1c.twistarena.v1.RunnerCommand(\x01\x30\x01\x12Q\n\x0c\x46\x65tchVersion\x12\".twistarena.v1.FetchVersionRequest\x1a\x1b.twistarena.v1.VersionChunk0\x01\x12Q\n\nReportSeat\x12 .twistarena.v1.ReportSeatRequest\x1a!.twistarena.v1.ReportSeatResponse\x12`\n\x0fMintRunnerToken\x12%.twistarena.v1.MintRunnerTokenRequest\x1a&.twistarena.v1.MintRunnerTokenResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,31 +36,31 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_RUNNERHELLO']._serialized_start=211
   _globals['_RUNNERHELLO']._serialized_end=253
   _globals['_RUNNERHEARTBEAT']._serialized_start=255
-  _globals['_RUNNERHEARTBEAT']._serialized_end=313
-  _globals['_SEATREF']._serialized_start=315
-  _globals['_SEATREF']._serialized_end=356
-  _globals['_RUNNERCOMMAND']._serialized_start=359
-  _globals['_RUNNERCOMMAND']._serialized_end=525
-  _globals['_RUNNERWELCOME']._serialized_start=527
-  _globals['_RUNNERWELCOME']._serialized_end=629
-  _globals['_SEATASSIGNMENT']._serialized_start=632
-  _globals['_SEATASSIGNMENT']._serialized_end=927
-  _globals['_FETCHVERSIONREQUEST']._serialized_start=929
-  _globals['_FETCHVERSIONREQUEST']._serialized_end=1004
-  _globals['_VERSIONCHUNK']._serialized_start=1006
-  _globals['_VERSIONCHUNK']._serialized_end=1071
-  _globals['_SEATSTATS']._serialized_start=1074
-  _globals['_SEATSTATS']._serialized_end=1296
-  _globals['_DECISIONLOG']._serialized_start=1298
-  _globals['_DECISIONLOG']._serialized_end=1376
-  _globals['_REPORTSEATREQUEST']._serialized_start=1378
-  _globals['_REPORTSEATREQUEST']._serialized_end=1476
-  _globals['_REPORTSEATRESPONSE']._serialized_start=1478
-  _globals['_REPORTSEATRESPONSE']._serialized_end=1498
-  _globals['_MINTRUNNERTOKENREQUEST']._serialized_start=1500
-  _globals['_MINTRUNNERTOKENREQUEST']._serialized_end=1538
-  _globals['_MINTRUNNERTOKENRESPONSE']._serialized_start=1540
-  _globals['_MINTRUNNERTOKENRESPONSE']._serialized_end=1587
-  _globals['_RUNNERS']._serialized_start=1590
-  _globals['_RUNNERS']._serialized_end=1937
+  _globals['_RUNNERHEARTBEAT']._serialized_end=359
+  _globals['_SEATREF']._serialized_start=361
+  _globals['_SEATREF']._serialized_end=402
+  _globals['_RUNNERCOMMAND']._serialized_start=405
+  _globals['_RUNNERCOMMAND']._serialized_end=571
+  _globals['_RUNNERWELCOME']._serialized_start=573
+  _globals['_RUNNERWELCOME']._serialized_end=675
+  _globals['_SEATASSIGNMENT']._serialized_start=678
+  _globals['_SEATASSIGNMENT']._serialized_end=973
+  _globals['_FETCHVERSIONREQUEST']._serialized_start=975
+  _globals['_FETCHVERSIONREQUEST']._serialized_end=1050
+  _globals['_VERSIONCHUNK']._serialized_start=1052
+  _globals['_VERSIONCHUNK']._serialized_end=1117
+  _globals['_SEATSTATS']._serialized_start=1120
+  _globals['_SEATSTATS']._serialized_end=1342
+  _globals['_DECISIONLOG']._serialized_start=1344
+  _globals['_DECISIONLOG']._serialized_end=1422
+  _globals['_REPORTSEATREQUEST']._serialized_start=1424
+  _globals['_REPORTSEATREQUEST']._serialized_end=1522
+  _globals['_REPORTSEATRESPONSE']._serialized_start=1524
+  _globals['_REPORTSEATRESPONSE']._serialized_end=1544
+  _globals['_MINTRUNNERTOKENREQUEST']._serialized_start=1546
+  _globals['_MINTRUNNERTOKENREQUEST']._serialized_end=1584
+  _globals['_MINTRUNNERTOKENRESPONSE']._serialized_start=1586
+  _globals['_MINTRUNNERTOKENRESPONSE']._serialized_end=1633
+  _globals['_RUNNERS']._serialized_start=1636
+  _globals['_RUNNERS']._serialized_end=1983
 # @@protoc_insertion_point(module_scope)

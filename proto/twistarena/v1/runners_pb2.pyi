@@ -25,10 +25,14 @@ class RunnerHello(_message.Message):
     def __init__(self, slots: _Optional[int] = ..., name: _Optional[str] = ...) -> None: ...
 
 class RunnerHeartbeat(_message.Message):
-    __slots__ = ("playing",)
+    __slots__ = ("playing", "cache_bytes", "cache_max_bytes")
     PLAYING_FIELD_NUMBER: _ClassVar[int]
+    CACHE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    CACHE_MAX_BYTES_FIELD_NUMBER: _ClassVar[int]
     playing: _containers.RepeatedCompositeFieldContainer[SeatRef]
-    def __init__(self, playing: _Optional[_Iterable[_Union[SeatRef, _Mapping]]] = ...) -> None: ...
+    cache_bytes: int
+    cache_max_bytes: int
+    def __init__(self, playing: _Optional[_Iterable[_Union[SeatRef, _Mapping]]] = ..., cache_bytes: _Optional[int] = ..., cache_max_bytes: _Optional[int] = ...) -> None: ...
 
 class SeatRef(_message.Message):
     __slots__ = ("match_id", "seat")

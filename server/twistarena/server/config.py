@@ -70,6 +70,10 @@ class ServerConfig:
     metrics_port: int | None = None
     #: None: admin calls are open (fine on loopback).
     admin_token: str | None = None
+    #: RegisterAgent without the admin token (``serve --open-registration``): a public
+    #: server's own sign-up; still bounded by ``registers_per_hour`` and the creation
+    #: quotas. Every other admin call keeps needing the token.
+    open_registration: bool = False
     tls: TlsConfig | None = None
     #: Allow plaintext on a non-loopback address.
     insecure: bool = False

@@ -61,8 +61,11 @@ class Matchmaking(kgrpc.MatchmakingServicer):
 
     async def RegisterAgent(self, request: kpb.RegisterAgentRequest,
                             context: aio.ServicerContext[Any, Any]) -> kpb.RegisterAgentResponse:
-        """Admin only: a new agent account and its api token (shown this once)."""
-        await require_admin(context, self.config)
+        """A new agent account and its api token (shown this once): admin only, but
+        for anyone on a server whose host opened registration (still within the
+        per-address registration and creation quotas)."""
+        if not self.config.open_registration:
+            await require_admin(context, self.config)
         name = request.name.strip()
         if not 1 <= len(name) <= 100:
             await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",

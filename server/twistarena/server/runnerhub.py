@@ -66,6 +66,11 @@ SESSION_KEY = "twistarena-runner-session"
 RUNNER_TOKEN_PREFIX = "rt_"
 
 RUNNERS = Gauge("twistarena_runners", "Runners connected to this node")
+RUNNERS_CACHE_BYTES = Gauge("twistarena_runners_cache_bytes",
+                            "Bytes in the version caches of the runners connected to this "
+                            "node, as their heartbeats last said")
+RUNNERS_CACHE_MAX_BYTES = Gauge("twistarena_runners_cache_max_bytes",
+                                "The bounds of those caches, added up")
 SEATS_HANDED = Counter("twistarena_runner_seats_total",
                        "Hosted seats handed to runners", ["kind"])
 
@@ -86,6 +91,9 @@ class Session:
     last_heard: float = field(default_factory=time.monotonic)
     last_given: float = 0.0
     closed: bool = False
+    #: Its version cache's bytes and bound, as its last heartbeat said (0: not said).
+    cache_bytes: int = 0
+    cache_max_bytes: int = 0
 
     @property
     def free(self) -> int:
@@ -312,6 +320,7 @@ class RunnerHub(rgrpc.RunnersServicer):
                     why = f"its reports failed: {failure[0]!r}"
             self.sessions.pop(session.runner_id, None)
             RUNNERS.set(len(self.sessions))
+            self._count_caches()
             log.info("runner_disconnected", runner=session.runner_id, why=why,
                      seats=len(session.seats))
             await self._give_back(session, why)
@@ -323,6 +332,7 @@ class RunnerHub(rgrpc.RunnersServicer):
             if kind == "heartbeat":
                 await self.store.renew_session(session.key_hash, session.runner_id,
                                                SILENT_MS * 2)
+                self._note_cache(session, report.heartbeat)
                 playing = [seat_key(s.match_id, s.seat) for s in report.heartbeat.playing]
                 mine = [k for k in playing if k in session.seats]
                 for lost in await self.store.renew(session.runner_id, mine, HOLD_MS):
@@ -338,6 +348,21 @@ class RunnerHub(rgrpc.RunnersServicer):
                     log.info("runner_seat_done", runner=session.runner_id,
                              match_id=report.done.match_id, seat=report.done.seat)
                     self.wake()
+
+    def _note_cache(self, session: Session, beat: rpb.RunnerHeartbeat) -> None:
+        """Keep what a runner says of its cache: a runner whose disk fills past its
+        bound (versions in play are never removed) shows on the node, not only
+        on the runner's own metrics."""
+        over = beat.cache_max_bytes and beat.cache_bytes > beat.cache_max_bytes
+        if over and session.cache_bytes <= session.cache_max_bytes:
+            log.warning("runner_cache_over_bound", runner=session.runner_id,
+                        cache_bytes=beat.cache_bytes, max_bytes=beat.cache_max_bytes)
+        session.cache_bytes, session.cache_max_bytes = beat.cache_bytes, beat.cache_max_bytes
+        self._count_caches()
+
+    def _count_caches(self) -> None:
+        RUNNERS_CACHE_BYTES.set(sum(s.cache_bytes for s in self.sessions.values()))
+        RUNNERS_CACHE_MAX_BYTES.set(sum(s.cache_max_bytes for s in self.sessions.values()))
 
     async def FetchVersion(self, request: rpb.FetchVersionRequest,
                            context: aio.ServicerContext[Any, Any]) -> None:

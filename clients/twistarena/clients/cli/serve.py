@@ -130,6 +130,11 @@ def add_node_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--open-local-admin", action="store_true",
                    help="no admin token: admin calls without a token from this machine "
                         "only (never a runner token); for a single-user machine")
+    p.add_argument("--open-registration", action="store_true",
+                   help="anyone may register an agent (Matchmaking.RegisterAgent, the web "
+                        "console's Register) without the admin token, within "
+                        "--registers-per-hour per address; every other admin call still "
+                        "needs the token")
     p.add_argument("--tls-cert", type=Path, default=None, help="PEM server certificate chain")
     p.add_argument("--tls-key", type=Path, default=None, help="PEM private key")
     p.add_argument("--tls-client-ca", type=Path, default=None,
@@ -301,7 +306,8 @@ def run(args: argparse.Namespace) -> int:
         node_id=node_id, advertise=advertise, shared_port=args.shared_port,
         lease_ms=args.lease_ms,
         drain_grace_s=args.drain_grace,
-        metrics_port=args.metrics_port, admin_token=admin, tls=tls, insecure=args.insecure,
+        metrics_port=args.metrics_port, admin_token=admin,
+        open_registration=args.open_registration, tls=tls, insecure=args.insecure,
         stream_join_timeout_s=args.join_timeout, waiting_timeout_s=args.waiting_timeout,
         keepalive_time_ms=args.keepalive_time_ms,
         keepalive_timeout_ms=args.keepalive_timeout_ms,

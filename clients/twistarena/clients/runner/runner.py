@@ -172,7 +172,8 @@ class Runner:
                                        await call.details())
 
     async def _beat(self, call: Any, every_s: float) -> None:
-        """A heartbeat with the seats being played every ``every_s``, and each seat
+        """A heartbeat with the seats being played (and the cache's bytes and bound,
+        so the node sees a runner's disk filling) every ``every_s``, and each seat
         done as soon as it is: heartbeats keep their own clock, however many seats
         end meanwhile (the node renews the session and the holds on heartbeats)."""
         next_beat = time.monotonic()
@@ -180,8 +181,9 @@ class Runner:
             left = next_beat - time.monotonic()
             if left <= 0:
                 playing = [rpb.SeatRef(match_id=m, seat=s) for m, s in self.seats]
-                await call.write(rpb.RunnerReport(
-                    heartbeat=rpb.RunnerHeartbeat(playing=playing)))
+                await call.write(rpb.RunnerReport(heartbeat=rpb.RunnerHeartbeat(
+                    playing=playing, cache_bytes=self.cache.total_bytes,
+                    cache_max_bytes=self.cache.max_bytes)))
                 next_beat = time.monotonic() + every_s
                 continue
             with contextlib.suppress(TimeoutError):

@@ -39,6 +39,7 @@ from .app import api, page
 from .gateway import Gateway
 from .sessions import (
     COOKIE,
+    REGISTERS_PER_HOUR,
     AttemptLimiter,
     Session,
     SessionStore,
@@ -63,6 +64,7 @@ class Console:
         self.gateway = gateway
         self.sessions = sessions or SessionStore()
         self.limiter = limiter or AttemptLimiter()
+        self.registers = AttemptLimiter(attempts=REGISTERS_PER_HOUR, window_s=3600.0)
 
     @property
     def tls(self) -> dict[str, Any]:
@@ -164,6 +166,9 @@ async def signin(request: web.Request) -> web.Response:
 @guarded
 async def register(request: web.Request) -> web.Response:
     signin_allowed(request)
+    if not console_of(request).registers.allow(request.remote or "?"):
+        raise Refused(429, f"at most {REGISTERS_PER_HOUR} agents registered an hour "
+                           "from your address; wait")
     name = str((await request.post()).get("name", "")).strip()
     try:
         agent_id, token = await register_agent(console_of(request).gateway.servers, name,
@@ -171,7 +176,8 @@ async def register(request: web.Request) -> web.Response:
     except AgentError as error:
         if error.code in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED):
             raise Refused(403, "this server registers agents only with its admin token "
-                              "(twistarena agent register --admin-token)") from error
+                              "(twistarena agent register --admin-token; its host may "
+                              "open registration: serve --open-registration)") from error
         raise
     return signed_in(request, agent_id, token, api_token=token)
 
@@ -251,6 +257,26 @@ async def activate(request: web.Request) -> JSON:
     session, fields = await checked_form(request)
     version = await console_of(request).versions(session).activate(fields.get("version_id", ""))
     return {"version_id": version.version_id, "active": version.active}
+
+
+#: The node's refusals of DeleteVersion, said as what to do about them.
+DELETE_REFUSALS = {
+    "VERSION_ACTIVE": "this is the active version: activate another one first, then delete it",
+    "VERSION_PLAYING": "this version is still playing matches: delete it once they are over",
+}
+
+
+@guarded
+async def delete_version(request: web.Request) -> JSON:
+    session, fields = await checked_form(request)
+    try:
+        done = await console_of(request).versions(session).delete(fields.get("version_id", ""))
+    except AgentError as error:
+        if error.reason in DELETE_REFUSALS:
+            raise Refused(409, DELETE_REFUSALS[error.reason]) from error
+        raise
+    return {"version_id": done.version_id, "size": done.size,
+            "archive_freed": done.archive_freed}
 
 
 @guarded
@@ -395,5 +421,6 @@ def install(app: web.Application, gateway: Gateway) -> None:
     app.router.add_post("/console/api/signout", signout)
     app.router.add_post("/console/api/versions", upload)
     app.router.add_post("/console/api/activate", activate)
+    app.router.add_post("/console/api/delete-version", delete_version)
     app.router.add_post("/console/api/enroll", enroll)
     app.router.add_post("/console/api/practice", start_practice)

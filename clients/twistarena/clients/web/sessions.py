@@ -34,6 +34,10 @@ MAX_SESSIONS = 10_000
 #: Sign-in and registration attempts per address per window.
 SIGNIN_ATTEMPTS = 10
 SIGNIN_WINDOW_S = 60.0
+#: Agents registered through the console per address per hour: the node counts
+#: the console's own address (all its visitors together) against
+#: ``serve --registers-per-hour``, so the console bounds each visitor itself.
+REGISTERS_PER_HOUR = 3
 #: Addresses whose attempts are counted at once (the oldest are forgotten).
 MAX_ADDRESSES = 10_000
 

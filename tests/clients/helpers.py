@@ -8,7 +8,7 @@ from typing import Any
 
 from twistarena.clients.cli.replay import verify
 from twistarena.clients.sdk import Agent
-from twistarena.server.decisions import DECISION_ID_STRIDE
+from twistarena.server.match.decisions import DECISION_ID_STRIDE
 from twistarena.v1 import match_pb2
 
 

@@ -8,20 +8,20 @@ from typing import Any
 
 import pytest
 from twistarena import engine
-from twistarena.clients.bench.pingpong import EngineGroup
-from twistarena.clients.bench.processes import ServerProcess
-from twistarena.clients.bench.protocolbot import ProtocolBot
-from twistarena.clients.bench.service import (
+from twistarena.clients.sdk import MatchClient
+from twistarena.clients.sdk.connection import make_channel
+from twistarena.clients.sdk.convert import oneof_to_dict
+from twistarena.server.metrics import TIME_EVERY
+from twistarena.tools.pingpong import EngineGroup
+from twistarena.tools.processes import ServerProcess
+from twistarena.tools.protocolbot import ProtocolBot
+from twistarena.tools.service import (
     DECISION_PREFIX,
     UNLIMITED,
     match_costs,
     read_counters,
     real_throughput,
 )
-from twistarena.clients.sdk import ArenaClient
-from twistarena.clients.sdk.connection import make_channel
-from twistarena.clients.sdk.convert import oneof_to_dict
-from twistarena.server.metrics import TIME_EVERY
 from twistarena.v1 import match_pb2, play_pb2
 
 from .helpers import run
@@ -61,7 +61,7 @@ def test_engine_pingpong_starts_a_new_game_when_one_ends() -> None:
 @pytest.mark.parametrize("batched", [True, False])
 def test_protocol_bots_play_a_match_to_the_end(server: Any, batched: bool) -> None:
     async def scenario() -> None:
-        client = ArenaClient(server.target)
+        client = MatchClient(server.target)
         created = await client.create_match("tricky_twist", 4, seed=5, decision_ms=60_000)
         channel = make_channel(server.target)
         seen: dict[str, list[float]] = {"decision": [], "answer": []}
@@ -91,7 +91,7 @@ def test_the_server_counts_its_play_messages_for_the_bench(server: Any) -> None:
     port = metrics.serve_metrics(0)  # the in-process server's registry, over HTTP
 
     async def scenario() -> None:
-        client = ArenaClient(server.target)
+        client = MatchClient(server.target)
         created = await client.create_match("twhist", 3, seed=2, decision_ms=60_000)
         channel = make_channel(server.target)
         before = read_counters([port])
@@ -118,7 +118,7 @@ def test_the_server_counts_its_play_messages_for_the_bench(server: Any) -> None:
 
 
 def test_ladder_bench_times_every_searched_decision() -> None:
-    from twistarena.clients.bench.ladder import decision_seconds
+    from twistarena.tools.ladder import decision_seconds
 
     times = decision_seconds("ismcts-fast", "twisted", 2, 1, 3)
     assert len(times) >= 10 and all(t > 0 for t in times)
@@ -136,7 +136,7 @@ def test_a_service_run_leaves_no_match_running_for_the_next_run(agents: str) -> 
         measured = await real_throughput(server, "tricky_twist", 4, 4, 0.3, 0.7, agents,
                                          events=True)
         assert measured.decisions > 0
-        client = ArenaClient(server.address)
+        client = MatchClient(server.address)
         live = await client.list_matches(statuses=["waiting", "running"], limit=100)
         cancelled = await client.list_matches(statuses=["cancelled"], limit=100)
         return live, cancelled
@@ -164,7 +164,7 @@ def test_both_phases_reach_the_owner_of_each_match_behind_a_shared_port() -> Non
         measured = await real_throughput(server, "tricky_twist", 4, 6, 0.3, 0.7, "protocol",
                                          events=True)
         assert measured.decisions > 0
-        live = await ArenaClient(server.address).list_matches(
+        live = await MatchClient(server.address).list_matches(
             statuses=["waiting", "running"], limit=100)
         costs = await match_costs(server, "twhist", 4, 6, 0.3, 1.5, events=True)
         return live, costs

@@ -18,7 +18,7 @@ from twistarena.clients.bridge.hosted import register_programs
 from twistarena.clients.cli import main
 from twistarena.clients.cli.match import MISSED
 from twistarena.clients.cli.tournament import until_over
-from twistarena.clients.sdk import AgentError, ArenaClient
+from twistarena.clients.sdk import AgentError, MatchClient
 from twistarena.server.embedded import free_port
 
 from tests.support.process import ENTRY
@@ -29,7 +29,7 @@ PROBE = Path(__file__).resolve().parents[1] / "bridge" / "probe_bot.py"
 
 
 def _match_count(server: Any) -> int:
-    return len(run(ArenaClient(server.target).list_matches("twisted", (), 1000)))
+    return len(run(MatchClient(server.target).list_matches("twisted", (), 1000)))
 
 
 @pytest.mark.parametrize(("who", "says"), [
@@ -54,7 +54,7 @@ def test_practice_and_bot_with_a_bot_that_cannot_play_stop_before_the_match(
 
 def test_bot_that_never_answers_exits_non_zero_and_its_misses_are_in_the_table(
         server: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    client = ArenaClient(server.target)
+    client = MatchClient(server.target)
     created = run(client.create_match("twisted", 2, seed=4, decision_ms=60,
                                       game_options={"rounds": 1},
                                       house_bots=["", "heuristic"]))

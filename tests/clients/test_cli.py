@@ -9,10 +9,10 @@ import sys
 from typing import Any
 
 import pytest
-from twistarena.clients.bench.processes import CLI
 from twistarena.clients.cli import main
 from twistarena.clients.cli.replay import verify
-from twistarena.clients.sdk import ArenaClient
+from twistarena.clients.sdk import MatchClient
+from twistarena.tools.processes import CLI
 
 from .helpers import run
 
@@ -34,7 +34,7 @@ def test_match_create_with_bots_then_replay(server: Any,
     created = _last_json(capsys.readouterr().out)
     assert created["status"] == "FINISHED" and created["result"]["reason"] == "COMPLETED"
     match_id = created["match_id"]
-    replay = run(ArenaClient(server.target).get_replay(match_id))
+    replay = run(MatchClient(server.target).get_replay(match_id))
     assert created["actions"] == len(replay.actions) > 0
 
     assert main(["replay", "--server", server.target, match_id, "--json"]) == 0
@@ -55,7 +55,7 @@ def test_match_create_with_bots_then_replay(server: Any,
 
 def test_replay_detects_a_tampered_result(server: Any) -> None:
     async def scenario() -> Any:
-        client = ArenaClient(server.target)
+        client = MatchClient(server.target)
         created = await client.create_match("twisted", 2, seed=3, house_bots=["random", "random"])
         match_id = created.match.match_id
         for _ in range(200):

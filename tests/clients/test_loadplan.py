@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from twistarena.clients.bench import loadplan
+from twistarena.tools import loadplan
 
 
 def test_a_constant_rate_starts_evenly_and_exactly_rate_times_duration() -> None:
@@ -48,7 +48,7 @@ def test_malformed_stages_are_refused(bad: str) -> None:
 
 WORKER = """
 import random, sys
-from twistarena.clients.bench import loadplan
+from twistarena.tools import loadplan
 rng = random.Random(int(sys.argv[1]))
 h = loadplan.new_histogram()
 for _ in range(5000):

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from twistarena.clients.bench import loadreport
-from twistarena.clients.bench.processes import CLI
+from twistarena.tools import loadreport
+from twistarena.tools.processes import CLI
 
 from tests.support.browser import browser_page, find_browser
 from tests.support.proxy import TcpProxy
@@ -143,7 +143,7 @@ def test_find_max_raises_the_rate_until_a_threshold_breaks_and_reads_the_server(
 
 def test_workers_on_several_machines_merge_their_histograms_through_redis(
         server: Any, valkey: Any) -> None:
-    from twistarena.clients.bench import loadplan
+    from twistarena.tools import loadplan
 
     run_id = f"merge-{id(server)}"
     workers = [subprocess.Popen(

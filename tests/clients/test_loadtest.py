@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 import pytest
-from twistarena.clients.bench.processes import CLI
+from twistarena.tools.processes import CLI
 
 
 @pytest.mark.clock

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import redis
-from twistarena.clients.bench.processes import CLI
+from twistarena.tools.processes import CLI
 
 from tests.support.nodes import Node
 

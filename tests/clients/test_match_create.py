@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from twistarena import engine
 from twistarena.clients.cli import main
-from twistarena.clients.sdk import ArenaClient
+from twistarena.clients.sdk import MatchClient
 
 from .helpers import run
 
@@ -59,7 +59,7 @@ def test_the_seed_is_null_in_json_until_the_match_ends(
     assert waiting["status"] == "WAITING" and waiting["seed"] is None
     match_id = waiting["match_id"]
     # The server sends no seed either: 0 and options.seed absent.
-    record = run(ArenaClient(server.target).get_match(match_id))
+    record = run(MatchClient(server.target).get_match(match_id))
     assert record.seed == 0 and not record.options.HasField("seed")
     assert main(["bot", "--server", server.target, "--match", match_id, "--token",
                  waiting["seat_tokens"][0]["token"], "--json"]) == 0
@@ -67,4 +67,4 @@ def test_the_seed_is_null_in_json_until_the_match_ends(
     assert main(["match", "get", match_id, "--server", server.target, "--json"]) == 0
     over = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert over["status"] == "FINISHED" and isinstance(over["seed"], int)
-    assert over["seed"] == run(ArenaClient(server.target).get_replay(match_id)).match.seed
+    assert over["seed"] == run(MatchClient(server.target).get_replay(match_id)).match.seed

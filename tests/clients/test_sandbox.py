@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 from twistarena.clients.cli import main
-from twistarena.clients.sandbox import (
+from twistarena.sandbox import (
     SandboxLimits,
     SandboxSpec,
     SandboxUnavailable,

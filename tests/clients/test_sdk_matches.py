@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 from twistarena import engine
-from twistarena.clients.sdk import Agent, AgentError, ArenaClient, MatchResult, Rejection
-from twistarena.clients.sdk.hosting import seat_agents
+from twistarena.clients.sdk import Agent, AgentError, MatchClient, MatchResult, Rejection
+from twistarena.clients.sdk.localbots import seat_agents
 
 from .helpers import acknowledged_in_log, replay_problems, run
 
@@ -17,7 +17,7 @@ CASES = [(g, n) for g in engine.GAME_IDS
 
 
 async def _play_all(target: str) -> list[tuple[str, int, list[Agent], MatchResult, Any]]:
-    client = ArenaClient(target)
+    client = MatchClient(target)
 
     async def one(i: int, game_id: str, players: int) -> Any:
         created = await client.create_match(game_id, players, seed=1000 + i,
@@ -83,7 +83,7 @@ class AlwaysIllegal:
 
 
 async def _illegal(target: str) -> tuple[Any, ...]:
-    client = ArenaClient(target)
+    client = MatchClient(target)
     created = await client.create_match("twhist", 3, seed=5, decision_ms=30_000)
     agents = seat_agents(target, created, ["random"], seed=3)
     stubborn, hopeless = Stubborn(), AlwaysIllegal()
@@ -116,7 +116,7 @@ def test_illegal_answers_are_retried_then_fall_back(server: Any) -> None:
 
 def test_bad_token_and_unknown_match_fail_fast(server: Any) -> None:
     async def attempt(match_id: str | None, token: str) -> AgentError:
-        client = ArenaClient(server.target)
+        client = MatchClient(server.target)
         if match_id is None:
             created = await client.create_match("twisted", 2)
             match_id = created.match.match_id
@@ -133,7 +133,7 @@ def test_bad_token_and_unknown_match_fail_fast(server: Any) -> None:
 
 
 async def _odd_bots(target: str) -> tuple[Any, ...]:
-    client = ArenaClient(target)
+    client = MatchClient(target)
     created = await client.create_match("twhist", 3, seed=9, decision_ms=30_000)
     tokens = sorted(created.seat_tokens, key=lambda t: t.seat)
     calls = {"raising": 0, "awaitable": 0}

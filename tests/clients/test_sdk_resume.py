@@ -9,15 +9,15 @@ from typing import Any
 import grpc
 import grpc.aio
 from twistarena.bots import make_bot
-from twistarena.clients.sdk import Agent, ArenaClient, Backoff
-from twistarena.clients.sdk.hosting import seat_agents
+from twistarena.clients.sdk import Agent, Backoff, MatchClient
+from twistarena.clients.sdk.localbots import seat_agents
 from twistarena.v1 import play_pb2
 
 from .helpers import acknowledged_in_log, replay_problems, run
 
 
 async def _drop_mid_decision(target: str) -> dict[str, Any]:
-    client = ArenaClient(target)
+    client = MatchClient(target)
     created = await client.create_match("tricky_twist", 4, seed=77, decision_ms=30_000,
                                         reconnect_grace_ms=20_000)
     match_id = created.match.match_id

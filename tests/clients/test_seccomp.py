@@ -10,8 +10,8 @@ import socket
 import struct
 
 import pytest
-from twistarena.clients.sandbox import seccomp
-from twistarena.clients.sandbox.syscall_numbers import NUMBERS
+from twistarena.sandbox import seccomp
+from twistarena.sandbox.syscall_numbers import NUMBERS
 
 ALLOW = 0x7FFF0000
 ERRNO = 0x00050000

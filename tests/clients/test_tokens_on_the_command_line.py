@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from twistarena.clients.cli import build_parser
-from twistarena.clients.sdk import ArenaClient
+from twistarena.clients.sdk import MatchClient
 from twistarena.server import auth
 
 from .helpers import run
@@ -26,5 +26,5 @@ def test_fresh_tokens_parse_as_the_token_argument() -> None:
 
 
 def test_created_matches_hand_out_prefixed_seat_tokens(server: Any) -> None:
-    created = run(ArenaClient(server.target).create_match("tricky_twist", 4))
+    created = run(MatchClient(server.target).create_match("tricky_twist", 4))
     assert [t.token[:3] for t in created.seat_tokens] == [auth.SEAT_TOKEN_PREFIX] * 4

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from twistarena.hosted.archives import Caps
 from twistarena.server.config import ServerConfig
-from twistarena.wire.archives import Caps
 
 from tests.support.server import InProcessServer
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from twistarena.clients.cli import main
-from twistarena.wire.archives import pack_directory
+from twistarena.hosted.archives import pack_directory
 
 from tests.hosting.conftest import SMALL_CAPS
 from tests.support.process import ServeProcess

@@ -12,7 +12,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from twistarena.wire.archives import (
+from twistarena.hosted.archives import (
     ArchiveRefused,
     ArchiveTooLarge,
     Caps,

@@ -12,9 +12,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from twistarena.clients.builds import BUILD_LIMITS, BuildFailed, build
 from twistarena.clients.cli import main
-from twistarena.clients.sandbox import sandbox_mode
+from twistarena.sandbox import sandbox_mode
+from twistarena.sandbox.builds import BUILD_LIMITS, BuildFailed, build
 
 from tests.support.server import InProcessServer
 

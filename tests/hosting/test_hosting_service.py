@@ -16,10 +16,10 @@ import grpc
 import pytest
 from twistarena.clients.sdk import AgentError, register_agent
 from twistarena.clients.sdk.versions import VersionClient
-from twistarena.server.hosting import PRIVATE_VERSIONS
+from twistarena.hosted.archives import pack_directory
+from twistarena.server.hostedagents.service import PRIVATE_VERSIONS
 from twistarena.storage import Holder, MatchReport, Store
 from twistarena.v1 import hosting_pb2, hosting_pb2_grpc
-from twistarena.wire.archives import pack_directory
 
 from tests.clients.helpers import run
 from tests.hosting.conftest import MAX_VERSIONS, SMALL_CAPS

@@ -14,9 +14,9 @@ import pytest
 from twistarena.clients.cli import main as cli
 from twistarena.clients.sdk import AgentError, register_agent
 from twistarena.clients.sdk.versions import VersionClient
+from twistarena.hosted.archives import pack_directory
 from twistarena.storage import Holder, MatchReport, Store
 from twistarena.storage.versions import SEAT_LOGS_KEPT, SeatLogRecord, StepLogRecord
-from twistarena.wire.archives import pack_directory
 
 from tests.clients.helpers import run
 from tests.support.server import InProcessServer

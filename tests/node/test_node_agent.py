@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from grpc import aio
 from twistarena import engine
-from twistarena.clients.sdk.hosting import strategy_agent
+from twistarena.clients.sdk.localbots import strategy_agent
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 from twistarena.clients.cli import main as cli
-from twistarena.clients.sdk import ArenaClient, register_agent
+from twistarena.clients.sdk import MatchClient, register_agent
 from twistarena.clients.sdk.arenas import ArenaLadderClient
 from twistarena.clients.sdk.matchmaking import get_agent
 from twistarena.v1 import match_pb2 as mpb
@@ -62,7 +62,7 @@ def test_the_arena_seats_enrolled_hosted_agents_and_rates_their_matches(
         info = await get_agent([target], agents[0])
         [rating] = info.arena_ratings
         assert rating.arena_id == "twisted-2" and len(rating.history) == rating.games
-        matches = ArenaClient(target)
+        matches = MatchClient(target)
         listed = await matches.list_matches(arena_id="twisted-2", agent_id=agents[1])
         assert listed and all(m.status == mpb.MATCH_STATUS_FINISHED for m in listed)
         assert {s.name for s in listed[0].seats} == {"first v1", "second v1"}

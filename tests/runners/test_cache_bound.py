@@ -10,8 +10,8 @@ from pathlib import Path
 
 from prometheus_client import REGISTRY
 from twistarena.clients.cli.runners import RunnerSet
-from twistarena.clients.runner.cache import VersionCache, content_hash, disk_bytes
-from twistarena.wire.archives import MIB
+from twistarena.hosted.archives import MIB
+from twistarena.runner.cache import VersionCache, content_hash, disk_bytes
 
 from tests.support.hosting import FIRST_LEGAL, pack
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from twistarena.wire.entries import split_entry
+from twistarena.hosted.entries import split_entry
 
 
 @pytest.mark.parametrize(("entry", "form", "argv"), [

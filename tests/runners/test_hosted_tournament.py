@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from twistarena.clients.cli import main as cli
-from twistarena.clients.sdk import ArenaClient, register_agent
+from twistarena.clients.sdk import MatchClient, register_agent
 from twistarena.clients.sdk.tournaments import TournamentClient
 from twistarena.clients.sdk.versions import VersionClient
 from twistarena.v1 import match_pb2 as mpb
@@ -133,7 +133,7 @@ def test_a_killed_runner_s_seat_goes_to_another_runner_and_the_match_completes(
                                  "a runner took the hosted seat", timeout=40)
         victim = first[0]["runner"]
         [connected] = [r for r in logged(arena, "runner_connected", runner=victim) if "pid" in r]
-        matches = ArenaClient(arena.serve.target)
+        matches = MatchClient(arena.serve.target)
 
         async def under_way() -> bool:
             return (await matches.get_match(mid)).actions >= 10

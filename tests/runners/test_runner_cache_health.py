@@ -9,8 +9,8 @@ import contextlib
 from pathlib import Path
 
 from prometheus_client import REGISTRY
-from twistarena.clients.runner.cache import disk_bytes
-from twistarena.clients.runner.runner import Runner, RunnerOptions
+from twistarena.runner.cache import disk_bytes
+from twistarena.runner.runner import Runner, RunnerOptions
 
 from tests.conftest import SESSION_RUNNER_TOKEN
 from tests.support.agents import run
@@ -22,8 +22,8 @@ def test_a_runners_cache_bytes_reach_the_node(server: InProcessServer, tmp_path:
     cache = tmp_path / "cache"
     (cache / ("ab" * 32)).mkdir(parents=True)  # a version left by an earlier run
     (cache / ("ab" * 32) / "weights.bin").write_bytes(b"\0" * 300_000)
-    assert server.app.extras is not None
-    hub = server.app.extras.runners
+    assert server.app.leaguehosting is not None
+    hub = server.app.leaguehosting.runners
 
     async def scenario() -> None:
         runner = Runner(RunnerOptions(servers=[server.target], runner_token=SESSION_RUNNER_TOKEN,

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 from twistarena.clients.cli import main as cli
-from twistarena.clients.sdk import ArenaClient, register_agent
+from twistarena.clients.sdk import MatchClient, register_agent
 from twistarena.clients.sdk.tournaments import TournamentClient
 from twistarena.clients.sdk.versions import VersionClient
 from twistarena.storage import keys
@@ -122,7 +122,7 @@ def test_a_hosted_tournament_at_full_speed_counts_every_match_and_refuses_no_rep
         await client.cancel(tid, "enough load")
         await wait_until(lambda: runners_idle(arena), "every hosted seat is done",
                          timeout=60, interval=0.3)
-        games = [m for m in await ArenaClient(target).list_matches(
+        games = [m for m in await MatchClient(target).list_matches(
                      "twisted", statuses=["finished"], limit=20000)
                  if m.match_id.startswith(f"t{tid}-")
                  and m.result.reason == mpb.END_REASON_COMPLETED]

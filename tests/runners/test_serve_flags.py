@@ -38,7 +38,7 @@ def test_a_token_is_made_up_only_for_runners_serve_starts(
 def test_auto_starts_none_on_a_host_that_cannot_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
     """A runner there would refuse to start again and again: ``auto`` starts none (and
     says why once); asked for by number, or with ``--sandbox none``, they start."""
-    from twistarena.clients.sandbox import launch
+    from twistarena.sandbox import launch
 
     launch._bwrap_problem.cache_clear()
     monkeypatch.setenv("PATH", "/nonexistent")

@@ -15,7 +15,7 @@ import json
 import sys
 
 from twistarena.clients.bridge import ProgramBot, play_bridged
-from twistarena.clients.sandbox import SandboxLimits
+from twistarena.sandbox import SandboxLimits
 
 
 def main() -> None:

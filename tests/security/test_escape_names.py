@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from twistarena.clients.cli import main
-from twistarena.clients.sdk import ArenaClient, register_agent
+from twistarena.clients.sdk import MatchClient, register_agent
 from twistarena.clients.sdk.arenas import ArenaLadderClient
 from twistarena.clients.sdk.tournaments import TournamentClient
 from twistarena.storage import Holder, MatchReport, Store
@@ -55,11 +55,11 @@ def test_hostile_names_reach_no_terminal(server: Any, valkey: Any,
                 stderr_tail=HOSTILE.encode()))
         finally:
             await store.close()
-        created = await ArenaClient(target).create_match("twisted", 2, seat_names=[
+        created = await MatchClient(target).create_match("twisted", 2, seat_names=[
             HOSTILE, "plain"])
         tournament = await TournamentClient(target).create(
             "twisted", [f"agent:{agent_id}", "random"], players=2)
-        ladder = server.app.extras.ladder
+        ladder = server.app.leaguehosting.ladder
         await ArenaLadderClient(target).create("twisted", 2)
         assert await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(ladder.record(
             "twisted-2", "esc-1", [f"{agent_id}@1", "house:random@0"], [1, 2], True),

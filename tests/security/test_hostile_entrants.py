@@ -36,9 +36,9 @@ from typing import Any
 import pytest
 from twistarena.clients.bridge import ProgramBot, ProgramStats, play_bridged
 from twistarena.clients.bridge.program import MAX_RESTARTS
-from twistarena.clients.sandbox import SandboxLimits, SandboxSpec, cgroups, sandbox_mode
-from twistarena.clients.sandbox.launch import _tree, kill_tree, start, wait_ready
-from twistarena.clients.sdk import ArenaClient
+from twistarena.clients.sdk import MatchClient
+from twistarena.sandbox import SandboxLimits, SandboxSpec, cgroups, sandbox_mode
+from twistarena.sandbox.launch import _tree, kill_tree, start, wait_ready
 
 from tests.support.sandboxed import program_folder
 
@@ -181,7 +181,7 @@ def _hostile_match(server: Any, valkey: Any, tmp_path_factory: pytest.TempPathFa
 
     async def play() -> tuple[dict[str, tuple[str, ProgramStats]], dict[str, int],
                               list[str]]:
-        client = ArenaClient(server.target)
+        client = MatchClient(server.target)
         created = await client.create_match("tricky_twist", 3, seed=25,
                                             decision_ms=decision_ms)
         tokens = [t.token for t in created.seat_tokens]

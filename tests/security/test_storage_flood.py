@@ -17,9 +17,9 @@ import redis
 from twistarena.clients.cli import main
 from twistarena.clients.sdk import AgentError, register_agent
 from twistarena.clients.sdk.versions import VersionClient
+from twistarena.hosted.archives import MIB
 from twistarena.server.config import Limits, ServerConfig
 from twistarena.storage import Holder, Store, keys
-from twistarena.wire.archives import MIB
 
 from tests.security.hostile import DB
 from tests.support.hosting import FIRST_LEGAL, pack

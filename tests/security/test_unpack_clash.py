@@ -15,9 +15,9 @@ from typing import Any
 
 import grpc
 import pytest
-from twistarena.clients.runner.cache import CacheError, VersionCache, content_hash
 from twistarena.clients.sdk import AgentError, register_agent
 from twistarena.clients.sdk.versions import VersionClient
+from twistarena.runner.cache import CacheError, VersionCache, content_hash
 
 BOT = b"print(1)\n"
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import grpc
 import pytest
-from twistarena.clients.sdk import ArenaClient
+from twistarena.clients.sdk import MatchClient
 from twistarena.clients.sdk.arenas import ArenaLadderClient
 from twistarena.league import PlackettLuce
 from twistarena.league.ladder import NEW_VERSION_SIGMA_SHARE
@@ -30,7 +30,7 @@ MODEL = PlackettLuce()
 
 def test_arena_rates_results_per_version_and_shows_them_to_anyone(
         server: InProcessServer) -> None:
-    ladder = server.app.extras.ladder
+    ladder = server.app.leaguehosting.ladder
 
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.target) as channel:
@@ -123,7 +123,7 @@ def test_arena_rates_results_per_version_and_shows_them_to_anyone(
 
 async def finished_match(server: InProcessServer) -> str:
     """A real match of three house bots, played to its end."""
-    client = ArenaClient(server.target)
+    client = MatchClient(server.target)
     created = await client.create_match("twhist", 3, seed=3, house_bots=["random"] * 3)
     match_id = created.match.match_id
     deadline = time.monotonic() + 30
@@ -159,12 +159,12 @@ def test_a_dead_node_s_arena_is_taken_over_and_what_ended_meanwhile_is_rated(
     nodes = [server, other]
 
     def scheduling(node: InProcessServer) -> bool:
-        return "twhist-4" in node.app.extras.scheduler.running
+        return "twhist-4" in node.app.leaguehosting.scheduler.running
 
     async def die(node: InProcessServer) -> None:
         """Its scheduler's tasks end, their leases kept. Cancelled as the node stops
         its loops (again until they end): a single cancel can be lost (loops.py)."""
-        scheduler = node.app.extras.scheduler
+        scheduler = node.app.leaguehosting.scheduler
         tasks = [scheduler.schedulers._supervisor, *scheduler.running.values()]
         assert all(task is not None for task in tasks)
         await stop_loops(tasks, "test", within_s=10)
@@ -199,7 +199,7 @@ def test_a_dead_node_s_arena_is_taken_over_and_what_ended_meanwhile_is_rated(
             assert scheduling(survivor) and not scheduling(holder)
             assert all(r.games == 1 and r.last_match_id == played for r in board.rows)
             await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(
-                holder.app.extras.scheduler.start(), holder.loop))
+                holder.app.leaguehosting.scheduler.start(), holder.loop))
 
     try:
         asyncio.run(asyncio.wait_for(scenario(), 60))
@@ -253,7 +253,7 @@ def test_the_version_the_arena_seats_is_the_version_it_rates(server: InProcessSe
 
     from tests.support.hosting import pack
 
-    scheduler = server.app.extras.scheduler
+    scheduler = server.app.leaguehosting.scheduler
     store = server.app.store
     assert store is not None
 
@@ -317,7 +317,7 @@ def test_an_anchored_house_rung_is_not_moved_by_results(server: InProcessServer)
                       matches_per_minute=1, max_concurrent_per_agent=1,
                       anchors=[apb.HouseAnchor(bot="heuristic", mu=30.0, sigma=1.0)])
     assert server.call(store.arenas.create(arena))
-    ladder = server.app.extras.ladder
+    ladder = server.app.leaguehosting.ladder
     table = ["ag_anchor_test@1", "house:heuristic@0"]
     for n in range(5):
         assert server.call(ladder.record("twisted-anchored", f"anchored-{n}", table, [1, 2],

@@ -12,11 +12,12 @@ from typing import Any
 import grpc.aio
 import pytest
 from twistarena import wire
-from twistarena.clients.sdk import Agent, ArenaClient
+from twistarena.clients.sdk import Agent, MatchClient
 from twistarena.clients.sdk.connection import make_channel
-from twistarena.clients.sdk.hosting import strategy_agent
-from twistarena.server import events, metrics
-from twistarena.server.events import SEAT_WAIT_S
+from twistarena.clients.sdk.localbots import strategy_agent
+from twistarena.server import metrics
+from twistarena.server.match import events
+from twistarena.server.match.events import SEAT_WAIT_S
 from twistarena.v1 import match_pb2, play_pb2
 
 from tests.clients.helpers import Acknowledgements, run
@@ -28,7 +29,7 @@ async def _play(target: str, batched: bool, drop_seat: int | None = None) -> tup
     received, messages the server sent meanwhile). ``drop_seat`` drops its stream
     once, at its 20th message, and resumes. Each acceptance is told to the
     agents' tracer exactly once, a resumed seat's too."""
-    client = ArenaClient(target)
+    client = MatchClient(target)
     created = await client.create_match("twhist", 4, seed=11, decision_ms=60_000)
     received = [0, 0, 0, 0]
     agents: list[Agent] = []
@@ -117,7 +118,7 @@ async def _raw_seat(channel: Any, match_id: str, token: str, budget: list[int],
 def test_a_seat_not_asked_gets_its_events_and_acceptance_within_the_bound(
         server: Any) -> None:
     async def scenario() -> None:
-        client = ArenaClient(server.target)
+        client = MatchClient(server.target)
         created = await client.create_match("twisted", 2, seed=4, decision_ms=60_000)
         channel = make_channel(server.target)
         budget = [5]

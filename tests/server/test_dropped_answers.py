@@ -22,7 +22,7 @@ import structlog
 from grpc import aio
 from twistarena import engine, wire
 from twistarena.server.config import Limits, ServerConfig
-from twistarena.server.decisions import DECISION_ID_STRIDE
+from twistarena.server.match.decisions import DECISION_ID_STRIDE
 from twistarena.storage import LogEntry
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from grpc import aio
-from twistarena.server.timecontrol import fallback_action
+from twistarena.server.match.timecontrol import fallback_action
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 from twistarena.v1 import play_pb2 as ppb

@@ -9,7 +9,7 @@ from typing import Any
 
 import grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-from twistarena.clients.sdk import ArenaClient
+from twistarena.clients.sdk import MatchClient
 from twistarena.v1 import play_pb2, play_pb2_grpc
 
 from tests.clients.helpers import run
@@ -37,7 +37,7 @@ def test_resume_from_seq_past_the_end_sends_no_backlog(server: Any) -> None:
     """The guide: a resume_from_seq past the end of the log is accepted; none of the
     log's events is sent, new ones follow as they happen, and so do decisions."""
     async def scenario() -> tuple[int, list[int]]:
-        created = await ArenaClient(server.target).create_match("twisted", 2, seed=8,
+        created = await MatchClient(server.target).create_match("twisted", 2, seed=8,
                                                                  decision_ms=30_000)
         mid = created.match.match_id
         answered = 0

@@ -14,10 +14,10 @@ import grpc
 import grpc.aio
 import pytest
 from twistarena import wire
-from twistarena.clients.sdk import ArenaClient, KeptStreams
+from twistarena.clients.sdk import KeptStreams, MatchClient
 from twistarena.clients.sdk.connection import make_channel
-from twistarena.clients.sdk.hosting import run_agents, seat_agents
 from twistarena.clients.sdk.kept import join_on
+from twistarena.clients.sdk.localbots import run_agents, seat_agents
 from twistarena.server.config import ServerConfig
 from twistarena.v1 import match_pb2, play_pb2
 
@@ -79,7 +79,7 @@ async def _one_match_on_new_calls(channel: grpc.aio.Channel,
     return calls
 
 
-async def _create(client: ArenaClient, seed: int) -> match_pb2.CreateMatchResponse:
+async def _create(client: MatchClient, seed: int) -> match_pb2.CreateMatchResponse:
     created: match_pb2.CreateMatchResponse = await client.create_match(
         "twhist", 4, seed=seed, decision_ms=60_000)
     return created
@@ -134,7 +134,7 @@ def _reason(error: grpc.aio.AioRpcError) -> str:
 
 def test_four_kept_streams_play_two_matches_seats_swapped(server: Any) -> None:
     async def scenario() -> None:
-        client = ArenaClient(server.target)
+        client = MatchClient(server.target)
         rng = random.Random(5)
         async with make_channel(server.target) as channel:
             calls = [_open(channel) for _ in range(4)]
@@ -166,7 +166,7 @@ def test_four_kept_streams_play_two_matches_seats_swapped(server: Any) -> None:
 
 def test_an_unkept_stream_still_ends_at_match_over(server: Any) -> None:
     async def scenario() -> None:
-        client = ArenaClient(server.target)
+        client = MatchClient(server.target)
         created = await _create(client, 23)
         async with make_channel(server.target) as channel:
             calls = await _one_match_on_new_calls(channel, created, 1, keep_open=False)
@@ -180,7 +180,7 @@ def test_an_unkept_stream_still_ends_at_match_over(server: Any) -> None:
 def test_after_a_kept_match_answers_are_ignored_and_a_non_join_ends_the_call(
         server: Any) -> None:
     async def scenario() -> None:
-        client = ArenaClient(server.target)
+        client = MatchClient(server.target)
         created = await _create(client, 24)
         async with make_channel(server.target) as channel:
             calls = await _one_match_on_new_calls(channel, created, 2)
@@ -213,7 +213,7 @@ def test_after_a_kept_match_answers_are_ignored_and_a_non_join_ends_the_call(
 
 def test_a_kept_stream_no_join_comes_to_ends_with_ok(quick_server: InProcessServer) -> None:
     async def scenario() -> None:
-        client = ArenaClient(quick_server.target)
+        client = MatchClient(quick_server.target)
         created = await _create(client, 26)
         async with make_channel(quick_server.target) as channel:
             calls = await _one_match_on_new_calls(channel, created, 3)
@@ -231,7 +231,7 @@ def test_a_kept_stream_no_join_comes_to_ends_with_ok(quick_server: InProcessServ
 def test_sdk_agents_reuse_kept_calls_and_open_new_ones_when_the_server_let_them_go(
         quick_server: InProcessServer) -> None:
     async def scenario() -> None:
-        client = ArenaClient(quick_server.target)
+        client = MatchClient(quick_server.target)
         kept = _Watched()
         taken, left = kept.taken, kept.left
         async with make_channel(quick_server.target) as channel:
@@ -280,7 +280,7 @@ def test_a_kept_stream_waiting_for_a_join_ends_with_ok_when_the_server_stops(
                                        drain_grace_s=2.0)).start()
 
     async def scenario() -> None:
-        client = ArenaClient(srv.target)
+        client = MatchClient(srv.target)
         created = await _create(client, 27)
         async with make_channel(srv.target) as channel:
             calls = await _one_match_on_new_calls(channel, created, 4)
@@ -299,7 +299,7 @@ def test_a_kept_stream_waiting_for_a_join_ends_with_ok_when_the_server_stops(
 def test_a_raw_join_on_a_kept_call_the_server_let_go_goes_on_a_new_call(
         quick_server: InProcessServer) -> None:
     async def scenario() -> None:
-        client = ArenaClient(quick_server.target)
+        client = MatchClient(quick_server.target)
         first = await _create(client, 28)
         async with make_channel(quick_server.target) as channel:
             calls = await _one_match_on_new_calls(channel, first, 5)

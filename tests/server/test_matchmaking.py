@@ -20,7 +20,7 @@ import redis.asyncio
 from twistarena.bots import make_bot
 from twistarena.clients.sdk import (
     AgentError,
-    ArenaClient,
+    MatchClient,
     get_agent,
     play,
     practice,
@@ -30,7 +30,7 @@ from twistarena.clients.sdk import (
 from twistarena.clients.sdk.connection import bearer, make_channel, stub
 from twistarena.server.config import ServerConfig
 from twistarena.server.embedded import free_port
-from twistarena.server.matchmaker import MATCHMADE_JOIN_MS
+from twistarena.server.league.matchmaker import MATCHMADE_JOIN_MS
 from twistarena.storage import keys
 from twistarena.v1 import match_pb2, matchmaking_pb2, matchmaking_pb2_grpc
 
@@ -80,7 +80,7 @@ def test_concurrent_queue_forms_whole_matches_on_two_nodes(server: Any,
             assert sorted(s for _a, s in seats) == [0, 1, 2, 3]
         agents_seen = Counter(a for seats in by_match.values() for a, _s in seats)
         assert len(agents_seen) == 24 and set(agents_seen.values()) == {1}
-        client = ArenaClient(nodes[0])
+        client = MatchClient(nodes[0])
         for mid in by_match:
             match = await client.get_match(mid)
             assert all(not seat.house_bot for seat in match.seats)
@@ -124,7 +124,7 @@ def test_an_agent_told_of_its_seat_may_queue_again_at_once(server: Any, valkey: 
     tournament queues again for its next game as soon as a short game ends."""
     async def scenario() -> None:
         agent_id, token = await register_agent(server.target, "at-once")
-        client = ArenaClient(server.target)
+        client = MatchClient(server.target)
         store = redis.asyncio.from_url(valkey.url)
         channel = make_channel(server.target)
         request = matchmaking_pb2.QueueRequest(game_id="twisted", num_players=2,
@@ -177,7 +177,7 @@ def test_after_a_broken_call_already_queued_is_retried_until_the_place_is_free(
             assert not again.done()  # refused as already queued, and trying again
             holding.cancel()  # the old call's place is freed
             assigned = await asyncio.wait_for(again, 20)
-            await ArenaClient(server.target).cancel_match(assigned.match_id)
+            await MatchClient(server.target).cancel_match(assigned.match_id)
         finally:
             holding.cancel()
             await channel.close()
@@ -197,7 +197,7 @@ def test_house_bots_fill_only_after_the_wait(server: Any, fill_node: Any) -> Non
         waited = time.monotonic() - t0
         assert waited >= 1.4, waited
         assert statuses and statuses[0].waiting == 1
-        match = await ArenaClient(server.target).get_match(assigned.match_id)
+        match = await MatchClient(server.target).get_match(assigned.match_id)
         houses = [s for s in match.seats if s.house_bot]
         assert len(houses) == 2 and all(s.house_bot == "random" for s in houses)
         assert not match.seats[assigned.seat].house_bot
@@ -215,7 +215,7 @@ def test_house_bots_fill_only_after_the_wait(server: Any, fill_node: Any) -> Non
         assert not task.done()  # queued, not yet filled
         assigned = await asyncio.wait_for(task, 20)
         assert time.monotonic() - t0 >= 0.95
-        match = await ArenaClient(fill_node.target).get_match(assigned.match_id)
+        match = await MatchClient(fill_node.target).get_match(assigned.match_id)
         assert sum(1 for s in match.seats if s.house_bot == "heuristic") == 3
 
     run(scenario(), 60)
@@ -234,7 +234,7 @@ def test_practice_starts_at_once_and_the_agent_finishes_it(server: Any) -> None:
                             match_id=created.match.match_id, token=created.seat_token,
                             no_events=True)
         assert len(result.scores) == 3
-        match = await ArenaClient(server.target).get_match(created.match.match_id)
+        match = await MatchClient(server.target).get_match(created.match.match_id)
         assert match.status == match_pb2.MATCH_STATUS_FINISHED
         with pytest.raises(AgentError) as err:
             await practice(server.target, "nope")

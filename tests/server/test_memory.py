@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from grpc import aio
-from twistarena.server.losses import AckMemory
+from twistarena.server.match.losses import AckMemory
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 
@@ -35,7 +35,7 @@ def test_a_node_keeps_no_runner_or_append_encoding_of_an_ended_match(server: Any
             return ids
 
     ids = run(main())
-    assert not set(ids) & set(hub.runners)
+    assert not set(ids) & set(hub.referees)
     assert [mid for mid in ids if appender.keeps(mid)] == []
 
 

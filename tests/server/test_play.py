@@ -9,7 +9,7 @@ import grpc
 from grpc import aio
 from prometheus_client import REGISTRY
 from twistarena import engine
-from twistarena.server.timecontrol import fallback_action
+from twistarena.server.match.timecontrol import fallback_action
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 from twistarena.v1 import play_pb2 as ppb

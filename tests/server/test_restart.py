@@ -13,7 +13,7 @@ import grpc
 from grpc import aio
 from twistarena import engine
 from twistarena.server.config import ServerConfig
-from twistarena.server.decisions import DECISION_ID_STRIDE
+from twistarena.server.match.decisions import DECISION_ID_STRIDE
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 

@@ -12,8 +12,8 @@ import asyncio
 
 import pytest
 from twistarena import engine, wire
-from twistarena.server.events import BACKLOG_BATCH, EventFeed, spectator_messages
-from twistarena.server.outbox import Outbox
+from twistarena.server.match.events import BACKLOG_BATCH, EventFeed, spectator_messages
+from twistarena.server.match.outbox import Outbox
 from twistarena.v1 import play_pb2 as ppb
 
 

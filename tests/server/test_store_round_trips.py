@@ -11,8 +11,8 @@ import pytest
 import redis
 from grpc import aio
 from twistarena import engine
-from twistarena.server import runner
 from twistarena.server.config import ServerConfig
+from twistarena.server.match import referee as runner
 from twistarena.storage import keys
 from twistarena.storage.scripts import Script
 from twistarena.v1 import match_pb2 as mpb

@@ -19,7 +19,7 @@ import pytest
 import redis.asyncio
 from twistarena.clients.sdk import (
     AgentError,
-    ArenaClient,
+    MatchClient,
     TournamentClient,
     queue,
     register_agent,
@@ -174,7 +174,7 @@ def test_tournament_resumes_after_kill_9_with_the_same_standings(valkey: Any,
             created = await client.create(**_spec())
             assert created.games_planned == 12  # 4 tables x 3 rotations
             tid = created.tournament_id
-            arena = ArenaClient(first.target)
+            arena = MatchClient(first.target)
             deadline = time.monotonic() + 60
             while True:
                 record = await client.get(tid)

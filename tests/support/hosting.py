@@ -143,12 +143,12 @@ def running_arena(runners: int, sandbox: str = "bwrap",
 async def finished_match(server: str, match_id: str, what: str,
                          timeout: float = 60.0) -> Any:
     """The match once it is FINISHED (it may not exist yet when this starts)."""
-    from twistarena.clients.sdk import AgentError, ArenaClient
+    from twistarena.clients.sdk import AgentError, MatchClient
     from twistarena.v1 import match_pb2
 
     from tests.support.waiting import wait_until
 
-    matches = ArenaClient(server)
+    matches = MatchClient(server)
 
     async def finished() -> Any:
         try:

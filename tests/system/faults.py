@@ -15,7 +15,7 @@ from typing import Any
 
 import redis
 from twistarena.bots import make_bot
-from twistarena.clients.sdk import Agent, ArenaClient, Backoff
+from twistarena.clients.sdk import Agent, Backoff, MatchClient
 
 from tests.clients.helpers import Acknowledgements
 from tests.support.process import ServeProcess, json_records
@@ -62,10 +62,10 @@ async def start_matches(address: str, count: int, seed: int,
                         game: tuple[str, int] = ("tricky_twist", 3),
                         delay: float = 0.01,
                         tracer: Acknowledgements | None = None,
-                        ) -> tuple[ArenaClient, list[Any], list[Agent], list[asyncio.Task[Any]]]:
+                        ) -> tuple[MatchClient, list[Any], list[Agent], list[asyncio.Task[Any]]]:
     """``count`` matches created on ``address``, every seat played by a slow random
     bot; ``tracer`` hears of every acceptance an agent is told of."""
-    client = ArenaClient(address)
+    client = MatchClient(address)
     created = [await client.create_match(game[0], game[1], seed=seed + i, decision_ms=60_000,
                                          reconnect_grace_ms=60_000) for i in range(count)]
 

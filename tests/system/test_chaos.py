@@ -10,10 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from twistarena.clients.chaos.checker import _seat_lost
-from twistarena.clients.chaos.nemesis import KINDS_BY_STORE, schedule
-from twistarena.clients.chaos.workload import SeatRecord
 from twistarena.clients.sdk import MatchResult
+from twistarena.tools.chaos.checker import _seat_lost
+from twistarena.tools.chaos.nemesis import KINDS_BY_STORE, schedule
+from twistarena.tools.chaos.workload import SeatRecord
 from twistarena.v1 import match_pb2 as mpb
 
 

@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 import redis
 from twistarena.bots import make_bot
-from twistarena.clients.sdk import Agent, ArenaClient, Backoff
+from twistarena.clients.sdk import Agent, Backoff, MatchClient
 from twistarena.server.cluster.placement import rank
-from twistarena.server.decisions import DECISION_ID_STRIDE
+from twistarena.server.match.decisions import DECISION_ID_STRIDE
 from twistarena.v1 import match_pb2
 
 from tests.clients.helpers import acknowledged_in_log, replay_problems, run
@@ -56,7 +56,7 @@ class Play:
 
     def __init__(self, nodes: Sequence[Node], matches: int, delay: float = 0.015) -> None:
         self.addresses = [n.address for n in nodes]
-        self.client = ArenaClient(self.addresses)
+        self.client = MatchClient(self.addresses)
         self.matches = matches
         self.delay = delay
         self.created: list[match_pb2.CreateMatchResponse] = []
@@ -388,7 +388,7 @@ def test_three_hundred_matches_spread_over_three_nodes(store: ValkeyProcess) -> 
     _members(client, 3)
 
     async def scenario() -> list[str]:
-        clients = [ArenaClient(n.address) for n in nodes]
+        clients = [MatchClient(n.address) for n in nodes]
         ids = []
         for i in range(300):
             created = await clients[i % 3].create_match(
@@ -442,7 +442,7 @@ def test_agents_given_a_shared_channel_follow_redirects(store: ValkeyProcess) ->
     addresses = [n.address for n in nodes]
 
     async def scenario() -> list[str]:
-        arena = ArenaClient(first)
+        arena = MatchClient(first)
         channel = make_channel(first)
         created = [await arena.create_match("twisted", 2, seed=70 + i, decision_ms=30_000)
                    for i in range(12)]

@@ -21,7 +21,7 @@ from typing import Any
 import grpc
 import pytest
 import redis
-from twistarena.clients.sdk import ArenaClient
+from twistarena.clients.sdk import MatchClient
 
 from tests.clients.helpers import Acknowledgements, replay_problems, run
 from tests.support import agents as raw
@@ -85,7 +85,7 @@ async def _partition() -> dict[str, Any]:
         first_ack = {mid: min((t for t, where in acks.at[mid]
                                if t > cut and where != cut_off), default=float("inf")) - cut
                      for mid in moved}
-        every = ArenaClient(addresses)
+        every = MatchClient(addresses)
         replays = {mid: await every.get_replay(mid) for mid in ids}
         return {"refusal": refusal, "first_ack": first_ack, "results": results,
                 "replays": replays, "victim": victim_id}

@@ -13,7 +13,7 @@ import time
 
 import grpc
 import redis
-from twistarena.clients.sdk import ArenaClient, practice
+from twistarena.clients.sdk import MatchClient, practice
 from twistarena.v1 import play_pb2, play_pb2_grpc
 
 from tests.clients.helpers import run
@@ -49,7 +49,7 @@ def test_a_dead_owner_is_never_named_once_it_missed_its_renewals(store: ValkeyPr
     client = redis.Redis.from_url(store.url)
     try:
         async def scenario() -> tuple[list[tuple[str, dict[str, str]]], str]:
-            created = await ArenaClient(nodes[0].address).create_match(
+            created = await MatchClient(nodes[0].address).create_match(
                 "twisted", 2, seed=3, decision_ms=60_000)
             mid = created.match.match_id
             # A match placed on the other node is only named "next" in its lease

@@ -12,8 +12,8 @@ import sys
 from typing import Any
 
 from twistarena.bots import make_bot
-from twistarena.clients.bench.processes import CLI, ServerProcess
-from twistarena.clients.sdk import Agent, ArenaClient, Backoff
+from twistarena.clients.sdk import Agent, Backoff, MatchClient
+from twistarena.tools.processes import CLI, ServerProcess
 
 from tests.clients.helpers import acknowledged_in_log, replay_problems, run
 from tests.support.valkey import free_port
@@ -44,7 +44,7 @@ async def _scenario(redis_url: str) -> dict[str, Any]:
     port = free_port()
     first = _serve(redis_url, port)
     address = await asyncio.to_thread(first.start)
-    client = ArenaClient(address)
+    client = MatchClient(address)
     games = [("tricky_twist", 3), ("twisted", 2), ("twhist", 4), ("tricky_twist", 4)]
     created = []
     for i in range(MATCHES):

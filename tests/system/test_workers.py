@@ -14,7 +14,6 @@ import threading
 import time
 
 import grpc
-from twistarena.clients.bench.processes import children, is_helper
 from twistarena.clients.cli import build_parser
 from twistarena.clients.cli.workers import (
     RESTARTS,
@@ -23,8 +22,9 @@ from twistarena.clients.cli.workers import (
     passed_flags,
     worker_count,
 )
-from twistarena.clients.sdk import ArenaClient
-from twistarena.clients.sdk.hosting import seat_agents
+from twistarena.clients.sdk import MatchClient
+from twistarena.clients.sdk.localbots import seat_agents
+from twistarena.tools.processes import children, is_helper
 from twistarena.v1 import match_pb2, play_pb2, play_pb2_grpc
 
 from tests.clients.helpers import run
@@ -63,7 +63,7 @@ async def _refusal(channel: grpc.aio.Channel, match_id: str, token: str) -> str:
 async def _one_match_per_worker(target: str) -> dict[str, match_pb2.CreateMatchResponse]:
     """Matches created through the shared address until one is run by each of the two
     workers, keyed by the owner a Join on one connection is sent to ('' for its own)."""
-    client = ArenaClient(target)
+    client = MatchClient(target)
     deadline = time.monotonic() + 60
     seen: dict[str, match_pb2.CreateMatchResponse] = {}
     async with grpc.aio.insecure_channel(target) as channel:
@@ -81,7 +81,7 @@ async def _one_match_per_worker(target: str) -> dict[str, match_pb2.CreateMatchR
 
 async def _play_to_the_end(target: str, matches: list[match_pb2.CreateMatchResponse]) -> None:
     """Agents given the shared address play each match to its end."""
-    client = ArenaClient(target)
+    client = MatchClient(target)
     for created in matches:
         agents = seat_agents(target, created, ["random"], seed=1, no_events=True)
         results = await asyncio.wait_for(asyncio.gather(*(a.run() for a in agents)), 60)

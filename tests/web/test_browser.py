@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from twistarena import engine
-from twistarena.clients.sdk import ArenaClient, TournamentClient, play
+from twistarena.clients.sdk import MatchClient, TournamentClient, play
 from twistarena.clients.sdk.convert import oneof_to_dict, struct_to_dict
 
 from tests.support.agents import run
@@ -95,7 +95,7 @@ class Gate:
         return int(legal_actions[0].id)
 
 
-async def latest_view(client: ArenaClient, match_id: str, views: list[dict[str, Any]],
+async def latest_view(client: MatchClient, match_id: str, views: list[dict[str, Any]],
                       over: asyncio.Event) -> None:
     """Keep ``views`` as the spectator views of the match, as they come."""
     async for msg in client.watch(match_id):
@@ -123,7 +123,7 @@ def assert_no_console_errors(page: Page) -> None:
 @contextlib.asynccontextmanager
 async def gated_match(server: InProcessServer, game: str) -> AsyncIterator[tuple[str, Gate]]:
     """A match of ``game`` whose remote seats move one decision per permit."""
-    client = ArenaClient(server.target)
+    client = MatchClient(server.target)
     players = PLAYERS[game]
     created = await client.create_match(game, players, seed=11, decision_ms=60_000,
                                         seat_names=[f"gated-{i}" for i in range(players)])
@@ -145,7 +145,7 @@ async def gated_match(server: InProcessServer, game: str) -> AsyncIterator[tuple
 def test_lobby_lists_a_live_match_whose_page_moves_with_it(
         game: str, server: InProcessServer, web: str, chromium: str) -> None:
     async def scenario() -> None:
-        client = ArenaClient(server.target)
+        client = MatchClient(server.target)
         async with gated_match(server, game) as (match_id, gate), \
                 browser_page(chromium) as page:
             views: list[dict[str, Any]] = []
@@ -234,7 +234,7 @@ async def go_to_step(page: Page, step: int) -> None:
 def test_replay_scrubber_draws_the_public_view_of_each_step(
         game: str, server: InProcessServer, web: str, chromium: str) -> None:
     async def scenario() -> None:
-        client = ArenaClient(server.target)
+        client = MatchClient(server.target)
         created = await client.create_match(game, PLAYERS[game], seed=5,
                                             house_bots=["random"] * PLAYERS[game])
         match_id = created.match.match_id
@@ -342,7 +342,7 @@ def test_arena_leaderboard_agent_page_and_lobby_show_the_ladder(
     from twistarena.clients.sdk import register_agent
     from twistarena.clients.sdk.arenas import ArenaLadderClient
 
-    ladder = server.app.extras.ladder
+    ladder = server.app.leaguehosting.ladder
 
     async def rate(*args: Any) -> bool:
         return bool(await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(
@@ -354,7 +354,7 @@ def test_arena_leaderboard_agent_page_and_lobby_show_the_ladder(
         # One name is markup: every page shows it as text (nothing is injected).
         strong, mid, weak = [(await register_agent(server.target, f"web-{name}"))[0]
                              for name in ("strong", HOSTILE_NAME, "weak")]
-        played = (await ArenaClient(server.target).create_match(
+        played = (await MatchClient(server.target).create_match(
             "tricky_twist", 3, seed=9, house_bots=["random"] * 3)).match.match_id
         table = [f"{strong}@1", f"{mid}@1", "house:random@0", f"{weak}@1"]
         for match_id in (played, "w1", "w2"):

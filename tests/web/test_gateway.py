@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 from twistarena import engine, wire
-from twistarena.clients.sdk import ArenaClient
-from twistarena.clients.web.feeds import MatchFeed, Viewer, encode
+from twistarena.clients.sdk import MatchClient
+from twistarena.server.web.feeds import MatchFeed, Viewer, encode
 from twistarena.v1 import play_pb2 as ppb
 
 from tests.support.agents import run
@@ -80,7 +80,7 @@ def test_a_rewound_match_gives_every_browser_a_snapshot_without_the_void_events(
 def test_api_lists_a_finished_match_and_its_replay_ends_where_the_match_ended(
         server: InProcessServer, web: str) -> None:
     async def finished() -> str:
-        client = ArenaClient(server.target)
+        client = MatchClient(server.target)
         created = await client.create_match("twhist", 3, seed=2,
                                             house_bots=["random", "heuristic", "random"])
         match_id = created.match.match_id
@@ -100,7 +100,7 @@ def test_api_lists_a_finished_match_and_its_replay_ends_where_the_match_ended(
     last = replay["steps"][-1]["view"]
     assert last["scores"] == replay["match"]["result"]["scores"]
     assert len(replay["steps"]) == replay["match"]["actions"] + 1
-    assert_hands_are_the_deal(replay, run(ArenaClient(server.target).get_replay(match_id)))
+    assert_hands_are_the_deal(replay, run(MatchClient(server.target).get_replay(match_id)))
     with pytest.raises(urllib.error.HTTPError) as missing:
         get(f"{web}/api/matches/no-such-match")
     assert missing.value.code == 404
@@ -125,7 +125,7 @@ def assert_hands_are_the_deal(replay: dict[str, Any], recorded: Any) -> None:
 
 
 def test_a_running_match_has_no_replay_and_no_hands(server: InProcessServer, web: str) -> None:
-    client = ArenaClient(server.target)
+    client = MatchClient(server.target)
     created = run(client.create_match("twisted", 2, seed=8, decision_ms=60_000))
     match_id = created.match.match_id
     try:
@@ -153,7 +153,7 @@ def test_a_running_match_has_no_replay_and_no_hands(server: InProcessServer, web
 
 def test_many_browsers_share_one_upstream_watch(server: InProcessServer, web: str) -> None:
     async def scenario() -> None:
-        client = ArenaClient(server.target)
+        client = MatchClient(server.target)
         created = await client.create_match("twisted", 2, seed=4,
                                             house_bots=["random", "random"])
         match_id = created.match.match_id
@@ -251,7 +251,7 @@ def test_the_nodes_page_and_the_metrics_say_which_node_drives_a_tournament(
 def test_a_running_match_has_a_decision_rate_at_its_first_listing() -> None:
     """The lobby's first listing of a running match shows its mean rate since it
     was created, not 0; two listings then measure it."""
-    from twistarena.clients.web.gateway import Gateway
+    from twistarena.server.web.gateway import Gateway
     from twistarena.v1 import match_pb2
 
     async def scenario() -> None:

@@ -1,7 +1,7 @@
 """Engine values (JSON-ready dicts) to contract messages, and hot messages as wire bytes.
 
 The contract side of the encoding: it imports only ``twistarena.v1``, so the
-server and the benchmark's yardstick (``clients/bench/pingpong.py``) encode
+server and the benchmark's yardstick (``clients/twistarena/tools/pingpong.py``) encode
 alike without either importing the other. Engine values arrive as plain data
 (dicts, and actions and games by the shape ``LegalActionLike``/``Narrator``).
 

@@ -1,4 +1,4 @@
-"""Assemble the service: store, runners, servicers, health, reflection; serve; drain."""
+"""Assemble the service: store, referees, servicers, health, reflection; serve; drain."""
 
 from __future__ import annotations
 
@@ -24,18 +24,18 @@ from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 from twistarena.v1 import play_pb2 as ppb
 
-from . import extras, logs, metrics
-from .archive import Archive
+from . import leaguehosting, logs, metrics
 from .cluster import Cluster
 from .config import ServerConfig
 from .embedded import EmbeddedValkey
 from .errors import StatusInterceptor
 from .front import ConnectionFront
-from .hub import Hub
 from .limits import Quotas
-from .losses import LossPolicy
-from .outbox import Streams
-from .services import Matches, Play, Watch, add_streaming_services
+from .match.export import MatchExport
+from .match.hub import Hub
+from .match.losses import LossPolicy
+from .match.outbox import Streams
+from .match.services import Matches, Play, Watch, add_streaming_services
 
 log = logs.get("twistarena.app")
 
@@ -50,7 +50,7 @@ SERVICE_NAMES: tuple[str, ...] = (
     mpb.DESCRIPTOR.services_by_name["Matches"].full_name,
     ppb.DESCRIPTOR.services_by_name["Play"].full_name,
     ppb.DESCRIPTOR.services_by_name["Watch"].full_name,
-    *extras.SERVICE_NAMES,
+    *leaguehosting.SERVICE_NAMES,
 )
 
 
@@ -104,7 +104,7 @@ class App:
         self.store: Store | None = None
         self.hub: Hub | None = None
         self.cluster: Cluster | None = None
-        self.extras: extras.Extras | None = None
+        self.leaguehosting: leaguehosting.LeagueAndHosting | None = None
         self.server: aio.Server | None = None
         self.streams: Streams | None = None
         self.front: ConnectionFront | None = None
@@ -156,7 +156,7 @@ class App:
                        config.max_match_decisions, config.max_match_s,
                        LossPolicy(config.on_store_loss))
         if config.archive_dir is not None:
-            self.hub.archive = Archive(config.archive_dir)
+            self.hub.export = MatchExport(config.archive_dir)
         self.cluster = Cluster(self.store, self.hub)
         quotas = Quotas(config, self._live, self._waiting_matches)
 
@@ -164,8 +164,9 @@ class App:
         self.streams = Streams(config.limits)
         add_streaming_services(server, Play(self.cluster, config, quotas, self.streams),
                                Watch(self.cluster, config, self.streams))
-        self.extras = extras.Extras(self.cluster, config, lambda: self.address, quotas)
-        self.extras.add_to_server(server)
+        self.leaguehosting = leaguehosting.LeagueAndHosting(self.cluster, config,
+                                                            lambda: self.address, quotas)
+        self.leaguehosting.add_to_server(server)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, server)
         reflection.enable_server_reflection(
             (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
@@ -179,7 +180,7 @@ class App:
         self.server = server
         # Register with the other nodes and resume the matches placed here.
         await self.cluster.start()
-        await self.extras.start()
+        await self.leaguehosting.start()
         self.streams.start()
         await server.start()
         for name in ("", *SERVICE_NAMES):
@@ -222,7 +223,7 @@ class App:
         hub = self.hub
         if hub is None:
             return 0
-        return sum(1 for r in hub.runners.values() if r.status == mpb.MATCH_STATUS_WAITING)
+        return sum(1 for r in hub.referees.values() if r.status == mpb.MATCH_STATUS_WAITING)
 
     async def _live(self, ids: list[str]) -> list[bool]:
         """Which of these ``match:<id>``/``tournament:<id>`` objects have not ended."""
@@ -357,21 +358,21 @@ class App:
             if self.cluster is not None:
                 # Hand the matches to other nodes; streams are closed with a redirect.
                 await within(self.cluster.drain(grace), "hand_off")
-            with timed("stop_runners"):
-                for runner in list(hub.runners.values()):
+            with timed("stop_referees"):
+                for referee in list(hub.referees.values()):
                     acquired = False
                     with contextlib.suppress(TimeoutError):
                         # One grace for the whole drain, not one per match.
-                        await asyncio.wait_for(runner.lock.acquire(),
+                        await asyncio.wait_for(referee.lock.acquire(),
                                                max(0.0, deadline - time.monotonic()))
                         acquired = True
                     try:
-                        runner.stop(grpc.StatusCode.UNAVAILABLE, "DRAINING", "server draining")
+                        referee.stop(grpc.StatusCode.UNAVAILABLE, "DRAINING", "server draining")
                     finally:
                         if acquired:
-                            runner.lock.release()
-        if self.extras is not None:
-            await within(self.extras.close(), "extras", least=0.5)
+                            referee.lock.release()
+        if self.leaguehosting is not None:
+            await within(self.leaguehosting.close(), "leaguehosting", least=0.5)
         if self.streams is not None:
             await within(self.streams.close(), "close_streams", least=0.5)
         if self.front is not None:

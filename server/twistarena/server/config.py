@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from twistarena.bots import ARENA_HOUSE
-from twistarena.wire import archives
+from twistarena.hosted import archives
 
 LOOPBACK_NAMES = frozenset({"localhost", "ip6-localhost", "ip6-loopback"})
 

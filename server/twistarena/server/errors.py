@@ -19,7 +19,7 @@ from grpc import aio
 from twistarena.storage import StoreError
 
 from . import logs
-from .creation import CreationError
+from .match.creation import CreationError
 from .rpc import fail
 
 log = logs.get("twistarena.errors")
@@ -80,7 +80,7 @@ def status_for(exc: Exception, method: str) -> tuple[grpc.StatusCode, str, str]:
 async def status_of(exc: Exception, method: str, context: aio.ServicerContext[Any, Any]) -> None:
     """End the call with the status that stands for ``exc``: unless the call has
     ended already (its client was killed or cut off while the handler wrote to it,
-    e.g. a runner's stream): then nothing failed here and nobody is left to tell."""
+    e.g. a referee's stream): then nothing failed here and nobody is left to tell."""
     if context.cancelled() or context.done():
         log.info("call_abandoned", method=method, error=repr(exc))
         return

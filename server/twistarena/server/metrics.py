@@ -11,7 +11,7 @@ from twistarena.storage.metrics import ERRORS as ERRORS
 from twistarena.storage.metrics import LoopCounter as LoopCounter
 from twistarena.storage.metrics import LoopHistogram
 
-LIVE_MATCHES = Gauge("twistarena_live_matches", "Matches with a runner on this node")
+LIVE_MATCHES = Gauge("twistarena_live_matches", "Matches with a referee on this node")
 LEASES_HELD = Gauge("twistarena_lease_held",
                     "1 for each tournament and arena whose lease this node holds (it drives "
                     "them): which node holds which, summed over the nodes' metrics",

@@ -12,8 +12,8 @@ from grpc import aio
 from twistarena.storage import AgentRecord
 
 from . import auth, front, metrics
-from .agents import Agents
 from .config import ServerConfig, is_loopback
+from .league.agents import Agents
 
 #: Trailing metadata key carrying an ErrorReason name next to a failed call's status.
 REASON_KEY = "twistarena-reason"

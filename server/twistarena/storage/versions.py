@@ -17,11 +17,12 @@ it is stored.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from twistarena.hosted.versions import version_id as version_id
 
 from . import keys
 from .connection import Connections, StorePart
@@ -70,13 +71,6 @@ class Deleted:
     content_hash: str
     size: int
     archive_freed: int
-
-
-def version_id(content_hash: str, entry: str, build: str) -> str:
-    """A version's id: sha256 (hex) of its content hash, entry and build command.
-    The same archive with another entry command is another version."""
-    canonical = json.dumps([content_hash, entry, build], separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def _tail_text(raw: bytes) -> str:

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import structlog
+from twistarena.sandbox import SandboxLimits
 
-from ..sandbox import SandboxLimits
 from ..sdk import AgentError, TournamentEnded, parse_servers, queue, register_agent
 from . import play_bridged
 from .messages import JSON_FORM

@@ -25,7 +25,7 @@ decision like a crash. Time used while deciding is measured, not capped: the
 decision's deadline bounds it, and the sandbox's CPU quota and rlimit bound all.
 
 Programs someone else wrote (``tournament create --entrants exec:...``, hosted
-agents, ``bot --exec --sandbox``) run in the sandbox (``twistarena.clients.sandbox``):
+agents, ``bot --exec --sandbox``) run in the sandbox (``twistarena.sandbox``):
 pass ``sandbox`` (its mode) and, for a version already unpacked, ``code_dir``.
 Without ``sandbox`` the program is the host's own and runs as a plain child
 process (its cwd and environment as given).
@@ -51,8 +51,7 @@ from typing import Any
 
 import structlog
 from twistarena.engine import Action
-
-from ..sandbox import (
+from twistarena.sandbox import (
     LINE_LIMIT,
     SandboxLimits,
     SandboxSpec,
@@ -63,8 +62,9 @@ from ..sandbox import (
     start,
     wait_ready,
 )
+
 from ..sdk import Decision, MatchResult, NoAnswer, Rejection
-from ..sdk.hosting import BOT_OUTPUT
+from ..sdk.localbots import BOT_OUTPUT
 from .decisionlog import DecisionLogs
 from .messages import JSON_FORM
 from .seat import BridgedSeat

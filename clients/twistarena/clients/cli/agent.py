@@ -28,7 +28,7 @@ from twistarena.v1 import hosting_pb2, matchmaking_pb2
 
 from ..sdk import AgentError, get_agent, register_agent
 from ..sdk.arenas import arena_rating_json, rating_json, recent_match_json
-from ..sdk.hosting import configure_logging
+from ..sdk.localbots import configure_logging
 from ..sdk.versions import VersionClient, seat_logs_json
 from ..terminal import make_console, plain, safe
 from . import admintoken

@@ -24,7 +24,7 @@ from twistarena.v1 import arenas_pb2
 
 from ..sdk import AgentError
 from ..sdk.arenas import ArenaLadderClient
-from ..sdk.hosting import configure_logging
+from ..sdk.localbots import configure_logging
 from ..terminal import make_console, safe
 from . import admintoken
 from .match import add_server_args, fail

@@ -10,13 +10,13 @@ from typing import Any
 from rich.progress import Progress
 from rich.table import Table
 from twistarena.engine import GAME_IDS
+from twistarena.tools import engine as bench_engine
+from twistarena.tools.ladder import add_cli as add_ladder
+from twistarena.tools.rl import add_cli as add_rl
+from twistarena.tools.sandbox import add_cli as add_sandbox
+from twistarena.tools.service import add_cli as add_service
+from twistarena.tools.web import add_cli as add_web
 
-from ..bench import engine as bench_engine
-from ..bench.ladder import add_cli as add_ladder
-from ..bench.rl import add_cli as add_rl
-from ..bench.sandbox import add_cli as add_sandbox
-from ..bench.service import add_cli as add_service
-from ..bench.web import add_cli as add_web
 from ..terminal import make_console
 
 

@@ -5,7 +5,7 @@ SDK, so a host can fill a seat (or test a server) without writing any code.
 With ``--exec "CMD ARGS"`` any program plays the seat over stdin/stdout (JSON
 lines, or ``--text``), with ``--http URL`` any HTTP endpoint (docs/bots.md).
 ``--sandbox`` runs the program in the sandbox (someone else's program: only its
-folder, no network, limits; ``twistarena.clients.sandbox``).
+folder, no network, limits; ``twistarena.sandbox``).
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 from twistarena.bots import STRATEGIES
+from twistarena.sandbox import MODES, SandboxUnavailable, sandbox_mode
 from twistarena.v1 import match_pb2
 
 from ..bridge import TEXT_FORM, Bridged, HttpBot, ProgramBot, bridged_agent, run_bridged
 from ..bridge.messages import JSON_FORM
-from ..sandbox import MODES, SandboxUnavailable, sandbox_mode
 from ..sdk import Agent, AgentError, MatchEvent, MatchResult
-from ..sdk.hosting import configure_logging, strategy_agent
+from ..sdk.localbots import configure_logging, strategy_agent
 from ..sdk.policies import load_policy, policy_agent
 from ..terminal import make_console
 from .match import (

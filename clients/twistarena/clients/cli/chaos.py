@@ -1,5 +1,5 @@
 """``twistarena chaos``: faults injected under real load, and a checker that
-nothing acknowledged was lost in silence (see clients/chaos).
+nothing acknowledged was lost in silence (see clients/twistarena/tools/chaos).
 
 Starts its own deployment (N nodes over a Valkey of its own, or over
 --redis-url), plays matches with SDK agents and spectators at --rate for
@@ -26,7 +26,7 @@ from ..terminal import make_console
 
 
 def register(sub: Any) -> None:
-    from ..chaos.nemesis import ALL_KINDS
+    from twistarena.tools.chaos.nemesis import ALL_KINDS
 
     p = sub.add_parser("chaos", help="inject faults into a local deployment under load and "
                        "check that nothing acknowledged is lost in silence",
@@ -61,9 +61,9 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..chaos.campaign import Plan, run_campaign, write_json
-    from ..chaos.checker import COLUMNS
-    from ..chaos.nemesis import ALL_KINDS, schedule
+    from twistarena.tools.chaos.campaign import Plan, run_campaign, write_json
+    from twistarena.tools.chaos.checker import COLUMNS
+    from twistarena.tools.chaos.nemesis import ALL_KINDS, schedule
 
     kinds = [k.strip() for k in args.faults.split(",") if k.strip()]
     unknown = [k for k in kinds if k not in ALL_KINDS]

@@ -22,8 +22,8 @@ from rich.table import Table
 from twistarena import engine
 
 from ..local import play_local
-from ..sdk import AgentError, ArenaClient, MatchEvent, MatchResult
-from ..sdk.hosting import configure_logging, run_agents, seat_agents
+from ..sdk import AgentError, MatchClient, MatchEvent, MatchResult
+from ..sdk.localbots import configure_logging, run_agents, seat_agents
 from ..terminal import make_console
 from . import admintoken
 from .match import event_text, final_record, missed_by_seat, result_table
@@ -110,12 +110,12 @@ async def run_network(args: argparse.Namespace, strategies: Sequence[str],
             admin = admintoken.server_token(None)
             address = await stack.enter_async_context(local_server(console, admin))
         if args.web:
-            from ..web import running_web
+            from .servers import running_web
 
             url = await stack.enter_async_context(running_web(address, port=args.web_port))
             console.print(f"web face on [bold]{url}[/bold]: watch the matches there",
                           highlight=False)
-        client = ArenaClient(address, admin_token=admin)
+        client = MatchClient(address, admin_token=admin)
         summary = Table(title="Demo summary: one match per game over gRPC")
         for column in ("game", "seats", "match", "actions", "secs", "actions/s", "winner"):
             summary.add_column(column, no_wrap=True,
@@ -152,7 +152,7 @@ async def wait_for_interrupt() -> None:
     await stop.wait()
 
 
-async def play_one(client: ArenaClient, address: str, game_id: str, players: int, seed: int,
+async def play_one(client: MatchClient, address: str, game_id: str, players: int, seed: int,
                    names: Sequence[str], narrate: bool,
                    console: Console) -> tuple[MatchResult, str, int, float]:
     """Create one match, fill its seats with agents, show progress until it ends."""

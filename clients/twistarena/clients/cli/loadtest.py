@@ -1,4 +1,4 @@
-"""``twistarena loadtest``: many real agents against running servers (see bench/load.py)."""
+"""``twistarena loadtest``: many real agents against running servers (see tools/load.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 
 from rich.table import Table
 from twistarena.engine import GAME_IDS
+from twistarena.tools import load, loadplan, loadreport
 
-from ..bench import load, loadplan, loadreport
 from ..terminal import make_console
 from . import admintoken
 

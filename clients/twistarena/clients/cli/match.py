@@ -21,9 +21,9 @@ from twistarena import engine, wire
 from twistarena.bots import STRATEGIES
 from twistarena.v1 import match_pb2
 
-from ..sdk import AgentError, ArenaClient, MatchEvent, MatchResult
+from ..sdk import AgentError, MatchClient, MatchEvent, MatchResult
 from ..sdk.convert import REASONS, STATUSES, seed_text, struct_to_dict
-from ..sdk.hosting import configure_logging, run_agents, seat_agents
+from ..sdk.localbots import configure_logging, run_agents, seat_agents
 from ..terminal import make_console, safe
 from . import admintoken
 
@@ -43,9 +43,9 @@ def add_server_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="log connection events")
 
 
-def client_from(args: argparse.Namespace) -> ArenaClient:
+def client_from(args: argparse.Namespace) -> MatchClient:
     configure_logging(args.verbose)
-    return ArenaClient(args.server, root_cert=args.root_cert, tls=args.tls,
+    return MatchClient(args.server, root_cert=args.root_cert, tls=args.tls,
                        admin_token=admintoken.from_args(args))
 
 
@@ -102,7 +102,7 @@ def missed_by_seat(match: match_pb2.Match) -> list[int]:
     return [misses.get(i, 0) for i in range(match.options.num_players)]
 
 
-async def final_record(client: ArenaClient, match_id: str) -> match_pb2.Match | None:
+async def final_record(client: MatchClient, match_id: str) -> match_pb2.Match | None:
     """The server's record of a match that just ended (None if it cannot be read)."""
     try:
         return await client.get_match(match_id)

@@ -24,8 +24,8 @@ from twistarena.bots import LADDER
 from twistarena.engine import GAME_IDS
 from twistarena.wire import MATCH_OVER
 
-from ..sdk import AgentError, ArenaClient, MatchResult, practice
-from ..sdk.hosting import configure_logging
+from ..sdk import AgentError, MatchClient, MatchResult, practice
+from ..sdk.localbots import configure_logging
 from ..terminal import make_console
 from .bot import (
     add_bridge_args,
@@ -114,7 +114,7 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
                        token=created.seat_token, root_cert=args.root_cert, tls=args.tls,
                        no_events=True)
     result: MatchResult = await run_seat(agent, bridged)
-    record = await final_record(ArenaClient(address, root_cert=args.root_cert, tls=args.tls),
+    record = await final_record(MatchClient(address, root_cert=args.root_cert, tls=args.tls),
                                 match.match_id)
     if args.json:
         out = result.to_json()
@@ -130,7 +130,7 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
 async def _follow_hosted(args: argparse.Namespace, console: Console, match_id: str, seat: int,
                          players: int) -> int:
     """Wait for the end of a practice match that a runner plays; print its result."""
-    client = ArenaClient(args.server, root_cert=args.root_cert, tls=args.tls)
+    client = MatchClient(args.server, root_cert=args.root_cert, tls=args.tls)
     if not args.json:
         console.print(f"practice match {match_id}: {args.game}, {players} players; your "
                       f"hosted agent plays seat {seat} against {args.strength} house bots "

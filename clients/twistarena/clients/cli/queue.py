@@ -26,7 +26,7 @@ from twistarena.engine import GAME_IDS
 
 from ..sdk import AgentError, TournamentEnded, join_arena, parse_servers, queue
 from ..sdk.arenas import arena_rating_json
-from ..sdk.hosting import configure_logging
+from ..sdk.localbots import configure_logging
 from ..sdk.matchmaking import rating_after
 from ..terminal import make_console, safe
 from .bot import add_bridge_args, checked_bridge, player_name, run_seat, seat_agent

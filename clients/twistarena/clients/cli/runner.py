@@ -25,8 +25,8 @@ from typing import Any
 
 import grpc
 import structlog
+from twistarena.hosted.archives import MIB
 from twistarena.v1 import runners_pb2, runners_pb2_grpc
-from twistarena.wire.archives import MIB
 
 from ..sdk import AgentError
 from ..sdk.connection import bearer, parse_servers, read_root_cert, unary
@@ -123,8 +123,9 @@ def configure_logging(json_lines: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..runner import Runner, RunnerOptions
-    from ..sandbox import SandboxUnavailable, sandbox_mode
+    from twistarena.sandbox import SandboxUnavailable, sandbox_mode
+
+    from .servers import Runner, RunnerOptions
 
     configure_logging(args.log_format == "json")
     try:

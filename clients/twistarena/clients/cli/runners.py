@@ -28,8 +28,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import structlog
+from twistarena.sandbox import SandboxUnavailable, sandbox_mode
 
-from ..sandbox import SandboxUnavailable, sandbox_mode
 from .runner import DEFAULT_CACHE_MB
 from .workers import Worker, count_or_auto, restart_exited
 

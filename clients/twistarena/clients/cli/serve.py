@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from twistarena.bots import ARENA_HOUSE
-from twistarena.wire.archives import MIB, Caps
+from twistarena.hosted.archives import MIB, Caps
 
 from . import admintoken
 from .arena import house_list
@@ -117,7 +117,8 @@ def add_node_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--retain-finished", type=float, default=7 * 86400.0, metavar="SECONDS",
                    help="a finished match's keys expire this long after its end "
                         "(default 604800: 7 days; 0: keep for good)")
-    p.add_argument("--archive-dir", type=Path, default=None,
+    p.add_argument("--export-dir", "--archive-dir", dest="archive_dir", type=Path,
+                   metavar="DIR", default=None,
                    help="append every finished match (result and action log) to a "
                         "JSON-lines file here before its keys may expire")
     p.add_argument("--metrics-port", type=int, default=None,
@@ -359,8 +360,7 @@ def web_beside(args: argparse.Namespace, redis_url: str | None,
 
     @contextlib.asynccontextmanager
     async def beside(address: str) -> AsyncIterator[None]:
-        from ..web import running_web
-        from .servers import write_line
+        from .servers import running_web, write_line
 
         try:
             context = running_web(address, args.host, port, tls=tls)

@@ -1,5 +1,6 @@
-"""The one module of the clients that imports the server: the commands that start
-servers (``serve``, ``demo``, ``cluster``) get them from here.
+"""The one module of the clients that imports the operator's side: the
+commands that start servers, the web gateway and runners (``serve``, ``demo``,
+``cluster``, ``web``, ``runner``) get them from here.
 
 Every other client talks to a server over gRPC only, and the server never
 imports the clients. The commands import this module when they run, so that
@@ -12,14 +13,17 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from rich.console import Console
+from twistarena.runner import Runner, RunnerOptions
 from twistarena.server.app import App
 from twistarena.server.app import run as run_server
 from twistarena.server.config import Limits, ServerConfig, TlsConfig
 from twistarena.server.embedded import EmbeddedValkey, die_with_parent, kept_secret, write_secret
 from twistarena.server.logs import write_line
+from twistarena.server.web import running_web
 
-__all__ = ["EmbeddedValkey", "Limits", "ServerConfig", "TlsConfig", "die_with_parent",
-           "kept_secret", "local_server", "run_server", "write_line", "write_secret"]
+__all__ = ["EmbeddedValkey", "Limits", "Runner", "RunnerOptions", "ServerConfig", "TlsConfig",
+           "die_with_parent", "kept_secret", "local_server", "run_server", "running_web",
+           "write_line", "write_secret"]
 
 
 @contextlib.asynccontextmanager

@@ -1,4 +1,4 @@
-"""``twistarena soak``: a long bounded run sampling the node for growth (see bench/soak.py)."""
+"""``twistarena soak``: a long bounded run sampling the node for growth (see tools/soak.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 from rich.table import Table
 from twistarena.engine import GAME_IDS
+from twistarena.tools import soak
 
-from ..bench import soak
 from ..terminal import make_console
 
 

@@ -21,10 +21,10 @@ from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
-from twistarena.wire.archives import ArchiveRefused, archive_format, extract, pack_directory
+from twistarena.hosted.archives import ArchiveRefused, archive_format, extract, pack_directory
+from twistarena.sandbox import SandboxUnavailable, sandbox_mode
+from twistarena.sandbox.builds import BuildFailed, build
 
-from ..builds import BuildFailed, build
-from ..sandbox import SandboxUnavailable, sandbox_mode
 from .agent import add_token_arg, call, client_from, human_size, print_json, version_json
 from .match import add_server_args
 

@@ -20,13 +20,19 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from twistarena.engine import GAME_IDS
 from twistarena.league import report_json, standings_to_csv
+from twistarena.sandbox import (
+    MODES,
+    SandboxLimits,
+    SandboxUnavailable,
+    sandbox_mode,
+    spec_for_command,
+)
 from twistarena.v1 import tournaments_pb2
 
 from ..bridge import JSON_FORM, TEXT_FORM
 from ..bridge.hosted import play_hosted, program_commands, register_programs
-from ..sandbox import MODES, SandboxLimits, SandboxUnavailable, sandbox_mode, spec_for_command
 from ..sdk import AgentError
-from ..sdk.hosting import configure_logging
+from ..sdk.localbots import configure_logging
 from ..sdk.tournaments import FORMATS, TournamentClient, results_of, standings_of
 from ..terminal import make_console, safe
 from . import admintoken

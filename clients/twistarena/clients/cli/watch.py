@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.console import Console
 
-from ..sdk import AgentError, ArenaClient, MatchResult
+from ..sdk import AgentError, MatchClient, MatchResult
 from ..sdk.convert import seed_text, struct_to_dict
 from ..terminal import make_console
 from .match import (
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         return fail(console, error)
 
 
-async def watch(client: ArenaClient, match_id: str, from_seq: int, console: Console) -> int:
+async def watch(client: MatchClient, match_id: str, from_seq: int, console: Console) -> int:
     """Print each public event's line as it comes, then the final table."""
     match = await client.get_match(match_id)
     game_id = match.options.game_id

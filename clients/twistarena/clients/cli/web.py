@@ -14,7 +14,7 @@ import contextlib
 import signal
 from typing import Any
 
-from ..sdk.hosting import configure_logging
+from ..sdk.localbots import configure_logging
 
 DEFAULT_WEB_PORT = 8080
 
@@ -37,7 +37,7 @@ def register(sub: Any) -> None:
 
 
 async def serve_until_stopped(servers: str, host: str, port: int, **tls: Any) -> None:
-    from ..web import running_web
+    from .servers import running_web
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

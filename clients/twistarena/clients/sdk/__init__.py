@@ -29,7 +29,7 @@ the fields of ``AgentOptions``, given as keywords or as ``options=``.
 """
 
 from .agent import Agent, AgentOptions, NoAnswer, Tracer, play, run_agent
-from .client import ArenaClient
+from .client import MatchClient
 from .connection import AgentError, Backoff, parse_servers
 from .convert import Decision, MatchEvent, MatchResult, Rejection
 from .kept import KeptStreams
@@ -52,11 +52,11 @@ __all__ = [
     "Agent",
     "AgentError",
     "AgentOptions",
-    "ArenaClient",
     "ArenaMatch",
     "Backoff",
     "Decision",
     "KeptStreams",
+    "MatchClient",
     "MatchEvent",
     "MatchResult",
     "NoAnswer",

@@ -34,7 +34,7 @@ STATUS_NAMES = {"waiting": match_pb2.MATCH_STATUS_WAITING,
                 "cancelled": match_pb2.MATCH_STATUS_CANCELLED}
 
 
-class ArenaClient(ServiceClient):
+class MatchClient(ServiceClient):
     """Unary match calls and the Watch stream against one or more servers."""
 
     STUB = match_pb2_grpc.MatchesStub

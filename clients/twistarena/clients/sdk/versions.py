@@ -1,7 +1,7 @@
 """Hosted agents from the author's side: submit versions, list, activate, inspect.
 
     from twistarena.clients.sdk.versions import VersionClient
-    from twistarena.wire.archives import pack_directory
+    from twistarena.hosted.archives import pack_directory
 
     client = VersionClient("127.0.0.1:50051", api_token=TOKEN)
     stored = await client.submit(pack_directory(Path("my_bot")), entry="python3 bot.py")

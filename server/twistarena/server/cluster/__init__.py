@@ -4,7 +4,7 @@ Each job has its module:
 
 ``membership``  heartbeats, the live nodes, the offset to Redis TIME
 ``leases``      renewing this node's match leases, the watchdog that stops a
-                runner whose lease was not renewed in time
+                referee whose lease was not renewed in time
 ``placement``   which node should own a match (rendezvous hashing)
 ``claims``      taking matches: inbox handoffs, expired leases, recovery, on demand
 ``drain``       handing every match over when the node stops
@@ -27,10 +27,10 @@ from twistarena.storage import FencedError, Grant, MatchRecord, Store, StoreErro
 from twistarena.v1 import match_pb2 as mpb
 
 from .. import logs
-from ..hub import Hub
 from ..loops import stop_loops
-from ..records import match_proto
-from ..runner import MatchRunner
+from ..match.hub import Hub
+from ..match.records import match_proto
+from ..match.referee import MatchReferee
 from .claims import Claims
 from .drain import hand_off
 from .leases import LeaseKeeper
@@ -58,7 +58,7 @@ class Cluster:
 
     def load(self) -> int:
         """Matches this node runs or is opening (sent with each heartbeat)."""
-        return len(self.hub.runners) + len(self.claims.opening)
+        return len(self.hub.referees) + len(self.claims.opening)
 
     # -- lifecycle ----------------------------------------------------------------
 
@@ -78,7 +78,7 @@ class Cluster:
                                                     name="cluster.inbox")
         log.info("node_registered", node=self.node_id, advertise=self.membership.address,
                  lease_ms=self.membership.lease_ms, live_nodes=sorted(self.membership.live),
-                 matches=len(self.hub.runners))
+                 matches=len(self.hub.referees))
 
     async def resume(self) -> bool:
         """The store is back after being unreachable, or is another process than
@@ -172,10 +172,10 @@ class Cluster:
 
             opened = await self.claims.open_many([mid], "created", {mid: record},
                                                  create_and_claim, {mid: state})
-            runner = opened.get(mid)
-            if runner is None:
+            referee = opened.get(mid)
+            if referee is None:
                 raise FencedError(f"match {mid}: could not take its lease")
-            return runner.to_proto()
+            return referee.to_proto()
         # In the lease index, owned by nobody, until its owner claims it.
         await self.store.matches.create(record)
         await self.store.nodes.hand_new(mid, target.node_id, target.address)
@@ -183,18 +183,18 @@ class Cluster:
         return match_proto(record, record.status, None, 0, [0] * n)
 
     async def locate(self, match_id: str, may_claim: bool = True) -> Location:
-        """The runner, if this node runs or may now claim the match; else the
+        """The referee, if this node runs or may now claim the match; else the
         address of the node that owns it or should ('' when unknown), and when a
         lapsing lease lets another node claim it."""
         m = self.membership
         pending = self.claims.opening.get(match_id)
         if pending is not None:
-            runner = await asyncio.shield(pending)
-            if runner is not None:
-                return Location(runner)
-        runner = self.hub.get(match_id)
-        if runner is not None:
-            return Location(runner)
+            referee = await asyncio.shield(pending)
+            if referee is not None:
+                return Location(referee)
+        referee = self.hub.get(match_id)
+        if referee is not None:
+            return Location(referee)
         for _attempt in range(2):
             [lease] = await self.claims.leases([match_id])
             now = m.server_now_ms()
@@ -206,7 +206,7 @@ class Cluster:
                     return Location(None, m.reachable(lease.node, lease.address))
                 return Location(None, "", lease.until - now + int(self.claims.scan_s * 1000))
             if lease.node == self.node_id and lease.until > now:
-                target = self.node_id  # this node's lease, its runner stopped
+                target = self.node_id  # this node's lease, its referee stopped
             else:
                 target = self.placement.target(match_id, lease)
                 if target != self.node_id:
@@ -217,17 +217,17 @@ class Cluster:
             if not may_claim or m.leaving or self.hub.draining:
                 return Location(None)
             opened = await self.claims.open_many([match_id], "on_demand")
-            runner = opened.get(match_id) or self.hub.get(match_id)
-            if runner is not None:
-                return Location(runner)
+            referee = opened.get(match_id) or self.hub.get(match_id)
+            if referee is not None:
+                return Location(referee)
         return Location(None)
 
 
 class Location(NamedTuple):
     """Where a match runs, as ``Cluster.locate`` found it."""
 
-    #: Its runner, when this node runs it.
-    runner: MatchRunner | None
+    #: Its referee, when this node runs it.
+    referee: MatchReferee | None
     #: Else the address of the node that owns it or should ('' when unknown).
     address: str = ""
     #: Else, when its owner's lease lapses and another node may claim it (ms from

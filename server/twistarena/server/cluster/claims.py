@@ -2,7 +2,7 @@
 left by this node's previous life (recovery at startup), or asked for on demand.
 
 Each way ends in ``Claims.open_many``: claim the leases (epoch + 1) in one
-pipeline, load the records and logs, replay each log into a runner. A match
+pipeline, load the records and logs, replay each log into a referee. A match
 handed over is pushed to the successor's inbox (``{twistarena}:inbox:<id>``,
 a list it BLPOPs) so it claims at once; a match whose owner died is found in
 ``{twistarena}:leases`` (match id -> lease expiry) by the node ranked first
@@ -20,9 +20,10 @@ from twistarena import wire
 from twistarena.engine import State
 from twistarena.storage import Grant, LeaseState, LogEntry, MatchRecord, Store, StoreError
 
-from .. import logs, metrics, rewinds
-from ..hub import Hub
-from ..runner import MatchRunner
+from .. import logs, metrics
+from ..match import rewinds
+from ..match.hub import Hub
+from ..match.referee import MatchReferee
 from .leases import LeaseKeeper
 from .membership import Membership
 from .placement import Placement
@@ -49,7 +50,7 @@ class Claims:
         self.keeper = keeper
         self.scan_s = membership.lease_s / 8
         #: Matches being opened now (a second caller waits for the first).
-        self.opening: dict[str, asyncio.Future[MatchRunner | None]] = {}
+        self.opening: dict[str, asyncio.Future[MatchReferee | None]] = {}
         #: Set to scan for expired leases before the next period.
         self.kick = asyncio.Event()
         #: Checks of live matches after a store restart, still running.
@@ -96,9 +97,9 @@ class Claims:
     async def check_acknowledged(self) -> None:
         """After the store restarted (or failed over, or reloaded): every match this
         node remembers acknowledging, ended ones included, is compared with what
-        the store kept. A live one that lost actions goes through its runner's
+        the store kept. A live one that lost actions goes through its referee's
         loss policy; an ended one whose end or actions are gone is opened again,
-        and its runner finds the loss at start (``MatchRunner.start``)."""
+        and its referee finds the loss at start (``MatchReferee.start``)."""
         memory = self.hub.acknowledged
         ids = memory.ids()
         for at in range(0, len(ids), SCAN_BATCH):
@@ -110,13 +111,13 @@ class Claims:
                 known = memory.get(mid)
                 if known is None:
                     continue
-                runner = self.hub.get(mid)
-                if runner is not None:
-                    if stored < runner.book.log_len:
-                        # Under the runner's lock, which a write retrying through
+                referee = self.hub.get(mid)
+                if referee is not None:
+                    if stored < referee.book.log_len:
+                        # Under the referee's lock, which a write retrying through
                         # the outage may hold: not waited for here.
                         task = asyncio.get_running_loop().create_task(
-                            rewinds.recheck(runner, stored))
+                            rewinds.recheck(referee, stored))
                         self._rechecks.add(task)
                         task.add_done_callback(self._rechecks.discard)
                 elif record is None:
@@ -182,7 +183,7 @@ class Claims:
     async def open_many(self, ids: Sequence[str], why: str,
                         records: dict[str, MatchRecord] | None = None,
                         claim: Claim | None = None,
-                        fresh: Mapping[str, State] | None = None) -> dict[str, MatchRunner]:
+                        fresh: Mapping[str, State] | None = None) -> dict[str, MatchReferee]:
         """Claim these matches (epoch + 1), then load and replay each one's log.
         ``claim``: how the leases are claimed (by default ``Leases.claim_many``;
         a match created here claims in the round trip that stores it);
@@ -190,13 +191,13 @@ class Claims:
         loop = asyncio.get_running_loop()
         # Checked here, with no await before the claim: a caller that looked a
         # while ago (recovery, a scan) must not claim a match another caller has
-        # opened since; a second claim would leave that runner, and the seats
+        # opened since; a second claim would leave that referee, and the seats
         # attached to it, running on a fenced lease that nothing stops.
         mine = [m for m in dict.fromkeys(ids)
                 if m not in self.opening and self.hub.get(m) is None]
         futures = {m: loop.create_future() for m in mine}
         self.opening.update(futures)
-        opened: dict[str, MatchRunner] = {}
+        opened: dict[str, MatchReferee] = {}
         try:
             if not mine:
                 return opened
@@ -231,16 +232,16 @@ class Claims:
                     await self.store.matches.drop_live(mid)
                     continue
                 try:
-                    runner = MatchRunner(self.hub, record, grant.token, entries[mid],
-                                         (fresh or {}).get(mid))
-                    self.hub.add(runner)
+                    referee = MatchReferee(self.hub, record, grant.token, entries[mid],
+                                           (fresh or {}).get(mid))
+                    self.hub.add(referee)
                     self.keeper.hold(mid, grant.token, sent)
-                    await runner.start()
+                    await referee.start()
                 except Exception as exc:
                     metrics.ERRORS.labels("claim").inc()
                     log.error("open_failed", match_id=mid, error=repr(exc))
                     continue
-                opened[mid] = runner
+                opened[mid] = referee
             # A match created here is logged once, as match_created.
             if opened and why != "created":
                 log.info("claimed", why=why, matches=len(opened), node=self.membership.node_id,

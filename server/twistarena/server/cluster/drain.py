@@ -1,6 +1,6 @@
 """Drain: hand every match of a stopping node to another one.
 
-Each runner is locked (no decision in flight), its lease released naming the
+Each referee is locked (no decision in flight), its lease released naming the
 successor (``next``/``next_addr``) and its id pushed to the successor's
 inbox, so the successor claims it at once; then the streams are closed with a
 redirect. Without another node the matches are stopped (DRAINING) and are
@@ -16,8 +16,8 @@ import grpc
 from twistarena.storage import Handoff, NodeInfo, Store, StoreError
 
 from .. import logs
-from ..hub import Hub
-from ..runner import MatchRunner
+from ..match.hub import Hub
+from ..match.referee import MatchReferee
 from .leases import LeaseKeeper
 from .placement import Placement
 
@@ -27,37 +27,37 @@ log = logs.get("twistarena.cluster")
 async def hand_off(store: Store, hub: Hub, placement: Placement, keeper: LeaseKeeper,
                    grace: float) -> None:
     """Hand every match of this node over (or stop it), within about ``grace``/2
-    to get hold of the runners."""
-    runners = list(hub.runners.values())
-    if not runners:
+    to get hold of the referees."""
+    referees = list(hub.referees.values())
+    if not referees:
         return
     budget = max(0.2, grace / 2)
     acquired = await asyncio.gather(
-        *(asyncio.wait_for(r.lock.acquire(), budget) for r in runners),
+        *(asyncio.wait_for(r.lock.acquire(), budget) for r in referees),
         return_exceptions=True)
-    locked = [r for r, ok in zip(runners, acquired, strict=True) if ok is True]
+    locked = [r for r, ok in zip(referees, acquired, strict=True) if ok is True]
     try:
-        plan: list[tuple[MatchRunner, NodeInfo | None]] = []
-        for runner in runners:
-            target = placement.choose(runner.match_id, balanced=True,
+        plan: list[tuple[MatchReferee, NodeInfo | None]] = []
+        for referee in referees:
+            target = placement.choose(referee.match_id, balanced=True,
                                       exclude=[placement.node_id])
             if target is not None:
                 placement.note_placed(target.node_id)
-            plan.append((runner, target))
+            plan.append((referee, target))
         with contextlib.suppress(StoreError):
             await store.nodes.hand_over([
                 Handoff(r.match_id, r.owner, t.node_id if t else "", t.address if t else "")
                 for r, t in plan])
-        for runner, target in plan:
-            keeper.valid.pop(runner.match_id, None)
+        for referee, target in plan:
+            keeper.valid.pop(referee.match_id, None)
             if target is not None:
-                runner.stop(grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
-                            "server draining; the match moved to another server")
+                referee.stop(grpc.StatusCode.UNAVAILABLE, "NOT_OWNER",
+                             "server draining; the match moved to another server")
             else:
-                runner.stop(grpc.StatusCode.UNAVAILABLE, "DRAINING", "server draining")
+                referee.stop(grpc.StatusCode.UNAVAILABLE, "DRAINING", "server draining")
         to = sorted({t.node_id for _, t in plan if t is not None})
         moved = sum(1 for _, t in plan if t is not None)
         log.info("handed_off", matches=moved, stopped=len(plan) - moved, to=to)
     finally:
-        for runner in locked:
-            runner.lock.release()
+        for referee in locked:
+            referee.lock.release()

@@ -19,8 +19,8 @@ from twistarena import wire
 from twistarena.storage import StoreError
 
 from .. import metrics
+from ..match.referee import MatchReferee
 from ..rpc import REASON_KEY, RETRY_AFTER_KEY
-from ..runner import MatchRunner
 from . import Cluster, Location
 
 #: Trailing metadata of a NOT_OWNER refusal: where the match's owner listens.
@@ -77,14 +77,14 @@ async def unless_store_down(cluster: Cluster, match_id: str,
         await refuse_store_down(cluster, match_id, context, reason, details)
 
 
-async def runner_or_redirect(cluster: Cluster, match_id: str,
-                             context: aio.ServicerContext[Any, Any],
-                             details: str) -> MatchRunner:
-    """The match's runner on this node (claimed now if the match is unowned and
+async def referee_or_redirect(cluster: Cluster, match_id: str,
+                              context: aio.ServicerContext[Any, Any],
+                              details: str) -> MatchReferee:
+    """The match's referee on this node (claimed now if the match is unowned and
     placed here), or end the call with a NOT_OWNER redirect."""
     found = await cluster.locate(match_id)
-    if found.runner is not None:
-        return found.runner
+    if found.referee is not None:
+        return found.referee
     await abort_not_owner(context, details, found.address, cluster, found.retry_after_ms)
 
 
@@ -100,16 +100,16 @@ async def redirect(cluster: Cluster, match_id: str, context: aio.ServicerContext
     await abort_not_owner(context, details, found.address, cluster, found.retry_after_ms)
 
 
-async def live_runner_or_redirect(cluster: Cluster, match_id: str,
-                                  context: aio.ServicerContext[Any, Any],
-                                  ) -> MatchRunner | None:
+async def live_referee_or_redirect(cluster: Cluster, match_id: str,
+                                   context: aio.ServicerContext[Any, Any],
+                                   ) -> MatchReferee | None:
     """For Watch: None for an unknown or finished match (replayed from the store),
-    else the runner here or a NOT_OWNER redirect."""
+    else the referee here or a NOT_OWNER redirect."""
     record = await cluster.store.matches.load(match_id)
     if record is None or record.status in wire.MATCH_OVER:
         return None
-    return await runner_or_redirect(cluster, match_id, context,
-                                    f"match {match_id} is not run by this server right now")
+    return await referee_or_redirect(cluster, match_id, context,
+                                     f"match {match_id} is not run by this server right now")
 
 
 async def refuse_draining(cluster: Cluster, match_id: str,

@@ -7,7 +7,7 @@ module, at the top of a file or inside a function, is checked against its room.
     sdk            the contract's client library -> contract, hosted rules, bots, rl,
                    league, engine
     node           twistarena.server -> storage, league, bots, engine, contract, hosted rules
-    gateway        twistarena.server.web -> sdk, contract, hosted rules, league, engine
+    gateway        twistarena.clients.web -> sdk, contract, hosted rules, league, engine
     runner         twistarena.runner -> sandbox, bridge, sdk, contract, hosted rules, engine
     sandbox        twistarena.sandbox (and its builds) -> hosted rules
     tools          twistarena.tools -> anything; imported by nothing but their commands
@@ -37,7 +37,7 @@ LAYER_OF = {
     "twistarena.hosted": "hosted",
     "twistarena.storage": "storage",
     "twistarena.server": "node",
-    "twistarena.server.web": "gateway",
+    "twistarena.clients.web": "gateway",
     "twistarena.runner": "runner",
     "twistarena.sandbox": "sandbox",
     "twistarena.clients": "author",
@@ -172,5 +172,5 @@ def test_the_checker_sees_relative_and_nested_imports(tmp_path: pathlib.Path) ->
     found = imported("twistarena.clients.cli.mod", source)
     assert found == [(1, "twistarena.server"), (3, "twistarena.server.match")]
     assert layer("twistarena.server.match") not in MAY_IMPORT["author"]
-    assert layer("twistarena.server.web.app") == "gateway"
+    assert layer("twistarena.clients.web.app") == "gateway"
     assert layer("twistarena.sandbox.launch") == "sandbox"

@@ -14,7 +14,7 @@ from tests.support.server import InProcessServer
 @pytest.fixture(scope="module")
 def web(server: InProcessServer) -> Iterator[str]:
     """The web face's base URL (no trailing slash)."""
-    from twistarena.server.web import running_web
+    from twistarena.clients.web import running_web
 
     stack = contextlib.AsyncExitStack()
     url = server.call(stack.enter_async_context(running_web(server.target, port=0)))

@@ -18,9 +18,9 @@ import pytest
 from aiohttp import web
 from twistarena.clients.sdk import register_agent
 from twistarena.clients.sdk.versions import VersionClient
+from twistarena.clients.web.console import CONSOLE, Console
+from twistarena.clients.web.sessions import COOKIE, REGISTERS_PER_HOUR, SIGNIN_ATTEMPTS
 from twistarena.hosted.archives import pack_directory
-from twistarena.server.web.console import CONSOLE, Console
-from twistarena.server.web.sessions import COOKIE, REGISTERS_PER_HOUR, SIGNIN_ATTEMPTS
 from twistarena.storage import Holder, Store
 from twistarena.storage.versions import SeatLogRecord, StepLogRecord
 
@@ -31,8 +31,8 @@ from tests.support.server import InProcessServer
 @contextlib.asynccontextmanager
 async def console_app(target: str) -> AsyncIterator[tuple[str, web.Application]]:
     """The web face on a free port, with its application (to reach the sessions)."""
-    from twistarena.server.web.app import make_app
-    from twistarena.server.web.gateway import Gateway
+    from twistarena.clients.web.app import make_app
+    from twistarena.clients.web.gateway import Gateway
 
     gateway = Gateway(target)
     app = make_app(gateway)

@@ -53,7 +53,7 @@ class WebFace:
         self.url = ""
 
     def __enter__(self) -> WebFace:
-        from twistarena.server.web import running_web
+        from twistarena.clients.web import running_web
 
         self.thread.start()
         url = asyncio.run_coroutine_threadsafe(self.stack.enter_async_context(

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from twistarena import engine, wire
 from twistarena.clients.sdk import MatchClient
-from twistarena.server.web.feeds import MatchFeed, Viewer, encode
+from twistarena.clients.web.feeds import MatchFeed, Viewer, encode
 from twistarena.v1 import play_pb2 as ppb
 
 from tests.support.agents import run
@@ -251,7 +251,7 @@ def test_the_nodes_page_and_the_metrics_say_which_node_drives_a_tournament(
 def test_a_running_match_has_a_decision_rate_at_its_first_listing() -> None:
     """The lobby's first listing of a running match shows its mean rate since it
     was created, not 0; two listings then measure it."""
-    from twistarena.server.web.gateway import Gateway
+    from twistarena.clients.web.gateway import Gateway
     from twistarena.v1 import match_pb2
 
     async def scenario() -> None:

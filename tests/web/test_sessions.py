@@ -3,7 +3,7 @@ sign-in attempts per address and in addresses counted."""
 
 from __future__ import annotations
 
-from twistarena.server.web.sessions import AttemptLimiter, SessionStore
+from twistarena.clients.web.sessions import AttemptLimiter, SessionStore
 
 
 class Clock:

@@ -13,13 +13,13 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from rich.console import Console
+from twistarena.clients.web import running_web
 from twistarena.runner import Runner, RunnerOptions
 from twistarena.server.app import App
 from twistarena.server.app import run as run_server
 from twistarena.server.config import Limits, ServerConfig, TlsConfig
 from twistarena.server.embedded import EmbeddedValkey, die_with_parent, kept_secret, write_secret
 from twistarena.server.logs import write_line
-from twistarena.server.web import running_web
 
 __all__ = ["EmbeddedValkey", "Limits", "Runner", "RunnerOptions", "ServerConfig", "TlsConfig",
            "die_with_parent", "kept_secret", "local_server", "run_server", "running_web",

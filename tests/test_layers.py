@@ -1,18 +1,20 @@
 """Imports point down the rooms (docs/architecture.md): every import of every
 module, at the top of a file or inside a function, is checked against its room.
 
-    author's side  clients (cli, bridge, local play) -> sdk, bridge, sandbox, contract,
+    author's side  clients (cli, bridge, local play) -> sdk, bridge, sandbox, link, contract,
                    hosted rules, bots, rl, league, engine; the node, the gateway and
                    the runner only in cli/servers.py; tools only in their commands
-    sdk            the contract's client library -> contract, hosted rules, bots, rl,
+    sdk            the contract's client library -> link, contract, hosted rules, bots, rl,
                    league, engine
     node           twistarena.server -> storage, league, bots, engine, contract, hosted rules
-    gateway        twistarena.clients.web -> sdk, contract, hosted rules, league, engine
-    runner         twistarena.runner -> sandbox, bridge, sdk, contract, hosted rules, engine
+    gateway        twistarena.clients.web -> sdk, link, contract, hosted rules, league, engine
+    runner         twistarena.runner -> sandbox, bridge, link, contract, hosted rules, engine
+                   (never the sdk: its connection and retries are the link's)
     sandbox        twistarena.sandbox (and its builds) -> hosted rules
     tools          twistarena.tools -> anything; imported by nothing but their commands
     storage        -> contract, hosted rules
     rl -> bots, engine; bots, league -> engine
+    link           twistarena.link (channels, the retry and failover policy) -> nothing
     engine, contract, hosted rules -> nothing of ours
 """
 
@@ -35,6 +37,7 @@ LAYER_OF = {
     "twistarena.v1": "contract",
     "twistarena.wire": "contract",
     "twistarena.hosted": "hosted",
+    "twistarena.link": "link",
     "twistarena.storage": "storage",
     "twistarena.server": "node",
     "twistarena.clients.web": "gateway",
@@ -51,20 +54,21 @@ MAY_IMPORT = {
     "engine": set(),
     "contract": set(),
     "hosted": set(),
+    "link": set(),
     "bots": {"engine"},
     "league": {"engine"},
     "rl": {"bots", "engine"},
     "storage": {"contract", "hosted"},
     "node": {"storage", "league", "bots", "engine", "contract", "hosted"},
     "sandbox": {"hosted"},
-    "sdk": {"contract", "hosted", "bots", "rl", "league", "engine"},
-    "bridge": {"sdk", "sandbox", "contract", "hosted", "bots", "engine"},
-    "runner": {"sandbox", "bridge", "sdk", "contract", "hosted", "engine"},
-    "gateway": {"sdk", "contract", "hosted", "league", "engine"},
-    "author": {"sdk", "bridge", "sandbox", "contract", "hosted", "bots", "rl", "league",
-               "engine"},
-    "tools": {"engine", "bots", "league", "rl", "contract", "hosted", "storage", "node",
-              "gateway", "runner", "sandbox", "sdk", "bridge", "author"},
+    "sdk": {"link", "contract", "hosted", "bots", "rl", "league", "engine"},
+    "bridge": {"sdk", "sandbox", "link", "contract", "hosted", "bots", "engine"},
+    "runner": {"sandbox", "bridge", "link", "contract", "hosted", "engine"},
+    "gateway": {"sdk", "link", "contract", "hosted", "league", "engine"},
+    "author": {"sdk", "bridge", "sandbox", "link", "contract", "hosted", "bots", "rl",
+               "league", "engine"},
+    "tools": {"engine", "bots", "league", "rl", "contract", "hosted", "link", "storage",
+              "node", "gateway", "runner", "sandbox", "sdk", "bridge", "author"},
 }
 
 #: The operator's side: none of it imports the author's applications or the tools.
@@ -140,6 +144,13 @@ def test_every_package_has_a_room() -> None:
 def test_the_operators_side_never_imports_the_authors() -> None:
     for room in OPERATORS:
         assert not MAY_IMPORT[room] & AUTHORS, room
+
+
+def test_the_runner_never_imports_the_authors_sdk() -> None:
+    assert "sdk" not in MAY_IMPORT["runner"]
+    assert MAY_IMPORT["link"] == set()
+    assert {"sdk", "runner", "gateway"} <= {room for room, may in MAY_IMPORT.items()
+                                            if "link" in may}
 
 
 def test_no_room_imports_the_tools() -> None:

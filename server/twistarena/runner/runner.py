@@ -39,9 +39,25 @@ from typing import Any
 
 import grpc
 import structlog
-from twistarena.clients.bridge import ProgramBot, bridged_agent, run_bridged
-from twistarena.clients.sdk import Agent, AgentError, NoAnswer
-from twistarena.clients.sdk.connection import Backoff, bearer, describe, make_channel, stub
+from twistarena.clients.bridge import (
+    ProgramBot,
+    UnstartableProgram,
+    bridged_agent,
+    play_unstartable,
+    run_bridged,
+)
+from twistarena.link import (
+    EVERY_FAILURE,
+    FOREVER,
+    CallError,
+    Failover,
+    bearer,
+    call_error,
+    describe,
+    is_retryable,
+    make_channel,
+    stub,
+)
 from twistarena.v1 import runners_pb2 as rpb
 from twistarena.v1 import runners_pb2_grpc as rgrpc
 
@@ -52,7 +68,9 @@ log = structlog.get_logger("twistarena.runner")
 
 SESSION_KEY = "twistarena-runner-session"
 #: Reconnection delays: quick at first, at most 10 s apart, never giving up.
-RECONNECT = Backoff(initial=0.2, maximum=10.0)
+RECONNECT = FOREVER
+#: A runner reconnects after anything but a refused token.
+RECONNECT_ON = EVERY_FAILURE - {grpc.StatusCode.UNAUTHENTICATED}
 #: Longest FetchVersion or ReportSeat call.
 CALL_TIMEOUT_S = 60.0
 #: Seats a runner plays at once unless told (``--slots``).
@@ -90,25 +108,25 @@ class Runner:
     # -- the session -----------------------------------------------------------------
 
     async def run(self) -> None:
-        """Connect, play what is handed out, connect again after any failure: forever."""
-        attempt = 0
-        servers = list(self.options.servers)
-        index = 0
+        """Connect, play what is handed out, connect again after any failure: forever
+        (``twistarena.link``'s policy: the owner a refusal names at once, a server
+        spared for its retry hint, else backoff); only a refused token ends it."""
+        failover = Failover(self.options.servers, RECONNECT)
         while True:
-            address = servers[index % len(servers)]
+            address = failover.next_address()
             began = time.monotonic()
             try:
                 await self._session(address)
             except grpc.aio.AioRpcError as error:
                 log.warning("runner_session_failed", server=address, error=describe(error))
-                if error.code() == grpc.StatusCode.UNAUTHENTICATED:
-                    raise AgentError(f"{address}: {describe(error)}", error.code()) from None
+                if not is_retryable(error, RECONNECT_ON):
+                    raise call_error(address, error) from None
+                failover.refused(error)
             if time.monotonic() - began > 10.0:
-                attempt = 0
-            delay = RECONNECT.delay(attempt)
-            attempt += 1
-            index += 1
-            log.info("runner_reconnecting", in_s=round(delay, 2))
+                failover.progressed()
+            delay = failover.delay()
+            log.info("runner_reconnecting", to=failover.redirect or failover.turns.current,
+                     in_s=round(delay, 2))
             await asyncio.sleep(delay)
 
     def _metadata(self, session: bool = False) -> tuple[tuple[str, str], ...]:
@@ -235,7 +253,7 @@ class Runner:
         agent = bridged_agent(bot, **self._agent_options(assignment, address))
         try:
             result = await run_bridged(agent, bot)
-        except AgentError as error:
+        except CallError as error:
             log.warning("runner_seat_failed", match_id=match_id, seat=seat, error=str(error))
             return
         stats = seat_stats(bot)
@@ -263,10 +281,10 @@ class Runner:
         match_id, seat = assignment.match_id, assignment.seat
         log.warning("runner_seat_unstartable", match_id=match_id, seat=seat,
                     agent=assignment.agent_id, version=assignment.version_id[:12], why=why)
-        bot = UnstartableSeat(why)
+        bot = UnstartableProgram(why)
         try:
-            await Agent(bot, **self._agent_options(assignment, address)).run()
-        except AgentError as error:
+            await play_unstartable(bot, **self._agent_options(assignment, address))
+        except CallError as error:
             log.warning("runner_seat_failed", match_id=match_id, seat=seat, error=str(error))
             return
         await self._report(assignment, unstartable_stats(bot.decisions, why))
@@ -296,20 +314,6 @@ class Runner:
         except grpc.aio.AioRpcError as error:
             log.warning("runner_report_failed", match_id=assignment.match_id,
                         seat=assignment.seat, error=describe(error))
-
-
-class UnstartableSeat:
-    """The bot of a seat whose program could not be started: it has no answer to
-    any decision, so the match's fallback settles each one at once."""
-
-    def __init__(self, why: str) -> None:
-        self.why = why
-        self.decisions = 0
-
-    def act(self, observation: Any, legal_actions: Any) -> int:
-        """No answer: the fallback decides (and counts a missed decision)."""
-        self.decisions += 1
-        raise NoAnswer(f"the program could not be started: {self.why}")
 
 
 def _why(error: BaseException) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..sdk import Agent, MatchResult
+from ..sdk import Agent, MatchResult, NoAnswer
 from .messages import FORMS, JSON_FORM, TEXT_FORM, decision_message, over_message, parse_answer
 from .program import ProgramBot, ProgramStats
 from .web import HttpBot
@@ -26,11 +26,13 @@ __all__ = [
     "HttpBot",
     "ProgramBot",
     "ProgramStats",
+    "UnstartableProgram",
     "bridged_agent",
     "decision_message",
     "over_message",
     "parse_answer",
     "play_bridged",
+    "play_unstartable",
     "run_bridged",
 ]
 
@@ -58,3 +60,23 @@ async def run_bridged(agent: Agent, bot: Bridged) -> MatchResult:
 async def play_bridged(bot: Bridged, **agent_options: Any) -> MatchResult:
     """Play one seat with ``bot`` to the end (see ``Agent`` for the options)."""
     return await run_bridged(bridged_agent(bot, **agent_options), bot)
+
+
+class UnstartableProgram:
+    """The bot of a seat whose program could not be started: it has no answer to
+    any decision, so the match's fallback settles each one at once."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+        self.decisions = 0
+
+    def act(self, observation: Any, legal_actions: Any) -> int:
+        """No answer: the fallback decides (and counts a missed decision)."""
+        self.decisions += 1
+        raise NoAnswer(f"the program could not be started: {self.why}")
+
+
+async def play_unstartable(bot: UnstartableProgram, **agent_options: Any) -> MatchResult:
+    """Join the seat of a program that could not be started and play it to the end
+    on the match's fallback, so that the match does not wait for it."""
+    return await Agent(bot, **agent_options).run()

@@ -28,7 +28,7 @@ from .botcall import BotCall, NoAnswer, action_id
 from .connection import (
     AgentError,
     Backoff,
-    ServerList,
+    Failover,
     bearer,
     describe,
     error_reason,
@@ -36,7 +36,6 @@ from .connection import (
     make_channel,
     parse_servers,
     read_root_cert,
-    redirect_target,
     stub,
     unary,
 )
@@ -180,18 +179,14 @@ class Agent:
 
     async def run(self) -> MatchResult:
         """Play until MatchOver, reconnecting as needed; raise AgentError if hopeless."""
-        attempt = 0
-        turns = ServerList(self.servers)
-        last_ok = time.monotonic()
-        #: Where a refusal said the match lives: the next attempt goes there at
-        #: once; the server list stays the fallback.
-        redirect = ""
+        # Where a refusal says the match lives, the next attempt goes at once;
+        # the server list stays the fallback.
+        failover = Failover(self.servers, self.options.backoff, self._rng)
         try:
             while True:
-                self.address = redirect or turns.current
-                followed, redirect = bool(redirect), ""
+                self.address = failover.next_address()
                 connects_before = self.connects + self.reconnects
-                hinted = False
+                refusal: grpc.aio.AioRpcError | None = None
                 try:
                     result = await self._session(self.address)
                     if result is not None:
@@ -202,32 +197,24 @@ class Agent:
                     if result is not None:
                         self.result = result
                         return result
-                    # A retry hint keeps this address aside for that long:
-                    # another server of the list is tried first.
-                    hinted = turns.refused(self.address, error)
-                    target = redirect_target(error)
-                    progressed = self.connects + self.reconnects > connects_before
-                    if target and target != self.address and (progressed or not followed):
-                        redirect = target
+                    refusal = error
                 except _Dropped:
                     log.info("connection dropped", agent=self.name)
                 except _StatusLost:
                     log.info("stream ended as an answer was written; reconnecting",
                              agent=self.name, address=self.address)
                 if self.connects + self.reconnects > connects_before:
-                    attempt, last_ok = 0, time.monotonic()
-                if time.monotonic() - last_ok > self.options.backoff.give_up_after:
+                    failover.progressed()
+                if refusal is not None:
+                    failover.refused(refusal)
+                if failover.exhausted:
                     raise AgentError(
                         f"{self.name}: no server of {','.join(self.servers)} took the seat "
                         f"for {self.options.backoff.give_up_after:.0f}s; giving up",
                         grpc.StatusCode.UNAVAILABLE)
-                if redirect:
-                    log.info("redirected", agent=self.name, to=redirect)
-                    continue
-                wait = turns.advance()
-                await asyncio.sleep(max(wait, 0.0 if hinted else
-                                        self.options.backoff.delay(attempt, self._rng)))
-                attempt += 1
+                if failover.redirect:
+                    log.info("redirected", agent=self.name, to=failover.redirect)
+                await failover.pause()
         finally:
             for task in self._thinking.values():
                 task.cancel()
@@ -360,7 +347,7 @@ class Agent:
             result = await self._fetch_result()
             if result is not None:
                 return result
-        if reason == "NOT_OWNER" or is_retryable(error):
+        if is_retryable(error):
             log.info("stream failed; will reconnect", agent=self.name, address=self.address,
                      error=describe(error))
             return None

@@ -6,8 +6,6 @@ servers and fail over between them.
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
@@ -15,15 +13,7 @@ import grpc
 import grpc.aio
 from twistarena.v1 import match_pb2, match_pb2_grpc, play_pb2, play_pb2_grpc
 
-from .connection import (
-    AgentError,
-    ServiceClient,
-    describe,
-    error_reason,
-    is_retryable,
-    make_channel,
-    stub,
-)
+from .connection import ServiceClient, stub
 from .convert import dict_to_struct
 
 FALLBACKS: dict[str, match_pb2.Fallback] = {"random": match_pb2.FALLBACK_RANDOM,
@@ -105,33 +95,22 @@ class MatchClient(ServiceClient):
         return replay
 
     async def watch(self, match_id: str, from_seq: int = 0) -> AsyncIterator[play_pb2.WatchMessage]:
-        """Spectator messages until MatchOver; reconnects and resumes after the last event."""
+        """Spectator messages until MatchOver; reconnects (following the owner a
+        refusal names, sparing a server for its retry hint) and resumes after the
+        last event."""
         next_seq = from_seq
-        attempt = 0
-        last_ok = time.monotonic()
-        while True:
-            address = self.servers[attempt % len(self.servers)]
-            channel = make_channel(address, self.root_cert, self.tls)
-            try:
-                stream = stub(play_pb2_grpc.WatchStub, channel).Watch(
-                    play_pb2.WatchRequest(match_id=match_id, from_seq=next_seq))
-                async for msg in stream:
-                    last_ok, attempt = time.monotonic(), 0
-                    kind = msg.WhichOneof("msg")
-                    if kind == "event":
-                        if msg.event.seq < next_seq:
-                            continue
-                        next_seq = msg.event.seq + 1
-                    yield msg
-                    if kind == "match_over":
-                        return
-                return
-            except grpc.aio.AioRpcError as error:
-                late = time.monotonic() - last_ok > self.backoff.give_up_after
-                if not is_retryable(error) or late:
-                    raise AgentError(f"watch {match_id} at {address}: {describe(error)}",
-                                     error.code(), error_reason(error)) from None
-            finally:
-                await channel.close()
-            await asyncio.sleep(self.backoff.delay(attempt))
-            attempt += 1
+
+        def open_watch(channel: grpc.aio.Channel) -> AsyncIterator[play_pb2.WatchMessage]:
+            return stub(play_pb2_grpc.WatchStub, channel).Watch(  # type: ignore[no-any-return]
+                play_pb2.WatchRequest(match_id=match_id, from_seq=next_seq))
+
+        async with self._follow(open_watch, f"watch {match_id}") as messages:
+            async for _address, msg in messages:
+                kind = msg.WhichOneof("msg")
+                if kind == "event":
+                    if msg.event.seq < next_seq:
+                        continue
+                    next_seq = msg.event.seq + 1
+                yield msg
+                if kind == "match_over":
+                    return

@@ -19,8 +19,9 @@ server assigns (from the matchmaking queue or from a tournament), and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,10 +35,8 @@ from .connection import (
     AgentError,
     Backoff,
     bearer,
-    describe,
     error_reason,
-    is_retryable,
-    make_channel,
+    follow_stream,
     parse_servers,
     read_root_cert,
     stub,
@@ -124,42 +123,38 @@ async def queue(server: str | Sequence[str], api_token: str, game: str, players:
                                            tournament_id=tournament_id, hosted=hosted)
     if house_fill_after is not None:
         request.house_fill_after_ms = max(0, int(house_fill_after * 1000))
-    attempt = 0
-    last_ok = time.monotonic()
-    #: A call broke: the server may hold the agent's place for it until it notices.
-    reconnecting = False
-    while True:
-        address = servers[attempt % len(servers)]
-        channel = make_channel(address, cert, tls)
-        try:
-            call = stub(matchmaking_pb2_grpc.MatchmakingStub, channel).Queue(
-                request, metadata=bearer(api_token))
-            async for update in call:
-                last_ok, attempt = time.monotonic(), 0
-                if update.WhichOneof("update") == "tournament_over":
-                    raise TournamentEnded(update.tournament_over)
-                if update.WhichOneof("update") == "assigned":
-                    assigned: matchmaking_pb2.MatchAssigned = update.assigned
-                    if not assigned.server_address:
-                        assigned.server_address = address
-                    return assigned
-                if on_status is not None:
-                    on_status(update.status)
-            raise AgentError(f"{address}: the queue stream ended without a match",
-                             grpc.StatusCode.UNKNOWN)
-        except grpc.aio.AioRpcError as error:
-            late = time.monotonic() - last_ok > policy.give_up_after
-            # Refused as already queued after a broken call: most likely that call's
-            # place, held until the server notices the break. Anything else, at once.
-            held = reconnecting and error_reason(error) == "ALREADY_QUEUED"
-            if not (is_retryable(error) or held) or late:
-                raise AgentError(f"queue at {address}: {describe(error)}", error.code(),
-                                 error_reason(error)) from None
-            reconnecting = True
-        finally:
-            await channel.close()
-        await asyncio.sleep(policy.delay(attempt))
-        attempt += 1
+    #: Queue calls made: from the second on, a call broke, and the server may hold
+    #: the agent's place for it until it notices.
+    calls = 0
+
+    def open_queue(channel: grpc.aio.Channel) -> AsyncIterator[matchmaking_pb2.QueueUpdate]:
+        nonlocal calls
+        calls += 1
+        updates: AsyncIterator[matchmaking_pb2.QueueUpdate] = stub(
+            matchmaking_pb2_grpc.MatchmakingStub, channel).Queue(
+            request, metadata=bearer(api_token))
+        return updates
+
+    def held(error: grpc.aio.AioRpcError) -> bool:
+        """Refused as already queued after a broken call: most likely that call's
+        place, held until the server notices the break. Anything else, at once."""
+        return calls > 1 and error_reason(error) == "ALREADY_QUEUED"
+
+    stream = follow_stream(servers, cert, tls, open_queue, "queue", policy, also_retry=held)
+    address = ",".join(servers)
+    async with contextlib.aclosing(stream) as updates:
+        async for address, update in updates:
+            if update.WhichOneof("update") == "tournament_over":
+                raise TournamentEnded(update.tournament_over)
+            if update.WhichOneof("update") == "assigned":
+                assigned: matchmaking_pb2.MatchAssigned = update.assigned
+                if not assigned.server_address:
+                    assigned.server_address = address
+                return assigned
+            if on_status is not None:
+                on_status(update.status)
+    raise AgentError(f"{address}: the queue stream ended without a match",
+                     grpc.StatusCode.UNKNOWN)
 
 
 async def queue_and_play(act: Any, server: str | Sequence[str], api_token: str, game: str,

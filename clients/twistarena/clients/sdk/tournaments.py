@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
@@ -13,16 +12,7 @@ from twistarena.league import GameResult, Standing
 from twistarena.league.standings import per_block
 from twistarena.v1 import match_pb2, tournaments_pb2, tournaments_pb2_grpc
 
-from .connection import (
-    AgentError,
-    Backoff,
-    ServiceClient,
-    describe,
-    error_reason,
-    is_retryable,
-    make_channel,
-    stub,
-)
+from .connection import AgentError, Backoff, ServiceClient, stub
 from .convert import dict_to_struct
 
 FORMATS: dict[str, tournaments_pb2.TournamentFormat] = {
@@ -93,29 +83,17 @@ class TournamentClient(ServiceClient):
                     give_up_after: float = 120.0) -> AsyncIterator[tournaments_pb2.Tournament]:
         """The record after every finished game, until the tournament is over; the
         stream is re-opened (on the next server) after a failure."""
-        attempt = 0
-        backoff = Backoff(give_up_after=give_up_after)
-        loop = asyncio.get_running_loop()
-        last_ok = loop.time()
-        while True:
-            address = self.servers[attempt % len(self.servers)]
-            channel = make_channel(address, self.root_cert, self.tls)
-            try:
-                stream = stub(tournaments_pb2_grpc.TournamentsStub, channel).WatchTournament(
-                    tournaments_pb2.WatchTournamentRequest(tournament_id=tournament_id))
-                async for record in stream:
-                    last_ok, attempt = loop.time(), 0
-                    yield record
-                    if record.status in wire.TOURNAMENT_OVER:
-                        return
-            except grpc.aio.AioRpcError as error:
-                if not is_retryable(error) or loop.time() - last_ok > give_up_after:
-                    raise AgentError(f"watch tournament at {address}: {describe(error)}",
-                                     error.code(), error_reason(error)) from None
-            finally:
-                await channel.close()
-            await asyncio.sleep(backoff.delay(attempt))
-            attempt += 1
+        def open_watch(channel: grpc.aio.Channel) -> AsyncIterator[tournaments_pb2.Tournament]:
+            return stub(  # type: ignore[no-any-return]
+                tournaments_pb2_grpc.TournamentsStub, channel).WatchTournament(
+                tournaments_pb2.WatchTournamentRequest(tournament_id=tournament_id))
+
+        async with self._follow(open_watch, "watch tournament",
+                                Backoff(give_up_after=give_up_after)) as records:
+            async for _address, record in records:
+                yield record
+                if record.status in wire.TOURNAMENT_OVER:
+                    return
 
 
 def standings_of(record: tournaments_pb2.Tournament) -> list[Standing]:

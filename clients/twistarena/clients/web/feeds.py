@@ -24,16 +24,8 @@ from typing import Any
 import grpc
 import grpc.aio
 import structlog
-from twistarena.clients.sdk.connection import (
-    Backoff,
-    describe,
-    error_reason,
-    is_retryable,
-    make_channel,
-    redirect_target,
-    stub,
-)
 from twistarena.clients.sdk.convert import MatchResult, oneof_to_dict, struct_to_dict
+from twistarena.link import Backoff, CallError, follow_stream, stub
 from twistarena.v1 import match_pb2, observations_pb2, play_pb2, play_pb2_grpc
 
 log = structlog.get_logger("twistarena.web")
@@ -48,6 +40,8 @@ IDLE_CLOSE_S = 10.0
 #: the latest view of each batch: a browser's cost is bounded by this rate, not by
 #: the match's speed (5 updates a second is as fast as anyone follows a card game).
 FLUSH_S = 0.2
+#: A feed gives up after a minute without a message from any node.
+FEED_BACKOFF = Backoff(give_up_after=60.0)
 
 JSON = dict[str, Any]
 
@@ -274,46 +268,29 @@ class MatchFeed:
 
     async def _follow(self) -> None:
         """Follow the match until it ends: reconnect, resume after the last event,
-        and go straight to the owner a NOT_OWNER refusal names."""
-        backoff = Backoff(give_up_after=60.0)
-        attempt, redirect = 0, ""
-        last_ok = time.monotonic()
-        while True:
-            address = redirect or self.servers[attempt % len(self.servers)]
-            followed, redirect = bool(redirect), ""
+        go straight to the owner a refusal names and spare a server for its retry
+        hint (``twistarena.link``'s policy)."""
+        def open_watch(channel: grpc.aio.Channel) -> AsyncIterator[play_pb2.WatchMessage]:
             next_seq = self.events[-1]["seq"] + 1 if self.events else 0
-            channel = make_channel(address, self.root_cert, self.tls)
-            try:
-                # Batched: events and views arrive together, a few times a second.
-                stream = stub(play_pb2_grpc.WatchStub, channel).Watch(play_pb2.WatchRequest(
-                    match_id=self.match_id, from_seq=next_seq, batched=True))
-                async for msg in stream:
+            # Batched: events and views arrive together, a few times a second.
+            return stub(play_pb2_grpc.WatchStub, channel).Watch(  # type: ignore[no-any-return]
+                play_pb2.WatchRequest(match_id=self.match_id, from_seq=next_seq, batched=True))
+
+        stream = follow_stream(self.servers, self.root_cert, self.tls, open_watch,
+                               f"watch {self.match_id}", FEED_BACKOFF)
+        try:
+            async with contextlib.aclosing(stream) as messages:
+                async for address, msg in messages:
                     if self.node != address:
                         self.node = address
                         if self.on_node is not None:
                             self.on_node(self.match_id, address)
-                    if self._locate_only:
+                    if self._locate_only or self._handle(msg):
                         return
-                    last_ok, attempt = time.monotonic(), 0
-                    if self._handle(msg):
-                        return
-                return
-            except grpc.aio.AioRpcError as error:
-                target = redirect_target(error)
-                if target and target != address and not followed:
-                    redirect = target
-                    continue
-                late = time.monotonic() - last_ok > backoff.give_up_after
-                if not is_retryable(error) or late:
-                    self.error = describe(error)
-                    self._publish({"type": "error", "error": self.error,
-                                   "reason": error_reason(error)})
-                    log.info("watch_failed", match_id=self.match_id, error=self.error)
-                    return
-            finally:
-                await channel.close()
-            await asyncio.sleep(backoff.delay(attempt))
-            attempt += 1
+        except CallError as error:
+            self.error = error.refusal
+            self._publish({"type": "error", "error": self.error, "reason": error.reason})
+            log.info("watch_failed", match_id=self.match_id, error=self.error)
 
 
 class FeedHub:

@@ -19,8 +19,8 @@ import grpc.aio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from twistarena.clients.sdk import AgentError, MatchClient, TournamentClient, get_agent
 from twistarena.clients.sdk.arenas import ArenaLadderClient, rating_json
-from twistarena.clients.sdk.connection import make_channel, parse_servers, read_root_cert, stub
 from twistarena.clients.sdk.versions import VersionClient
+from twistarena.link import make_channel, parse_servers, read_root_cert, stub
 from twistarena.v1 import match_pb2, tournaments_pb2
 
 from .feeds import FeedHub, MatchFeed

@@ -114,42 +114,28 @@ async def _runner(servers: list[str], nodes: list[ScriptedNode], tmp: Path) -> N
 
 @dataclass(frozen=True)
 class ClientPath:
+    """A client path: the contract method it calls, how a node serves it, how the
+    client is driven until it is served."""
+
+    module: Any
+    service: str
     method: str
-    kind: str
-    request_type: Any
-    response_type: Any
     serve: Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]
     drive: Callable[[list[str], list[ScriptedNode], Path], Awaitable[None]]
 
     def node(self, refusals: list[Refusal] | None = None) -> ScriptedNode:
-        return ScriptedNode(self.method, self.kind, self.request_type, self.response_type,
-                            self.serve, refusals)
+        return ScriptedNode(self.module, self.service, self.method, self.serve, refusals)
 
 
 PATHS = {
-    "sdk unary call": ClientPath("/twistarena.v1.Matches/GetMatch", "unary_unary",
-                                 match_pb2.GetMatchRequest, match_pb2.Match,
-                                 _serve_match, _unary),
-    "sdk agent": ClientPath("/twistarena.v1.Play/Play", "stream_stream",
-                            play_pb2.AgentMessage, play_pb2.ServerMessage,
-                            _serve_play, _agent),
-    "sdk watch": ClientPath("/twistarena.v1.Watch/Watch", "unary_stream",
-                            play_pb2.WatchRequest, play_pb2.WatchMessage,
-                            _serve_watch, _watch),
-    "sdk tournament watch": ClientPath("/twistarena.v1.Tournaments/WatchTournament",
-                                       "unary_stream",
-                                       tournaments_pb2.WatchTournamentRequest,
-                                       tournaments_pb2.Tournament,
+    "sdk unary call": ClientPath(match_pb2, "Matches", "GetMatch", _serve_match, _unary),
+    "sdk agent": ClientPath(play_pb2, "Play", "Play", _serve_play, _agent),
+    "sdk watch": ClientPath(play_pb2, "Watch", "Watch", _serve_watch, _watch),
+    "sdk tournament watch": ClientPath(tournaments_pb2, "Tournaments", "WatchTournament",
                                        _serve_tournament, _tournament_watch),
-    "sdk queue": ClientPath("/twistarena.v1.Matchmaking/Queue", "unary_stream",
-                            matchmaking_pb2.QueueRequest, matchmaking_pb2.QueueUpdate,
-                            _serve_queue, _queue),
-    "web feed": ClientPath("/twistarena.v1.Watch/Watch", "unary_stream",
-                           play_pb2.WatchRequest, play_pb2.WatchMessage,
-                           _serve_watch, _web_feed),
-    "runner": ClientPath("/twistarena.v1.Runners/Connect", "stream_stream",
-                         runners_pb2.RunnerReport, runners_pb2.RunnerCommand,
-                         _serve_connect, _runner),
+    "sdk queue": ClientPath(matchmaking_pb2, "Matchmaking", "Queue", _serve_queue, _queue),
+    "web feed": ClientPath(play_pb2, "Watch", "Watch", _serve_watch, _web_feed),
+    "runner": ClientPath(runners_pb2, "Runners", "Connect", _serve_connect, _runner),
 }
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import grpc
 import grpc.aio
+from google.protobuf.message_factory import GetMessageClass
 from twistarena.link import OWNER_KEY, REASON_KEY, RETRY_AFTER_KEY
 
 
@@ -37,15 +38,13 @@ Serve = Callable[[Any, grpc.aio.ServicerContext], Awaitable[Any]]
 
 
 class ScriptedNode:
-    """One method (``/package.Service/Method``) of kind ``unary_unary``,
-    ``unary_stream`` or ``stream_stream``; ``calls`` counts the calls it got."""
+    """One method of the contract (``module``'s ``service``/``method``, e.g.
+    ``play_pb2, "Watch", "Watch"``); ``calls`` counts the calls it got,
+    ``served`` those it served."""
 
-    def __init__(self, method: str, kind: str, request_type: Any, response_type: Any,
-                 serve: Serve, refusals: list[Refusal] | None = None) -> None:
-        self.method = method
-        self.kind = kind
-        self.request_type = request_type
-        self.response_type = response_type
+    def __init__(self, module: Any, service: str, method: str, serve: Serve,
+                 refusals: list[Refusal] | None = None) -> None:
+        self.descriptor = module.DESCRIPTOR.services_by_name[service].methods_by_name[method]
         self.serve = serve
         self.refusals = list(refusals or [])
         self.calls = 0
@@ -63,13 +62,16 @@ class ScriptedNode:
         return await self.serve(request, context)
 
     async def start(self) -> str:
-        service, name = self.method.strip("/").split("/")
-        make = getattr(grpc, f"{self.kind}_rpc_method_handler")
-        handler = make(self._handle, request_deserializer=self.request_type.FromString,
-                       response_serializer=self.response_type.SerializeToString)
+        method = self.descriptor
+        kind = "_".join("stream" if streaming else "unary" for streaming in
+                        (method.client_streaming, method.server_streaming))
+        make = getattr(grpc, f"{kind}_rpc_method_handler")
+        handler = make(self._handle,
+                       request_deserializer=GetMessageClass(method.input_type).FromString,
+                       response_serializer=GetMessageClass(method.output_type).SerializeToString)
         server = grpc.aio.server()
-        server.add_generic_rpc_handlers(
-            (grpc.method_handlers_generic_handler(service, {name: handler}),))
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+            method.containing_service.full_name, {method.name: handler}),))
         port = server.add_insecure_port("127.0.0.1:0")
         await server.start()
         self._server = server

@@ -73,8 +73,11 @@ def is_retryable(error: grpc.aio.AioRpcError,
 class Backoff:
     """Exponential backoff with jitter, so that a restarted server is not stampeded."""
 
+    #: The first retry's delay (its cap: half of it is fixed, half drawn).
     initial: float = 0.05
+    #: No delay is longer than this, however many attempts failed.
     maximum: float = 2.0
+    #: Each failed attempt multiplies the delay by this, up to ``maximum``.
     multiplier: float = 2.0
     #: Give up after this long without progress (a successful call, a message).
     give_up_after: float = 120.0

@@ -8,60 +8,12 @@ list, watch, replay) fail over between servers the same way agents do.
 
 from __future__ import annotations
 
-from twistarena.link import (
-    CHANNEL_OPTIONS,
-    FATAL_REASONS,
-    OWNER_KEY,
-    RETRY_AFTER_KEY,
-    RETRYABLE,
-    Backoff,
-    CallError,
-    Failover,
-    ServerList,
-    ServiceClient,
-    bearer,
-    call_with_failover,
-    describe,
-    error_reason,
-    follow_stream,
-    is_retryable,
-    make_channel,
-    metadata_value,
-    parse_servers,
-    read_root_cert,
-    redirect_target,
-    retry_after_s,
-    stub,
-    unary,
-)
+from twistarena.link import *  # noqa: F403  (the SDK's names for the link's parts)
+from twistarena.link import CallError
+from twistarena.link import __all__ as _LINK
 
 #: A failure retrying cannot fix (bad token, unknown match, seat taken over...) or
 #: that the policy gave up on: the SDK's name for ``twistarena.link.CallError``.
 AgentError = CallError
 
-__all__ = [
-    "CHANNEL_OPTIONS",
-    "FATAL_REASONS",
-    "OWNER_KEY",
-    "RETRYABLE",
-    "RETRY_AFTER_KEY",
-    "AgentError",
-    "Backoff",
-    "Failover",
-    "ServerList",
-    "ServiceClient",
-    "bearer",
-    "call_with_failover",
-    "describe",
-    "error_reason",
-    "follow_stream",
-    "is_retryable",
-    "make_channel",
-    "metadata_value",
-    "parse_servers",
-    "read_root_cert",
-    "redirect_target",
-    "retry_after_s",
-    "stub",
-    "unary",
-]
+__all__ = [*_LINK, "AgentError"]

@@ -18,10 +18,11 @@ import grpc.aio
 import pytest
 from twistarena.clients.sdk import Backoff, MatchClient, TournamentClient, play, queue
 from twistarena.clients.web import MatchFeed
-from twistarena.link import CallError
+from twistarena.link import CallError, call_with_failover, make_channel, stub
 from twistarena.runner import Runner, RunnerOptions
 from twistarena.v1 import (
     match_pb2,
+    match_pb2_grpc,
     matchmaking_pb2,
     play_pb2,
     runners_pb2,
@@ -195,3 +196,32 @@ def test_a_fatal_reason_is_not_retried() -> None:
 
     asyncio.run(scenario())
     assert node.calls == 1
+
+
+def test_a_callers_own_channels_serve_the_attempts_and_stay_open() -> None:
+    path = PATHS["sdk unary call"]
+    refuser, owner = path.node(), path.node()
+
+    async def scenario() -> None:
+        async with scripted_nodes(refuser, owner) as (first, owner_address):
+            refuser.refusals.append(Refusal(reason="NOT_OWNER", owner=owner_address))
+            opened: dict[str, grpc.aio.Channel] = {}
+
+            def channels(address: str) -> grpc.aio.Channel:
+                return opened.setdefault(address, make_channel(address))
+
+            def get_match(channel: grpc.aio.Channel) -> Awaitable[match_pb2.Match]:
+                call: Awaitable[match_pb2.Match] = stub(match_pb2_grpc.MatchesStub, channel
+                                                        ).GetMatch(match_pb2.GetMatchRequest(
+                                                            match_id="m1"))
+                return call
+
+            match = await call_with_failover([first], None, get_match, channels=channels)
+            assert match.match_id == "m1"
+            assert list(opened) == [first, owner_address]
+            assert (await get_match(opened[owner_address])).match_id == "m1"  # still open
+            for channel in opened.values():
+                await channel.close()
+
+    asyncio.run(scenario())
+    assert (refuser.calls, owner.served) == (1, 2)

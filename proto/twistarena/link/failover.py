@@ -81,7 +81,8 @@ class Backoff:
     multiplier: float = 2.0
     #: Give up after this long without progress (a successful call, a message).
     give_up_after: float = 120.0
-    #: Give up after this many failed attempts in a row as well (0: time alone bounds them).
+    #: Give up after this many refusals in a row as well, redirects included (0: time
+    #: alone bounds them).
     max_attempts: int = 0
 
     def delay(self, attempt: int, rng: random.Random | None = None) -> float:
@@ -138,8 +139,8 @@ class Failover:
     """One caller's way through its servers under one ``Backoff``.
 
     A loop asks ``next_address()``, calls it, says ``progressed()`` when the call
-    got somewhere, and on a retryable refusal says ``refused(error)``, checks
-    ``exhausted`` and awaits ``pause()`` (nothing when a redirect is to be
+    got somewhere, and on a retryable refusal says ``refused(error)``, then
+    checks ``exhausted`` and awaits ``pause()`` (nothing when a redirect is to be
     followed; else the wait a hint asks for, or the backoff's delay)."""
 
     def __init__(self, servers: Sequence[str], policy: Backoff | None = None,
@@ -147,8 +148,10 @@ class Failover:
         self.policy = policy or Backoff()
         self.turns = ServerList(servers)
         self.rng = rng
-        #: Failed attempts since the last progress.
+        #: Backoff delays taken since the last progress (the next delay's exponent).
         self.attempt = 0
+        #: Refusals since the last progress, redirects included.
+        self.failures = 0
         self.last_ok = time.monotonic()
         #: The address of the current attempt.
         self.address = ""
@@ -166,12 +169,14 @@ class Failover:
     def progressed(self) -> None:
         """The call got somewhere (a message, a seat): the backoff starts over, and
         a refusal naming an owner may be followed again."""
-        self.attempt, self.last_ok, self._followed = 0, time.monotonic(), False
+        self.attempt, self.failures, self.last_ok = 0, 0, time.monotonic()
+        self._followed = False
 
     def refused(self, error: grpc.aio.AioRpcError) -> None:
         """Note a retryable refusal of the current address: its retry hint keeps the
         address aside that long; the owner it names is called next, at once
         (unless this attempt was itself such a redirect, with no progress since)."""
+        self.failures += 1
         self._hinted = self.turns.refused(self.address, error)
         target = redirect_target(error)
         if target and target != self.address and not self._followed:
@@ -182,7 +187,7 @@ class Failover:
         """The policy's bounds are spent: too long, or too many attempts, without progress."""
         if time.monotonic() - self.last_ok > self.policy.give_up_after:
             return True
-        return 0 < self.policy.max_attempts <= self.attempt + 1
+        return 0 < self.policy.max_attempts <= self.failures
 
     def delay(self) -> float:
         """Seconds to wait before the next attempt (0 before following a redirect): the
@@ -218,9 +223,11 @@ async def call_with_failover(servers: Sequence[str], root_cert: bytes | None,
         try:
             return await fn(channel)
         except grpc.aio.AioRpcError as error:
-            if not is_retryable(error, retry_on) or failover.exhausted:
+            if not is_retryable(error, retry_on):
                 raise call_error(address, error) from None
             failover.refused(error)
+            if failover.exhausted:
+                raise call_error(address, error) from None
         finally:
             if channels is None:
                 await channel.close()
@@ -249,9 +256,10 @@ async def follow_stream(servers: Sequence[str], root_cert: bytes | None, tls: bo
             return
         except grpc.aio.AioRpcError as error:
             retry = is_retryable(error) or (also_retry is not None and also_retry(error))
+            if retry:
+                failover.refused(error)
             if not retry or failover.exhausted:
                 raise call_error(f"{what} at {address}", error) from None
-            failover.refused(error)
         finally:
             await channel.close()
         await failover.pause()

@@ -5,9 +5,10 @@ One Connect stream (runners.proto) per runner: it says how many seats it plays
 at once, and the server sends seat assignments down it. For each seat the
 runner fetches the version's archive (once per content hash: ``VersionCache``),
 starts the program in the sandbox as the seat joins (``ProgramBot``) and plays
-the seat over Play with the SDK, like any remote agent: the server stays the
-only referee. After the match it reports what the program did (ReportSeat) and
-frees the slot.
+the seat over Play through the program bridge, like any remote agent: the
+server stays the only referee. After the match it reports what the program did
+(ReportSeat) and frees the slot. Its channels and retries are
+``twistarena.link``'s; it never imports the author's SDK.
 
 Heartbeats go on their own clock, whatever else the stream carries: the node
 renews the session and the seats' holds on them, so a runner finishing many

@@ -71,7 +71,9 @@ def is_retryable(error: grpc.aio.AioRpcError,
 
 @dataclass(frozen=True, slots=True)
 class Backoff:
-    """Exponential backoff with jitter, so that a restarted server is not stampeded."""
+    """Exponential backoff with jitter, so that a restarted server is not stampeded,
+    and the bounds of a caller's retries: how long without progress, and how many
+    refusals in a row, before it gives up."""
 
     #: The first retry's delay (its cap: half of it is fixed, half drawn).
     initial: float = 0.05

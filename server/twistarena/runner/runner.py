@@ -39,6 +39,7 @@ from typing import Any
 
 import grpc
 import structlog
+from twistarena import wire
 from twistarena.clients.bridge import ProgramBot, bridged_agent, run_bridged
 from twistarena.clients.sdk import Agent, AgentError, NoAnswer
 from twistarena.clients.sdk.connection import Backoff, bearer, describe, make_channel, stub
@@ -50,7 +51,7 @@ from .seatstats import seat_program, seat_stats, unstartable_stats
 
 log = structlog.get_logger("twistarena.runner")
 
-SESSION_KEY = "twistarena-runner-session"
+SESSION_KEY = wire.RUNNER_SESSION_KEY
 #: Reconnection delays: quick at first, at most 10 s apart, never giving up.
 RECONNECT = Backoff(initial=0.2, maximum=10.0)
 #: Longest FetchVersion or ReportSeat call.

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, TypeVar
 
 import grpc
 import grpc.aio
+from twistarena import wire
 
 T = TypeVar("T")
 
@@ -50,9 +51,9 @@ FATAL_REASONS = frozenset({"TAKEN_OVER", "BAD_TOKEN", "UNKNOWN_MATCH", "MALFORME
 
 #: Trailing metadata of a NOT_OWNER or STORE_UNAVAILABLE refusal: HOST:PORT of the
 #: node that owns the match (or will).
-OWNER_KEY = "twistarena-owner"
+OWNER_KEY = wire.OWNER_KEY
 #: Trailing metadata of a refusal: do not call this server again before this many ms.
-RETRY_AFTER_KEY = "twistarena-retry-after-ms"
+RETRY_AFTER_KEY = wire.RETRY_AFTER_KEY
 
 
 class AgentError(Exception):
@@ -112,7 +113,7 @@ def metadata_value(metadata: object, key: str) -> str:
 
 def error_reason(error: grpc.aio.AioRpcError) -> str:
     """The machine-readable ``twistarena-reason`` trailer of a failed call."""
-    return metadata_value(error.trailing_metadata(), "twistarena-reason")
+    return metadata_value(error.trailing_metadata(), wire.REASON_KEY)
 
 
 def redirect_target(error: grpc.aio.AioRpcError) -> str:
@@ -237,7 +238,7 @@ async def call_with_failover(servers: Sequence[str], root_cert: bytes | None,
 
 def bearer(token: str | None) -> tuple[tuple[str, str], ...]:
     """Call metadata carrying ``token`` as a bearer token (nothing without one)."""
-    return (("authorization", f"Bearer {token}"),) if token else ()
+    return ((wire.AUTHORIZATION_KEY, f"Bearer {token}"),) if token else ()
 
 
 async def unary(stub_class: Any, method: str, request: Any, servers: Sequence[str],

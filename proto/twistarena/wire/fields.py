@@ -7,10 +7,14 @@ parts' building blocks.
 
 from __future__ import annotations
 
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 #: Wire types of the fields written by hand.
 VARINT, LEN = 0, 2
+#: Field types written length-delimited.
+_DELIMITED = frozenset({FieldDescriptor.TYPE_MESSAGE, FieldDescriptor.TYPE_STRING,
+                        FieldDescriptor.TYPE_BYTES})
 
 
 def varint(value: int) -> bytes:
@@ -50,6 +54,17 @@ def field_number(message: type[Message], name: str) -> int:
     """The contract's number of field ``name`` of ``message``."""
     number: int = message.DESCRIPTOR.fields_by_name[name].number
     return number
+
+
+def field_keys(message: type[Message], *names: str) -> tuple[bytes, ...]:
+    """The keys of fields ``names`` of ``message``, each with the wire type its kind
+    takes: length-delimited for a message, a string, bytes or a packed repeated
+    scalar, varint for a single integer or bool."""
+    by_name = message.DESCRIPTOR.fields_by_name
+    return tuple(field_key(by_name[name].number,
+                           LEN if by_name[name].type in _DELIMITED or by_name[name].is_repeated
+                           else VARINT)
+                 for name in names)
 
 
 def string_field(key: bytes, text: str) -> bytes:

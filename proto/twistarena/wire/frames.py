@@ -15,14 +15,15 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
+from google.protobuf import timestamp_pb2
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import observations_pb2 as opb
 from twistarena.v1 import play_pb2 as ppb
 
 from .fields import (
     LEN,
-    VARINT,
     field_key,
+    field_keys,
     field_number,
     length_delimited,
     string_field,
@@ -38,31 +39,23 @@ from .messages import (
 )
 from .schemas import compiled_struct, message_encoder, native, schema
 
-_DR = ppb.DecisionRequest
-_MATCH_ID_KEY = field_key(field_number(_DR, "match_id"), LEN)
-_DECISION_ID_KEY = field_key(field_number(_DR, "decision_id"), VARINT)
-_SEAT_KEY = field_key(field_number(_DR, "seat"), VARINT)
-_OBSERVATION_KEY = field_key(field_number(_DR, "observation"), LEN)
-_DEADLINE_KEY = field_key(field_number(_DR, "deadline"), LEN)
-_TIME_LEFT_KEY = field_key(field_number(_DR, "time_left_ms"), VARINT)
-_DR_ACCEPTED_KEY = field_key(field_number(_DR, "accepted"), LEN)
-_DR_EVENTS_KEY = field_key(field_number(_DR, "events"), LEN)
-_BATCH_ACCEPTED_KEY = field_key(field_number(ppb.SeatBatch, "accepted"), LEN)
-_SEAT_BATCH_EVENTS_KEY = field_key(field_number(ppb.SeatBatch, "events"), LEN)
-_SM = ppb.ServerMessage
-_SM_DECISION_KEY = field_key(field_number(_SM, "decision"), LEN)
-_SM_ACCEPTED_KEY = field_key(field_number(_SM, "accepted"), LEN)
-_SM_EVENT_KEY = field_key(field_number(_SM, "event"), LEN)
-_SM_BATCH_KEY = field_key(field_number(_SM, "batch"), LEN)
-_WM_EVENT_KEY = field_key(field_number(ppb.WatchMessage, "event"), LEN)
-_WM_VIEW_KEY = field_key(field_number(ppb.WatchMessage, "view"), LEN)
-_WM_BATCH_KEY = field_key(field_number(ppb.WatchMessage, "batch"), LEN)
-_BATCH_EVENTS_KEY = field_key(field_number(ppb.WatchBatch, "events"), LEN)
-_BATCH_VIEW_KEY = field_key(field_number(ppb.WatchBatch, "view"), LEN)
-_ACCEPTED_DECISION_KEY = field_key(field_number(ppb.AnswerAccepted, "decision_id"), VARINT)
-_ACCEPTED_ACTION_KEY = field_key(field_number(ppb.AnswerAccepted, "action_id"), VARINT)
-_TS_SECONDS_KEY = field_key(1, VARINT)
-_TS_NANOS_KEY = field_key(2, VARINT)
+_DR, _SM = ppb.DecisionRequest, ppb.ServerMessage
+(_MATCH_ID_KEY, _DECISION_ID_KEY, _SEAT_KEY, _OBSERVATION_KEY, _DEADLINE_KEY, _TIME_LEFT_KEY,
+ _DR_ACCEPTED_KEY, _DR_EVENTS_KEY) = field_keys(
+    _DR, "match_id", "decision_id", "seat", "observation", "deadline", "time_left_ms",
+    "accepted", "events")
+_BATCH_ACCEPTED_KEY, _SEAT_BATCH_EVENTS_KEY = field_keys(ppb.SeatBatch, "accepted", "events")
+_SM_DECISION_KEY, _SM_ACCEPTED_KEY, _SM_EVENT_KEY, _SM_BATCH_KEY, _SM_JOINED_KEY = field_keys(
+    _SM, "decision", "accepted", "event", "batch", "joined")
+_WM_EVENT_KEY, _WM_VIEW_KEY, _WM_BATCH_KEY = field_keys(ppb.WatchMessage, "event", "view",
+                                                        "batch")
+_BATCH_EVENTS_KEY, _BATCH_VIEW_KEY = field_keys(ppb.WatchBatch, "events", "view")
+_ACCEPTED_DECISION_KEY, _ACCEPTED_ACTION_KEY = field_keys(ppb.AnswerAccepted, "decision_id",
+                                                          "action_id")
+_TS_SECONDS_KEY, _TS_NANOS_KEY = field_keys(timestamp_pb2.Timestamp, "seconds", "nanos")
+_JOINED_SEAT_KEY, _JOINED_OPTIONS_KEY = field_keys(ppb.Joined, "seat", "game_options")
+(_AM_ANSWER_KEY,) = field_keys(ppb.AgentMessage, "answer")
+_ANSWER_DECISION_KEY, _ANSWER_ACTION_KEY = field_keys(ppb.Answer, "decision_id", "action_id")
 #: The compiled writer of a DecisionRequest's frame (None: not built).
 _FRAMES = native.DecisionFrames(tuple(
     [field_number(_DR, name) for name in ("decision_id", "seat", "observation", "deadline",
@@ -221,9 +214,6 @@ def seat_batch_message(accepted: bytes, events: Sequence[bytes]) -> bytes:
     return length_delimited(_SM_BATCH_KEY, body)
 
 
-_SM_JOINED_KEY = field_key(field_number(_SM, "joined"), LEN)
-_JOINED_SEAT_KEY = field_key(field_number(ppb.Joined, "seat"), VARINT)
-_JOINED_OPTIONS_KEY = field_key(field_number(ppb.Joined, "game_options"), LEN)
 
 
 def joined_without_seat(match_id: str, game_id: str, num_players: int,
@@ -269,9 +259,6 @@ def event_watch_message(event_bytes: bytes) -> bytes:
     return length_delimited(_WM_EVENT_KEY, event_bytes)
 
 
-_AM_ANSWER_KEY = field_key(field_number(ppb.AgentMessage, "answer"), LEN)
-_ANSWER_DECISION_KEY = field_key(field_number(ppb.Answer, "decision_id"), VARINT)
-_ANSWER_ACTION_KEY = field_key(field_number(ppb.Answer, "action_id"), VARINT)
 
 
 def answer_message(decision_id: int, action_id: int) -> bytes:

@@ -10,12 +10,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from google.protobuf.descriptor_pb2 import FieldDescriptorProto
 from google.protobuf.message import Message
 from twistarena.v1 import play_pb2 as ppb
 
 from .fields import field_number
 
 _DR, _SM = ppb.DecisionRequest, ppb.ServerMessage
+_PACKAGE = "twistarena.wire.narrow"
+_UINT64, _INT32 = FieldDescriptorProto.TYPE_UINT64, FieldDescriptorProto.TYPE_INT32
+#: The narrow messages: message -> field -> (the contract's message that numbers it,
+#: its scalar type, or the narrow message it holds: "*" for a repeated one).
+_NARROW_MESSAGES: dict[str, dict[str, tuple[type[Message], int | str]]] = {
+    "ActionId": {"id": (ppb.LegalAction, _INT32)},
+    "AcceptedId": {"decision_id": (ppb.AnswerAccepted, _UINT64)},
+    "DecisionIds": {"decision_id": (_DR, _UINT64), "legal_actions": (_DR, "*ActionId"),
+                    "accepted": (_DR, "AcceptedId")},
+    "BatchIds": {"accepted": (ppb.SeatBatch, "AcceptedId")},
+    "ServerMessageIds": {"decision": (_SM, "DecisionIds"), "batch": (_SM, "BatchIds")},
+}
 
 
 def message_kind(message: bytes) -> int:
@@ -33,38 +46,24 @@ def _narrow_classes() -> type[Message]:
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
     file = descriptor_pb2.FileDescriptorProto(
-        name="twistarena/wire/narrow.proto", package="twistarena.wire.narrow", syntax="proto3")
-    field = descriptor_pb2.FieldDescriptorProto
-    action = file.message_type.add(name="ActionId")
-    action.field.add(name="id", number=field_number(ppb.LegalAction, "id"),
-                     type=field.TYPE_INT32, label=field.LABEL_OPTIONAL)
-    accepted = file.message_type.add(name="AcceptedId")
-    accepted.field.add(name="decision_id", number=field_number(ppb.AnswerAccepted, "decision_id"),
-                       type=field.TYPE_UINT64, label=field.LABEL_OPTIONAL)
-    decision = file.message_type.add(name="DecisionIds")
-    decision.field.add(name="decision_id", number=field_number(_DR, "decision_id"),
-                       type=field.TYPE_UINT64, label=field.LABEL_OPTIONAL)
-    decision.field.add(name="legal_actions", number=field_number(_DR, "legal_actions"),
-                       type=field.TYPE_MESSAGE, label=field.LABEL_REPEATED,
-                       type_name=".twistarena.wire.narrow.ActionId")
-    decision.field.add(name="accepted", number=field_number(_DR, "accepted"),
-                       type=field.TYPE_MESSAGE, label=field.LABEL_OPTIONAL,
-                       type_name=".twistarena.wire.narrow.AcceptedId")
-    batch = file.message_type.add(name="BatchIds")
-    batch.field.add(name="accepted", number=field_number(ppb.SeatBatch, "accepted"),
-                    type=field.TYPE_MESSAGE, label=field.LABEL_OPTIONAL,
-                    type_name=".twistarena.wire.narrow.AcceptedId")
-    server = file.message_type.add(name="ServerMessageIds")
-    server.field.add(name="decision", number=field_number(_SM, "decision"),
-                     type=field.TYPE_MESSAGE, label=field.LABEL_OPTIONAL,
-                     type_name=".twistarena.wire.narrow.DecisionIds")
-    server.field.add(name="batch", number=field_number(_SM, "batch"),
-                     type=field.TYPE_MESSAGE, label=field.LABEL_OPTIONAL,
-                     type_name=".twistarena.wire.narrow.BatchIds")
+        name="twistarena/wire/narrow.proto", package=_PACKAGE, syntax="proto3")
+    field = FieldDescriptorProto
+    for name, fields in _NARROW_MESSAGES.items():
+        message = file.message_type.add(name=name)
+        for field_name, (contract, kind) in fields.items():
+            number = field_number(contract, field_name)
+            if isinstance(kind, int):
+                message.field.add(name=field_name, number=number, type=kind,
+                                  label=field.LABEL_OPTIONAL)
+            else:
+                message.field.add(name=field_name, number=number, type=field.TYPE_MESSAGE,
+                                  label=field.LABEL_REPEATED if kind.startswith("*")
+                                  else field.LABEL_OPTIONAL,
+                                  type_name=f".{_PACKAGE}.{kind.lstrip('*')}")
     pool = descriptor_pool.DescriptorPool()
     pool.Add(file)
     cls: type[Message] = message_factory.GetMessageClass(
-        pool.FindMessageTypeByName("twistarena.wire.narrow.ServerMessageIds"))
+        pool.FindMessageTypeByName(f"{_PACKAGE}.ServerMessageIds"))
     return cls
 
 

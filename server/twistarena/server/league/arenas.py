@@ -57,8 +57,6 @@ def arena_id_of(game_id: str, num_players: int) -> str:
     return f"{game_id}-{num_players}"
 
 
-
-
 async def arena_match_ids(store: Store, arena_id: str, agent_id: str, offset: int,
                           count: int) -> list[str]:
     """Rated arena matches, newest first: of one arena, of one agent (in every

@@ -12,6 +12,7 @@ from twistarena.bots import make_bot
 from twistarena.clients.sdk import Agent, Backoff, MatchClient
 from twistarena.clients.sdk.localbots import seat_agents
 from twistarena.v1 import play_pb2
+from twistarena.wire import REASON_KEY
 
 from .helpers import acknowledged_in_log, replay_problems, run
 
@@ -92,7 +93,7 @@ async def _cut_while_answering(streams: int) -> list[Agent]:
             answers += 1
             if answers == 5:
                 await context.abort(grpc.StatusCode.UNAVAILABLE, "cut",
-                                    trailing_metadata=(("twistarena-reason",
+                                    trailing_metadata=((REASON_KEY,
                                                         "STORE_UNAVAILABLE"),))
 
     server = grpc.aio.server()

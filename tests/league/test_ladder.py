@@ -118,6 +118,14 @@ def test_tables_respect_the_cap_prefer_uncertain_and_close_players() -> None:
     assert all(len(set(t)) == 2 for t in tables)
 
 
+def test_two_versions_of_one_agent_never_share_a_table() -> None:
+    """The caller names each rung's agent; the ladder does not read it off the key."""
+    rungs = [Rung("a@1", Rating(25, 8), agent_id="a"), Rung("a@2", Rating(25, 8), agent_id="a"),
+             Rung("b@1", Rating(25, 8), agent_id="b")]
+    tables = pick_tables(rungs, players=2, max_concurrent=5, tables=10, rng=random.Random(0))
+    assert tables and all(sorted(t) != ["a@1", "a@2"] for t in tables)
+
+
 def test_house_rungs_fill_only_when_agents_run_short() -> None:
     house = [Rung("house:random", Rating(15, 1), house=True),
              Rung("house:heuristic", Rating(30, 1), house=True)]

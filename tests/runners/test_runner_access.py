@@ -21,10 +21,9 @@ from twistarena.clients.sdk.tournaments import TournamentClient
 from twistarena.storage import Holder, Store
 from twistarena.v1 import runners_pb2 as rpb
 from twistarena.v1 import runners_pb2_grpc as rgrpc
+from twistarena.wire import RUNNER_SESSION_KEY
 
 from tests.support.hosting import FIRST_LEGAL, store_version
-
-SESSION_KEY = "twistarena-runner-session"
 
 
 class RawRunner:
@@ -41,7 +40,7 @@ class RawRunner:
     def metadata(self, session: bool = True) -> tuple[tuple[str, str], ...]:
         pairs: tuple[tuple[str, str], ...] = (
             (("authorization", f"Bearer {self.token}"),) if self.token else ())
-        return (*pairs, (SESSION_KEY, self.welcome.session_key)) if session else pairs
+        return (*pairs, (RUNNER_SESSION_KEY, self.welcome.session_key)) if session else pairs
 
     async def connect(self) -> RawRunner:
         self.call = self.stub.Connect(metadata=self.metadata(session=False))

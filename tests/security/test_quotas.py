@@ -13,6 +13,7 @@ from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 from twistarena.v1 import matchmaking_pb2 as kpb
 from twistarena.v1 import matchmaking_pb2_grpc as kgrpc
+from twistarena.wire import RETRY_AFTER_KEY
 
 from tests.security.hostile import limited_server
 from tests.support.agents import Agent, create, options, run, tokens
@@ -184,7 +185,7 @@ def test_a_returning_seat_is_not_a_new_join_and_a_refusal_says_when(valkey: Any)
                 assert code is grpc.StatusCode.RESOURCE_EXHAUSTED and reason == "RATE_LIMITED"
                 assert "joins_per_minute_per_peer" in details
                 trailing = dict(await newcomer.call.trailing_metadata())
-                assert 0 < int(trailing["twistarena-retry-after-ms"]) <= 10_000
+                assert 0 < int(trailing[RETRY_AFTER_KEY]) <= 10_000
         run(main())
 
 

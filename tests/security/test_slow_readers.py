@@ -14,6 +14,7 @@ from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 from twistarena.v1 import play_pb2 as ppb
 from twistarena.v1 import play_pb2_grpc as pgrpc
+from twistarena.wire import REASON_KEY
 
 from tests.security.hostile import limited_server
 from tests.support.agents import Agent, create, options, play_to_end, random_chooser, run, tokens
@@ -21,7 +22,6 @@ from tests.support.waiting import wait_until
 
 #: A client whose receive window never grows: what it does not read stays on the server.
 SMALL_WINDOW = (("grpc.http2.bdp_probe", 0),)
-REASON = "twistarena-reason"
 
 
 async def read_all(call: Any) -> tuple[list[Any], grpc.StatusCode, str]:
@@ -31,7 +31,7 @@ async def read_all(call: Any) -> tuple[list[Any], grpc.StatusCode, str]:
         async for msg in call:
             messages.append(msg)
     except aio.AioRpcError as err:
-        reason = next((v for k, v in err.trailing_metadata() or () if k == REASON), "")
+        reason = next((v for k, v in err.trailing_metadata() or () if k == REASON_KEY), "")
         return messages, err.code(), reason
     return messages, grpc.StatusCode.OK, ""
 

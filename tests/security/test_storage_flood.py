@@ -100,7 +100,7 @@ def test_a_storage_flood_stops_at_the_caps_and_deleting_frees_room(
             assert await store.versions.numbers(agent_id, [vids[0], third.version_id]) \
                 == [1, 3]
             await store.versions.activate(agent_id, third.version_id)
-            assert [n for n, _ in await store.arenas.active_versions([agent_id])] == [3]
+            assert [n for n, _ in await store.versions.active_versions([agent_id])] == [3]
             # A version a seat may be playing is not deleted.
             await store.versions.note_playing(agent_id, vids[0], "m:0", 2**62)
             playing = await refusal(owner.delete(vids[0]))

@@ -106,3 +106,26 @@ def test_every_field_and_message_is_documented() -> None:
             if not above.startswith("//"):
                 undocumented.append(f"{path.name}:{i + 1}: {stripped}")
     assert not undocumented, "undocumented:\n" + "\n".join(undocumented)
+
+
+def test_metadata_keys_are_spelled_once_and_documented() -> None:
+    """Servers and clients read the contract's metadata keys from ``twistarena.wire``:
+    no other module of ours spells one, and the docs name each as it is spelled."""
+    from twistarena.wire import metadata
+
+    spelled = {value for name, value in vars(metadata).items() if name.endswith("_KEY")}
+    assert spelled >= {"twistarena-reason", "twistarena-owner", "twistarena-retry-after-ms",
+                       "twistarena-runner-session"}
+    documented = (ROOT / "docs" / "protocol.md").read_text() + \
+        (PROTO_DIR / "runners.proto").read_text()
+    assert all(key in documented for key in spelled if key.startswith("twistarena-"))
+    home = Path(metadata.__file__).resolve()
+    again = []
+    for top in ("engine", "proto", "server", "clients"):
+        for path in (ROOT / top / "twistarena").rglob("*.py"):
+            if path.resolve() == home or path.name.endswith("_pb2.py"):
+                continue
+            source = path.read_text()
+            again += [(path.name, key) for key in spelled
+                      if f'"{key}"' in source or f"'{key}'" in source]
+    assert not again

@@ -33,6 +33,7 @@ from twistarena.server.embedded import free_port
 from twistarena.server.league.matchmaker import MATCHMADE_JOIN_MS
 from twistarena.storage import keys
 from twistarena.v1 import match_pb2, matchmaking_pb2, matchmaking_pb2_grpc
+from twistarena.wire import REASON_KEY
 
 from tests.clients.helpers import run
 from tests.support.server import InProcessServer
@@ -114,6 +115,30 @@ def test_an_agent_already_queued_cannot_queue_twice(server: Any) -> None:
         with pytest.raises(AgentError) as err:
             await queue(server.target, "not-a-token", "twhist", 5)
         assert err.value.code == grpc.StatusCode.UNAUTHENTICATED
+
+    run(scenario(), 30)
+
+
+def test_a_hold_stored_with_a_fractional_ms_is_read_as_a_hold(server: Any, valkey: Any) -> None:
+    """A queue hold is ``<game>:<players>:<ms>``; one stored with a fractional ms (as
+    another writer may store it) still holds the agent: a second Queue call is
+    refused as already queued, not failed on the text."""
+    async def scenario() -> None:
+        agent_id, token = await register_agent(server.target, "fractional")
+        store = redis.asyncio.from_url(valkey.url)
+        channel = make_channel(server.target)
+        try:
+            await store.hset(keys.AGENT_QUEUED, agent_id, f"twhist:5:{time.time() * 1000:.3f}")
+            call = stub(matchmaking_pb2_grpc.MatchmakingStub, channel).Queue(
+                matchmaking_pb2.QueueRequest(game_id="twhist", num_players=5),
+                metadata=bearer(token))
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await call.read()
+            assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert dict(refused.value.trailing_metadata() or ())[REASON_KEY] == "ALREADY_QUEUED"
+        finally:
+            await channel.close()
+            await store.aclose()
 
     run(scenario(), 30)
 

@@ -12,6 +12,7 @@ from twistarena import engine, wire
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import observations_pb2 as opb
 from twistarena.v1 import play_pb2 as ppb
+from twistarena.wire import actions
 
 GAMES = list(engine.GAME_IDS)
 
@@ -217,5 +218,5 @@ def test_matches_with_the_same_game_players_and_options_share_a_vocabulary() -> 
     # Bounded: the least recently used goes first.
     for n in range(wire.VOCABULARIES_KEPT):
         wire.match_vocabulary("twisted", 4, {"n": n})
-    assert len(wire._VOCABULARIES) == wire.VOCABULARIES_KEPT
+    assert len(actions._VOCABULARIES) == wire.VOCABULARIES_KEPT
     assert wire.match_vocabulary("twhist", 4, twhist) is not shared

@@ -18,7 +18,14 @@ import pytest
 from twistarena import engine, wire
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import observations_pb2 as opb
-from twistarena.wire import OBSERVATION_CLASSES, PUBLIC_VIEW_CLASSES, _encode, game_message
+from twistarena.wire import (
+    OBSERVATION_CLASSES,
+    PUBLIC_VIEW_CLASSES,
+    _encode,
+    frames,
+    game_message,
+    schemas,
+)
 
 
 def test_this_build_has_the_compiled_encoder_for_every_game_message() -> None:
@@ -26,7 +33,7 @@ def test_this_build_has_the_compiled_encoder_for_every_game_message() -> None:
     is made only of field kinds it writes."""
     assert wire.compiled()
     for cls in (*OBSERVATION_CLASSES.values(), *PUBLIC_VIEW_CLASSES.values()):
-        assert wire._schema(cls.DESCRIPTOR) is not None, cls.__name__
+        assert schemas.schema(cls.DESCRIPTOR) is not None, cls.__name__
 
 
 def _library(cls: Any, data: Any) -> bytes:
@@ -76,7 +83,7 @@ def test_data_it_does_not_write_goes_to_the_library() -> None:
     string for a number: the schema refuses it, and the encoder gives what the
     library gives (bytes, or the library's own error)."""
     encode = wire.message_encoder(opb.TwistedSeat)
-    schema = wire._schema(opb.TwistedSeat.DESCRIPTOR)
+    schema = schemas.schema(opb.TwistedSeat.DESCRIPTOR)
     good = {"seat": 1, "hand_count": -3, "plus_pile": [12, -7, 300], "minus_pile": [],
             "minus_face_down": 0, "round_score": 2**31 - 1, "total": -2**31}
     assert schema.encode(good) == encode(good) == _library(opb.TwistedSeat, good)
@@ -97,7 +104,7 @@ def test_a_nested_message_longer_than_127_bytes_gets_a_longer_length() -> None:
              for s, size in enumerate((0, 1, 60, 127, 2000))]
     data = {"game": "twisted", "seat": 2, "hand": [13, 14], "seats": seats}
     assert wire.message_encoder(cls)(data) == _library(cls, data)
-    assert wire._schema(cls.DESCRIPTOR).encode(data) == _library(cls, data)
+    assert schemas.schema(cls.DESCRIPTOR).encode(data) == _library(cls, data)
 
 
 def test_a_schema_refuses_fields_it_cannot_write() -> None:
@@ -179,7 +186,7 @@ def test_a_decision_requests_frame_is_byte_for_byte_the_joined_fields() -> None:
                  for _ in range(rng.randint(0, 6))]
         deadline = rng.choice([0, 999_999_999, 1_000_000_000, 1_795_777_330_550_123_456])
         body = wire.decision_body(match_id, did, seat, observation, legal, deadline)
-        assert body == wire._decision_body(match_id, did, seat, observation, legal, deadline)
+        assert body == frames._decision_body(match_id, did, seat, observation, legal, deadline)
         accepted = rng.choice([b"", wire.accepted(did, rng.randint(0, 300))])
         events = [bytes([rng.randrange(256)]) * rng.choice([0, 3, 200])
                   for _ in range(rng.randint(0, 4))]
@@ -236,7 +243,7 @@ def test_a_part_the_compiled_loop_refuses_goes_to_the_library() -> None:
     encoder = wire.ObservationEncoder("twisted")
     parts = [("first", 1, lambda: first), ("odd", 1, lambda: odd), ("every time", None,
                                                                      lambda: {"seat": 3})]
-    expected = wire.length_delimited(wire._OBSERVATION_MEMBER_KEYS["twisted"], b"".join(
+    expected = wire.length_delimited(frames._OBSERVATION_MEMBER_KEYS["twisted"], b"".join(
         _library(cls, data) for data in (first, odd, {"seat": 3})))
     assert encoder.encode(parts) == expected
     assert encoder._slots == {"first": (1, _library(cls, first)), "odd": (1, _library(cls, odd))}
@@ -264,7 +271,7 @@ def test_the_compiled_loop_survives_parts_and_versions_that_change_what_it_reads
         return first
 
     parts += [("first", None, build_and_clear), ("later", None, _unbuilt)] * 50
-    expected = wire.length_delimited(wire._OBSERVATION_MEMBER_KEYS["twisted"],
+    expected = wire.length_delimited(frames._OBSERVATION_MEMBER_KEYS["twisted"],
                                      _library(cls, first))
     assert wire.ObservationEncoder("twisted").encode(parts) == expected
 

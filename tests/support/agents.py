@@ -14,8 +14,7 @@ from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 from twistarena.v1 import play_pb2 as ppb
 from twistarena.v1 import play_pb2_grpc as pgrpc
-
-REASON_KEY = "twistarena-reason"
+from twistarena.wire import REASON_KEY
 
 
 def run(coro: Any, timeout: float = 120.0) -> Any:

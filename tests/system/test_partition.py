@@ -22,6 +22,7 @@ import grpc
 import pytest
 import redis
 from twistarena.clients.sdk import MatchClient
+from twistarena.wire import RETRY_AFTER_KEY
 
 from tests.clients.helpers import Acknowledgements, replay_problems, run
 from tests.support import agents as raw
@@ -109,7 +110,7 @@ def test_a_cut_node_turns_agents_away_and_its_matches_acknowledge_within_a_lease
           f"cut (lease {LEASE_MS / 1000:g} s)")
     assert refusal["code"] == grpc.StatusCode.UNAVAILABLE
     assert refusal["reason"] == "STORE_UNAVAILABLE"
-    assert int(refusal["trailers"]["twistarena-retry-after-ms"]) > 0
+    assert int(refusal["trailers"][RETRY_AFTER_KEY]) > 0
     assert refusal["took"] < 0.5, refusal
     assert all(r.reason == "COMPLETED" for r in out["results"])
     for match_id, replay in out["replays"].items():

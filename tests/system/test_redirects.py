@@ -15,6 +15,7 @@ import grpc
 import redis
 from twistarena.clients.sdk import MatchClient, practice
 from twistarena.v1 import play_pb2, play_pb2_grpc
+from twistarena.wire import OWNER_KEY, REASON_KEY, RETRY_AFTER_KEY
 
 from tests.clients.helpers import run
 from tests.support.nodes import owners, start_nodes
@@ -76,7 +77,7 @@ def test_a_dead_owner_is_never_named_once_it_missed_its_renewals(store: ValkeyPr
                 seen.append((outcome, trailers))
                 if outcome == "joined":
                     return seen, dead.address
-                wait_ms = int(trailers.get("twistarena-retry-after-ms", "50"))
+                wait_ms = int(trailers.get(RETRY_AFTER_KEY, "50"))
                 await asyncio.sleep(min(wait_ms, 200) / 1000)
             raise AssertionError(f"the survivor never took the match over: {seen}")
 
@@ -87,12 +88,12 @@ def test_a_dead_owner_is_never_named_once_it_missed_its_renewals(store: ValkeyPr
         client.close()
     assert seen[-1][0] == "joined"
     for outcome, trailers in seen[:-1]:
-        assert trailers.get("twistarena-reason") == "NOT_OWNER", (outcome, trailers)
-        named = trailers.get("twistarena-owner")
+        assert trailers.get(REASON_KEY) == "NOT_OWNER", (outcome, trailers)
+        named = trailers.get(OWNER_KEY)
         assert named != dead_address, (outcome, trailers)
         if named is None:
             assert "being taken over, retry after" in outcome, outcome
-            assert int(trailers["twistarena-retry-after-ms"]) > 0
+            assert int(trailers[RETRY_AFTER_KEY]) > 0
 
 
 def test_practice_names_the_node_that_runs_the_match(store: ValkeyProcess) -> None:

@@ -33,6 +33,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from twistarena.storage import keys
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
+from twistarena.wire import OWNER_KEY
 
 from tests.clients.helpers import Acknowledgements, acknowledged_in_log, run
 from tests.support import agents as raw
@@ -151,7 +152,7 @@ async def _partition(lease_ms: int) -> dict[str, Any]:
             closed.append(time.monotonic() - cut)
             statuses.append(await agent.status())
             trailers = await agent.call.trailing_metadata() or ()
-            assert not [k for k, _ in trailers if k == "twistarena-owner"], trailers
+            assert not [k for k, _ in trailers if k == OWNER_KEY], trailers
         await channel.close()
         return {"closed": closed, "statuses": statuses}
 

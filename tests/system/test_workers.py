@@ -26,13 +26,11 @@ from twistarena.clients.sdk import MatchClient
 from twistarena.clients.sdk.localbots import seat_agents
 from twistarena.tools.processes import children, is_helper
 from twistarena.v1 import match_pb2, play_pb2, play_pb2_grpc
+from twistarena.wire import OWNER_KEY, RETRY_AFTER_KEY
 
 from tests.clients.helpers import run
 from tests.support.process import ServeProcess
 from tests.support.waiting import wait_until
-
-OWNER_KEY = "twistarena-owner"
-RETRY_AFTER_KEY = "twistarena-retry-after-ms"
 
 
 async def _refusal(channel: grpc.aio.Channel, match_id: str, token: str) -> str:

@@ -35,6 +35,7 @@ from twistarena.server.league.arenaplay import TICK_S
 from twistarena.storage.versions import VersionRecord, version_id
 from twistarena.v1 import arenas_pb2 as apb
 from twistarena.v1 import arenas_pb2_grpc as agrpc
+from twistarena.wire import pages
 
 ARENA = "twisted-2"
 #: A stored version's archive (never run here: no runner plays these seats).
@@ -64,7 +65,7 @@ async def leaderboard_latency(address: str, agents: int, calls: int,
             offset = rng.randrange(0, max(1, agents - 50))
             start = time.perf_counter()
             await stub.GetLeaderboard(apb.GetLeaderboardRequest(
-                arena_id=ARENA, page_size=50, page_token=str(offset) if offset else ""))
+                arena_id=ARENA, page_size=50, page_token=pages.offset_token(offset)))
             took.append((time.perf_counter() - start) * 1000)
     took.sort()
     return {"p50_ms": round(statistics.median(took), 2),

@@ -32,9 +32,9 @@ from twistarena.v1 import play_pb2
 Hook = Callable[[Any, float], None]
 #: A channel to the address a NOT_OWNER refusal names (``serve --workers``, clusters).
 Connect = Callable[[str], grpc.aio.Channel]
-OWNER_KEY = "twistarena-owner"
+OWNER_KEY = wire.OWNER_KEY
 #: ... or, while the match is being taken over, when to try again.
-RETRY_AFTER_KEY = "twistarena-retry-after-ms"
+RETRY_AFTER_KEY = wire.RETRY_AFTER_KEY
 
 PLAY_METHOD = "/twistarena.v1.Play/Play"
 ACCEPTED, REJECTED, MATCH_OVER = (

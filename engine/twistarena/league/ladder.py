@@ -49,11 +49,15 @@ class Rung:
     #: Matches it is playing now.
     playing: int = 0
     house: bool = False
+    #: The agent whose version this is, which a table seats once ("": the rung is
+    #: its own agent, as a house rung is). The caller says it: the key's format
+    #: is the store's to read.
+    agent_id: str = ""
 
     @property
     def agent(self) -> str:
-        """The agent the concurrency cap counts against (a house rung: itself)."""
-        return self.key.split("@", 1)[0]
+        """The agent a table seats at most once (a house rung: itself)."""
+        return self.agent_id or self.key
 
 
 def next_version_rating(previous: Rating | None, model: PlackettLuce) -> Rating:

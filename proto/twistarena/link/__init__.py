@@ -3,14 +3,13 @@ refusals read one way, and the one retry and failover policy.
 
 The author's SDK, the hosted-program runner and the web gateway all build on
 it and on nothing of each other's for it (docs/architecture.md). It imports
-grpc and nothing of ours.
+grpc and, of ours, only the contract's metadata keys.
 """
+
+from twistarena.wire.metadata import OWNER_KEY, REASON_KEY, RETRY_AFTER_KEY
 
 from .channels import (
     CHANNEL_OPTIONS,
-    OWNER_KEY,
-    REASON_KEY,
-    RETRY_AFTER_KEY,
     CallError,
     bearer,
     call_error,

@@ -13,6 +13,12 @@ from typing import Any
 
 import grpc
 import grpc.aio
+from twistarena.wire.metadata import (
+    AUTHORIZATION_KEY,
+    OWNER_KEY,
+    REASON_KEY,
+    RETRY_AFTER_KEY,
+)
 
 #: Channel options: fast reconnects, keepalive so that a dead peer is noticed.
 CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
@@ -28,13 +34,6 @@ CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
     ("grpc.keepalive_permit_without_calls", 1),
 )
 
-#: Trailing metadata of a refusal: the machine-readable reason (``play.proto``'s list).
-REASON_KEY = "twistarena-reason"
-#: Trailing metadata of a NOT_OWNER or STORE_UNAVAILABLE refusal: HOST:PORT of the
-#: node that owns the match (or will).
-OWNER_KEY = "twistarena-owner"
-#: Trailing metadata of a refusal: do not call this server again before this many ms.
-RETRY_AFTER_KEY = "twistarena-retry-after-ms"
 #: The reasons whose refusal names the node to call instead.
 REDIRECTING_REASONS = frozenset({"NOT_OWNER", "STORE_UNAVAILABLE"})
 
@@ -86,7 +85,7 @@ def make_channel(address: str, root_cert: bytes | None = None, tls: bool = False
 
 def bearer(token: str | None) -> tuple[tuple[str, str], ...]:
     """Call metadata carrying ``token`` as a bearer token (nothing without one)."""
-    return (("authorization", f"Bearer {token}"),) if token else ()
+    return ((AUTHORIZATION_KEY, f"Bearer {token}"),) if token else ()
 
 
 def metadata_value(metadata: object, key: str) -> str:

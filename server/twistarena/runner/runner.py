@@ -40,6 +40,7 @@ from typing import Any
 
 import grpc
 import structlog
+from twistarena import wire
 from twistarena.clients.bridge import (
     ProgramBot,
     UnstartableProgram,
@@ -67,7 +68,7 @@ from .seatstats import seat_program, seat_stats, unstartable_stats
 
 log = structlog.get_logger("twistarena.runner")
 
-SESSION_KEY = "twistarena-runner-session"
+SESSION_KEY = wire.RUNNER_SESSION_KEY
 #: Reconnection delays: quick at first, at most 10 s apart, never giving up.
 RECONNECT = FOREVER
 #: A runner reconnects after anything but a refused token.

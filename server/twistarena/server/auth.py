@@ -15,6 +15,8 @@ import secrets
 from collections.abc import Iterable
 from typing import Any
 
+from twistarena.wire import AUTHORIZATION_KEY
+
 SEAT_TOKEN_PREFIX = "st_"
 AGENT_TOKEN_PREFIX = "at_"
 
@@ -33,7 +35,7 @@ def bearer(metadata: Iterable[Any] | None) -> str:
     """The bearer token of call metadata, or ''."""
     for item in metadata or ():
         key, value = item[0], item[1]
-        if key.lower() == "authorization":
+        if key.lower() == AUTHORIZATION_KEY:
             if isinstance(value, bytes):
                 value = value.decode("utf-8", "replace")
             scheme, _, token = str(value).partition(" ")

@@ -4,25 +4,23 @@ machine-readable reason, check the admin token, know the caller's host."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 from urllib.parse import unquote
 
 import grpc
 from grpc import aio
 from twistarena.storage import AgentRecord
+from twistarena.wire import REASON_KEY, RETRY_AFTER_KEY, pages
 
 from . import auth, front, metrics
 from .config import ServerConfig, is_loopback
 from .league.agents import Agents
 
-#: Trailing metadata key carrying an ErrorReason name next to a failed call's status.
-REASON_KEY = "twistarena-reason"
-#: Trailing metadata of a refusal: do not call this server again before this many ms.
-RETRY_AFTER_KEY = "twistarena-retry-after-ms"
 #: Longest status message: well under a default client's 16 KiB metadata limit.
 MAX_DETAILS = 400
 #: Longest piece of a client's input quoted back in a status message.
 MAX_ECHO = 40
+T = TypeVar("T")
 
 
 def shown(value: str) -> str:
@@ -44,6 +42,15 @@ async def fail(context: aio.ServicerContext[Any, Any], code: grpc.StatusCode, re
         trailers += ((RETRY_AFTER_KEY, str(retry_after_ms)),)
     await context.abort(code, details, trailing_metadata=trailers)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def page_token(context: aio.ServicerContext[Any, Any], parsed: T | None) -> T:
+    """A request's page token as ``pages`` read it, or INVALID_ARGUMENT
+    (``MALFORMED_MESSAGE``, ``pages.BAD_PAGE_TOKEN``) for one it could not read."""
+    if parsed is None:
+        await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
+                   pages.BAD_PAGE_TOKEN)
+    return parsed
 
 
 async def require_admin(context: aio.ServicerContext[Any, Any], config: ServerConfig) -> None:

@@ -7,7 +7,7 @@ path, ``resp``) and the domain errors (``errors``). It imports the contract
 and the Redis libraries, nothing else of twistarena.
 """
 
-from .agents import AgentRecord
+from .agents import AgentRecord, QueueHold
 from .durability import Durability
 from .errors import (
     FencedError,
@@ -39,6 +39,7 @@ __all__ = [
     "MatchReport",
     "NodeInfo",
     "NotDurableError",
+    "QueueHold",
     "Renewal",
     "Store",
     "StoreError",

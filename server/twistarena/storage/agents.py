@@ -7,6 +7,7 @@ Keys (tag ``{agents}``, see ``keys``): ``{agents}:agent:<id>``,
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,45 @@ class AgentRecord:
 
     agent_id: str
     name: str
+
+
+@dataclass(frozen=True, slots=True)
+class QueueHold:
+    """A Queue stream's hold on an agent: its queue and when the stream last vouched
+    for it. Stored as ``<game>:<players>:<ms>`` (``encode``/``decode``: the one
+    place that reads or writes that text)."""
+
+    game_id: str
+    players: int
+    #: When the holding stream last vouched for the agent (ms since the epoch).
+    since_ms: float
+
+    def encode(self) -> str:
+        """The stored text, whole milliseconds."""
+        return f"{self.game_id}:{self.players}:{self.since_ms:.0f}"
+
+    @classmethod
+    def decode(cls, raw: str) -> QueueHold | None:
+        """The hold a stored text says; None for text that is none (a hold older
+        code wrote with a fractional ms is one)."""
+        game_id, _, rest = raw.rpartition(":")
+        game_id, _, players = game_id.rpartition(":")
+        try:
+            hold = cls(game_id, int(players), float(rest))
+        except ValueError:
+            return None
+        return hold if game_id and math.isfinite(hold.since_ms) else None
+
+    def alive(self, now_ms: float, alive_ms: int) -> bool:
+        """Whether the holding stream vouched within ``alive_ms`` of ``now_ms``."""
+        return self.since_ms + alive_ms > now_ms
+
+    def __str__(self) -> str:
+        return self.encode()
+
+
+def _hold(raw: Any) -> QueueHold | None:
+    return QueueHold.decode(text(raw)) if raw else None
 
 
 def _agent_from_hash(agent_id: str, raw: dict[bytes, bytes]) -> AgentRecord:
@@ -86,24 +126,24 @@ class AgentStore(StorePart):
 
     # -- the Queue stream's hold on an agent -----------------------------------------
 
-    async def queued_in(self, agent_id: str) -> str | None:
-        """``<game>:<players>:<ms>`` of the Queue stream holding the agent, if any."""
+    async def queued_in(self, agent_id: str) -> QueueHold | None:
+        """The Queue stream's hold on the agent, if any."""
         with driver_errors():
             raw: Any = await self._redis.hget(keys.AGENT_QUEUED, agent_id)
-        return text(raw) if raw else None
+        return _hold(raw)
 
-    async def queued_many(self, agent_ids: Sequence[str]) -> list[str | None]:
+    async def queued_many(self, agent_ids: Sequence[str]) -> list[QueueHold | None]:
         """``queued_in`` of several agents in one call, in order."""
         if not agent_ids:
             return []
         with driver_errors():
             raw: Any = await self._redis.hmget(keys.AGENT_QUEUED, list(agent_ids))
-        return [text(r) if r else None for r in raw]
+        return [_hold(r) for r in raw]
 
-    async def hold_queued(self, agent_id: str, claim: str) -> None:
-        """Mark the agent as held by a Queue stream (``claim``: see ``queued_in``)."""
+    async def hold_queued(self, agent_id: str, hold: QueueHold) -> None:
+        """Mark the agent as held by a Queue stream (or renew the hold)."""
         with driver_errors():
-            await self._redis.hset(keys.AGENT_QUEUED, agent_id, claim)
+            await self._redis.hset(keys.AGENT_QUEUED, agent_id, hold.encode())
 
     async def release_queued(self, agent_id: str) -> None:
         """The agent's Queue stream ended: it may queue again."""

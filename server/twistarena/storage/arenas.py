@@ -13,7 +13,9 @@ and ``owner`` (the lease of the node scheduling it, the same lease as a
 tournament's). One arena's keys share a slot, so a result is rated in one
 WATCH/MULTI.
 
-A player key is ``AGENT@VERSION`` (``house:BOT@0`` for a house rung). What the
+A player key is ``AGENT@VERSION`` (``house:BOT@0`` for a house rung; ``player_key``,
+``split_player``, ``house_player`` and ``house_bot`` are the only code that
+writes or reads one). What the
 ratings mean (where a new version starts, which results count) is decided by
 the server with ``twistarena.league``; this module stores numbers.
 """
@@ -64,15 +66,32 @@ TableUpdate = Callable[[dict[str, RatingRow | None], dict[str, RatingRow | None]
                        dict[str, RatingRow]]
 
 
+#: Between a player key's agent and version (agent ids and house bots never hold it).
+_VERSION_MARK = "@"
+#: A house rung's agent id is this prefix and its bot (rated as version 0: it has
+#: no versions).
+HOUSE_PREFIX = "house:"
+
+
 def player_key(agent_id: str, version: int) -> str:
-    """The rated player: one agent's one version."""
-    return f"{agent_id}@{version}"
+    """The rated player: one agent's one version (0: a network agent, a house rung)."""
+    return f"{agent_id}{_VERSION_MARK}{version}"
 
 
 def split_player(key: str) -> tuple[str, int]:
-    """``(agent id, version)`` of a player key."""
-    agent_id, _, version = key.rpartition("@")
+    """``(agent id, version)`` of a player key (``player_key`` read back)."""
+    agent_id, _, version = key.rpartition(_VERSION_MARK)
     return agent_id, int(version or 0)
+
+
+def house_player(bot: str) -> str:
+    """The player key of the house rung that plays ``bot``."""
+    return player_key(HOUSE_PREFIX + bot, 0)
+
+
+def house_bot(agent_id: str) -> str:
+    """The bot a house rung's agent id names ('house:random' -> 'random'); "" for an agent."""
+    return agent_id.removeprefix(HOUSE_PREFIX) if agent_id.startswith(HOUSE_PREFIX) else ""
 
 
 def _row(raw: Any) -> RatingRow | None:
@@ -146,26 +165,6 @@ class ArenaStore(StorePart):
         with driver_errors():
             raw: Any = await self._redis.smembers(keys.arena_enrolled(arena_id))
         return sorted(text(a) for a in raw)
-
-    async def active_versions(self, agent_ids: Sequence[str]) -> list[tuple[int, str]]:
-        """Each agent's active hosted version: (its number, 1 = its first stored, by
-        creation time; its id), (0, "") for none, in two pipelined round trips."""
-        if not agent_ids:
-            return []
-        with driver_errors():
-            pipe = self._redis.pipeline(transaction=False)
-            for agent_id in agent_ids:
-                pipe.get(keys.agent_active_version(agent_id))
-            active = await pipe.execute()
-            pipe = self._redis.pipeline(transaction=False)
-            for agent_id, vid in zip(agent_ids, active, strict=True):
-                # Its kept number; a version stored before numbers were kept: its rank.
-                pipe.hget(keys.agent_version(agent_id, text(vid or "")), "number")
-                pipe.zrank(keys.agent_versions(agent_id), vid or "")
-            found = await pipe.execute()
-        return [(0, "") if vid is None or rank is None else
-                (int(number) if number is not None else int(rank) + 1, text(vid))
-                for vid, number, rank in zip(active, found[::2], found[1::2], strict=True)]
 
     async def add_live(self, arena_id: str, match_id: str, players: Sequence[str]) -> None:
         """Note a match of the arena before it is created (its players per seat)."""
@@ -286,7 +285,7 @@ class ArenaStore(StorePart):
         found: list[str] = []
         with driver_errors():
             async for key, _row_json in self._redis.hscan_iter(
-                    keys.arena_ratings(arena_id), match=f"{agent_id}@*", count=500):
+                    keys.arena_ratings(arena_id), match=f"{agent_id}{_VERSION_MARK}*", count=500):
                 found.append(text(key))
         return sorted(found, key=lambda k: split_player(k)[1])
 

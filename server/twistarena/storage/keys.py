@@ -85,7 +85,8 @@ def node_inbox(node_id: str) -> str:
 AGENTS_TAG = "{agents}"
 #: Hash: sha256 of an api token -> agent id.
 AGENT_TOKENS = f"{AGENTS_TAG}:tokens"
-#: Hash: agent id -> ``<game>:<players>:<ms>`` of the Queue stream holding it.
+#: Hash: agent id -> ``<game>:<players>:<ms>`` of the Queue stream holding it
+#: (``agents.QueueHold``).
 AGENT_QUEUED = f"{AGENTS_TAG}:queued"
 #: Sorted set: agent id -> creation ms, for ListAgents.
 AGENT_INDEX = f"{AGENTS_TAG}:index"

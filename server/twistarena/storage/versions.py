@@ -317,17 +317,36 @@ class VersionStore(StorePart):
 
     async def numbers(self, agent_id: str, vids: Sequence[str]) -> list[int]:
         """Each version's number (1: the agent's first stored), 0 when unknown."""
-        if not vids:
+        return await self._numbers([(agent_id, vid) for vid in vids])
+
+    async def _numbers(self, versions: Sequence[tuple[str, str]]) -> list[int]:
+        """The number of each (agent, version id), 0 when unknown: the one it kept,
+        or for a version stored before numbers were kept, its rank."""
+        if not versions:
             return []
         with driver_errors():
             pipe = self._redis.pipeline(transaction=False)
-            for vid in vids:
+            for agent_id, vid in versions:
                 pipe.hget(keys.agent_version(agent_id, vid), "number")
                 pipe.zrank(keys.agent_versions(agent_id), vid)
             raw = await pipe.execute()
         return [int(number) if number is not None else (int(rank) + 1 if rank is not None
                                                          else 0)
                 for number, rank in zip(raw[::2], raw[1::2], strict=True)]
+
+    async def active_versions(self, agent_ids: Sequence[str]) -> list[tuple[int, str]]:
+        """Each agent's active hosted version: (its number, see ``numbers``; its id),
+        (0, "") for none, in two pipelined round trips."""
+        if not agent_ids:
+            return []
+        with driver_errors():
+            pipe = self._redis.pipeline(transaction=False)
+            for agent_id in agent_ids:
+                pipe.get(keys.agent_active_version(agent_id))
+            active = [text(vid) if vid else "" for vid in await pipe.execute()]
+        numbers = await self._numbers(list(zip(agent_ids, active, strict=True)))
+        return [(number, vid) if vid and number else (0, "")
+                for vid, number in zip(active, numbers, strict=True)]
 
     async def note_playing(self, agent_id: str, vid: str, seat_key: str,
                            until_ms: int) -> None:

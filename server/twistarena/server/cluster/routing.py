@@ -17,14 +17,12 @@ import grpc
 from grpc import aio
 from twistarena import wire
 from twistarena.storage import StoreError
+from twistarena.wire import OWNER_KEY, REASON_KEY, RETRY_AFTER_KEY
 
 from .. import metrics
 from ..match.referee import MatchReferee
-from ..rpc import REASON_KEY, RETRY_AFTER_KEY
 from . import Cluster, Location
 
-#: Trailing metadata of a NOT_OWNER refusal: where the match's owner listens.
-OWNER_KEY = "twistarena-owner"
 #: Longest look-up of a match's new owner before a stream is closed without one.
 REDIRECT_LOOKUP_S = 0.5
 

@@ -40,6 +40,7 @@ from twistarena.storage.versions import MatchReport, SeatLogRecord, StepLogRecor
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import runners_pb2 as rpb
 from twistarena.v1 import runners_pb2_grpc as rgrpc
+from twistarena.wire import RUNNER_SESSION_KEY
 
 from .. import auth, logs
 from ..config import ServerConfig
@@ -62,7 +63,6 @@ POLL_S = 0.2
 SWEEP_S = 1.0
 #: A version's archive is sent in pieces of this size.
 CHUNK = 1 << 20
-SESSION_KEY = "twistarena-runner-session"
 RUNNER_TOKEN_PREFIX = "rt_"
 
 RUNNERS = Gauge("twistarena_runners", "Runners connected to this node")
@@ -73,9 +73,6 @@ RUNNERS_CACHE_MAX_BYTES = Gauge("twistarena_runners_cache_max_bytes",
                                 "The bounds of those caches, added up")
 SEATS_HANDED = Counter("twistarena_runner_seats_total",
                        "Hosted seats handed to runners", ["kind"])
-
-def _hash(secret: str) -> str:
-    return hashlib.sha256(secret.encode()).hexdigest()
 
 
 @dataclass(eq=False)
@@ -251,14 +248,14 @@ class RunnerHub(rgrpc.RunnersServicer):
         await self._check_token(context)
         key = ""
         for item in context.invocation_metadata() or ():
-            if item[0] == SESSION_KEY:
+            if item[0] == RUNNER_SESSION_KEY:
                 key = item[1] if isinstance(item[1], str) else item[1].decode(errors="replace")
-        runner_id = await self.store.session_runner(_hash(key)) if key else None
+        runner_id = await self.store.session_runner(auth.token_hash(key)) if key else None
         if runner_id is None and key:
-            runner_id = await self._restore_session(_hash(key))
+            runner_id = await self._restore_session(auth.token_hash(key))
         if runner_id is None:
             await fail(context, grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED_RUNNER",
-                       f"metadata {SESSION_KEY!r} must name a live runner session "
+                       f"metadata {RUNNER_SESSION_KEY!r} must name a live runner session "
                        "(RunnerWelcome.session_key)")
         return runner_id
 
@@ -285,7 +282,7 @@ class RunnerHub(rgrpc.RunnersServicer):
         hello = first.hello
         key = secrets.token_urlsafe(24)
         session = Session("rn_" + secrets.token_hex(6), hello.name[:100],
-                          min(hello.slots, 1000), _hash(key))
+                          min(hello.slots, 1000), auth.token_hash(key))
         await self.store.open_session(session.key_hash, session.runner_id, SILENT_MS * 2)
         self.sessions[session.runner_id] = session
         RUNNERS.set(len(self.sessions))

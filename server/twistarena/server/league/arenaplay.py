@@ -28,7 +28,7 @@ from typing import Any
 from twistarena import wire
 from twistarena.league import Rating, Rung, next_version_rating, pick_tables
 from twistarena.storage import FencedError, Store, StoreError
-from twistarena.storage.arenas import player_key, split_player
+from twistarena.storage.arenas import house_bot, house_player, player_key, split_player
 from twistarena.v1 import arenas_pb2 as apb
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import matchmaking_pb2 as kpb
@@ -38,7 +38,7 @@ from ..cluster import Cluster
 from ..hostedagents.runnerhub import RunnerHub
 from ..match.creation import CreationError, new_match
 from .agents import Agents
-from .arenas import HOUSE, Ladder, anchors_of
+from .arenas import Ladder, anchors_of
 from .leased import LeasedTasks
 from .matchmaker import ALIVE_MS
 
@@ -89,7 +89,7 @@ class ArenaPlanner:
         read, keys = self._enrolled.get(arena_id, (-ENROLLED_REFRESH_S, []))
         if len(keys) < 2 or time.monotonic() - read >= ENROLLED_REFRESH_S:
             enrolled = await self.store.arenas.enrolled(arena_id)
-            versions = await self.store.arenas.active_versions(enrolled)
+            versions = await self.store.versions.active_versions(enrolled)
             keys = [player_key(a, n) for a, (n, _vid) in zip(enrolled, versions, strict=True)]
             self.version_ids[arena_id] = {k: vid for k, (_n, vid)
                                           in zip(keys, versions, strict=True) if vid}
@@ -100,13 +100,12 @@ class ArenaPlanner:
                                      playing: Counter[str]) -> set[str]:
         """The network agents (version 0) among ``keys`` that hold a Queue for the
         arena's game and player count now and play none of its matches."""
-        network = [split_player(k)[0] for k in keys if k.endswith("@0")]
+        network = [a for a, version in map(split_player, keys) if not version]
         holds = await self.store.agents.queued_many(network)
-        wanted = f"{arena.game_id}:{arena.num_players}:"
         now_ms = time.time() * 1000
         return {agent_id for agent_id, hold in zip(network, holds, strict=True)
-                if hold and hold.startswith(wanted) and not playing.get(agent_id)
-                and float(hold.rsplit(":", 1)[1]) + ALIVE_MS > now_ms}
+                if hold and (hold.game_id, hold.players) == (arena.game_id, arena.num_players)
+                and not playing.get(agent_id) and hold.alive(now_ms, ALIVE_MS)}
 
     async def rate_ended(self, arena_id: str) -> Counter[str]:
         """Rate the arena's matches that ended; how many live matches each agent is in."""
@@ -135,8 +134,8 @@ class ArenaPlanner:
         arena_id = arena.arena_id
         enrolled = await self.enrolled_players(arena_id)
         waiting = await self.waiting_network_agents(arena, enrolled, playing)
-        keys = [*(k for k in enrolled if not k.endswith("@0") or split_player(k)[0] in waiting),
-                *(player_key(HOUSE + bot, 0) for bot in arena.house_bots)]
+        keys = [*(k for k in enrolled if split_player(k)[1] or split_player(k)[0] in waiting),
+                *(house_player(bot) for bot in arena.house_bots)]
         agents = [split_player(k)[0] for k in keys]
         rows = await self.store.arenas.rows(arena_id, keys)
         # The version each agent played last: a new version starts from its rating.
@@ -157,9 +156,10 @@ class ArenaPlanner:
                     self.ladder.model)
                 games = 0
             # A network agent's Queue call takes one seat: one table per wait.
-            busy = (arena.max_concurrent_per_agent - 1 if key.endswith("@0")
-                    and not agent_id.startswith(HOUSE) else playing.get(agent_id, 0))
-            out.append(Rung(key, rating, games, busy, house=agent_id.startswith(HOUSE)))
+            house = bool(house_bot(agent_id))
+            busy = (arena.max_concurrent_per_agent - 1 if not split_player(key)[1]
+                    and not house else playing.get(agent_id, 0))
+            out.append(Rung(key, rating, games, busy, house=house, agent_id=agent_id))
         return out
 
     async def plan(self, arena: apb.Arena, playing: Counter[str], most: int) -> list[list[str]]:
@@ -248,12 +248,12 @@ class ArenaScheduler:
         opts = mpb.MatchOptions(game_id=arena.game_id, num_players=arena.num_players)
         opts.time_control.decision_ms = ARENA_DECISION_MS
         names = await self.store.agents.names(
-            [split_player(p)[0] for p in players if not p.startswith(HOUSE)])
+            [a for a, _ in map(split_player, players) if not house_bot(a)])
         for key in players:
             agent_id, version = split_player(key)
-            if agent_id.startswith(HOUSE):
-                opts.seats.append(mpb.SeatSpec(name=agent_id.removeprefix(HOUSE),
-                                               house_bot=agent_id.removeprefix(HOUSE)))
+            if house_bot(agent_id):
+                opts.seats.append(mpb.SeatSpec(name=house_bot(agent_id),
+                                               house_bot=house_bot(agent_id)))
             else:
                 opts.seats.append(mpb.SeatSpec(
                     name=f"{names[agent_id]} v{version}" if version else names[agent_id]))
@@ -266,7 +266,7 @@ class ArenaScheduler:
         address = await self.cluster.serving_address(mid, self.address())
         for seat, key in enumerate(players):
             agent_id, version = split_player(key)
-            if agent_id.startswith(HOUSE):
+            if house_bot(agent_id):
                 continue
             if version:
                 planned = self.planner.version_ids.get(arena.arena_id, {}).get(key, "")

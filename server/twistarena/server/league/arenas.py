@@ -20,14 +20,21 @@ from twistarena.league import PlackettLuce, Rating, next_version_rating, rate_ta
 from twistarena.league.anchors import anchor
 from twistarena.league.ladder import counts
 from twistarena.storage import Store
-from twistarena.storage.arenas import RatingRow, player_key, split_player
+from twistarena.storage.arenas import (
+    RatingRow,
+    house_bot,
+    house_player,
+    player_key,
+    split_player,
+)
 from twistarena.v1 import arenas_pb2 as apb
 from twistarena.v1 import arenas_pb2_grpc as agrpc
 from twistarena.v1 import matchmaking_pb2 as kpb
+from twistarena.wire import pages
 
 from .. import auth, logs
 from ..config import ServerConfig
-from ..rpc import api_agent, fail, is_admin, known_agent, require_admin, shown
+from ..rpc import api_agent, fail, is_admin, known_agent, page_token, require_admin, shown
 from .agents import Agents
 from .leased import driver
 
@@ -43,21 +50,11 @@ RECENT_MATCHES = 20
 SCAN_LIMIT = 5_000
 DEFAULT_MATCHES_PER_MINUTE = 60
 DEFAULT_MAX_CONCURRENT = 2
-#: The agent id prefix of a house rung (rated as version 0: it has no versions).
-HOUSE = "house:"
 
 
 def arena_id_of(game_id: str, num_players: int) -> str:
     """An arena's id: its game and player count (one arena each)."""
     return f"{game_id}-{num_players}"
-
-
-def page_bounds(page_size: int, page_token: str) -> tuple[int, int] | None:
-    """(offset, count) of a page request; None for a token that is no offset."""
-    count = min(page_size or DEFAULT_PAGE, MAX_PAGE)
-    if not page_token:
-        return 0, count
-    return (int(page_token), count) if page_token.isdigit() else None
 
 
 async def arena_match_ids(store: Store, arena_id: str, agent_id: str, offset: int,
@@ -92,7 +89,7 @@ def spec_problem(request: apb.CreateArenaRequest) -> str:
 
 def anchors_of(arena: apb.Arena) -> dict[str, Rating]:
     """The arena's anchored house rungs: player key -> fixed rating."""
-    return {player_key(HOUSE + a.bot, 0): Rating(a.mu, a.sigma) for a in arena.anchors}
+    return {house_player(a.bot): Rating(a.mu, a.sigma) for a in arena.anchors}
 
 
 def set_anchors(arena: apb.Arena) -> None:
@@ -171,7 +168,7 @@ def row_message(rank: int, key: str, row: RatingRow, names: dict[str, str]) -> a
         rank=rank, agent_id=agent_id, name=names.get(agent_id, agent_id), version=version,
         conservative=row.mu - 3.0 * row.sigma, mu=row.mu, sigma=row.sigma, games=row.games,
         wins=row.wins, win_share=row.wins / row.games if row.games else 0.0,
-        last_match_id=row.last_match_id, house=agent_id.startswith("house:"))
+        last_match_id=row.last_match_id, house=bool(house_bot(agent_id)))
     if row.last_ms:
         out.last_match_at.FromMilliseconds(row.last_ms)
     return out
@@ -199,13 +196,11 @@ class Arenas(agrpc.ArenasServicer):
         [lease] = await self.store.arenas.leases.read([arena.arena_id])
         arena.driver = driver(lease)
 
-    async def _page(self, page_size: int, page_token: str,
+    async def _page(self, page_size: int, token: str,
                     context: aio.ServicerContext[Any, Any]) -> tuple[int, int]:
-        bounds = page_bounds(page_size, page_token)
-        if bounds is None:
-            await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
-                       "page_token must come from a previous response")
-        return bounds
+        """(offset, count) of a page request (INVALID_ARGUMENT for a bad token)."""
+        offset = await page_token(context, pages.parse_offset(token))
+        return offset, min(page_size or DEFAULT_PAGE, MAX_PAGE)
 
     async def CreateArena(self, request: apb.CreateArenaRequest,
                           context: aio.ServicerContext[Any, Any]) -> apb.Arena:
@@ -351,11 +346,11 @@ class Arenas(agrpc.ArenasServicer):
         offset, count = await self._page(request.page_size, request.page_token, context)
         rows, size = await self.store.arenas.board(arena.arena_id, offset, count)
         agents = [split_player(k)[0] for k, _ in rows]
-        names = await self.store.agents.names([a for a in agents if not a.startswith("house:")])
+        names = await self.store.agents.names([a for a in agents if not house_bot(a)])
         out = apb.Leaderboard(arena=arena, rows=[
             row_message(offset + i + 1, key, row, names) for i, (key, row) in enumerate(rows)])
         if offset + count < size:
-            out.next_page_token = str(offset + count)
+            out.next_page_token = pages.offset_token(offset + count)
         top = [key for key, _ in rows[:HISTORY_ROWS]]
         histories = await self.store.arenas.history(arena.arena_id, top)
         ids = sorted({mid for points in histories for _mu, _sigma, mid in points})
@@ -395,7 +390,7 @@ class Arenas(agrpc.ArenasServicer):
             set_rating(info, info.arena_ratings)
         out = apb.ListAgentsResponse(agents=found)
         if position >= 0 and await self.store.agents.page(position, 1):
-            out.next_page_token = str(position)
+            out.next_page_token = pages.offset_token(position)
         return out
 
     async def arena_ratings(self, agent_id: str, history: bool = True) -> list[kpb.ArenaRating]:
@@ -431,9 +426,9 @@ class Arenas(agrpc.ArenasServicer):
             players, places = table or ([], [])
             others = [split_player(k) for k in players if split_player(k)[0] != agent_id]
             names = await self.store.agents.names(
-                [a for a, _ in others if not a.startswith("house:")])
+                [a for a, _ in others if not house_bot(a)])
             recent = kpb.RecentMatch(match_id=mid, arena_id=arena_id, opponents=[
-                a if a.startswith("house:") else
+                a if house_bot(a) else
                 (f"{names.get(a, a)} v{v}" if v else names.get(a, a)) for a, v in others])
             recent.ended_at.FromMilliseconds(ms)
             seat = next((s for s, k in enumerate(players) if split_player(k)[0] == agent_id),

@@ -18,7 +18,7 @@ from grpc import aio
 from prometheus_client import Counter
 from twistarena import engine, wire
 from twistarena.bots import LADDER, STRATEGIES
-from twistarena.storage import StoreError
+from twistarena.storage import QueueHold, StoreError
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import matchmaking_pb2 as kpb
 from twistarena.v1 import matchmaking_pb2_grpc as kgrpc
@@ -115,12 +115,12 @@ class Matchmaking(kgrpc.MatchmakingServicer):
             fill_ms = int(self.config.house_fill_after_s * 1000)
         else:
             fill_ms = -1
-        claim = f"{game_id}:{players}:{time.time() * 1000:.0f}"
         held = await self.agents.stored.queued_in(agent_id)
-        if held and int(held.rsplit(":", 1)[1]) + ALIVE_MS > time.time() * 1000:
+        if held and held.alive(time.time() * 1000, ALIVE_MS):
             await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "ALREADY_QUEUED",
                        f"agent {agent_id} already waits in a queue ({held})")
-        await self.agents.stored.hold_queued(agent_id, claim)
+        await self.agents.stored.hold_queued(agent_id,
+                                             QueueHold(game_id, players, time.time() * 1000))
         waiter = asyncio.Event()
         self.agents.waiters[agent_id] = waiter
         queued = released = False
@@ -156,7 +156,7 @@ class Matchmaking(kgrpc.MatchmakingServicer):
                             return
                         break
                     await self.agents.stored.hold_queued(
-                        agent_id, f"{game_id}:{players}:{time.time() * 1000:.0f}")
+                        agent_id, QueueHold(game_id, players, time.time() * 1000))
                     if queued:
                         await self.matchmaker.vouch(agent_id, game_id, players)
                     waiting = await self.matchmaker.waiting(game_id, players)

@@ -15,6 +15,7 @@ from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 from twistarena.v1 import play_pb2 as ppb
 from twistarena.v1 import play_pb2_grpc as pgrpc
+from twistarena.wire import pages
 
 from .. import auth, logs, metrics
 from ..cluster import Cluster, routing
@@ -22,7 +23,7 @@ from ..config import ServerConfig
 from ..errors import is_undecodable, status_for
 from ..league.arenas import arena_match_ids
 from ..limits import Quotas
-from ..rpc import fail, is_admin, require_admin, shown
+from ..rpc import fail, is_admin, page_token, require_admin, shown
 from . import creation
 from .disclosure import Disclosure
 from .durable import settled
@@ -176,14 +177,8 @@ class Matches(mgrpc.MatchesServicer):
         size = min(size, MAX_PAGE)
         if request.arena_id or request.agent_id:
             return await self._arena_matches(request, size, context)
-        before: tuple[int, str] | None = None
-        if request.page_token:
-            try:
-                score, _, member = request.page_token.partition(":")
-                before = (int(score), member)
-            except ValueError:
-                await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
-                           "page_token is not one this server returned")
+        before = (await page_token(context, pages.parse_cursor(request.page_token))
+                  if request.page_token else None)
         statuses = set(request.statuses)
         # Tournaments read for this page (each one once).
         tournaments_read: dict[str, Any] = {}
@@ -215,7 +210,7 @@ class Matches(mgrpc.MatchesServicer):
                     break
         token = ""
         if not exhausted and last is not None and (len(out) >= size or scanned >= MAX_SCAN):
-            token = f"{last[0]}:{last[1]}"
+            token = pages.cursor_token(*last)
         return mpb.ListMatchesResponse(matches=out, next_page_token=token)
 
     def _listed(self, match_id: str, record: MatchRecord, entries: list[LogEntry]) -> mpb.Match:
@@ -229,10 +224,7 @@ class Matches(mgrpc.MatchesServicer):
                              context: aio.ServicerContext[Any, Any]) -> mpb.ListMatchesResponse:
         """ListMatches filtered by arena and/or agent: the arenas' rated matches,
         newest first (the page token is an offset)."""
-        if request.page_token and not request.page_token.isdigit():
-            await fail(context, grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_MESSAGE",
-                       "page_token is not one this server returned")
-        offset = int(request.page_token or 0)
+        offset = await page_token(context, pages.parse_offset(request.page_token))
         ids = await arena_match_ids(self.hub.store, request.arena_id, request.agent_id,
                                     offset, size + 1)
         store = self.hub.store.matches
@@ -243,7 +235,7 @@ class Matches(mgrpc.MatchesServicer):
             if record is not None:
                 out.append(await self.disclosure.visible(self._listed(mid, record, entries),
                                                          context))
-        token = str(offset + size) if len(ids) > size else ""
+        token = pages.offset_token(offset + size) if len(ids) > size else ""
         return mpb.ListMatchesResponse(matches=out, next_page_token=token)
 
     async def CancelMatch(self, request: mpb.CancelMatchRequest,

@@ -15,8 +15,9 @@ checks what a long run must keep true:
 * no runner call was refused (``twistarena_errors_total`` of kind
   ``permission_denied_runner`` on every node: ReportSeat and FetchVersion);
 * no match is left WAITING;
-* no seat was played by two runners (the nodes' ``runner_seat_reported``
-  records: one runner per seat), and none handed out again.
+* no seat was played to its end by two runners (the runners' ``runner_seat_over``
+  records) nor reported by two (the nodes' ``runner_seat_reported``); how many
+  seats were handed out again is said too.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -117,22 +117,14 @@ class Cluster:
 
 
 def free_block(count: int) -> int:
-    """The first of ``count`` consecutive free loopback ports."""
-    for _ in range(200):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            base = int(probe.getsockname()[1])
-        if base + count >= 65535:
-            continue
-        with contextlib.ExitStack() as held:
-            try:
-                for port in range(base, base + count):
-                    sock = held.enter_context(socket.socket())
-                    sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        return base
-    raise RuntimeError(f"no {count} consecutive free ports")
+    """The first of ``count`` consecutive free loopback ports, below the ephemeral
+    range (a port the kernel gave a connection meanwhile would not be free)."""
+    from twistarena.server.embedded import ephemeral_low, free_run
+
+    base = free_run((20_000, min(ephemeral_low(), 60_000)), count)
+    if base is None:
+        raise RuntimeError(f"no {count} consecutive free ports")
+    return base
 
 
 def start_cluster(plan: HostedSoakPlan, folder: Path, bound_s: float) -> Cluster:
@@ -239,6 +231,9 @@ async def run_hosted_soak(plan: HostedSoakPlan,
                           ) -> dict[str, Any]:
     """Start the cluster, play, drain, check, stop: the report."""
     work = plan.keep_dir or Path(tempfile.mkdtemp(prefix="twistarena-hosted-soak-"))
+    if work.exists() and any(work.iterdir()):
+        # Its logs are read at the end: another run's records would be counted too.
+        raise FileExistsError(f"{work} is not empty")
     work.mkdir(parents=True, exist_ok=True)
     # The cluster's own bound: the load, the drain, starting and stopping.
     cluster = start_cluster(plan, work, plan.duration_s + DRAIN_S + START_S + 120)
@@ -331,14 +326,16 @@ async def check(cluster: Cluster, plan: HostedSoakPlan, agents: list[tuple[str, 
         plan.game, statuses=["waiting"], limit=1000)
     errors = [await asyncio.to_thread(node_errors, p) for p in cluster.metrics_ports]
     refused = sum(int(e.get(REFUSED_KIND, 0)) for e in errors)
-    reporters: dict[tuple[str, int], set[str]] = {}
+    players: dict[tuple[str, str, int], set[str]] = {}
     handed_again = 0
     report_failed = 0
     for logged in cluster_records(cluster):
         event = logged.get("event")
-        if event == "runner_seat_reported":
-            reporters.setdefault((str(logged.get("match_id")), int(logged.get("seat", -1))),
-                                 set()).add(str(logged.get("runner")))
+        if event in ("runner_seat_reported", "runner_seat_over"):
+            # Reported by two runners (the nodes' records), or played to the end by
+            # two (the runners' own).
+            seat = (event, str(logged.get("match_id")), int(logged.get("seat", -1)))
+            players.setdefault(seat, set()).add(str(logged.get("runner")))
         elif event == "runner_seat_assigned" and logged.get("handoffs"):
             handed_again += 1
         elif event == "runner_report_failed":
@@ -356,7 +353,8 @@ async def check(cluster: Cluster, plan: HostedSoakPlan, agents: list[tuple[str, 
         "stats_equal": all(v["equal"] for v in per_version),
         "reports_refused": refused, "reports_failed_on_runners": report_failed,
         "matches_waiting": len(waiting),
-        "seats_played_twice": sum(1 for r in reporters.values() if len(r) > 1),
+        "seats_played_twice": len({seat[1:] for seat, runners in players.items()
+                                   if len(runners) > 1}),
         "seats_handed_again": handed_again,
     }
 

@@ -110,6 +110,10 @@ def run_hosted(args: argparse.Namespace) -> int:
     if args.nodes < 1 or args.runners < 1 or args.agents < 2:
         print("twistarena soak: --hosted needs --nodes >= 1, --runners >= 1, --agents >= 2")
         return 2
+    if args.keep_dir is not None and args.keep_dir.exists() and any(args.keep_dir.iterdir()):
+        print(f"twistarena soak: --keep-dir {args.keep_dir} is not empty (its logs are "
+              "read at the end)")
+        return 2
     game = engine.game(args.game or "twisted")
     players = args.players or min(max(3, game.min_players), game.max_players)
     plan = hostedsoak.HostedSoakPlan(args.duration, args.nodes, args.runners, args.agents,

@@ -13,7 +13,9 @@ checks what a long run must keep true:
 * every version's stats count exactly the matches it played (the finished
   games of the tournaments it sat in);
 * no runner call was refused (``twistarena_errors_total`` of kind
-  ``permission_denied_runner`` on every node: ReportSeat and FetchVersion);
+  ``permission_denied_runner`` on every node: ReportSeat and FetchVersion;
+  the runners' ``runner_report_failed`` records; the reports of runners that
+  lost their seat, ``runner_report_handed_over``, are said apart);
 * no match is left WAITING;
 * no seat was played to its end by two runners (the runners' ``runner_seat_over``
   records) nor reported by two (the nodes' ``runner_seat_reported``); how many
@@ -329,6 +331,7 @@ async def check(cluster: Cluster, plan: HostedSoakPlan, agents: list[tuple[str, 
     players: dict[tuple[str, str, int], set[str]] = {}
     handed_again = 0
     report_failed = 0
+    handed_over = 0
     for logged in cluster_records(cluster):
         event = logged.get("event")
         if event in ("runner_seat_reported", "runner_seat_over"):
@@ -340,6 +343,8 @@ async def check(cluster: Cluster, plan: HostedSoakPlan, agents: list[tuple[str, 
             handed_again += 1
         elif event == "runner_report_failed":
             report_failed += 1
+        elif event == "runner_report_handed_over":
+            handed_over += 1
     per_version = [{"agent_id": a, "version_id": v, "matches_played": played[a],
                     "stats_matches": versions.get((a, v), 0),
                     "equal": played[a] == versions.get((a, v), 0)} for a, _t, v in agents]
@@ -352,6 +357,7 @@ async def check(cluster: Cluster, plan: HostedSoakPlan, agents: list[tuple[str, 
         "versions": per_version,
         "stats_equal": all(v["equal"] for v in per_version),
         "reports_refused": refused, "reports_failed_on_runners": report_failed,
+        "reports_handed_over": handed_over,
         "matches_waiting": len(waiting),
         "seats_played_twice": len({seat[1:] for seat, runners in players.items()
                                    if len(runners) > 1}),

@@ -147,6 +147,8 @@ def hosted_table(report: dict[str, Any]) -> Table:
                       f"{version['stats_matches']:,} / {version['matches_played']:,}", "equal")
     table.add_row("runner calls refused (node metrics)", str(report["reports_refused"]), "0")
     table.add_row("reports failed (runner logs)", str(report["reports_failed_on_runners"]), "0")
+    table.add_row("reports of seats handed over (node logs)",
+                  str(report["reports_handed_over"]), "")
     table.add_row("matches left WAITING", str(report["matches_waiting"]), "0")
     table.add_row("seats played twice", str(report["seats_played_twice"]), "0")
     table.add_row("seats handed out again", str(report["seats_handed_again"]), "")

@@ -62,10 +62,6 @@ DRAIN_S = 120.0
 START_S = 120.0
 #: Seats each runner plays at once.
 RUNNER_SLOTS = 8
-#: Games per pairing of each tournament (three bots at a table of three: one
-#: pairing, each deal played in every seat order): small, so that the last
-#: ones finish soon after the load stops.
-GAMES_PER_PAIRING = 20
 #: Tournaments running at once.
 AT_ONCE = 2
 REFUSED_KIND = "permission_denied_runner"
@@ -84,6 +80,7 @@ class HostedSoakPlan:
     players: int = 3
     sandbox: str = "bwrap"
     keep_dir: Path | None = None
+    games_per_pairing: int = 20
 
 
 @dataclass
@@ -282,7 +279,7 @@ async def keep_tournaments(cluster: Cluster, plan: HostedSoakPlan, agent_ids: li
         while now < plan.duration_s and len(running) < AT_ONCE:
             created = await client.create(
                 plan.game, [f"agent:{a}" for a in agent_ids], players=plan.players,
-                games_per_pairing=GAMES_PER_PAIRING, parallel=parallel, decision_ms=2000)
+                games_per_pairing=plan.games_per_pairing, parallel=parallel, decision_ms=2000)
             running.append(created.tournament_id)
             ids.append(created.tournament_id)
         if not running:

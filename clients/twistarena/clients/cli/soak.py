@@ -45,6 +45,10 @@ def register(sub: Any) -> None:
     hosted.add_argument("--runners", type=int, default=2, help="runners (default 2)")
     hosted.add_argument("--agents", type=int, default=3,
                         help="hosted instant bots in each tournament (default 3)")
+    hosted.add_argument("--games-per-pairing", type=int, default=20,
+                        help="of each tournament (three bots at a table of three: one "
+                             "pairing, three games each; default 20): small, so that the "
+                             "last ones finish soon after the load stops")
     hosted.add_argument("--sandbox", choices=("bwrap", "none"), default="bwrap",
                         help="how the runners run the bots (default bwrap)")
     hosted.add_argument("--keep-dir", type=Path, default=None,
@@ -116,8 +120,13 @@ def run_hosted(args: argparse.Namespace) -> int:
         return 2
     game = engine.game(args.game or "twisted")
     players = args.players or min(max(3, game.min_players), game.max_players)
+    if args.agents < players or args.games_per_pairing < 1:
+        print(f"twistarena soak: --hosted needs --agents >= {players} (the table) and "
+              "--games-per-pairing >= 1")
+        return 2
     plan = hostedsoak.HostedSoakPlan(args.duration, args.nodes, args.runners, args.agents,
-                                     game.id, players, args.sandbox, args.keep_dir)
+                                     game.id, players, args.sandbox, args.keep_dir,
+                                     args.games_per_pairing)
     console = make_console(stderr=args.json)
     with Progress(TextColumn("hosted soak"), BarColumn(), TimeElapsedColumn(),
                   TextColumn("{task.fields[last]}"), console=console, transient=True) as bar:

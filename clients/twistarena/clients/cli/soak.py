@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
 from rich.table import Table
 from twistarena.engine import GAME_IDS
 from twistarena.tools import hostedsoak, soak
@@ -38,7 +41,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     hosted = parser.add_argument_group(
         "hosted", "--hosted: a local cluster (twistarena cluster) with its runners, "
-                  "instant hosted bots in tournaments back to back, checked at the end")
+                  "instant hosted bots in tournaments kept going, checked at the end")
     hosted.add_argument("--hosted", action="store_true",
                         help="hosted play on a local cluster instead of one node's growth")
     hosted.add_argument("--nodes", type=int, default=3, help="cluster nodes (default 3)")
@@ -58,7 +61,6 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
     from twistarena import engine
 
     if args.duration <= 0 or args.interval <= 0 or args.concurrency < 1:
@@ -73,16 +75,12 @@ def run(args: argparse.Namespace) -> int:
     serve_args = ["--creates-per-minute", "0", "--live-per-client", "0"]
     if args.retain_finished is not None:
         serve_args += ["--retain-finished", str(args.retain_finished)]
-    console = make_console(stderr=args.json)
-    with Progress(TextColumn("soak"), BarColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[last]}"), console=console, transient=True) as bar:
-        task = bar.add_task("soak", total=args.duration, last="")
+    with progress_bar("soak", args.duration, "", args.json) as (console, update):
 
         def on_sample(sample: soak.Sample) -> None:
-            bar.update(task, completed=min(sample.t_s, args.duration),
-                       last=f"rss {sample.rss_bytes / 2**20:.1f} MiB, {sample.fds} fds, "
-                            f"store {sample.store_memory_bytes / 2**20:.1f} MiB, "
-                            f"{sample.store_keys} keys")
+            update(sample.t_s, f"rss {sample.rss_bytes / 2**20:.1f} MiB, {sample.fds} fds, "
+                               f"store {sample.store_memory_bytes / 2**20:.1f} MiB, "
+                               f"{sample.store_keys} keys")
 
         report = asyncio.run(soak.run_soak(args.duration, args.concurrency, args.game,
                                            players, args.interval, serve_args,
@@ -91,6 +89,24 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report))
     return 0 if report["matches_completed"] and report["samples"] else 1
+
+
+@contextlib.contextmanager
+def progress_bar(label: str, total: float, first: str, to_stderr: bool
+                 ) -> Iterator[tuple[Console, Callable[[float, str], None]]]:
+    """A bar of ``total`` seconds (on stderr when stdout is for --json), and how to
+    move it: (seconds so far, what to show beside it)."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = make_console(stderr=to_stderr)
+    with Progress(TextColumn(label), BarColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[last]}"), console=console, transient=True) as bar:
+        task = bar.add_task(label, total=total, last=first)
+
+        def update(t_s: float, last: str) -> None:
+            bar.update(task, completed=min(t_s, total), last=last)
+
+        yield console, update
 
 
 def report_table(report: dict[str, Any]) -> Table:
@@ -108,7 +124,6 @@ def report_table(report: dict[str, Any]) -> Table:
 
 def run_hosted(args: argparse.Namespace) -> int:
     """``soak --hosted``: 0 when every check held."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
     from twistarena import engine
 
     if args.nodes < 1 or args.runners < 1 or args.agents < 2:
@@ -127,14 +142,11 @@ def run_hosted(args: argparse.Namespace) -> int:
     plan = hostedsoak.HostedSoakPlan(args.duration, args.nodes, args.runners, args.agents,
                                      game.id, players, args.sandbox, args.keep_dir,
                                      args.games_per_pairing)
-    console = make_console(stderr=args.json)
-    with Progress(TextColumn("hosted soak"), BarColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[last]}"), console=console, transient=True) as bar:
-        task = bar.add_task("soak", total=args.duration, last="starting the cluster")
+    with progress_bar("hosted soak", args.duration, "starting the cluster",
+                      args.json) as (console, update):
 
         def on_progress(now: hostedsoak.Progress) -> None:
-            bar.update(task, completed=min(now.t_s, args.duration),
-                       last=f"{now.games_done} matches, {now.tournaments} tournaments")
+            update(now.t_s, f"{now.games_done} matches, {now.tournaments} tournaments")
 
         report = asyncio.run(hostedsoak.run_hosted_soak(plan, on_progress))
     console.print(hosted_table(report))

@@ -118,3 +118,28 @@ def test_a_runner_that_lost_its_seat_to_a_runner_of_another_node_plays_and_count
             await tournaments.cancel(created.tournament_id, "enough")
 
     run(go(), timeout=60)
+
+
+def test_a_seat_s_latest_hand_out_never_goes_back_when_nodes_note_them_out_of_order(
+        two_nodes: tuple[ValkeyProcess, InProcessServer, InProcessServer]) -> None:
+    valkey = two_nodes[0]
+
+    async def go() -> None:
+        store = Store(valkey.url, Holder("tests", "", 2000))
+        await store.connect()
+        try:
+            runners = store.runners
+            # The second hand-out is noted first (its node was quicker).
+            await runners.note_played("m-order:1", "rn_new", "ag_x", "v1", 2)
+            await runners.note_played("m-order:1", "rn_old", "ag_x", "v1", 1)
+            assert await runners.latest_handout("m-order:1") == 2
+            old = await runners.take_played("m-order:1", "rn_old")
+            new = await runners.take_played("m-order:1", "rn_new")
+            assert old is not None and old.handed_over
+            assert new is not None and not new.handed_over
+            assert await runners.take_played("m-order:1", "rn_new") is None  # once
+            assert await runners.latest_handout("m-never-handed:0") == 0
+        finally:
+            await store.close()
+
+    run(go())

@@ -17,6 +17,8 @@ checks what a long run must keep true:
   the runners' ``runner_report_failed`` records; the reports of runners that
   lost their seat, ``runner_report_handed_over``, are said apart);
 * no match is left WAITING;
+* a version submitted a third into the load (``latecomer``) plays its hosted
+  practice match (how long from its submission to its end is said);
 * no seat was played to its end by two runners (the runners' ``runner_seat_over``
   records) nor reported by two (the nodes' ``runner_seat_reported``); how many
   seats were handed out again is said too.
@@ -44,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from twistarena.hosted.archives import pack_directory
+from twistarena.v1 import match_pb2 as mpb
 
 #: The instant bot every hosted agent of the soak runs (the system's Python, no imports
 #: beyond the standard library: the sandbox shows nothing else).
@@ -58,6 +61,8 @@ for line in sys.stdin:
 """
 #: Longest wait for the tournaments running when the load stops.
 DRAIN_S = 120.0
+#: Longest wait for the latecomer's practice match.
+LATECOMER_S = 120.0
 #: Longest wait for the cluster to come up.
 START_S = 120.0
 #: Seats each runner plays at once.
@@ -205,24 +210,43 @@ def node_errors(port: int) -> dict[str, float]:
     return {kind: float(value) for kind, value in _ERRORS.findall(text)}
 
 
-async def hosted_agents(cluster: Cluster, plan: HostedSoakPlan,
-                        work: Path) -> list[tuple[str, str, str]]:
-    """(agent id, api token, version id) of each instant bot, submitted and active."""
+async def hosted_agent(cluster: Cluster, name: str, work: Path) -> tuple[str, str, str]:
+    """(agent id, api token, version id) of a new instant bot, submitted and active."""
     from twistarena.clients.sdk import register_agent
     from twistarena.clients.sdk.versions import VersionClient
 
     folder = work / "instant-bot"
     folder.mkdir(exist_ok=True)
     (folder / "bot.py").write_text(INSTANT_BOT)
-    archive = pack_directory(folder)
-    agents = []
-    for i in range(plan.agents):
-        agent_id, token = await register_agent(cluster.servers[i % len(cluster.servers)],
-                                               f"instant{i}", admin_token=cluster.admin_token)
-        submitted = await VersionClient(",".join(cluster.servers), api_token=token).submit(
-            archive, "python3 bot.py", activate=True)
-        agents.append((agent_id, token, submitted.version.version_id))
-    return agents
+    agent_id, token = await register_agent(cluster.servers, name,
+                                           admin_token=cluster.admin_token)
+    submitted = await VersionClient(",".join(cluster.servers), api_token=token).submit(
+        pack_directory(folder), "python3 bot.py", activate=True)
+    return agent_id, token, submitted.version.version_id
+
+
+async def latecomer(cluster: Cluster, plan: HostedSoakPlan, work: Path) -> dict[str, Any]:
+    """A version submitted a third into the load (at most 30 s in) and its hosted
+    practice match: how long from the submission to the match's end, and how it
+    ended (a new version must play within seconds, however busy the runners)."""
+    from twistarena.clients.sdk import MatchClient, practice
+    from twistarena.wire import MATCH_OVER
+
+    await asyncio.sleep(min(30.0, plan.duration_s / 3))
+    started = time.monotonic()
+    agent_id, token, version_id = await hosted_agent(cluster, "latecomer", work)
+    created = await practice(cluster.servers, plan.game, plan.players, api_token=token,
+                             hosted=True)
+    matches = MatchClient(cluster.servers, admin_token=cluster.admin_token)
+    deadline = started + LATECOMER_S
+    while (match := await matches.get_match(created.match.match_id)).status not in MATCH_OVER:
+        if time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.5)
+    over = match.status in MATCH_OVER
+    return {"agent_id": agent_id, "token": token, "version_id": version_id,
+            "match_id": match.match_id, "played_in_s": round(time.monotonic() - started, 1),
+            "reason": mpb.EndReason.Name(match.result.reason) if over else "NOT_OVER"}
 
 
 async def run_hosted_soak(plan: HostedSoakPlan,
@@ -238,9 +262,11 @@ async def run_hosted_soak(plan: HostedSoakPlan,
     cluster = start_cluster(plan, work, plan.duration_s + DRAIN_S + START_S + 120)
     try:
         await wait_ready(cluster)
-        agents = await hosted_agents(cluster, plan, work)
+        agents = [await hosted_agent(cluster, f"instant{i}", work)
+                  for i in range(plan.agents)]
+        late = asyncio.ensure_future(latecomer(cluster, plan, work))
         load = await keep_tournaments(cluster, plan, [a for a, _t, _v in agents], on_progress)
-        report = await check(cluster, plan, agents, load)
+        report = await check(cluster, plan, agents, load, await late)
     finally:
         code = await asyncio.to_thread(stop_cluster, cluster)
         if plan.keep_dir is None:
@@ -303,7 +329,7 @@ async def keep_tournaments(cluster: Cluster, plan: HostedSoakPlan, agent_ids: li
 
 
 async def check(cluster: Cluster, plan: HostedSoakPlan, agents: list[tuple[str, str, str]],
-                load: Load) -> dict[str, Any]:
+                load: Load, late: dict[str, Any]) -> dict[str, Any]:
     """The figures of the report, from the tournaments, the versions' stats, the
     nodes' metrics and logs."""
     from twistarena.clients.sdk import MatchClient
@@ -319,6 +345,9 @@ async def check(cluster: Cluster, plan: HostedSoakPlan, agents: list[tuple[str, 
                 matches += 1
                 for entrant in set(game.seats):
                     played[entrant.removeprefix("agent:")] += 1
+    # The latecomer played its practice match (once over, with places).
+    played[late["agent_id"]] = int(late["reason"] != "NOT_OVER")
+    agents = [*agents, (late["agent_id"], late["token"], late["version_id"])]
     # Reports come after a match ends: wait (bounded) until they stopped coming.
     versions = await settled_stats(cluster, agents)
     waiting = await MatchClient(cluster.servers, admin_token=cluster.admin_token).list_matches(
@@ -359,6 +388,7 @@ async def check(cluster: Cluster, plan: HostedSoakPlan, agents: list[tuple[str, 
         "seats_played_twice": len({seat[1:] for seat, runners in players.items()
                                    if len(runners) > 1}),
         "seats_handed_again": handed_again,
+        "latecomer": {k: v for k, v in late.items() if k != "token"},
     }
 
 
@@ -391,4 +421,5 @@ def passed(report: dict[str, Any]) -> bool:
     """Whether the run kept every promise the report checks."""
     return bool(report["matches_played"] and report["stats_equal"]
                 and not report["reports_refused"] and not report["matches_waiting"]
-                and not report["seats_played_twice"])
+                and not report["seats_played_twice"]
+                and report["latecomer"]["reason"] != "NOT_OVER")

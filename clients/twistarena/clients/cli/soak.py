@@ -171,6 +171,9 @@ def hosted_table(report: dict[str, Any]) -> Table:
     table.add_row("reports of seats handed over (node logs)",
                   str(report["reports_handed_over"]), "")
     table.add_row("matches left WAITING", str(report["matches_waiting"]), "0")
+    late = report["latecomer"]
+    table.add_row("version submitted during the load: its practice match",
+                  f"{late['reason']} in {late['played_in_s']:g} s", "over")
     table.add_row("seats played twice", str(report["seats_played_twice"]), "0")
     table.add_row("seats handed out again", str(report["seats_handed_again"]), "")
     table.add_row("tournaments (all finished)",

@@ -10,78 +10,18 @@ heartbeat) to a third.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 from typing import Any
 
 import grpc
-import pytest
 from twistarena.clients.sdk import register_agent
 from twistarena.clients.sdk.tournaments import TournamentClient
 from twistarena.storage import Holder, Store
 from twistarena.v1 import runners_pb2 as rpb
 from twistarena.v1 import runners_pb2_grpc as rgrpc
-from twistarena.wire import RUNNER_SESSION_KEY
 
 from tests.support.hosting import FIRST_LEGAL, store_version
-
-
-class RawRunner:
-    """A runner's Connect stream, written by hand."""
-
-    def __init__(self, channel: grpc.aio.Channel, token: str) -> None:
-        self.stub: Any = rgrpc.RunnersStub(channel)  # type: ignore[no-untyped-call]
-        self.token = token
-        self.call: Any = None
-        self.welcome = rpb.RunnerWelcome()
-        #: When it last wrote on its Connect stream (the server's silence counts from there).
-        self.last_written = 0.0
-
-    def metadata(self, session: bool = True) -> tuple[tuple[str, str], ...]:
-        pairs: tuple[tuple[str, str], ...] = (
-            (("authorization", f"Bearer {self.token}"),) if self.token else ())
-        return (*pairs, (RUNNER_SESSION_KEY, self.welcome.session_key)) if session else pairs
-
-    async def connect(self) -> RawRunner:
-        self.call = self.stub.Connect(metadata=self.metadata(session=False))
-        # A write to a call the server already ended fails on its own; the read
-        # after it tells why.
-        self.last_written = asyncio.get_running_loop().time()
-        with contextlib.suppress(grpc.aio.AioRpcError):
-            await self.call.write(rpb.RunnerReport(hello=rpb.RunnerHello(slots=1, name="raw")))
-        self.welcome = (await self.call.read()).welcome
-        return self
-
-    async def keep_alive(self) -> None:
-        """Heartbeats, as a live runner sends them (until cancelled)."""
-        while True:
-            self.last_written = asyncio.get_running_loop().time()
-            await self.call.write(rpb.RunnerReport(heartbeat=rpb.RunnerHeartbeat()))
-            await asyncio.sleep(self.welcome.heartbeat_ms / 1000 / 2)
-
-    async def next_assignment(self) -> rpb.SeatAssignment:
-        while True:
-            command = await asyncio.wait_for(self.call.read(), 15)
-            if command.WhichOneof("command") == "assign":
-                return command.assign
-
-    async def fetch(self, assignment: rpb.SeatAssignment) -> bytes:
-        call = self.stub.FetchVersion(rpb.FetchVersionRequest(
-            match_id=assignment.match_id, seat=assignment.seat,
-            content_hash=assignment.content_hash), metadata=self.metadata())
-        return b"".join([chunk.data async for chunk in call])
-
-    async def report(self, assignment: rpb.SeatAssignment) -> None:
-        await self.stub.ReportSeat(rpb.ReportSeatRequest(
-            seat=rpb.SeatRef(match_id=assignment.match_id, seat=assignment.seat),
-            stats=rpb.SeatStats(decisions=7, timeouts=1, cpu_ms_total=14.0, cpu_ms_max=5.0,
-                                stderr_tail=b"it went wrong")), metadata=self.metadata())
-
-
-async def refused(call: Any) -> grpc.StatusCode:
-    with pytest.raises(grpc.aio.AioRpcError) as caught:
-        await call
-    return caught.value.code()
+from tests.support.rawrunner import RawRunner, refused
 
 
 def test_a_runner_sees_only_the_seats_it_was_given(server: Any, valkey: Any) -> None:
@@ -101,6 +41,9 @@ def test_a_runner_sees_only_the_seats_it_was_given(server: Any, valkey: Any) -> 
 
             first = await RawRunner(channel, token).connect()
             second = await RawRunner(channel, token).connect()
+            # Both alive (heartbeats naming their seats) however long the steps below
+            # take: a silent one would be cut off and its seat handed to the other.
+            beats = {r: asyncio.ensure_future(r.keep_alive()) for r in (first, second)}
             agent, _ = await register_agent(server.target, "hosted")
             version = await store_version(valkey.url, agent, {"bot.py": FIRST_LEGAL},
                                           "python3 bot.py")
@@ -142,6 +85,7 @@ def test_a_runner_sees_only_the_seats_it_was_given(server: Any, valkey: Any) -> 
             assert (stats.matches, stats.decisions, stats.timeouts) == (1, 7, 1)
 
             # The holder's stream ends: the seat goes to the other runner at once.
+            beats[holder].cancel()
             holder.call.cancel()
             taken_over = await waiting[[first, second].index(outsider)]
             assert (taken_over.match_id, taken_over.seat) == \
@@ -153,7 +97,8 @@ def test_a_runner_sees_only_the_seats_it_was_given(server: Any, valkey: Any) -> 
                 grpc.StatusCode.PERMISSION_DENIED
 
             # A runner that goes silent (no heartbeat) is cut off: its seat moves on,
-            # once the runner has said nothing on its stream (since its hello) that long.
+            # once the runner has said nothing on its stream that long.
+            beats[outsider].cancel()
             third = await RawRunner(channel, token).connect()
             beating = asyncio.ensure_future(third.keep_alive())
             moved = await third.next_assignment()

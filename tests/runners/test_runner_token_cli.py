@@ -13,8 +13,8 @@ import grpc
 import pytest
 from twistarena.clients.cli import main
 
-from tests.runners.test_runner_access import RawRunner
 from tests.security.hostile import limited_server
+from tests.support.rawrunner import RawRunner
 
 ADMIN = "admin-token-for-the-runner-token-test"
 

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import shutil
+import signal
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +22,7 @@ from twistarena.server.config import ServerConfig, TlsConfig
 from tests.support.agents import create, options, run
 from tests.support.process import ServeProcess
 from tests.support.server import InProcessServer
+from tests.support.valkey import free_ports
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
 
@@ -148,3 +153,23 @@ def test_serve_cli_with_tls_and_admin_token(pki: Path, valkey: Any) -> None:
         assert proc.terminate() == 0
     finally:
         proc.cleanup()
+
+
+def test_cluster_with_tls_checks_its_nodes_ready_over_tls(pki: Path, tmp_path: Path) -> None:
+    """``cluster --tls-cert`` waits for its nodes over TLS (trusting that chain): over
+    plaintext a TLS node never answers, and the cluster never starts."""
+    chain = tmp_path / "chain.pem"
+    chain.write_bytes((pki / "server.pem").read_bytes() + (pki / "ca.pem").read_bytes())
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "twistarena.clients.cli", "cluster", "--nodes", "1",
+         "--base-port", str(free_ports(1)), "--no-web", "--runners", "0",
+         "--for-seconds", "1", "--node-logs", str(tmp_path / "logs"),
+         "--tls-cert", str(chain), "--tls-key", str(pki / "server.key")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # the cluster's node and Valkey too
+    assert proc.returncode == 0, out
+    assert "Ctrl-C drains the nodes" in out

@@ -19,20 +19,14 @@ from typing import Any
 
 from twistarena.storage import Holder, Store
 from twistarena.storage.versions import VersionRecord, version_id
+from twistarena.tools.hostedsoak import INSTANT_BOT
 
 from tests.support.process import ServeProcess
 from tests.support.valkey import ValkeyProcess
 
-#: Answers every decision with its first legal action; exits after ``over``.
-FIRST_LEGAL = """\
-import json, sys
-for line in sys.stdin:
-    message = json.loads(line)
-    if message["type"] == "decision":
-        print(message["legal_actions"][0]["id"], flush=True)
-    elif message["type"] == "over":
-        break
-"""
+#: Answers every decision with its first legal action; exits after ``over`` (the
+#: instant bot of ``soak --hosted``).
+FIRST_LEGAL = INSTANT_BOT
 
 
 def pack(files: Mapping[str, str | bytes]) -> bytes:

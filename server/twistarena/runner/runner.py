@@ -259,7 +259,8 @@ class Runner:
             log.warning("runner_seat_failed", match_id=match_id, seat=seat, error=str(error))
             return
         stats = seat_stats(bot)
-        log.info("runner_seat_over", match_id=match_id, seat=seat, places=list(result.places),
+        log.info("runner_seat_over", runner=self.runner_id, match_id=match_id, seat=seat,
+                 places=list(result.places),
                  decisions=stats.decisions, crashes=stats.crashes, timeouts=stats.timeouts,
                  restarts=stats.restarts)
         await self._report(assignment, stats)

@@ -137,8 +137,15 @@ def runner_session(key_hash: str) -> str:
 
 
 def runner_played(seat_key: str, runner_id: str) -> str:
-    """String with a TTL: the version a runner played a seat with, until it reports."""
+    """String with a TTL: the version a runner played a seat with, and its hand-out,
+    until it reports."""
     return f"{RUNNERS_TAG}:played:{seat_key}:{runner_id}"
+
+
+def runner_handout(seat_key: str) -> str:
+    """String with a TTL: the seat's latest hand-out (``Join.handout``), which fences
+    off the runners that had it before on every node."""
+    return f"{RUNNERS_TAG}:handout:{seat_key}"
 
 
 # -- tournaments: tag {t:<id>} ---------------------------------------------------

@@ -3,15 +3,21 @@
 Keys (tag ``{runners}``, see ``keys``): ``pending`` (seats waiting for a
 runner, oldest first), ``seats`` (each seat's SeatAssignment), ``held`` and
 ``holder`` (which runner holds a seat, until when without a heartbeat),
-``tokens`` (minted runner tokens), ``session:<hash>`` and
-``played:<seat>:<runner>``. A seat key is ``<match id>:<seat>``.
+``tokens`` (minted runner tokens), ``session:<hash>``,
+``played:<seat>:<runner>`` and ``handout:<seat>``. A seat key is
+``<match id>:<seat>``.
 
 Every node reads and writes the same keys, so a seat created on one node is
 taken by whichever node has a runner with a free slot, and a seat whose runner
 stopped renewing it (the runner died, or the node it talked to did) goes back
 to the front of the line on any node's sweep. Taking, renewing, giving back and
 finishing a seat are one script each, so two nodes never hand one seat to two
-runners.
+runners at once.
+
+A seat handed out again (its runner lost it) has a higher hand-out number
+(``Join.handout``). The latest one is kept per seat in the store, so every
+node, a restarted one too, fences off the runners that had the seat before:
+their Joins and their reports are refused.
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ from .errors import driver_errors
 from .replies import text
 from .scripts import Scripts
 
-#: A report of a seat may come this long after the runner took it.
+#: A report of a seat may come this long after the runner took it (and the seat's
+#: latest hand-out fences off older ones that long).
 PLAYED_TTL_S = 86_400
 #: At most this many expired seats move per sweep.
 SWEEP_BATCH = 200
@@ -41,6 +48,22 @@ def parse_seat_key(key: str) -> tuple[str, int]:
     """(match id, seat) of a seat key."""
     match_id, _, seat = key.rpartition(":")
     return match_id, int(seat)
+
+
+@dataclass(frozen=True, slots=True)
+class PlayedSeat:
+    """What a runner played a seat with: the agent, the version's hash and the
+    seat's hand-out it got; and the seat's latest hand-out when it reported."""
+
+    agent_id: str
+    version_hash: str
+    handout: int
+    latest: int
+
+    @property
+    def handed_over(self) -> bool:
+        """The seat went to another runner since this one was given it."""
+        return bool(self.handout) and self.handout < self.latest
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,22 +106,33 @@ class RunnerStore(StorePart):
         return TakenSeat(text(raw[0]), bytes(raw[1]), int(raw[2]))
 
     async def note_played(self, key: str, runner_id: str, agent_id: str,
-                          version_hash: str) -> None:
-        """Remember which agent's version the runner plays the seat with, until it
-        reports."""
-        with driver_errors():
-            await self._redis.set(keys.runner_played(key, runner_id),
-                                  f"{agent_id} {version_hash}", ex=PLAYED_TTL_S)
+                          version_hash: str, handout: int) -> None:
+        """Remember which agent's version the runner plays the seat with, and as which
+        hand-out, until it reports; the seat's latest hand-out rises to it."""
+        await self._run(self.scripts.runner_handed,
+                        (keys.runner_played(key, runner_id), keys.runner_handout(key)),
+                        [f"{agent_id} {version_hash} {handout}", handout, PLAYED_TTL_S])
 
-    async def take_played(self, key: str, runner_id: str) -> tuple[str, str] | None:
-        """(agent id, version hash) the runner played the seat with, once (None: the
-        seat was never given to it, or it already reported)."""
+    async def latest_handout(self, key: str) -> int:
+        """The seat's latest hand-out to a runner (0: never handed to one)."""
         with driver_errors():
-            raw: Any = await self._redis.getdel(keys.runner_played(key, runner_id))
+            raw: Any = await self._redis.get(keys.runner_handout(key))
+        return int(raw or 0)
+
+    async def take_played(self, key: str, runner_id: str) -> PlayedSeat | None:
+        """What the runner played the seat with, once (None: the seat was never given
+        to it, or it already reported), read with the seat's latest hand-out in one
+        step."""
+        with driver_errors():
+            pipe = self._redis.pipeline(transaction=True)
+            pipe.getdel(keys.runner_played(key, runner_id))
+            pipe.get(keys.runner_handout(key))
+            raw, latest = await pipe.execute()
         if not raw:
             return None
-        agent_id, _, version = text(raw).partition(" ")
-        return agent_id, version
+        agent_id, _, rest = text(raw).partition(" ")
+        version, _, handout = rest.partition(" ")
+        return PlayedSeat(agent_id, version, int(handout or 0), int(latest or 0))
 
     async def renew(self, runner_id: str, seat_keys: list[str], hold_ms: int) -> list[str]:
         """Hold the runner's seats for another ``hold_ms``; returns the keys among

@@ -66,6 +66,7 @@ class Scripts:
         self.runner_requeue = Script.read("runner_requeue")
         self.runner_expire = Script.read("runner_expire")
         self.runner_done = Script.read("runner_done")
+        self.runner_handed = Script.read("runner_handed")
         self.version_put = Script.read("version_put")
         self.version_delete = Script.read("version_delete")
         self.version_activate = Script.read("version_activate")

@@ -39,7 +39,7 @@ from rich.table import Table
 
 from ..terminal import make_console
 from . import admintoken
-from .runners import TOKEN_ENV, RunnerSet, planned_runners, runner_token
+from .runners import TOKEN_ENV, RunnerSet, local_address, planned_runners, runner_token
 from .serve import add_node_args
 from .web import DEFAULT_WEB_PORT
 from .workers import passed_flags
@@ -139,13 +139,21 @@ def _web_url(web: subprocess.Popen[str]) -> str:
     return ""
 
 
-def _wait_ready(host: str, ports: list[int], timeout: float = 90.0) -> None:
+def _wait_ready(args: argparse.Namespace, ports: list[int], timeout: float = 90.0) -> None:
+    """Until every node in ``ports`` says SERVING, asked the way its clients ask:
+    over TLS with --tls-cert (trusting that certificate, which must name the
+    address), else in plaintext."""
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+    credentials = None
+    if args.tls_cert is not None:
+        credentials = grpc.ssl_channel_credentials(root_certificates=args.tls_cert.read_bytes())
     deadline = time.monotonic() + timeout
     for port in ports:
-        with grpc.insecure_channel(f"{host}:{port}") as channel:
+        address = local_address(args.host, port)
+        with (grpc.secure_channel(address, credentials) if credentials is not None
+              else grpc.insecure_channel(address)) as channel:
             stub: Any = health_pb2_grpc.HealthStub(channel)
             while True:
                 try:
@@ -198,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
         servers = ",".join(f"{args.host}:{p}" for p in ports)
         # The web face starts beside the nodes (it needs none of them to start).
         web = None if args.no_web else _start_web(args, servers)
-        _wait_ready(args.host, ports)
+        _wait_ready(args, ports)
         if runner_count:
             assert token is not None
             runners = RunnerSet(runner_count, servers, token, args)
@@ -239,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
                     reported.add(i)
                     continue
                 nodes[i] = _start_node(args, i, env, logs)
-                _wait_ready(args.host, [ports[i]])
+                _wait_ready(args, [ports[i]])
                 console.print(f"node{i + 1} restarted (pid {nodes[i].pid}) on "
                               f"{args.host}:{ports[i]}", highlight=False)
             if args.no_restart and all(proc.poll() is not None for proc in nodes):

@@ -17,7 +17,11 @@ within the seat's reconnect grace, and the match goes on.
 
 A runner sees only what its seats need: FetchVersion serves a version's
 archive only to the runner holding a seat that plays it, and ReportSeat takes
-only reports of seats the runner was given (each once).
+only reports of seats the runner was given (each once). A seat handed out
+again carries a higher hand-out (``Join.handout``), kept in the store: the
+runners that had it before are refused on every node, their Joins and their
+reports (``ABORTED``, ``TAKEN_OVER``), so one seat is never played, nor
+counted, by two programs.
 """
 
 from __future__ import annotations
@@ -55,8 +59,10 @@ HEARTBEAT_MS = 1000
 #: ...and one silent this long is cut off (its seats go to other runners).
 SILENT_MS = 5000
 #: A seat held by a runner that stopped renewing it (its node died) goes back
-#: to the line after this long.
-HOLD_MS = SILENT_MS
+#: to the line after this long: longer than a live node takes to cut off its
+#: silent runner (SILENT_MS, checked every HEARTBEAT_MS) and give its seats back
+#: itself, so that no sweep hands out a seat whose runner's stream is still open.
+HOLD_MS = SILENT_MS + 2 * HEARTBEAT_MS
 #: Nodes look for waiting seats this often (at once when one is created here).
 POLL_S = 0.2
 #: Expired holds are swept this often.
@@ -206,8 +212,8 @@ class RunnerHub(rgrpc.RunnersServicer):
                 return
             assignment = rpb.SeatAssignment.FromString(taken.assignment)
             assignment.handoffs = taken.handoffs
-            await self.store.note_played(taken.key, session.runner_id,
-                                         assignment.agent_id, assignment.version_id)
+            await self.store.note_played(taken.key, session.runner_id, assignment.agent_id,
+                                         assignment.version_id, taken.handoffs + 1)
             session.seats.add(taken.key)
             session.last_given = time.monotonic()
             if session.closed:
@@ -394,7 +400,15 @@ class RunnerHub(rgrpc.RunnersServicer):
         if played is None:
             await fail(context, grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED_RUNNER",
                        "this runner was not given that seat, or already reported it")
-        agent_id, version = played
+        if played.handed_over:
+            # Its seat went to another runner, whose report is the one that counts.
+            log.warning("runner_report_handed_over", runner=runner_id,
+                        match_id=request.seat.match_id, seat=request.seat.seat,
+                        handout=played.handout, latest=played.latest)
+            await fail(context, grpc.StatusCode.ABORTED, "TAKEN_OVER",
+                       f"seat {request.seat.seat} was handed to another runner since "
+                       f"(hand-out {played.latest}, this runner's {played.handout})")
+        agent_id, version = played.agent_id, played.version_hash
         await self.versions.done_playing(agent_id, version, key)
         stats = request.stats
         steps = tuple(step_log(d) for d in stats.decision_logs)

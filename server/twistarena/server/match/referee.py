@@ -293,12 +293,13 @@ class MatchReferee:
         return self._joined_bytes
 
     async def attach(self, seat_no: int, outbox: Outbox, resume_from: int,
-                     handout: int = 0) -> None:
+                     handout: int = 0, handed: int = 0) -> None:
         """A Play stream joined ``seat_no`` (taking it over from an older stream).
 
-        ``handout`` fences seats played by referees: a stream whose hand-out is older
-        than one that already joined is closed (TAKEN_OVER) instead, so a referee that
-        lost the seat never plays it again.
+        ``handout`` fences seats played by runners: a stream whose hand-out is older
+        than one that already joined, or than the seat's latest hand-out (``handed``,
+        the store's: another runner may have it and not have joined yet), is closed
+        (TAKEN_OVER) instead, so a runner that lost the seat never plays it again.
 
         A seat not joined yet is noted joined only once its flag is stored, in one
         write with the seats joining a waiting match at about the same time
@@ -308,6 +309,7 @@ class MatchReferee:
         written: asyncio.Future[None] | None = None
         async with self.lock:
             seat = self.seats[seat_no]
+            seat.handout = max(seat.handout, handed)
             if handout < seat.handout:
                 outbox.close(grpc.StatusCode.ABORTED, "TAKEN_OVER",
                              f"seat {seat_no} was handed to another runner since")

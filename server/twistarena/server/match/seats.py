@@ -20,8 +20,9 @@ class Seat:
     stream: Outbox | None = None
     #: Its reconnect grace ran out: its decisions time out at once until it returns.
     abandoned: bool = False
-    #: The highest referee hand-out that joined the seat (``Join.handout``): a Join
-    #: with a lower one comes from a referee that lost the seat and is refused.
+    #: The highest runner hand-out that joined the seat (``Join.handout``), or that
+    #: the store named as the seat's latest: a Join with a lower one comes from a
+    #: runner that lost the seat and is refused.
     handout: int = 0
     grace_timer: asyncio.TimerHandle | None = None
     # The open decision (0: none).

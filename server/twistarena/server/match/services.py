@@ -11,6 +11,7 @@ import grpc
 from grpc import aio
 from twistarena import engine, wire
 from twistarena.storage import LogEntry, MatchRecord
+from twistarena.storage.runners import seat_key
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import match_pb2_grpc as mgrpc
 from twistarena.v1 import play_pb2 as ppb
@@ -335,6 +336,10 @@ class Play(pgrpc.PlayServicer):
         await routing.unless_store_down(self.cluster, join.match_id, context)
         token = join.seat_token or auth.bearer(context.invocation_metadata())
         referee, seat = await self._locate(join.match_id, token, context)
+        # A runner's Join: the seat's latest hand-out is the store's, whichever node
+        # handed it out and whichever runs the match now.
+        handed = (await self.hub.store.runners.latest_handout(seat_key(join.match_id, seat))
+                  if join.handout else 0)
         # Charged once the seat is found here: a Join turned away because the match
         # is run elsewhere (a failover's redirects) or over costs nothing.
         await self.quotas.admit_join(context, token, returning=referee.seats[seat].joined)
@@ -349,7 +354,7 @@ class Play(pgrpc.PlayServicer):
         reader: asyncio.Task[Any] | None = None
         kept = False
         try:
-            await referee.attach(seat, outbox, join.resume_from_seq, join.handout)
+            await referee.attach(seat, outbox, join.resume_from_seq, join.handout, handed)
             reader = asyncio.get_running_loop().create_task(
                 self._read(context, referee, seat, outbox, join.keep_open))
             await pump(self.cluster, join.match_id, outbox, context, self.streams,

@@ -369,3 +369,39 @@ def test_an_anchored_house_rung_is_not_moved_by_results(server: InProcessServer)
     assert [(a.bot, a.mu, a.sigma) for a in opened.anchors] == [
         (bot, rating.mu, rating.sigma) for bot in opened.house_bots
         if (rating := anchor("twisted", 3, bot)) is not None]
+
+
+def test_a_forfeited_match_is_rated_with_the_forfeiter_last(server: InProcessServer) -> None:
+    """A forfeit is the agent's loss, rated like any finished match: a seat that
+    misses its decision forfeits, and the arena rates the match it ends."""
+    from tests.support.agents import Agent, create, options, tokens
+
+    store = server.app.store
+    assert store is not None
+    arena = apb.Arena(arena_id="twisted-forfeits", game_id="twisted", num_players=2,
+                      house_bots=["random"], status=apb.ARENA_STATUS_PAUSED,
+                      matches_per_minute=1, max_concurrent_per_agent=1)
+    assert server.call(store.arenas.create(arena))
+    table = ["ag_forfeit_test@1", "house:random@0"]
+
+    async def scenario() -> None:
+        async with grpc.aio.insecure_channel(server.target) as channel:
+            created = await create(channel, options(
+                "twisted", 2, seed=1, decision_ms=100, fallback=mpb.FALLBACK_FORFEIT,
+                forfeit_after=1, house=("", "random")))
+            match_id = created.match.match_id
+            idle = Agent(channel, match_id, tokens(created)[0])
+            await idle.join()
+            over = await idle.expect("match_over")
+            assert over.match_over.result.reason == mpb.END_REASON_FORFEIT
+            await live_in_arena(server, "twisted-forfeits", match_id, table)
+            await wait_until(lambda: rated_all(server, "twisted-forfeits"),
+                             "the arena went through the forfeited match")
+            board = await agrpc.ArenasStub(channel).GetLeaderboard(
+                apb.GetLeaderboardRequest(arena_id="twisted-forfeits"))
+            rows = {r.agent_id: r for r in board.rows}
+            assert (rows["ag_forfeit_test"].games, rows["ag_forfeit_test"].wins) == (1, 0)
+            assert (rows["house:random"].games, rows["house:random"].wins) == (1, 1)
+            assert [r.agent_id for r in board.rows] == ["house:random", "ag_forfeit_test"]
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))

@@ -22,6 +22,7 @@ from twistarena.v1 import match_pb2_grpc as mgrpc
 from twistarena.v1 import matchmaking_pb2 as kpb
 from twistarena.v1 import matchmaking_pb2_grpc as kgrpc
 
+from tests.support.hosting import finished_match as match_over
 from tests.support.server import InProcessServer
 from tests.support.waiting import wait_until
 
@@ -136,16 +137,11 @@ def test_arena_rates_results_per_version_and_shows_them_to_anyone(
 async def finished_match(server: InProcessServer, game_id: str = "twhist", players: int = 3,
                          seed: int = 3) -> tuple[str, list[int]]:
     """A real match of house bots, played to its end: its id and places."""
-    client = MatchClient(server.target)
-    created = await client.create_match(game_id, players, seed=seed,
-                                        house_bots=["random"] * players)
+    created = await MatchClient(server.target).create_match(
+        game_id, players, seed=seed, house_bots=["random"] * players)
     match_id = created.match.match_id
-
-    async def finished() -> mpb.Match | None:
-        match = await client.get_match(match_id)
-        return match if match.status == mpb.MATCH_STATUS_FINISHED else None
-
-    match = await wait_until(finished, "the house bots finished their match", timeout=30)
+    match = await match_over(server.target, match_id, "the house bots finished their match",
+                             timeout=30)
     return match_id, list(match.result.places)
 
 

@@ -21,6 +21,7 @@ from twistarena.clients.sdk.convert import oneof_to_dict, struct_to_dict
 
 from tests.support.agents import run
 from tests.support.browser import Page, browser_page, find_browser
+from tests.support.hosting import finished_match
 from tests.support.server import InProcessServer
 from tests.support.waiting import wait_until
 
@@ -238,10 +239,7 @@ def test_replay_scrubber_draws_the_public_view_of_each_step(
         created = await client.create_match(game, PLAYERS[game], seed=5,
                                             house_bots=["random"] * PLAYERS[game])
         match_id = created.match.match_id
-        deadline = time.monotonic() + 60
-        while (await client.get_match(match_id)).status < 3:
-            assert time.monotonic() < deadline, "the house bots did not finish"
-            await asyncio.sleep(0.1)
+        await finished_match(server.target, match_id, "the house bots finished the match")
         recorded = await client.get_replay(match_id)
         views = public_views(recorded)
         step = len(views) // 2
@@ -302,10 +300,13 @@ def test_tournament_page_shows_standings_and_other_pages_load(
         created = await tournaments.create("twisted", ["random", "heuristic"], players=2,
                                            games_per_pairing=2, seed=3)
         tid = created.tournament_id
-        deadline = time.monotonic() + 90
-        while (record := await tournaments.get(tid)).games_done < record.games_planned:
-            assert time.monotonic() < deadline, "the tournament did not finish"
-            await asyncio.sleep(0.2)
+
+        async def all_played() -> Any:
+            record = await tournaments.get(tid)
+            return record if record.games_done == record.games_planned else None
+
+        record = await wait_until(all_played, "the tournament finished", timeout=90,
+                                  interval=0.2)
         async with browser_page(chromium) as page:
             await page.goto(f"{web}/tournaments/{tid}")
             rows = await page.wait_for(

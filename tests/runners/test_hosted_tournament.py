@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from twistarena.clients.cli import main as cli
-from twistarena.clients.sdk import MatchClient, register_agent
+from twistarena.clients.sdk import AgentError, MatchClient, register_agent
 from twistarena.clients.sdk.tournaments import TournamentClient
 from twistarena.clients.sdk.versions import VersionClient
 from twistarena.storage import Holder, Store
@@ -120,7 +120,10 @@ def test_a_killed_runner_s_seat_goes_to_another_runner_and_the_match_completes(
         matches = MatchClient(arena.serve.target)
 
         async def under_way() -> mpb.Match | None:
-            match = await matches.get_match(mid)
+            try:
+                match = await matches.get_match(mid)
+            except AgentError:  # the tournament has not created it yet
+                return None
             return match if match.actions >= 10 and any(s.connected for s in match.seats) \
                 else None
 

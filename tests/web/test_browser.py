@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -107,14 +106,17 @@ async def latest_view(client: MatchClient, match_id: str, views: list[dict[str, 
 
 async def expect_table(page: Page, game: str, view: dict[str, Any], what: str) -> None:
     want = expected_zones(game, view)
-    deadline = time.monotonic() + 15
-    drawn: Any = None
-    while time.monotonic() < deadline:
-        drawn = await page.evaluate(DRAWN)
-        if drawn == want:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"{what}: the page draws {drawn}, the public view holds {want}")
+    drawn: list[Any] = [None]
+
+    async def drawn_as_held() -> bool:
+        drawn[0] = await page.evaluate(DRAWN)
+        return bool(drawn[0] == want)
+
+    try:
+        await wait_until(drawn_as_held, what, timeout=15)
+    except AssertionError:
+        raise AssertionError(f"{what}: the page draws {drawn[0]}, the public view holds "
+                             f"{want}") from None
 
 
 def assert_no_console_errors(page: Page) -> None:
@@ -159,16 +161,13 @@ def test_lobby_lists_a_live_match_whose_page_moves_with_it(
                     what=f"the lobby to list live match {match_id}")
                 await page.screenshot(f"lobby-{game}")
                 await page.goto(f"{web}/matches/{match_id}")
-                while not views:
-                    await asyncio.sleep(0.02)
+                await wait_until(lambda: views, "the watcher's first view", interval=0.02)
                 await expect_table(page, game, views[-1], "before any move")
                 for move in range(3):
                     seen = len(views)
                     gate.permits.release()
-                    deadline = time.monotonic() + 15
-                    while len(views) == seen:
-                        assert time.monotonic() < deadline, "the match did not move"
-                        await asyncio.sleep(0.02)
+                    await wait_until(lambda: len(views) > seen,  # noqa: B023 (awaited here)
+                                     "the match moved", timeout=15, interval=0.02)
                     await asyncio.sleep(0)  # let any view of the same move arrive
                     await expect_table(page, game, views[-1], f"after move {move + 1}")
                 assert await page.evaluate("document.body.dataset.mode") == "live"

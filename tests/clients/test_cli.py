@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 import sys
@@ -13,6 +12,8 @@ from twistarena.clients.cli import main
 from twistarena.clients.cli.replay import verify
 from twistarena.clients.sdk import MatchClient
 from twistarena.tools.processes import CLI
+
+from tests.support.waiting import wait_until
 
 from .helpers import run
 
@@ -58,11 +59,11 @@ def test_replay_detects_a_tampered_result(server: Any) -> None:
         client = MatchClient(server.target)
         created = await client.create_match("twisted", 2, seed=3, house_bots=["random", "random"])
         match_id = created.match.match_id
-        for _ in range(200):
-            match = await client.get_match(match_id)
-            if match.result.scores:
-                break
-            await asyncio.sleep(0.05)
+
+        async def scored() -> bool:
+            return bool((await client.get_match(match_id)).result.scores)
+
+        await wait_until(scored, "the house bots finished the match", timeout=10)
         return await client.get_replay(match_id)
 
     replay = run(scenario())

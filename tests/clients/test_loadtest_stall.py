@@ -9,6 +9,7 @@ max) and its percentiles look healthy. Both are asserted, on a real
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -21,6 +22,7 @@ import redis
 from twistarena.tools.processes import CLI
 
 from tests.support.nodes import Node
+from tests.support.waiting import wait_until
 
 STALL_S = 2.0
 
@@ -46,11 +48,13 @@ def _load_with_a_stall(node: Node, *model: str) -> dict[str, Any]:
          "--players", "3", "--processes", "1", "--matches", "1000", "--json", *model],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 30
-        while set(store.scan_iter("{m:*}:meta")) <= before:
+
+        def created() -> bool:
             assert proc.poll() is None, proc.communicate()[1][-2000:]
-            assert time.monotonic() < deadline, "the load never created a match"
-            time.sleep(0.01)
+            return not set(store.scan_iter("{m:*}:meta")) <= before
+
+        asyncio.run(wait_until(created, "the load created a match", timeout=30,
+                               interval=0.01))
         node.pause()
         try:
             time.sleep(STALL_S)  # the fault itself: the server is stopped this long

@@ -14,6 +14,8 @@ from twistarena.clients.sdk.localbots import seat_agents
 from twistarena.v1 import play_pb2
 from twistarena.wire import REASON_KEY
 
+from tests.support.waiting import wait_until
+
 from .helpers import acknowledged_in_log, replay_problems, run
 
 
@@ -35,8 +37,7 @@ async def _drop_mid_decision(target: str) -> dict[str, Any]:
             # Drop the connection while this decision is open, wait for the resume.
             seen["dropped_at"] = max(agent._pending)
             agent.disconnect()
-            while agent.reconnects == 0:
-                await asyncio.sleep(0.01)
+            await wait_until(lambda: agent.reconnects, "the agent resumed", interval=0.01)
         return inner(observation, legal_actions)
 
     def record(msg: play_pb2.ServerMessage) -> None:

@@ -3,9 +3,9 @@ the durability settings the documentation promises."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +14,7 @@ import redis
 
 from tests.deploy.helpers import DEPLOY, VALKEY_CONF
 from tests.support.valkey import free_port, valkey_binary
+from tests.support.waiting import wait_until
 
 
 @pytest.fixture
@@ -33,16 +34,15 @@ def configured(tmp_path: Path) -> Iterator[redis.Redis]:
                                 stdin=subprocess.DEVNULL)
     client = redis.Redis(port=port, decode_responses=True)
     try:
-        deadline = time.monotonic() + 15
-        while True:
+
+        def answers() -> bool:
             assert proc.poll() is None, f"valkey refused valkey.conf:\n{log.read_text()[-2000:]}"
             try:
-                if client.ping():
-                    break
+                return bool(client.ping())
             except redis.ConnectionError:
-                pass
-            assert time.monotonic() < deadline, log.read_text()[-2000:]
-            time.sleep(0.05)
+                return False
+
+        asyncio.run(wait_until(answers, "valkey answers with valkey.conf", timeout=15))
         yield client
     finally:
         client.close()

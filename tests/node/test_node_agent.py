@@ -250,12 +250,12 @@ def test_node_agent_stops_when_taken_over_and_reports_a_cancel(node: str, server
             stub = mgrpc.MatchesStub(ch)
 
             async def connected() -> None:
-                for _ in range(600):  # a cold Node.js start on a loaded machine
+                async def seated() -> bool:
                     match = await stub.GetMatch(mpb.GetMatchRequest(match_id=mid))
-                    if match.seats[0].connected:
-                        return
-                    await asyncio.sleep(0.05)
-                raise AssertionError("the Node agent never took its seat")
+                    return match.seats[0].connected
+
+                # A cold Node.js start on a loaded machine.
+                await wait_until(seated, "the Node agent took its seat", timeout=30)
 
             first = await start_node(node, server.target, mid, token)
             await connected()

@@ -18,9 +18,11 @@ from typing import Any
 
 import pytest
 from twistarena.clients.cli import main as cli
-from twistarena.clients.sdk import MatchClient, register_agent
+from twistarena.clients.sdk import AgentError, MatchClient, register_agent
 from twistarena.clients.sdk.tournaments import TournamentClient
 from twistarena.clients.sdk.versions import VersionClient
+from twistarena.storage import Holder, Store
+from twistarena.storage.runners import seat_key
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import tournaments_pb2 as tpb
 
@@ -34,7 +36,7 @@ from tests.support.hosting import (
     store_version,
     submit_agent,
 )
-from tests.support.process import json_records
+from tests.support.process import child_pids, command_line, descendants, json_records
 from tests.support.waiting import wait_until
 
 
@@ -85,13 +87,6 @@ def test_a_tournament_of_hosted_agents_plays_to_the_end_with_no_command_kept_up(
 
         await wait_until(reported, "the runners reported both agents' three matches",
                          timeout=30)
-
-        # The server logs a report after storing it, so the store can show
-        # a report whose log line is still being written.
-        async def all_logged() -> bool:
-            return len(seats_reported(arena, tid)) == 6
-
-        await wait_until(all_logged, "the server logged the six reported seats", timeout=10)
         return record
 
     record = asyncio.run(go())
@@ -99,7 +94,6 @@ def test_a_tournament_of_hosted_agents_plays_to_the_end_with_no_command_kept_up(
     # One table of three, in its three seatings: two hosted seats in each game.
     assert record.games_done == record.games_planned == 3
     assert {row.entrant for row in record.standings} == {f"agent:{a}", f"agent:{b}", "random"}
-    assert len(seats_reported(arena, tid)) == 6
 
     # What the runners measured reaches the author: three matches of its version.
     shown = agent_show(target, a, a_token, capsys)
@@ -107,12 +101,6 @@ def test_a_tournament_of_hosted_agents_plays_to_the_end_with_no_command_kept_up(
     assert version["stats"]["matches"] == 3
     assert version["stats"]["decisions"] > 0
     assert version["stats"]["crashes"] == version["stats"]["timeouts"] == 0
-
-
-def seats_reported(arena: Arena, tid: str) -> set[tuple[object, object]]:
-    """The (match, seat) pairs of tournament ``tid`` whose report the server logged."""
-    return {(r["match_id"], r["seat"]) for r in logged(arena, "runner_seat_reported")
-            if str(r["match_id"]).startswith(f"t{tid}-")}
 
 
 def logged(arena: Arena, event: str, **fields: object) -> list[dict[str, object]]:
@@ -129,21 +117,25 @@ def test_a_killed_runner_s_seat_goes_to_another_runner_and_the_match_completes(
         created = await client.create("tricky_twist", [f"agent:{agent}", "heuristic", "random"],
                                       players=3, parallel=1, decision_ms=2000)
         mid = f"t{created.tournament_id}-0-0"
-        first = await wait_until(lambda: logged(arena, "runner_seat_assigned", match_id=mid),
-                                 "a runner took the hosted seat", timeout=40)
-        victim = first[0]["runner"]
-        [connected] = [r for r in logged(arena, "runner_connected", runner=victim) if "pid" in r]
         matches = MatchClient(arena.serve.target)
 
-        async def under_way() -> bool:
-            return (await matches.get_match(mid)).actions >= 10
+        async def under_way() -> mpb.Match | None:
+            try:
+                match = await matches.get_match(mid)
+            except AgentError:  # the tournament has not created it yet
+                return None
+            return match if match.actions >= 10 and any(s.connected for s in match.seats) \
+                else None
 
-        await wait_until(under_way, "the match is under way", timeout=40)
-        os.kill(int(str(connected["pid"])), signal.SIGKILL)
-        again = await wait_until(
-            lambda: [r for r in logged(arena, "runner_seat_assigned", match_id=mid)
-                     if r["runner"] != victim], "another runner took the seat over")
-        assert again[0]["handoffs"] == 1
+        match = await wait_until(under_way, "a runner plays the hosted seat", timeout=40)
+        [seat] = [s.seat for s in match.seats if not s.house_bot]
+        first = await holder(arena, seat_key(mid, seat))
+        assert first is not None
+        victim = await wait_until(lambda: runner_playing(arena),
+                                  "the playing runner's program is seen", timeout=10)
+        os.kill(victim, signal.SIGKILL)
+        await wait_until(lambda: taken_over(arena, seat_key(mid, seat), first),
+                         "another runner took the seat over")
 
         match = await finished_match(arena.serve.target, mid, "the match is over", timeout=40)
         assert match.result.reason == mpb.END_REASON_COMPLETED
@@ -152,6 +144,33 @@ def test_a_killed_runner_s_seat_goes_to_another_runner_and_the_match_completes(
         assert not logged(arena, "call_failed")
 
     asyncio.run(go())
+
+
+async def holder(arena: Arena, key: str) -> str | None:
+    """The runner that holds a hosted seat now, as the store says (None: none)."""
+    store = Store(arena.url, Holder("tests", "", 2000))
+    await store.connect()
+    try:
+        held = await store.runners.assignment(key)
+    finally:
+        await store.close()
+    return held[0] if held is not None else None
+
+
+async def taken_over(arena: Arena, key: str, first: str) -> bool:
+    """Another runner than ``first`` holds the seat."""
+    now = await holder(arena, key)
+    return now is not None and now != first
+
+
+def runner_playing(arena: Arena) -> int | None:
+    """The pid of the serve process's runner that runs a hosted program now."""
+    assert arena.serve.proc is not None
+    for pid in child_pids(arena.serve.proc.pid):
+        if "runner" in command_line(pid) and any(
+                "bot.py" in command_line(below) for below in descendants(pid)):
+            return pid
+    return None
 
 
 def test_practice_and_matchmaking_seats_of_a_hosted_agent_are_played_by_the_runners(

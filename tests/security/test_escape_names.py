@@ -16,7 +16,8 @@ from twistarena.clients.sdk.arenas import ArenaLadderClient
 from twistarena.clients.sdk.tournaments import TournamentClient
 from twistarena.storage import Holder, MatchReport, Store
 
-from tests.support.hosting import FIRST_LEGAL, store_version
+from tests.support.hosting import FIRST_LEGAL, finished_match, store_version
+from tests.support.waiting import wait_until
 
 #: Retitle the window, clear the screen, a hidden OSC 8 link, a bell, a carriage
 #: return that overwrites the line, a bidi override, and Rich markup (a link, blink).
@@ -47,23 +48,31 @@ def test_hostile_names_reach_no_terminal(server: Any, valkey: Any,
         agent_id, token = await register_agent(target, HOSTILE)
         version = await store_version(valkey.url, agent_id, {"bot.py": FIRST_LEGAL},
                                       "python3 bot.py " + HOSTILE.replace("\r", ""))
+        await ArenaLadderClient(target).create("twisted", 2)
+        played = await MatchClient(target).create_match("twisted", 2, seed=4,
+                                                        house_bots=["random", "random"])
+        await finished_match(target, played.match.match_id, "the house bots' match ended")
         store = Store(valkey.url, Holder("tests", "", 2000))
         await store.connect()
         try:  # the stderr a runner reported (or a forged report)
             await store.versions.record_match(agent_id, version.version_id, MatchReport(
                 report_id="forged:0", match_id="m" * 16, crashes=1,
                 stderr_tail=HOSTILE.encode()))
+            # The arena rates the match once it sees it ended, as one it created.
+            await store.arenas.add_live("twisted-2", played.match.match_id,
+                                        [f"{agent_id}@1", "house:random@0"])
         finally:
             await store.close()
         created = await MatchClient(target).create_match("twisted", 2, seat_names=[
             HOSTILE, "plain"])
         tournament = await TournamentClient(target).create(
             "twisted", [f"agent:{agent_id}", "random"], players=2)
-        ladder = server.app.leaguehosting.ladder
-        await ArenaLadderClient(target).create("twisted", 2)
-        assert await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(ladder.record(
-            "twisted-2", "esc-1", [f"{agent_id}@1", "house:random@0"], [1, 2], True),
-            server.loop))
+
+        async def rated() -> bool:
+            board = await ArenaLadderClient(target).leaderboard("twisted-2")
+            return any(r.agent_id == agent_id for r in board.rows)
+
+        await wait_until(rated, "the arena rated the agent's match")
         return agent_id, token, created.match.match_id, tournament.tournament_id
 
     agent_id, token, match_id, tournament_id = asyncio.run(setup())

@@ -7,7 +7,6 @@ server's cap on decisions or on wall time ends with END_REASON_LENGTH_LIMIT.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,6 +19,7 @@ from twistarena.v1 import match_pb2_grpc as mgrpc
 
 from tests.support.agents import Agent, create, options, run, tokens
 from tests.support.server import InProcessServer
+from tests.support.waiting import wait_until
 
 DECISIONS = 30
 SECONDS = 1.5
@@ -37,12 +37,12 @@ def capped(valkey: Any) -> Iterator[InProcessServer]:
 
 
 async def _until_over(stub: mgrpc.MatchesStub, mid: str, timeout: float) -> mpb.Match:
-    async with asyncio.timeout(timeout):
-        while True:
-            match = await stub.GetMatch(mpb.GetMatchRequest(match_id=mid))
-            if match.status in (mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED):
-                return match
-            await asyncio.sleep(0.02)
+    async def over() -> mpb.Match | None:
+        match = await stub.GetMatch(mpb.GetMatchRequest(match_id=mid))
+        return match if match.status in (mpb.MATCH_STATUS_FINISHED,
+                                         mpb.MATCH_STATUS_CANCELLED) else None
+
+    return await wait_until(over, f"match {mid} is over", timeout=timeout, interval=0.02)
 
 
 def test_an_endless_option_is_refused(server: Any) -> None:

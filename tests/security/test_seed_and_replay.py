@@ -10,7 +10,6 @@ stays closed until every game of the block is over.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,6 +29,7 @@ from twistarena.v1 import tournaments_pb2_grpc as tgrpc
 
 from tests.support.agents import REASON_KEY, Agent, create, options, run, tokens
 from tests.support.server import InProcessServer
+from tests.support.waiting import wait_until
 
 ADMIN = "admin-token-of-the-seed-tests"
 ADMIN_MD = (("authorization", f"Bearer {ADMIN}"),)
@@ -64,10 +64,11 @@ async def _listed(stub: mgrpc.MatchesStub, mid: str,
 
 
 async def _running(stub: mgrpc.MatchesStub, mid: str) -> None:
-    async with asyncio.timeout(10):
-        while (await stub.GetMatch(mpb.GetMatchRequest(match_id=mid))).status \
-                != mpb.MATCH_STATUS_RUNNING:
-            await asyncio.sleep(0.02)
+    async def running() -> bool:
+        match = await stub.GetMatch(mpb.GetMatchRequest(match_id=mid))
+        return match.status == mpb.MATCH_STATUS_RUNNING
+
+    await wait_until(running, f"match {mid} runs", timeout=10, interval=0.02)
 
 
 def test_a_running_match_keeps_its_seed_and_log_from_everyone(server: Any) -> None:
@@ -193,12 +194,11 @@ async def _tournament(stub: tgrpc.TournamentsStub, tid: str,
 
 
 async def _until(stub: tgrpc.TournamentsStub, tid: str, done: int) -> tpb.Tournament:
-    async with asyncio.timeout(20):
-        while True:
-            record = await _tournament(stub, tid)
-            if record.games_done >= done:
-                return record
-            await asyncio.sleep(0.05)
+    async def played() -> tpb.Tournament | None:
+        record = await _tournament(stub, tid)
+        return record if record.games_done >= done else None
+
+    return await wait_until(played, f"{done} game(s) of tournament {tid} done")
 
 
 def test_a_duplicate_block_stays_closed_until_its_last_game_ends(server: Any) -> None:
@@ -218,9 +218,11 @@ def test_a_duplicate_block_stays_closed_until_its_last_game_ends(server: Any) ->
             assert not created.spec.HasField("seed")  # it derives every deal
             stub = mgrpc.MatchesStub(ch)
             first, second = f"t{tid}-0-0", f"t{tid}-0-1"
-            async with asyncio.timeout(10):
-                while not all([await _exists(stub, m) for m in (first, second)]):
-                    await asyncio.sleep(0.05)
+
+            async def both_exist() -> bool:
+                return all([await _exists(stub, m) for m in (first, second)])
+
+            await wait_until(both_exist, "the block's two games exist", timeout=10)
             await stub.CancelMatch(mpb.CancelMatchRequest(match_id=first))
             record = await _until(tstub, tid, 1)
             over = await stub.GetMatch(mpb.GetMatchRequest(match_id=first))

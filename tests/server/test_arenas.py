@@ -22,6 +22,7 @@ from twistarena.v1 import match_pb2_grpc as mgrpc
 from twistarena.v1 import matchmaking_pb2 as kpb
 from twistarena.v1 import matchmaking_pb2_grpc as kgrpc
 
+from tests.support.hosting import finished_match as match_over
 from tests.support.server import InProcessServer
 from tests.support.waiting import wait_until
 
@@ -30,7 +31,14 @@ MODEL = PlackettLuce()
 
 def test_arena_rates_results_per_version_and_shows_them_to_anyone(
         server: InProcessServer) -> None:
-    ladder = server.app.leaguehosting.ladder
+    """Real matches noted live for the arena (as its scheduler notes the ones it
+    creates) are rated from their stored results once they end: once each, a
+    cancelled one not at all."""
+    async def note_live(match_id: str, players: list[str]) -> None:
+        await live_in_arena(server, "twhist-3", match_id, players)
+
+    async def all_rated() -> bool:
+        return await rated_all(server, "twhist-3")
 
     async def scenario() -> None:
         async with grpc.aio.insecure_channel(server.target) as channel:
@@ -49,15 +57,21 @@ def test_arena_rates_results_per_version_and_shows_them_to_anyone(
             ids = [(await mm.RegisterAgent(kpb.RegisterAgentRequest(name=f"arena-bot-{n}")))
                    .agent_id for n in ("strong", "weak")]
             strong, weak = ids
-            table = [f"{strong}@1", f"{weak}@1", "house:random@0"]
-            for n in range(6):
-                assert await run_on(server, ladder.record("twhist-3", f"m{n}", table,
-                                                          [1, 3, 2], True))
-            # Rated once; a voided match moves nothing.
-            assert not await run_on(server, ladder.record("twhist-3", "m0", table, [3, 1, 2],
-                                                          True))
-            assert not await run_on(server, ladder.record("twhist-3", "void", table,
-                                                          [3, 1, 2], False))
+            # Six matches where the strong agent's seat came first and the weak one's last.
+            rated = []
+            for seed in range(1, 7):
+                match_id, places = await finished_match(server, "twhist", 3, seed)
+                await note_live(match_id, seated_by_place(
+                    places, [f"{strong}@1", "house:random@0", f"{weak}@1"]))
+                rated.append(match_id)
+            await wait_until(all_rated, "the arena rated its ended matches")
+            # Rated once; a cancelled match moves nothing.
+            client = MatchClient(server.target)
+            void = (await client.create_match("twhist", 3, seed=1)).match.match_id
+            await client.cancel_match(void)
+            await note_live(rated[0], [f"{strong}@1", f"{weak}@1", "house:random@0"])
+            await note_live(void, [f"{weak}@1", f"{strong}@1", "house:random@0"])
+            await wait_until(all_rated, "the arena went through the repeated and void matches")
             board = await arenas.GetLeaderboard(apb.GetLeaderboardRequest(arena_id="twhist-3"))
             assert [r.agent_id for r in board.rows] == [strong, "house:random", weak]
             top = board.rows[0]
@@ -75,8 +89,10 @@ def test_arena_rates_results_per_version_and_shows_them_to_anyone(
 
             # A new version of the weak agent starts from its mu with sigma raised.
             old = board.rows[2]
-            await run_on(server, ladder.record("twhist-3", "m-new", [f"{weak}@2", f"{strong}@1"],
-                                               [1, 2], True))
+            newest, places = await finished_match(server, "twisted", 2, 4)
+            assert places == [1, 2]
+            await note_live(newest, [f"{weak}@2", f"{strong}@1"])
+            await wait_until(all_rated, "the arena rated the new version's match")
             board = await arenas.GetLeaderboard(apb.GetLeaderboardRequest(arena_id="twhist-3"))
             versions = {r.agent_id: r.version for r in board.rows}
             assert versions[weak] == 2 and len(board.rows) == 3  # the old version left it
@@ -86,10 +102,10 @@ def test_arena_rates_results_per_version_and_shows_them_to_anyone(
             assert (new.mu, new.sigma) == pytest.approx((start.mu, start.sigma))
 
             info = await mm.GetAgent(kpb.GetAgentRequest(agent_id=weak))
-            rated = {(r.arena_id, r.version): r for r in info.arena_ratings}
-            assert set(rated) == {("twhist-3", 1), ("twhist-3", 2)}
-            assert len(rated[("twhist-3", 1)].history) == 6
-            assert info.recent_match_ids[0] == "m-new" and "void" not in info.recent_match_ids
+            by_version = {(r.arena_id, r.version): r for r in info.arena_ratings}
+            assert set(by_version) == {("twhist-3", 1), ("twhist-3", 2)}
+            assert len(by_version[("twhist-3", 1)].history) == 6
+            assert info.recent_match_ids[0] == newest and void not in info.recent_match_ids
 
             listed = await arenas.ListAgents(apb.ListAgentsRequest(name_contains="ARENA-BOT",
                                                                    arena_id="twhist-3"))
@@ -104,45 +120,60 @@ def test_arena_rates_results_per_version_and_shows_them_to_anyone(
                 await arenas.GetLeaderboard(apb.GetLeaderboardRequest(arena_id="nope-2"))
             assert unknown.value.code() == grpc.StatusCode.NOT_FOUND
 
-            # ListMatches by agent and arena lists the rated matches that exist.
-            played = await finished_match(server)
-            await run_on(server, ladder.record("twhist-3", played, [f"{weak}@2", f"{strong}@1",
-                                                                    "house:random@0"],
-                                               [2, 1, 3], True))
+            # ListMatches by agent and arena lists the rated matches, newest first.
             matches = mgrpc.MatchesStub(channel)
             mine = await matches.ListMatches(mpb.ListMatchesRequest(agent_id=weak))
-            assert [m.match_id for m in mine.matches] == [played]
-            assert mine.matches[0].seed  # over: as public as any finished match
+            assert mine.matches[0].match_id == newest
+            assert {m.match_id for m in mine.matches} == {newest, *rated}
+            assert all(m.seed for m in mine.matches)  # over: as public as any finished match
             in_arena = await matches.ListMatches(mpb.ListMatchesRequest(
                 arena_id="twhist-3", agent_id=strong, page_size=1))
-            assert [m.match_id for m in in_arena.matches] == [played]
-            assert in_arena.next_page_token == "1"  # the other rated ids are not matches
+            assert [m.match_id for m in in_arena.matches] == [newest]
+            assert in_arena.next_page_token == "1"
 
     asyncio.run(asyncio.wait_for(scenario(), 60))
 
 
-async def finished_match(server: InProcessServer) -> str:
-    """A real match of three house bots, played to its end."""
-    client = MatchClient(server.target)
-    created = await client.create_match("twhist", 3, seed=3, house_bots=["random"] * 3)
+async def finished_match(server: InProcessServer, game_id: str = "twhist", players: int = 3,
+                         seed: int = 3) -> tuple[str, list[int]]:
+    """A real match of house bots, played to its end: its id and places."""
+    created = await MatchClient(server.target).create_match(
+        game_id, players, seed=seed, house_bots=["random"] * players)
     match_id = created.match.match_id
-    deadline = time.monotonic() + 30
-    while (await client.get_match(match_id)).status != mpb.MATCH_STATUS_FINISHED:
-        assert time.monotonic() < deadline, "the house bots did not finish"
-        await asyncio.sleep(0.05)
-    return match_id
+    match = await match_over(server.target, match_id, "the house bots finished their match",
+                             timeout=30)
+    return match_id, list(match.result.places)
+
+
+async def live_in_arena(server: InProcessServer, arena_id: str, match_id: str,
+                        players: list[str]) -> None:
+    """Note a match live in the arena, as its scheduler notes the ones it creates:
+    the arena rates it once it has ended."""
+    store = server.app.store
+    assert store is not None
+    await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(
+        store.arenas.add_live(arena_id, match_id, players), server.loop))
+
+
+async def rated_all(server: InProcessServer, arena_id: str) -> bool:
+    """The arena has gone through every match noted live in it (rated or not)."""
+    store = server.app.store
+    assert store is not None
+    return not await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(
+        store.arenas.live(arena_id), server.loop))
+
+
+def seated_by_place(places: list[int], best_first: list[str]) -> list[str]:
+    """The players of a table in seat order, seated so that the first of
+    ``best_first`` has the seat that placed best, and so on (places all differ)."""
+    assert sorted(places) == list(range(1, len(places) + 1))
+    return [best_first[place - 1] for place in places]
 
 
 def _r(mu: float, sigma: float) -> object:
     from twistarena.league import Rating
 
     return Rating(mu, sigma)
-
-
-async def run_on(server: InProcessServer, coro: object) -> bool:
-    """Run ``coro`` on the server's own loop (where its store lives)."""
-    return bool(await asyncio.wrap_future(
-        asyncio.run_coroutine_threadsafe(coro, server.loop)))  # type: ignore[arg-type]
 
 
 def test_a_dead_node_s_arena_is_taken_over_and_what_ended_meanwhile_is_rated(
@@ -184,11 +215,9 @@ def test_a_dead_node_s_arena_is_taken_over_and_what_ended_meanwhile_is_rated(
             # A match of the arena ends while nobody schedules it.
             a, b = [(await mm.RegisterAgent(kpb.RegisterAgentRequest(name=n))).agent_id
                     for n in ("left-a", "left-b")]
-            played = await finished_match(server)
-            store = survivor.app.store
-            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(
-                store.arenas.add_live("twhist-4", played, [f"{a}@1", f"{b}@1",
-                                                           "house:random@0"]), survivor.loop))
+            played, _places = await finished_match(server)
+            await live_in_arena(survivor, "twhist-4", played,
+                                [f"{a}@1", f"{b}@1", "house:random@0"])
 
             async def rated() -> apb.Leaderboard | None:
                 board = await arenas.GetLeaderboard(
@@ -317,11 +346,17 @@ def test_an_anchored_house_rung_is_not_moved_by_results(server: InProcessServer)
                       matches_per_minute=1, max_concurrent_per_agent=1,
                       anchors=[apb.HouseAnchor(bot="heuristic", mu=30.0, sigma=1.0)])
     assert server.call(store.arenas.create(arena))
-    ladder = server.app.leaguehosting.ladder
     table = ["ag_anchor_test@1", "house:heuristic@0"]
-    for n in range(5):
-        assert server.call(ladder.record("twisted-anchored", f"anchored-{n}", table, [1, 2],
-                                         True))
+
+    async def rate_five() -> None:
+        for seed in range(1, 6):
+            match_id, places = await finished_match(server, "twisted", 2, seed)
+            await live_in_arena(server, "twisted-anchored", match_id,
+                                seated_by_place(places, table))
+        await wait_until(lambda: rated_all(server, "twisted-anchored"),
+                         "the arena rated its ended matches")
+
+    asyncio.run(asyncio.wait_for(rate_five(), 60))
     agent, house = server.call(store.arenas.rows("twisted-anchored", table))
     assert house is not None and (house.mu, house.sigma, house.games) == (30.0, 1.0, 5)
     assert agent is not None and agent.mu > MODEL.mu and agent.games == 5
@@ -330,3 +365,39 @@ def test_an_anchored_house_rung_is_not_moved_by_results(server: InProcessServer)
     assert [(a.bot, a.mu, a.sigma) for a in opened.anchors] == [
         (bot, rating.mu, rating.sigma) for bot in opened.house_bots
         if (rating := anchor("twisted", 3, bot)) is not None]
+
+
+def test_a_forfeited_match_is_rated_with_the_forfeiter_last(server: InProcessServer) -> None:
+    """A forfeit is the agent's loss, rated like any finished match: a seat that
+    misses its decision forfeits, and the arena rates the match it ends."""
+    from tests.support.agents import Agent, create, options, tokens
+
+    store = server.app.store
+    assert store is not None
+    arena = apb.Arena(arena_id="twisted-forfeits", game_id="twisted", num_players=2,
+                      house_bots=["random"], status=apb.ARENA_STATUS_PAUSED,
+                      matches_per_minute=1, max_concurrent_per_agent=1)
+    assert server.call(store.arenas.create(arena))
+    table = ["ag_forfeit_test@1", "house:random@0"]
+
+    async def scenario() -> None:
+        async with grpc.aio.insecure_channel(server.target) as channel:
+            created = await create(channel, options(
+                "twisted", 2, seed=1, decision_ms=100, fallback=mpb.FALLBACK_FORFEIT,
+                forfeit_after=1, house=("", "random")))
+            match_id = created.match.match_id
+            idle = Agent(channel, match_id, tokens(created)[0])
+            await idle.join()
+            over = await idle.expect("match_over")
+            assert over.match_over.result.reason == mpb.END_REASON_FORFEIT
+            await live_in_arena(server, "twisted-forfeits", match_id, table)
+            await wait_until(lambda: rated_all(server, "twisted-forfeits"),
+                             "the arena went through the forfeited match")
+            board = await agrpc.ArenasStub(channel).GetLeaderboard(
+                apb.GetLeaderboardRequest(arena_id="twisted-forfeits"))
+            rows = {r.agent_id: r for r in board.rows}
+            assert (rows["ag_forfeit_test"].games, rows["ag_forfeit_test"].wins) == (1, 0)
+            assert (rows["house:random"].games, rows["house:random"].wins) == (1, 1)
+            assert [r.agent_id for r in board.rows] == ["house:random", "ag_forfeit_test"]
+
+    asyncio.run(asyncio.wait_for(scenario(), 30))

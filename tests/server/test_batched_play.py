@@ -21,6 +21,7 @@ from twistarena.server.match.events import SEAT_WAIT_S
 from twistarena.v1 import match_pb2, play_pb2
 
 from tests.clients.helpers import Acknowledgements, run
+from tests.support.waiting import wait_until
 
 
 async def _play(target: str, batched: bool, drop_seat: int | None = None) -> tuple[
@@ -137,11 +138,8 @@ def test_a_seat_not_asked_gets_its_events_and_acceptance_within_the_bound(
                         return [holder, waiter]
                 return None
 
-            deadline = time.perf_counter() + 10
-            while (found := settled()) is None and time.perf_counter() < deadline:
-                await asyncio.sleep(0.05)
-            assert found is not None, "no seat got a SeatBatch while the other held"
-            holder, waiter = found
+            holder, waiter = await wait_until(
+                settled, "a seat got a SeatBatch while the other held", timeout=10)
         finally:
             for task in tasks:
                 task.cancel()

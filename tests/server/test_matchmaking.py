@@ -17,6 +17,7 @@ from typing import Any
 import grpc
 import pytest
 import redis.asyncio
+from prometheus_client import REGISTRY
 from twistarena.bots import make_bot
 from twistarena.clients.sdk import (
     AgentError,
@@ -37,6 +38,7 @@ from twistarena.wire import REASON_KEY
 
 from tests.clients.helpers import run
 from tests.support.server import InProcessServer
+from tests.support.waiting import wait_until
 
 
 @pytest.fixture(scope="module")
@@ -195,11 +197,21 @@ def test_after_a_broken_call_already_queued_is_retried_until_the_place_is_free(
             first = await holding.read()  # the place is held: the call is in the queue
             assert first.WhichOneof("update") == "status"
             dead = f"127.0.0.1:{free_port()}"  # nothing listens: UNAVAILABLE, then retried
+            refused = REGISTRY.get_sample_value("twistarena_errors_total",
+                                                {"kind": "already_queued"}) or 0.0
             again = asyncio.ensure_future(queue(
                 [dead, server.target], token, "twisted", 2, house_bot="random",
                 house_fill_after=0))
-            await asyncio.sleep(1.5)
-            assert not again.done()  # refused as already queued, and trying again
+
+            def refused_twice() -> bool:
+                return (REGISTRY.get_sample_value("twistarena_errors_total",
+                                                  {"kind": "already_queued"}) or 0.0) \
+                    >= refused + 2
+
+            # Refused as already queued a second time: it tried again after the first.
+            await wait_until(refused_twice, "the node refused the queue call twice",
+                             timeout=10)
+            assert not again.done()
             holding.cancel()  # the old call's place is freed
             assigned = await asyncio.wait_for(again, 20)
             await MatchClient(server.target).cancel_match(assigned.match_id)

@@ -25,6 +25,7 @@ from twistarena.v1 import match_pb2_grpc as mgrpc
 from tests.support.agents import Agent, create, options, run, tokens
 from tests.support.process import ServeProcess
 from tests.support.server import InProcessServer
+from tests.support.waiting import wait_until
 
 
 def test_drain_goes_not_serving_and_closes_streams_with_unavailable(valkey: Any) -> None:
@@ -83,12 +84,13 @@ def test_sigterm_metrics_and_json_logs(valkey: Any) -> None:
             async with aio.insecure_channel(proc.target) as ch:
                 created = await create(ch, options("twisted", 2,
                                                    house=("random", "random")))
-                for _ in range(100):
+
+                async def finished() -> bool:
                     got = await mgrpc.MatchesStub(ch).GetMatch(
                         mpb.GetMatchRequest(match_id=created.match.match_id))
-                    if got.status == mpb.MATCH_STATUS_FINISHED:
-                        break
-                    await asyncio.sleep(0.05)
+                    return got.status == mpb.MATCH_STATUS_FINISHED
+
+                await wait_until(finished, "the house bots finished the match", timeout=10)
 
         run(main())
         with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as r:

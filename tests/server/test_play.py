@@ -342,12 +342,12 @@ def test_timeout_fallback_is_seeded_and_reproducible(server: Any) -> None:
             await agent.join(no_events=True)
             agent.cancel()  # silent agents: every decision times out
         stub = mgrpc.MatchesStub(ch)
-        for _ in range(400):
+
+        async def finished() -> mpb.Match | None:
             got = await stub.GetMatch(mpb.GetMatchRequest(match_id=mid))
-            if got.status == mpb.MATCH_STATUS_FINISHED:
-                break
-            await asyncio.sleep(0.05)
-        assert got.status == mpb.MATCH_STATUS_FINISHED
+            return got if got.status == mpb.MATCH_STATUS_FINISHED else None
+
+        got = await wait_until(finished, "every decision timed out to the end")
         assert sum(s.timeouts for s in got.seats) == got.actions
         replay = await stub.GetReplay(mpb.GetReplayRequest(match_id=mid))
         return [(a.seat, a.action_id, a.timeout) for a in replay.actions]

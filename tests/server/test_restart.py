@@ -20,6 +20,7 @@ from twistarena.v1 import match_pb2_grpc as mgrpc
 from tests.support.agents import Agent, create, options, play_to_end, random_chooser, run, tokens
 from tests.support.process import ServeProcess
 from tests.support.server import InProcessServer
+from tests.support.waiting import wait_until
 
 
 def _events(agent: Agent) -> list[int]:
@@ -195,10 +196,8 @@ def test_kill_9_under_load_with_embedded_data_dir() -> None:
                                                           deadline))
                          for s, t in tokens(created).items()]
                 for kill_after in (10, 25):
-                    for _ in range(600):
-                        if len(acked) >= kill_after:
-                            break
-                        await asyncio.sleep(0.01)
+                    await wait_until(lambda: len(acked) >= kill_after,  # noqa: B023 (awaited here)
+                                     f"{kill_after} answers acknowledged", interval=0.01)
                     procs[-1].kill()  # returns once the process is gone
                     procs.append(await asyncio.to_thread(
                         ServeProcess(["--port", "0", "--data-dir", str(data_dir)]).start))

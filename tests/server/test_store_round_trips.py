@@ -12,7 +12,7 @@ import redis
 from grpc import aio
 from twistarena import engine
 from twistarena.server.config import ServerConfig
-from twistarena.server.match import referee as runner
+from twistarena.server.match import seating
 from twistarena.storage import keys
 from twistarena.storage.scripts import Script
 from twistarena.v1 import match_pb2 as mpb
@@ -45,7 +45,7 @@ def _join(match_id: str, token: str) -> ppb.AgentMessage:
 
 async def _joining(server: Any, match_id: str, count: int) -> None:
     """Wait until ``count`` seats of the match wait for their joins' write."""
-    await wait_until(lambda: len(server.app.hub.get(match_id)._joining) == count,
+    await wait_until(lambda: len(server.app.hub.get(match_id).joining) == count,
                      f"{count} seats joining match {match_id}")
 
 
@@ -76,7 +76,7 @@ def test_joins_waiting_for_their_write_are_stored_before_a_cancel_or_abandonment
         server: Any, valkey: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The seats that joined count as joined when the match ends before their
     write was due (a window no test waits out)."""
-    monkeypatch.setattr(runner, "JOIN_WINDOW_S", 60.0)
+    monkeypatch.setattr(seating, "JOIN_WINDOW_S", 60.0)
 
     async def main() -> tuple[str, mpb.Match]:
         async with aio.insecure_channel(server.target) as ch:
@@ -158,7 +158,7 @@ def test_a_seat_is_told_it_joined_only_once_its_join_is_stored(
         server: Any, valkey: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Acknowledged means stored: Joined reaches the first seat of a match that
     waits for another only after the write of its flag (the window's end)."""
-    monkeypatch.setattr(runner, "JOIN_WINDOW_S", 0.3)
+    monkeypatch.setattr(seating, "JOIN_WINDOW_S", 0.3)
     store = redis.Redis(port=valkey.port)
 
     async def main() -> tuple[bytes | None, bytes | None]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections import Counter
 from typing import Any
 
@@ -33,6 +32,7 @@ from twistarena.v1 import tournaments_pb2 as tpb
 
 from tests.clients.helpers import run
 from tests.support.process import ServeProcess
+from tests.support.waiting import wait_until
 
 
 async def _until_over(client: TournamentClient, tid: str, timeout: float = 120) -> Any:
@@ -175,22 +175,23 @@ def test_tournament_resumes_after_kill_9_with_the_same_standings(valkey: Any,
             assert created.games_planned == 12  # 4 tables x 3 rotations
             tid = created.tournament_id
             arena = MatchClient(first.target)
-            deadline = time.monotonic() + 60
-            while True:
+
+            async def under_way() -> Any:
+                """The record once 3 games are done and some are in flight (created,
+                part-played): between two rounds there are none, so the next must start."""
                 record = await client.get(tid)
-                # Matches in flight (created, part-played) at the moment of the crash;
-                # between two rounds there are none, so wait for the next to start.
-                in_flight = 0
-                if record.games_done >= 3:
-                    for game in record.games:
-                        if not game.places:
-                            with contextlib.suppress(AgentError):
-                                match = await arena.get_match(game.match_id)
-                                in_flight += match.status == match_pb2.MATCH_STATUS_RUNNING
-                if in_flight:
-                    break
-                assert time.monotonic() < deadline, "no progress"
-                await asyncio.sleep(0.05)
+                if record.games_done < 3:
+                    return None
+                for game in record.games:
+                    if not game.places:
+                        with contextlib.suppress(AgentError):
+                            match = await arena.get_match(game.match_id)
+                            if match.status == match_pb2.MATCH_STATUS_RUNNING:
+                                return record
+                return None
+
+            record = await wait_until(under_way, "games in flight after the third",
+                                      timeout=60)
             first.kill()
             assert record.games_done < 12, "finished before the kill; make it longer"
             second = ServeProcess(["--host", "127.0.0.1", "--port", "0", "--redis-url",

@@ -46,6 +46,42 @@ def json_records(text: str) -> list[dict[str, Any]]:
     return out
 
 
+def child_pids(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` now (from /proc: what the OS sees,
+    not what a log said)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # it exited meanwhile
+            continue
+        # The command name (in parentheses) may hold spaces: the fields follow it.
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` in the process tree now."""
+    out, todo = [], [pid]
+    while todo:
+        children = child_pids(todo.pop())
+        out.extend(children)
+        todo.extend(children)
+    return out
+
+
+def command_line(pid: int) -> str:
+    """The process's command line, its arguments joined by spaces ('' once it exited)."""
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode(
+            errors="replace")
+    except OSError:
+        return ""
+
+
 class ServeProcess:
     def __init__(self, args: Sequence[str], env: dict[str, str] | None = None,
                  secure_default: bool = False) -> None:

@@ -17,6 +17,7 @@ import secrets
 import time
 from collections import Counter
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import pytest
@@ -165,25 +166,32 @@ def _takeover(nodes: Sequence[Node], redis_url: str, client: Any) -> dict[str, A
     return dict(run(scenario(), 200))
 
 
+def _handed_off(client: Any, matches: list[str], node_id: str
+                ) -> tuple[dict[str, dict[str, str]]] | None:
+    """The owners of ``matches`` once none is live on ``node_id`` or unowned."""
+    now = owners(client, matches)
+    pending = [m for m, o in now.items() if o.get("node") in ("", node_id)
+               and client.sismember("twistarena:live", m)]
+    return None if pending else (now,)
+
+
 def _members(client: Any, count: int, timeout: float = 10.0) -> None:
     """Wait until ``count`` nodes heartbeat, and every node has seen the others.
 
     A heartbeat's reply lists the live nodes, and ``{twistarena}:nodes`` scores
     each node by its latest heartbeat: once every node has beaten again after
     the last one registered, each has seen all of them."""
-    deadline = time.monotonic() + timeout
-
     def beats() -> dict[bytes, float]:
         return dict(client.zrange("{twistarena}:nodes", 0, -1, withscores=True))
 
-    while len(seen := beats()) < count:
-        assert time.monotonic() < deadline, "the nodes did not all register"
-        time.sleep(0.05)
-    registered = max(seen.values())
-    while min(seen.values()) <= registered:
-        assert time.monotonic() < deadline, f"the nodes did not all beat again: {seen}"
-        time.sleep(0.05)
-        seen = beats()
+    async def members() -> None:
+        seen = await wait_until(lambda: len(beats()) >= count and beats(),
+                                "the nodes all registered", timeout=timeout)
+        registered = max(seen.values())
+        await wait_until(lambda: min(beats().values()) > registered,
+                         "the nodes all beat again", timeout=timeout)
+
+    asyncio.run(members())
 
 
 @pytest.mark.clock
@@ -253,12 +261,10 @@ def test_a_paused_node_loses_its_matches_and_can_no_longer_write(store: ValkeyPr
         victim.pause()
         paused = time.monotonic()
         # Past the lease: every match of the paused node gets a new owner.
-        while True:
-            now = owners(client, list(held))
-            if all(o.get("node") not in ("", victim.node_id) for o in now.values()):
-                break
-            assert time.monotonic() - paused < 8, now
-            await asyncio.sleep(0.1)
+        await wait_until(lambda: all(o.get("node") not in ("", victim.node_id)
+                                     for o in owners(client, list(held)).values()),
+                         "every match of the paused node got a new owner", timeout=8,
+                         interval=0.1)
         moved_after = time.monotonic() - paused
         # The subject: the node stays paused at least 3 s, well past its 2 s lease.
         await asyncio.sleep(max(0.0, 3.0 - moved_after))
@@ -339,16 +345,9 @@ def test_rolling_drain_moves_matches_without_a_failed_decision(store: ValkeyProc
             stopped += [r for r in node.records() if r.get("event") == "stopped"][-1:]
             assert code == 0, [r for r in node.records() if r.get("level") != "info"
                                or r.get("event") in ("draining", "handed_off")][-10:]
-            deadline = time.monotonic() + 5
-            while True:
-                now = owners(client, mine)
-                pending = [m for m, o in now.items()
-                           if o.get("node") in ("", node.node_id)
-                           and client.sismember("twistarena:live", m)]
-                if not pending:
-                    break
-                assert time.monotonic() < deadline, pending
-                await asyncio.sleep(0.05)
+            [now] = await wait_until(partial(_handed_off, client, mine, node.node_id),
+                                     "the drained node's live matches have new owners",
+                                     timeout=5)
             for owner in now.values():
                 if owner.get("prev") == node.node_id and "released_ms" in owner \
                         and int(owner.get("claimed_ms", 0)) >= int(owner["released_ms"]):
@@ -398,13 +397,12 @@ def test_three_hundred_matches_spread_over_three_nodes(store: ValkeyProcess) -> 
 
     try:
         ids = run(scenario(), 120)
-        deadline = time.monotonic() + 10
-        while True:
+
+        def claimed() -> dict[str, dict[str, str]] | None:
             placed = owners(client, ids)
-            if all(o.get("node") for o in placed.values()):
-                break
-            assert time.monotonic() < deadline, "not every match was claimed"
-            time.sleep(0.1)
+            return placed if all(o.get("node") for o in placed.values()) else None
+
+        placed = run(wait_until(claimed, "every match was claimed", timeout=10, interval=0.1))
         metrics = {}
         for node in nodes:
             metrics[node.node_id] = sum(1 for o in placed.values() if o["node"] == node.node_id)

@@ -62,14 +62,15 @@ def test_a_dead_owner_is_never_named_once_it_missed_its_renewals(store: ValkeyPr
             dead.kill()
             # Wait (on the store) until the dead node's lease has gone two renewals
             # without being renewed.
-            deadline = time.monotonic() + 10
-            while True:
+            def lapsing() -> bool:
                 seconds, micros = client.time()
                 now_ms = seconds * 1000 + micros // 1000
-                if int(owners(client, [mid])[mid]["until"]) - now_ms <= LEASE_MS - 2 * BEAT_MS:
-                    break
-                assert time.monotonic() < deadline
-                await asyncio.sleep(0.02)
+                until = int(owners(client, [mid])[mid]["until"])
+                return until - now_ms <= LEASE_MS - 2 * BEAT_MS
+
+            await wait_until(lapsing, "the dead node's lease went two renewals unrenewed",
+                             timeout=10, interval=0.02)
+            deadline = time.monotonic() + 10
             seen = []
             token = created.seat_tokens[0].token
             while time.monotonic() < deadline:

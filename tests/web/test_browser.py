@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -21,6 +20,7 @@ from twistarena.clients.sdk.convert import oneof_to_dict, struct_to_dict
 
 from tests.support.agents import run
 from tests.support.browser import Page, browser_page, find_browser
+from tests.support.hosting import finished_match
 from tests.support.server import InProcessServer
 from tests.support.waiting import wait_until
 
@@ -106,14 +106,17 @@ async def latest_view(client: MatchClient, match_id: str, views: list[dict[str, 
 
 async def expect_table(page: Page, game: str, view: dict[str, Any], what: str) -> None:
     want = expected_zones(game, view)
-    deadline = time.monotonic() + 15
-    drawn: Any = None
-    while time.monotonic() < deadline:
-        drawn = await page.evaluate(DRAWN)
-        if drawn == want:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"{what}: the page draws {drawn}, the public view holds {want}")
+    drawn: list[Any] = [None]
+
+    async def drawn_as_held() -> bool:
+        drawn[0] = await page.evaluate(DRAWN)
+        return bool(drawn[0] == want)
+
+    try:
+        await wait_until(drawn_as_held, what, timeout=15)
+    except AssertionError:
+        raise AssertionError(f"{what}: the page draws {drawn[0]}, the public view holds "
+                             f"{want}") from None
 
 
 def assert_no_console_errors(page: Page) -> None:
@@ -158,16 +161,13 @@ def test_lobby_lists_a_live_match_whose_page_moves_with_it(
                     what=f"the lobby to list live match {match_id}")
                 await page.screenshot(f"lobby-{game}")
                 await page.goto(f"{web}/matches/{match_id}")
-                while not views:
-                    await asyncio.sleep(0.02)
+                await wait_until(lambda: views, "the watcher's first view", interval=0.02)
                 await expect_table(page, game, views[-1], "before any move")
                 for move in range(3):
                     seen = len(views)
                     gate.permits.release()
-                    deadline = time.monotonic() + 15
-                    while len(views) == seen:
-                        assert time.monotonic() < deadline, "the match did not move"
-                        await asyncio.sleep(0.02)
+                    await wait_until(lambda: len(views) > seen,  # noqa: B023 (awaited here)
+                                     "the match moved", timeout=15, interval=0.02)
                     await asyncio.sleep(0)  # let any view of the same move arrive
                     await expect_table(page, game, views[-1], f"after move {move + 1}")
                 assert await page.evaluate("document.body.dataset.mode") == "live"
@@ -238,10 +238,7 @@ def test_replay_scrubber_draws_the_public_view_of_each_step(
         created = await client.create_match(game, PLAYERS[game], seed=5,
                                             house_bots=["random"] * PLAYERS[game])
         match_id = created.match.match_id
-        deadline = time.monotonic() + 60
-        while (await client.get_match(match_id)).status < 3:
-            assert time.monotonic() < deadline, "the house bots did not finish"
-            await asyncio.sleep(0.1)
+        await finished_match(server.target, match_id, "the house bots finished the match")
         recorded = await client.get_replay(match_id)
         views = public_views(recorded)
         step = len(views) // 2
@@ -302,10 +299,13 @@ def test_tournament_page_shows_standings_and_other_pages_load(
         created = await tournaments.create("twisted", ["random", "heuristic"], players=2,
                                            games_per_pairing=2, seed=3)
         tid = created.tournament_id
-        deadline = time.monotonic() + 90
-        while (record := await tournaments.get(tid)).games_done < record.games_planned:
-            assert time.monotonic() < deadline, "the tournament did not finish"
-            await asyncio.sleep(0.2)
+
+        async def all_played() -> Any:
+            record = await tournaments.get(tid)
+            return record if record.games_done == record.games_planned else None
+
+        record = await wait_until(all_played, "the tournament finished", timeout=90,
+                                  interval=0.2)
         async with browser_page(chromium) as page:
             await page.goto(f"{web}/tournaments/{tid}")
             rows = await page.wait_for(

@@ -192,15 +192,19 @@ def test_upload_activate_enroll_until_rated_against_the_house_then_withdraw(
                                 "button').click()")
             await page.wait_for(f"document.querySelector('#my-arenas tr[data-arena=\"{ARENA}\"]')"
                                 ".dataset.enrolled === 'yes'", what="enrolled")
-            for _ in range(120):  # the arena seats it against its house rungs and rates it
+
+            async def rated_row() -> str:
+                """The console's rating cell of the arena once it shows one."""
                 await page.goto(f"{url}/console")
                 await page.wait_for("document.body?.dataset.signedIn === 'yes'")
-                rated = await page.evaluate(
+                shown = await page.evaluate(
                     f"document.querySelector('#my-arenas tr[data-arena=\"{ARENA}\"]')"
                     ".cells[3].textContent")
-                if rated != "—":
-                    break
-                await asyncio.sleep(0.5)
+                return "" if shown == "—" else str(shown)
+
+            # The arena seats it against its house rungs and rates it.
+            rated = await wait_until(rated_row, "the console shows the arena's rating",
+                                     timeout=60, interval=0.5)
             assert rated.startswith("v2: "), rated
             await page.screenshot("console-rated")
             await page.goto(f"{url}/arenas/{ARENA}")

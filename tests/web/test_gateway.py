@@ -20,8 +20,10 @@ from twistarena.clients.web.feeds import MatchFeed, Viewer, encode
 from twistarena.v1 import play_pb2 as ppb
 
 from tests.support.agents import run
+from tests.support.hosting import finished_match
 from tests.support.process import ServeProcess, read_until
 from tests.support.server import InProcessServer
+from tests.support.waiting import wait_until
 
 
 def get(url: str) -> Any:
@@ -84,10 +86,7 @@ def test_api_lists_a_finished_match_and_its_replay_ends_where_the_match_ended(
         created = await client.create_match("twhist", 3, seed=2,
                                             house_bots=["random", "heuristic", "random"])
         match_id = created.match.match_id
-        deadline = time.monotonic() + 60
-        while (await client.get_match(match_id)).status < 3:
-            assert time.monotonic() < deadline
-            await asyncio.sleep(0.1)
+        await finished_match(server.target, match_id, "the house bots finished the match")
         return match_id
 
     match_id = run(finished())
@@ -137,11 +136,10 @@ def test_a_running_match_has_no_replay_and_no_hands(server: InProcessServer, web
         assert "seed" not in shown and "hands" not in json.dumps(shown)
         # A match that is waiting for its seats is listed under its status;
         # an unknown status is refused with the list of the known ones.
-        deadline = time.monotonic() + 10  # the lobby's listing is shared for a second
-        while match_id not in [m["match_id"] for m in get(
-                f"{web}/api/matches?status={shown['status']}")["live"]]:
-            assert time.monotonic() < deadline, "the waiting match is not listed"
-            time.sleep(0.2)
+        # (The lobby's listing is shared for a second.)
+        run(wait_until(lambda: match_id in [m["match_id"] for m in get(
+            f"{web}/api/matches?status={shown['status']}")["live"]],
+            "the waiting match is listed", timeout=10, interval=0.2))
         with pytest.raises(urllib.error.HTTPError) as unknown:
             get(f"{web}/api/matches?status=live")
         assert unknown.value.code == 400
@@ -182,14 +180,10 @@ def test_many_browsers_share_one_upstream_watch(server: InProcessServer, web: st
 def test_serve_runs_the_web_face_in_the_node() -> None:
     proc = ServeProcess(["--port", "0", "--web-port", "0"]).start()
     try:
-        deadline = time.monotonic() + 20
-        url = ""
-        while not url:
-            found = re.search(r"web listening on (http://\S+)", proc.output())
-            if found:
-                url = found.group(1)
-            assert time.monotonic() < deadline, proc.output()[-2000:]
-            time.sleep(0.05)
+        found = run(wait_until(lambda: re.search(r"web listening on (http://\S+)",
+                                                 proc.output()),
+                               "the node prints the web face's address"))
+        url = found.group(1)
         assert get(f"{url}api/matches")["servers"] == [proc.target]
         with urllib.request.urlopen(f"{url}static/cards.js", timeout=10) as response:
             assert b"symbol" in response.read()
@@ -220,8 +214,6 @@ def test_the_nodes_page_and_the_metrics_say_which_node_drives_a_tournament(
         server: InProcessServer, web: str) -> None:
     from prometheus_client import REGISTRY
     from twistarena.clients.sdk.tournaments import TournamentClient
-
-    from tests.support.waiting import wait_until
 
     client = TournamentClient(server.target)
     created = run(client.create("twisted", ["random", "random#2"], players=2,

@@ -16,8 +16,8 @@ Rules, decided here and documented in docs/arenas.md:
   its place to begin with, yet moves fast if the new code plays differently.
 - Results: a finished match is rated by its places, a forfeit included (the
   result already puts the forfeiting seat last: a crash or a timeout is the
-  agent's loss). A voided or cancelled match (``counts(finished=False)``)
-  changes no rating: nobody's play decided it.
+  agent's loss). A voided or cancelled match (not finished) changes no
+  rating: nobody's play decided it.
 - Tables: the most uncertain player (highest ``sigma``, then fewest games)
   picks first, and its opponents are the closest in ``mu`` among those with a
   free slot (a player is in at most ``max_concurrent`` live matches); house
@@ -65,12 +65,6 @@ def next_version_rating(previous: Rating | None, model: PlackettLuce) -> Rating:
     if previous is None:
         return model.rating()
     return Rating(previous.mu, max(previous.sigma, model.sigma * NEW_VERSION_SIGMA_SHARE))
-
-
-def counts(finished: bool) -> bool:
-    """Whether a match's result moves ratings: finished (forfeits too), not voided
-    or cancelled."""
-    return finished
 
 
 def rate_table(model: PlackettLuce, ratings: Sequence[Rating], places: Sequence[int],

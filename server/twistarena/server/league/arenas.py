@@ -18,7 +18,6 @@ from grpc import aio
 from twistarena import engine
 from twistarena.league import PlackettLuce, Rating, next_version_rating, rate_table
 from twistarena.league.anchors import anchor
-from twistarena.league.ladder import counts
 from twistarena.storage import Store
 from twistarena.storage.arenas import (
     RatingRow,
@@ -129,7 +128,7 @@ class Ladder:
         """Rate one match of the arena once (``players``: ``AGENT@VERSION`` per
         seat, ``house:BOT@0`` for a house rung); False if it moves nothing (voided,
         or rated before)."""
-        if not counts(finished):
+        if not finished:  # voided or cancelled: nobody's play decided it
             log.info("arena_result_not_rated", arena=arena_id, match=match_id)
             return False
         model = self.model

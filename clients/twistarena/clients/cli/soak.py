@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 from twistarena.engine import GAME_IDS
-from twistarena.tools import soak
 
 from ..terminal import make_console
+from .command import FAILED, CommandError, print_json
+from .options import add_json
+
+if TYPE_CHECKING:
+    from twistarena.tools import soak
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("soak", help="run a node under load for a while; sample its "
                             "RSS, file descriptors, store memory and keys",
-                            description=soak.__doc__,
                             formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.defer(_describe)
     parser.add_argument("--duration", type=float, default=300.0,
                         help="seconds of load (default 300)")
     parser.add_argument("--interval", type=float, default=5.0,
@@ -30,17 +33,24 @@ def register(sub: Any) -> None:
                         help="seats per match (default: the game's smallest table)")
     parser.add_argument("--retain-finished", type=float, default=None, metavar="SECONDS",
                         help="passed to the node's serve (default: its own default)")
-    parser.add_argument("--json", action="store_true", help="end with one JSON line")
+    add_json(parser, "the report, one line at the end")
     parser.set_defaults(run=run)
+
+
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """The tool's own description, loaded only when this command is parsed."""
+    from twistarena.tools import soak
+
+    parser.description = soak.__doc__
 
 
 def run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
     from twistarena import engine
+    from twistarena.tools import soak
 
     if args.duration <= 0 or args.interval <= 0 or args.concurrency < 1:
-        print("twistarena soak: --duration, --interval and --concurrency must be positive")
-        return 2
+        raise CommandError("--duration, --interval and --concurrency must be positive")
     players = args.players or engine.game(args.game).min_players
     # The soak is the node's only client: the per-client creation quotas, meant
     # for strangers, would throttle it and turn a soak into a rate-limit test.
@@ -63,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
                                            on_sample=on_sample))
     console.print(report_table(report))
     if args.json:
-        print(json.dumps(report))
-    return 0 if report["matches_completed"] and report["samples"] else 1
+        print_json(report)
+    return 0 if report["matches_completed"] and report["samples"] else FAILED
 
 
 def report_table(report: dict[str, Any]) -> Table:

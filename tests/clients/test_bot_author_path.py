@@ -42,14 +42,14 @@ def test_practice_and_bot_with_a_bot_that_cannot_play_stop_before_the_match(
     who = [w.format(port=port) for w in who]
     before = _match_count(server)
     assert main(["practice", "--server", server.target, "--game", "twisted", *who]) != 0
-    out = capsys.readouterr().out
-    assert says.format(port=port) in " ".join(out.split())
-    assert "Practice" not in out
+    said = capsys.readouterr()
+    assert says.format(port=port) in " ".join(said.err.split())
+    assert "Practice" not in said.out + said.err
     assert _match_count(server) == before  # no match was created
     # bot says the same before it joins anything (no such match is needed).
     assert main(["bot", "--server", server.target, "--match", "nothing", "--token", "none",
                  *who]) != 0
-    assert says.format(port=port) in " ".join(capsys.readouterr().out.split())
+    assert says.format(port=port) in " ".join(capsys.readouterr().err.split())
 
 
 def test_bot_that_never_answers_exits_non_zero_and_its_misses_are_in_the_table(

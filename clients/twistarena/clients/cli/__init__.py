@@ -23,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = CommandParser(
         prog="twistarena",
         description="Bots in any language play Tricky Twist, Twisted and Twhist over gRPC.",
-        epilog=EXIT_STATUS, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EXIT_STATUS,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 parser_class=CommandParser)

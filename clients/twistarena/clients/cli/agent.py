@@ -31,7 +31,7 @@ from ..sdk.versions import VersionClient, seat_logs_json
 from ..terminal import make_console, plain, safe
 from . import admintoken
 from .command import CommandError, connect, print_json, tls_of
-from .options import add_admin_token, add_api_token, add_connection_args, add_json
+from .options import add_actions, add_admin_token, add_api_token, add_connection_args, add_json
 
 #: Lines of a build log or stderr tail printed (--json has them whole).
 TAIL_LINES = 20
@@ -40,10 +40,8 @@ SHORT_ID = 12
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("agent", help="register an agent, manage its hosted versions",
-                            description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions = add_actions(sub, "agent", "register an agent, manage its hosted versions",
+                          __doc__)
 
     new = actions.add_parser("register", help="register an agent: prints its id and api token")
     add_connection_args(new)
@@ -117,6 +115,15 @@ def print_document(value: Any) -> None:
     print_json(value, indent=2)
 
 
+def answer(args: argparse.Namespace, console: Console, document: Any, text: str) -> int:
+    """A command's answer: the JSON document under --json, else the text."""
+    if args.json:
+        print_document(document)
+    else:
+        console.print(text, highlight=False, soft_wrap=True)
+    return 0
+
+
 # -- register ---------------------------------------------------------------------
 
 
@@ -126,13 +133,10 @@ def run_register(args: argparse.Namespace) -> int:
         admin = admintoken.from_args(args)
         agent_id, token = await register_agent(args.server, args.name, admin_token=admin,
                                                **tls_of(args))
-        if args.json:
-            print_document({"agent_id": agent_id, "name": args.name, "api_token": token})
-        else:
-            console.print(f"agent id:  {agent_id}\napi token: {token}\n"
-                          "keep the token secret: it is shown only this once", highlight=False,
-                          soft_wrap=True)
-        return 0
+        return answer(args, console, {"agent_id": agent_id, "name": args.name,
+                                      "api_token": token},
+                      f"agent id:  {agent_id}\napi token: {token}\n"
+                      "keep the token secret: it is shown only this once")
 
     return call(args, work, needs_token=False)
 
@@ -145,7 +149,7 @@ def run_versions(args: argparse.Namespace) -> int:
         listed = await client_from(args).versions()
         if args.json:
             print_document({"agent_id": listed.agent_id,
-                        "versions": [version_json(v) for v in listed.versions]})
+                            "versions": [version_json(v) for v in listed.versions]})
         elif not listed.versions:
             console.print(f"agent {listed.agent_id} has no versions yet (twistarena submit)")
         else:
@@ -158,15 +162,11 @@ def run_versions(args: argparse.Namespace) -> int:
 def run_delete(args: argparse.Namespace) -> int:
     async def work(console: Console) -> int:
         deleted = await client_from(args).delete(args.version)
-        if args.json:
-            print_document({"version_id": deleted.version_id, "size": deleted.size,
-                        "archive_freed": deleted.archive_freed})
-        else:
-            freed = f"; its archive ({human_size(deleted.archive_freed)}) removed" \
-                if deleted.archive_freed else "; its archive stays (other versions use it)"
-            console.print(f"deleted {deleted.version_id} ({human_size(deleted.size)}){freed}",
-                          highlight=False, soft_wrap=True)
-        return 0
+        freed = f"; its archive ({human_size(deleted.archive_freed)}) removed" \
+            if deleted.archive_freed else "; its archive stays (other versions use it)"
+        return answer(args, console, {"version_id": deleted.version_id, "size": deleted.size,
+                                      "archive_freed": deleted.archive_freed},
+                      f"deleted {deleted.version_id} ({human_size(deleted.size)}){freed}")
 
     return call(args, work)
 
@@ -174,12 +174,8 @@ def run_delete(args: argparse.Namespace) -> int:
 def run_activate(args: argparse.Namespace) -> int:
     async def work(console: Console) -> int:
         version = await client_from(args).activate(args.version)
-        if args.json:
-            print_document(version_json(version))
-        else:
-            console.print(f"active: {version.version_id} ({safe(version.entry)})", highlight=False,
-                          soft_wrap=True)
-        return 0
+        return answer(args, console, version_json(version),
+                      f"active: {version.version_id} ({safe(version.entry)})")
 
     return call(args, work)
 

@@ -23,14 +23,19 @@ from ..sdk.arenas import ArenaLadderClient
 from ..terminal import make_console, safe
 from . import admintoken
 from .command import connect, print_json
-from .options import API_TOKEN_ENV, add_admin_token, add_api_token, add_connection_args, add_json
+from .options import (
+    API_TOKEN_ENV,
+    add_actions,
+    add_admin_token,
+    add_api_token,
+    add_connection_args,
+    add_json,
+)
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("arena", help="arenas: continuous rated play and leaderboards",
-                            description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions = add_actions(sub, "arena", "arenas: continuous rated play and leaderboards",
+                          __doc__)
     create = actions.add_parser("create", help="open an arena for a game and player count")
     add_connection_args(create)
     create.add_argument("--game", required=True, choices=GAME_IDS)

@@ -15,7 +15,7 @@ from twistarena.engine import GAME_IDS
 from ..terminal import make_console
 from . import admintoken
 from .command import FAILED, THRESHOLD_FAILED, CommandError, print_json
-from .options import DEFAULT_SERVER, add_admin_token, add_json
+from .options import DEFAULT_SERVER, add_admin_token, add_json, add_players
 
 if TYPE_CHECKING:
     from twistarena.tools import loadplan
@@ -24,14 +24,12 @@ DEFAULT_DURATION = 60.0
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("loadtest", help="load a running server with real gRPC agents",
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = sub.add_parser("loadtest", help="load a running server with real gRPC agents")
     parser.defer(_describe)
     parser.add_argument("--server", default=DEFAULT_SERVER,
                         help="HOST:PORT[,HOST:PORT...]: slots spread over them")
     parser.add_argument("--game", choices=GAME_IDS, default="tricky_twist")
-    parser.add_argument("--players", type=int, default=0,
-                        help="seats per match (default: the game's smallest table)")
+    add_players(parser)
     parser.add_argument("--matches", type=int, default=1000,
                         help="stop after this many matches (default 1000)")
     parser.add_argument("--concurrency", type=int, default=32,

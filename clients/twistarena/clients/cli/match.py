@@ -25,7 +25,7 @@ from ..sdk.convert import REASONS, STATUSES, seed_text, struct_to_dict
 from ..sdk.localbots import run_agents, seat_agents
 from ..terminal import make_console, safe
 from .command import CommandError, connect, print_json
-from .options import add_admin_token, add_connection_args, add_json
+from .options import add_actions, add_admin_token, add_cancel, add_connection_args, add_json
 
 # -- helpers shared by bot, watch, replay and demo ------------------------------
 
@@ -155,8 +155,7 @@ def parse_option(text: str) -> tuple[str, Any]:
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("match", help="create, inspect, list and cancel matches")
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions = add_actions(sub, "match", "create, inspect, list and cancel matches")
 
     create = actions.add_parser("create", help="create a match (and optionally play it)")
     add_connection_args(create)
@@ -208,11 +207,7 @@ def register(sub: Any) -> None:
     add_json(lst, "one object")
     lst.set_defaults(run=run_list)
 
-    cancel = actions.add_parser("cancel", help="end a match that has not finished")
-    add_connection_args(cancel)
-    cancel.add_argument("match_id")
-    cancel.add_argument("--reason", default="")
-    add_admin_token(cancel)
+    cancel = add_cancel(actions, "match", "end a match that has not finished")
     add_json(cancel, "one object")
     cancel.set_defaults(run=run_cancel)
 

@@ -29,10 +29,13 @@ ADMIN_TOKEN_HELP = "the server's admin token (default: $TWISTARENA_ADMIN_TOKEN, 
 
 
 class CommandParser(argparse.ArgumentParser):
-    """An ArgumentParser that can leave part of its declaration (``defer``) until it
-    is parsed or its help is shown: the tool commands import the tools only then."""
+    """The parser of the ``twistarena`` command and of each subcommand. A command's
+    description (its module's docstring) is printed as written. Part of the
+    declaration can wait (``defer``) until the parser is used: the tool commands
+    import the tools only then."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
         super().__init__(*args, **kwargs)
         self._deferred: list[Callable[[argparse.ArgumentParser], None]] = []
 
@@ -51,6 +54,23 @@ class CommandParser(argparse.ArgumentParser):
     def format_help(self) -> str:
         self._declare_deferred()
         return super().format_help()
+
+
+def add_actions(sub: Any, name: str, helptext: str, description: str | None = None) -> Any:
+    """A command made of actions (``match create``, ``agent show``...): the
+    subparsers its actions are added to."""
+    parser = sub.add_parser(name, help=helptext, description=description)
+    return parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+
+def add_cancel(actions: Any, what: str, helptext: str) -> argparse.ArgumentParser:
+    """``cancel ID [--reason TEXT]``: the admin call that ends a match or a tournament."""
+    cancel: argparse.ArgumentParser = actions.add_parser("cancel", help=helptext)
+    add_connection_args(cancel)
+    cancel.add_argument(f"{what}_id")
+    cancel.add_argument("--reason", default="")
+    add_admin_token(cancel)
+    return cancel
 
 
 def add_connection_args(parser: argparse.ArgumentParser, *, verbose: bool = True) -> None:
@@ -80,6 +100,12 @@ def add_api_token(parser: argparse.ArgumentParser,
                   helptext: str = f"the agent's api token (default: ${API_TOKEN_ENV})") -> None:
     """``--api-token``: an agent's own token, default ``$TWISTARENA_API_TOKEN``."""
     parser.add_argument("--api-token", default=os.environ.get(API_TOKEN_ENV), help=helptext)
+
+
+def add_players(parser: argparse.ArgumentParser | Any) -> None:
+    """``--players``: seats per match; 0 (the default) is the game's smallest table."""
+    parser.add_argument("--players", type=int, default=0,
+                        help="seats per match (default: the game's smallest table)")
 
 
 def add_json(parser: argparse.ArgumentParser, shape: str = "") -> None:

@@ -36,7 +36,7 @@ from .bot import (
 )
 from .command import FAILED, print_json, tls_of
 from .match import final_record, missed_by_seat, result_table
-from .options import add_api_token, add_connection_args, add_json
+from .options import add_api_token, add_connection_args, add_json, add_players
 
 NODE_AGENT = Path("clients") / "node" / "agent.js"
 #: How often a hosted practice match is looked at until it is over.
@@ -45,12 +45,10 @@ HOSTED_POLL_S = 0.5
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("practice", help="play a practice match against house bots",
-                            description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+                            description=__doc__)
     add_connection_args(parser)
     parser.add_argument("--game", required=True, choices=GAME_IDS)
-    parser.add_argument("--players", type=int, default=0,
-                        help="seats (default: the game's smallest table)")
+    add_players(parser)
     parser.add_argument("--strength", default="heuristic", choices=LADDER,
                         help="house bots of the other seats, a rung of the house ladder "
                              "(default heuristic; docs/bots.md has their ratings)")

@@ -29,19 +29,17 @@ from ..sdk.matchmaking import rating_after
 from ..terminal import make_console, safe
 from .bot import add_bridge_args, checked_bridge, player_name, run_seat, seat_agent
 from .command import CommandError, print_json, tls_of
-from .options import add_api_token, add_connection_args, add_json
+from .options import add_api_token, add_connection_args, add_json, add_players
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("queue", help="play the matches matchmaking assigns to an agent",
-                            description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+                            description=__doc__)
     add_connection_args(parser)
     add_api_token(parser)
     parser.add_argument("--game", choices=GAME_IDS,
                         help="the queue's game (required without --arena)")
-    parser.add_argument("--players", type=int, default=0,
-                        help="seats (default: the game's smallest table)")
+    add_players(parser)
     who = add_bridge_args(parser, default="heuristic",
                           helptext="sample strategy that plays the seats (default heuristic)")
     who.add_argument("--hosted", action="store_true",

@@ -40,8 +40,7 @@ DEFAULT_CACHE_MB = 2048
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("runner", help="play hosted agents' seats (a runner process)",
-                            description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+                            description=__doc__)
     add_connection_args(parser, verbose=False)
     parser.add_argument("--slots", type=int, default=8,
                         help="seats played at once (default 8)")
@@ -67,8 +66,8 @@ def register(sub: Any) -> None:
 
     mint = sub.add_parser("runner-token", help="mint a runner token (admin)",
                           description="Mint a runner token for `twistarena runner "
-                                      "--runner-token` on another machine. It is shown only "
-                                      "this once: the server keeps its hash.")
+                                      "--runner-token` on another machine.\nIt is shown "
+                                      "only this once: the server keeps its hash.")
     add_connection_args(mint)
     mint.add_argument("--name", default="",
                       help="what the token is for, in the server's logs (e.g. the machine)")

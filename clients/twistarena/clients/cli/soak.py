@@ -11,7 +11,7 @@ from twistarena.engine import GAME_IDS
 
 from ..terminal import make_console
 from .command import FAILED, CommandError, print_json
-from .options import add_json
+from .options import add_json, add_players
 
 if TYPE_CHECKING:
     from twistarena.tools import soak
@@ -19,8 +19,7 @@ if TYPE_CHECKING:
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("soak", help="run a node under load for a while; sample its "
-                            "RSS, file descriptors, store memory and keys",
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+                            "RSS, file descriptors, store memory and keys")
     parser.defer(_describe)
     parser.add_argument("--duration", type=float, default=300.0,
                         help="seconds of load (default 300)")
@@ -29,8 +28,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--concurrency", type=int, default=16,
                         help="matches in flight at once (default 16)")
     parser.add_argument("--game", choices=GAME_IDS, default="tricky_twist")
-    parser.add_argument("--players", type=int, default=0,
-                        help="seats per match (default: the game's smallest table)")
+    add_players(parser)
     parser.add_argument("--retain-finished", type=float, default=None, metavar="SECONDS",
                         help="passed to the node's serve (default: its own default)")
     add_json(parser, "the report, one line at the end")

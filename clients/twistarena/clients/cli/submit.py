@@ -32,8 +32,7 @@ from .options import add_api_token, add_connection_args, add_json
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("submit", help="upload a new version of an agent",
-                            description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+                            description=__doc__)
     add_connection_args(parser)
     add_api_token(parser)
     parser.add_argument("path", type=Path, metavar="PATH",

@@ -36,14 +36,19 @@ from ..sdk.tournaments import FORMATS, TournamentClient, results_of, standings_o
 from ..terminal import make_console, safe
 from . import admintoken
 from .command import FAILED, connect, print_json, tls_of
-from .options import JSON_HELP, add_admin_token, add_connection_args, add_json
+from .options import (
+    JSON_HELP,
+    add_actions,
+    add_admin_token,
+    add_cancel,
+    add_connection_args,
+    add_json,
+    add_players,
+)
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("tournament", help="tournaments run by the server",
-                            description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions = add_actions(sub, "tournament", "tournaments run by the server", __doc__)
     create = actions.add_parser("create", help="start a tournament and follow it")
     add_connection_args(create)
     create.add_argument("--game", required=True, choices=GAME_IDS)
@@ -73,8 +78,7 @@ def register(sub: Any) -> None:
                          help="open file descriptors (default 256; 0: no limit)")
     hosting.add_argument("--tmp-mb", type=int, default=64,
                          help="size of its private /tmp and home (default 64)")
-    create.add_argument("--players", type=int, default=0,
-                        help="seats per match (default: the game's smallest table)")
+    add_players(create)
     create.add_argument("--rounds", type=int, default=0, help="Swiss rounds (default 3)")
     create.add_argument("--games-per-pairing", type=int, default=1,
                         help="deals per table, each in every seating (default 1)")
@@ -104,11 +108,7 @@ def register(sub: Any) -> None:
     add_connection_args(listing)
     add_json(listing, "a list of the tournaments")
     listing.set_defaults(run=run_list)
-    cancel = actions.add_parser("cancel", help="stop a tournament")
-    add_connection_args(cancel)
-    cancel.add_argument("tournament_id")
-    cancel.add_argument("--reason", default="")
-    add_admin_token(cancel)
+    cancel = add_cancel(actions, "tournament", "stop a tournament")
     cancel.set_defaults(run=run_cancel)
 
 

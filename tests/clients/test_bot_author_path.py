@@ -94,8 +94,9 @@ def test_a_tournament_with_a_program_that_cannot_start_is_refused(
         server: Any, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tournament", "create", "--server", server.target, "--game", "twisted",
                  "--entrants", "heuristic,exec:nosuchcmd"]) != 0
-    out = " ".join(capsys.readouterr().out.split())
-    assert "exec:nosuchcmd: the program could not start" in out and "games" not in out
+    said = capsys.readouterr()
+    assert "exec:nosuchcmd: the program could not start" in " ".join(said.err.split())
+    assert "games" not in said.out + said.err
 
 
 def test_exec_entrants_are_named_and_names_are_unique(server: Any) -> None:

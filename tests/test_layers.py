@@ -11,7 +11,8 @@ module, at the top of a file or inside a function, is checked against its room.
     runner         twistarena.runner -> sandbox, bridge, link, contract, hosted rules, engine
                    (never the sdk: its connection and retries are the link's)
     sandbox        twistarena.sandbox (and its builds) -> hosted rules
-    tools          twistarena.tools -> anything; imported by nothing but their commands
+    tools          twistarena.tools -> anything; imported by nothing but their commands,
+                   and by those only inside functions (starting the CLI loads no tool)
     storage        -> contract, hosted rules
     rl -> bots, engine; bots, league -> engine
     link           twistarena.link (channels, the retry and failover policy) -> contract (keys)
@@ -174,6 +175,50 @@ def test_imports_point_down(name: str) -> None:
         if own in PURE and module.split(".")[0] in NOT_IN_PURE:
             offenders.append(f"line {line}: {module} (the {own} room stays pure)")
     assert offenders == []
+
+
+def top_level_imports(name: str, path: pathlib.Path) -> list[tuple[int, str]]:
+    """(line, module) of the imports that run when the module is loaded: those outside
+    any function (an ``if TYPE_CHECKING:`` block never runs)."""
+    package = name.rpartition(".")[0]
+    found: list[tuple[int, str]] = []
+
+    def visit(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.Import):
+                found.extend((node.lineno, alias.name) for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                module = node.module or ""
+                if node.level:
+                    base = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+                    module = ".".join([*base, module] if module else base)
+                found.append((node.lineno, module))
+            elif isinstance(node, ast.If) and not (
+                    isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+                visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try | ast.With | ast.ClassDef):
+                visit(node.body)
+
+    visit(ast.parse(path.read_text(), str(path)).body)
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(TOOL_COMMANDS))
+def test_the_tool_commands_load_the_tools_only_when_run(name: str) -> None:
+    loaded = [f"line {line}: {module}" for line, module in top_level_imports(name, ALL[name])
+              if layer(module) == "tools"]
+    assert loaded == []
+
+
+def test_the_load_check_sees_only_what_runs_at_load(tmp_path: pathlib.Path) -> None:
+    source = tmp_path / "mod.py"
+    source.write_text("from typing import TYPE_CHECKING\nfrom twistarena.tools import a\n"
+                      "if TYPE_CHECKING:\n    from twistarena.tools import b\n"
+                      "def f():\n    from twistarena.tools import c\n")
+    found = top_level_imports("twistarena.clients.cli.mod", source)
+    assert [m for _, m in found] == ["typing", "twistarena.tools"]
+    assert [line for line, _ in found] == [1, 2]
 
 
 def test_the_checker_sees_relative_and_nested_imports(tmp_path: pathlib.Path) -> None:

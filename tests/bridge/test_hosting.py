@@ -74,4 +74,4 @@ def test_a_host_command_outside_the_sandbox_is_refused_before_anything_starts(
     command = shlex.join([sys.executable, str(PROBE)])
     assert main(["tournament", "create", "--server", server.target, "--game", "twisted",
                  "--players", "2", "--entrants", f"exec:{command},random"]) == 2
-    assert "is not in the sandbox" in capsys.readouterr().out
+    assert "is not in the sandbox" in capsys.readouterr().err

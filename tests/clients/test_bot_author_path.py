@@ -42,14 +42,14 @@ def test_practice_and_bot_with_a_bot_that_cannot_play_stop_before_the_match(
     who = [w.format(port=port) for w in who]
     before = _match_count(server)
     assert main(["practice", "--server", server.target, "--game", "twisted", *who]) != 0
-    out = capsys.readouterr().out
-    assert says.format(port=port) in " ".join(out.split())
-    assert "Practice" not in out
+    said = capsys.readouterr()
+    assert says.format(port=port) in " ".join(said.err.split())
+    assert "Practice" not in said.out + said.err
     assert _match_count(server) == before  # no match was created
     # bot says the same before it joins anything (no such match is needed).
     assert main(["bot", "--server", server.target, "--match", "nothing", "--token", "none",
                  *who]) != 0
-    assert says.format(port=port) in " ".join(capsys.readouterr().out.split())
+    assert says.format(port=port) in " ".join(capsys.readouterr().err.split())
 
 
 def test_bot_that_never_answers_exits_non_zero_and_its_misses_are_in_the_table(
@@ -94,8 +94,9 @@ def test_a_tournament_with_a_program_that_cannot_start_is_refused(
         server: Any, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tournament", "create", "--server", server.target, "--game", "twisted",
                  "--entrants", "heuristic,exec:nosuchcmd"]) != 0
-    out = " ".join(capsys.readouterr().out.split())
-    assert "exec:nosuchcmd: the program could not start" in out and "games" not in out
+    said = capsys.readouterr()
+    assert "exec:nosuchcmd: the program could not start" in " ".join(said.err.split())
+    assert "games" not in said.out + said.err
 
 
 def test_exec_entrants_are_named_and_names_are_unique(server: Any) -> None:

@@ -48,7 +48,7 @@ def test_house_seat_out_of_range_is_refused(server: Any,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["match", "create", "--server", server.target, "--game", "twisted",
                  "--players", "2", "--house", "5:random"]) == 2
-    assert "--house seats are 0..1" in capsys.readouterr().out
+    assert "--house seats are 0..1" in capsys.readouterr().err
 
 
 def test_the_seed_is_null_in_json_until_the_match_ends(

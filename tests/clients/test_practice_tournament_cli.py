@@ -113,7 +113,7 @@ def test_queue_arena_enrolls_plays_and_prints_each_rating(
 
     assert main(["queue", "--server", server.target, "--api-token", token, "--game",
                  "tricky_twist", "--players", "3", "--tournament", "tricky_twist-3"]) != 0
-    assert "queue --arena tricky_twist-3" in capsys.readouterr().out
+    assert "queue --arena tricky_twist-3" in capsys.readouterr().err
 
     def first_legal(observation: object, legal_actions: list[Any]) -> int:
         return int(legal_actions[0].id)
@@ -162,7 +162,7 @@ def test_a_host_updates_closes_and_is_warned_about_its_arena(
     closed = run(ArenaLadderClient(server.target).get("twhist-5"))
     assert closed.status == arenas_pb2.ARENA_STATUS_CLOSED
     assert main(["arena", "resume", *target, "twhist-5"]) != 0
-    assert "ARENA_CLOSED" in capsys.readouterr().out
+    assert "ARENA_CLOSED" in capsys.readouterr().err
     assert run(ArenaLadderClient(server.target).leaderboard("twhist-5")).arena.arena_id \
         == "twhist-5"
     capsys.readouterr()

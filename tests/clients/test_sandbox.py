@@ -55,10 +55,10 @@ def test_without_bubblewrap_the_commands_refuse_before_playing(
     program.write_text("#!/bin/sh\n")
     assert main(["bot", "--server", "127.0.0.1:9", "--match", "m", "--token", "t",
                  "--exec", str(program), "--sandbox"]) == 2
-    assert "apt-get install bubblewrap" in capsys.readouterr().out
+    assert "apt-get install bubblewrap" in capsys.readouterr().err
     assert main(["tournament", "create", "--server", "127.0.0.1:9", "--game", "twisted",
                  "--entrants", f"exec:{program},random"]) == 2
-    assert "apt-get install bubblewrap" in capsys.readouterr().out
+    assert "apt-get install bubblewrap" in capsys.readouterr().err
 
 
 def test_none_runs_bare_with_a_warning_at_every_start_and_no_host_environment(

@@ -73,16 +73,16 @@ def test_refusals_are_one_clear_line(hosting_server: InProcessServer, tmp_path: 
     for i in range(SMALL_CAPS.files + 1):
         (big / f"f{i}").write_text(str(i))
     assert main(["submit", *server, "--api-token", token, str(big), "--entry", "./f0"]) == 2
-    err = capsys.readouterr().out
+    err = capsys.readouterr().err
     assert "RESOURCE_EXHAUSTED [ARCHIVE_TOO_LARGE]" in err and "more than 20 files" in err
     script = tmp_path / "bot.sh"
     script.write_text("echo hi\n")
     assert main(["submit", *server, "--api-token", token, str(script), "--entry", "x"]) == 2
-    assert "not a .tar.gz or .zip" in capsys.readouterr().out
+    assert "not a .tar.gz or .zip" in capsys.readouterr().err
     assert main(["agent", "versions", *server]) == 2
-    assert "an api token is needed" in capsys.readouterr().out
+    assert "an api token is needed" in capsys.readouterr().err
     assert main(["agent", "activate", *server, "--api-token", token, "0123456789"]) == 2
-    assert "NOT_FOUND [UNKNOWN_VERSION]" in capsys.readouterr().out
+    assert "NOT_FOUND [UNKNOWN_VERSION]" in capsys.readouterr().err
 
 
 def test_serve_flags_set_the_caps(valkey: Any, tmp_path: Path,
@@ -98,11 +98,11 @@ def test_serve_flags_set_the_caps(valkey: Any, tmp_path: Path,
         for i in range(4):
             (four / f"f{i}").write_text(str(i))
         assert main(["submit", *server, "--api-token", token, str(four), "--entry", "x"]) == 2
-        assert "more than 3 files" in capsys.readouterr().out
+        assert "more than 3 files" in capsys.readouterr().err
         (tmp_path / "big").mkdir()
         (tmp_path / "big" / "noise").write_bytes(os.urandom(20_000))
         assert main(["submit", *server, "--api-token", token, str(tmp_path / "big"),
                      "--entry", "x"]) == 2
-        assert "the cap is 10485" in capsys.readouterr().out
+        assert "the cap is 10485" in capsys.readouterr().err
     finally:
         node.cleanup()

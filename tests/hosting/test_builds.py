@@ -46,8 +46,8 @@ def test_the_build_output_is_the_version_and_its_log_is_kept(
     assert "built-ok" in shown["build_log"]
     assert main(["submit", *mine, str(src), "--entry", "./bin/bot",
                  "--build", "echo compiling; echo 'bot.c:1: error' >&2; exit 3"]) == 2
-    out = capsys.readouterr().out
-    assert "exited with status 3" in out and "bot.c:1: error" in out
+    said = capsys.readouterr()
+    assert "exited with status 3" in said.err and "bot.c:1: error" in said.out
     assert main(["agent", "versions", *mine, "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["versions"]) == 1
     # An archive is unpacked (checked) to a scratch directory and built there.

@@ -71,7 +71,7 @@ def test_a_policy_that_raises_is_counted_and_fails_the_command(
     tokens = {t["seat"]: t["token"] for t in created["seat_tokens"]}
     seat_args = ["bot", "--server", server.target, "--match", created["match_id"], "--token"]
     assert main([*seat_args, tokens[0], "--policy", "no.such.module:f"]) == 2
-    assert "cannot load the policy" in capsys.readouterr().out
+    assert "cannot load the policy" in capsys.readouterr().err
     seats = [["--policy", "tests.rl.policies:broken"], ["--strategy", "random"]]
     with ThreadPoolExecutor(2) as pool:
         codes = list(pool.map(lambda seat: main(

@@ -18,6 +18,7 @@ from typing import Any
 from rich.table import Table
 from twistarena import engine
 from twistarena.bots import ISMCTS_ITERATIONS, make_bot
+from twistarena.clients.cli.options import add_json
 from twistarena.clients.terminal import make_console
 
 
@@ -51,12 +52,12 @@ def add_cli(targets: Any) -> None:
     parser.add_argument("--rung", choices=sorted(ISMCTS_ITERATIONS), action="append",
                         help="only this rung (repeatable; default: all ismcts rungs)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--json", action="store_true", help="end with one JSON line")
+    add_json(parser, "the figures, one line at the end")
     parser.set_defaults(run=run_cli)
 
 
 def run_cli(args: argparse.Namespace) -> int:
-    console = make_console(stderr=False)
+    console = make_console(stderr=args.json)
     infos = [engine.game(g) for g in args.game] if args.game else engine.games()
     rungs = args.rung or list(ISMCTS_ITERATIONS)
     table = Table(title="CPU seconds per searched decision (seat 0, heuristic play)")

@@ -39,6 +39,7 @@ from typing import Any
 
 from rich.table import Table
 from twistarena import engine
+from twistarena.clients.cli.options import add_json
 from twistarena.clients.terminal import make_console
 
 from . import engine as bench_engine
@@ -63,7 +64,7 @@ def add_cli(targets: Any) -> None:
                         help="beside OpenSpiel's C++ trick-taking games in the same process:"
                              " ratios of every path to theirs (needs the openspiel extra;"
                              " tools/peers.py says what is measured)")
-    parser.add_argument("--json", action="store_true", help="end with one JSON line")
+    add_json(parser, "the figures, one line at the end")
     parser.set_defaults(run=run_cli)
 
 
@@ -118,7 +119,7 @@ def run_cli(args: argparse.Namespace) -> int:
 
     if args.python_tensors:
         native.use_compiled(False)
-    console = make_console(stderr=False)
+    console = make_console(stderr=args.json)
     if args.peers:
         return run_peers(args, console)
     table = Table(title="Random legal actions: AEC environment against the raw engine loop")

@@ -20,6 +20,7 @@ from typing import Any
 
 from rich.progress import Progress
 from rich.table import Table
+from twistarena.clients.cli.options import add_json
 from twistarena.clients.terminal import make_console
 from twistarena.sandbox import MODES, SandboxSpec, kill_tree, sandbox_mode, start
 
@@ -38,7 +39,7 @@ def add_cli(targets: Any) -> None:
     parser.add_argument("--command", default=None, metavar='"CMD ARGS"',
                         help="a program that prints a line once started (default: /bin/sh "
                              f"-c '{TRIVIAL}')")
-    parser.add_argument("--json", action="store_true", help="end with one JSON line")
+    add_json(parser, "the figures, one line at the end")
     parser.set_defaults(run=run_cli)
 
 
@@ -70,7 +71,7 @@ def _figures(values: list[float]) -> dict[str, float]:
 
 
 def run_cli(args: argparse.Namespace) -> int:
-    console = make_console(stderr=False)
+    console = make_console(stderr=args.json)
     mode = sandbox_mode(args.sandbox)
     argv = args.command.split() if args.command else ["/bin/sh", "-c", TRIVIAL]
     with tempfile.TemporaryDirectory() as folder, \

@@ -78,6 +78,7 @@ from typing import Any
 import grpc
 import grpc.aio
 from twistarena import wire
+from twistarena.clients.cli.options import add_json
 from twistarena.clients.sdk import Agent, AgentError, MatchClient
 from twistarena.clients.sdk.connection import make_channel, redirect_target, stub
 from twistarena.clients.sdk.kept import KeptStreams, join_on
@@ -802,7 +803,7 @@ def add_cli(targets: Any) -> None:
                              "keeping theirs for the next match (Join.keep_open)")
     parser.add_argument("--workers", default="1", metavar="N|auto",
                         help="the server under test runs `serve --workers N` (default 1)")
-    parser.add_argument("--json", action="store_true", help="end with one JSON line")
+    add_json(parser, "the report, one line at the end")
     parser.set_defaults(run=run_cli)
 
 

@@ -33,6 +33,7 @@ from typing import Any
 import aiohttp
 from rich.console import Console
 from rich.table import Table
+from twistarena.clients.cli.options import add_json
 from twistarena.clients.sdk import MatchClient, play
 from twistarena.clients.terminal import make_console
 
@@ -228,7 +229,7 @@ async def bench(args: argparse.Namespace, console: Console) -> list[Run]:
 
 
 def run_cli(args: argparse.Namespace) -> int:
-    console = make_console()
+    console = make_console(stderr=args.json)
     runs = asyncio.run(bench(args, console))
     where = ("in a process of its own (twistarena web)" if args.gateway == "own"
              else "in the node's process (serve --web-port)")
@@ -274,6 +275,6 @@ def add_cli(targets: Any) -> None:
                              "--web-port runs it) or in a process of its own")
     parser.add_argument("--stalled", type=int, default=200,
                         help="then this many viewers that never read (0: skip)")
-    parser.add_argument("--json", action="store_true", help="end with one JSON line")
+    add_json(parser, "the runs, one line at the end")
     parser.set_defaults(run=run_cli)
 

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -26,13 +24,14 @@ from rich.console import Console
 from rich.table import Table
 from twistarena.v1 import hosting_pb2, matchmaking_pb2
 
-from ..sdk import AgentError, get_agent, register_agent
+from ..sdk import get_agent, register_agent
 from ..sdk.arenas import arena_rating_json, rating_json, recent_match_json
 from ..sdk.localbots import configure_logging
 from ..sdk.versions import VersionClient, seat_logs_json
 from ..terminal import make_console, plain, safe
 from . import admintoken
-from .match import add_server_args, fail
+from .command import CommandError, connect, print_json, tls_of
+from .options import add_actions, add_admin_token, add_api_token, add_connection_args, add_json
 
 #: Lines of a build log or stderr tail printed (--json has them whole).
 TAIL_LINES = 20
@@ -41,33 +40,29 @@ SHORT_ID = 12
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("agent", help="register an agent, manage its hosted versions",
-                            description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions = add_actions(sub, "agent", "register an agent, manage its hosted versions",
+                          __doc__)
 
     new = actions.add_parser("register", help="register an agent: prints its id and api token")
-    add_server_args(new)
+    add_connection_args(new)
     new.add_argument("--name", required=True, help="display name (1-100 characters)")
-    new.add_argument("--admin-token", default=None,
-                     help="admin token, when the server has one "
-                          "(default: $TWISTARENA_ADMIN_TOKEN)")
-    new.add_argument("--json", action="store_true", help="print JSON")
+    add_admin_token(new)
+    add_json(new)
     new.set_defaults(run=run_register)
 
     versions = actions.add_parser("versions", help="the agent's versions, newest first")
-    add_server_args(versions)
-    add_token_arg(versions)
-    versions.add_argument("--json", action="store_true", help="print JSON")
+    add_connection_args(versions)
+    add_api_token(versions)
+    add_json(versions)
     versions.set_defaults(run=run_versions)
     versions_actions = versions.add_subparsers(dest="versions_action", metavar="[delete]")
     delete = versions_actions.add_parser(
         "delete", help="delete a version no seat needs (not the active one, none playing "
                        "it): frees its bytes; its archive goes with its last version")
     delete.add_argument("version", help="a version id or a unique prefix (6+ digits)")
-    add_server_args(delete)
-    add_token_arg(delete)
-    delete.add_argument("--json", action="store_true", help="print JSON")
+    add_connection_args(delete)
+    add_api_token(delete)
+    add_json(delete)
     for action in delete._actions:
         if action.option_strings and action.default is not argparse.SUPPRESS:
             # Not given after `delete`: what was given before it (or its default) holds.
@@ -77,61 +72,56 @@ def register(sub: Any) -> None:
     delete.set_defaults(run=run_delete)
 
     activate = actions.add_parser("activate", help="make a version the one its seats run")
-    add_server_args(activate)
-    add_token_arg(activate)
+    add_connection_args(activate)
+    add_api_token(activate)
     activate.add_argument("version", help="a version id or a unique prefix (6+ digits)")
-    activate.add_argument("--json", action="store_true", help="print JSON")
+    add_json(activate)
     activate.set_defaults(run=run_activate)
 
     logs = actions.add_parser("logs", help="what the agent's seats in a match wrote to "
                                            "stderr, step by step")
-    add_server_args(logs)
-    add_token_arg(logs)
+    add_connection_args(logs)
+    add_api_token(logs)
     logs.add_argument("match_id", metavar="MATCH")
     logs.add_argument("--step", type=int, default=None, help="only this step of the replay")
-    logs.add_argument("--json", action="store_true", help="print JSON")
+    add_json(logs)
     logs.set_defaults(run=run_logs)
 
     show = actions.add_parser("show", help="an agent, its versions and their stats")
-    add_server_args(show)
+    add_connection_args(show)
     show.add_argument("agent_id", metavar="ID")
-    show.add_argument("--api-token", default=os.environ.get("TWISTARENA_API_TOKEN"),
-                      help="the agent's own api token: adds build logs and failures "
-                           "(default: $TWISTARENA_API_TOKEN)")
-    show.add_argument("--json", action="store_true", help="print JSON")
+    add_api_token(show, "the agent's own api token: adds build logs and failures "
+                        "(default: $TWISTARENA_API_TOKEN)")
+    add_json(show)
     show.set_defaults(run=run_show)
 
 
-def add_token_arg(parser: argparse.ArgumentParser) -> None:
-    """``--api-token`` (the agent's; default ``$TWISTARENA_API_TOKEN``)."""
-    parser.add_argument("--api-token", default=os.environ.get("TWISTARENA_API_TOKEN"),
-                        help="the agent's api token (default: $TWISTARENA_API_TOKEN)")
-
-
 def client_from(args: argparse.Namespace) -> VersionClient:
-    """The Hosting client of a command's --server, TLS and --api-token flags."""
-    configure_logging(args.verbose)
-    return VersionClient(args.server, api_token=args.api_token, root_cert=args.root_cert,
-                         tls=args.tls)
+    """The Hosting client of a command's connection flags and --api-token."""
+    return connect(VersionClient, args, api_token=args.api_token)
 
 
 def call(args: argparse.Namespace, work: Callable[[Console], Coroutine[Any, Any, int]],
          needs_token: bool = True) -> int:
-    """Run one command's calls; a clear line and exit code 2 on a refusal."""
-    console = make_console(stderr=args.json)
+    """Run one command's calls, with its console (stderr under --json)."""
     if needs_token and not args.api_token:
-        console.print("an api token is needed: --api-token or $TWISTARENA_API_TOKEN "
-                      "(twistarena agent register prints one)")
-        return 2
-    try:
-        return asyncio.run(work(console))
-    except AgentError as error:
-        return fail(console, error)
+        raise CommandError("an api token is needed: --api-token or $TWISTARENA_API_TOKEN "
+                           "(twistarena agent register prints one)")
+    return asyncio.run(work(make_console(stderr=args.json)))
 
 
-def print_json(value: Any) -> None:
-    """One JSON document on stdout."""
-    print(json.dumps(value, indent=2))
+def print_document(value: Any) -> None:
+    """The hosting commands' JSON: one indented document on stdout."""
+    print_json(value, indent=2)
+
+
+def answer(args: argparse.Namespace, console: Console, document: Any, text: str) -> int:
+    """A command's answer: the JSON document under --json, else the text."""
+    if args.json:
+        print_document(document)
+    else:
+        console.print(text, highlight=False, soft_wrap=True)
+    return 0
 
 
 # -- register ---------------------------------------------------------------------
@@ -142,14 +132,11 @@ def run_register(args: argparse.Namespace) -> int:
         configure_logging(args.verbose)
         admin = admintoken.from_args(args)
         agent_id, token = await register_agent(args.server, args.name, admin_token=admin,
-                                               root_cert=args.root_cert, tls=args.tls)
-        if args.json:
-            print_json({"agent_id": agent_id, "name": args.name, "api_token": token})
-        else:
-            console.print(f"agent id:  {agent_id}\napi token: {token}\n"
-                          "keep the token secret: it is shown only this once", highlight=False,
-                          soft_wrap=True)
-        return 0
+                                               **tls_of(args))
+        return answer(args, console, {"agent_id": agent_id, "name": args.name,
+                                      "api_token": token},
+                      f"agent id:  {agent_id}\napi token: {token}\n"
+                      "keep the token secret: it is shown only this once")
 
     return call(args, work, needs_token=False)
 
@@ -161,8 +148,8 @@ def run_versions(args: argparse.Namespace) -> int:
     async def work(console: Console) -> int:
         listed = await client_from(args).versions()
         if args.json:
-            print_json({"agent_id": listed.agent_id,
-                        "versions": [version_json(v) for v in listed.versions]})
+            print_document({"agent_id": listed.agent_id,
+                            "versions": [version_json(v) for v in listed.versions]})
         elif not listed.versions:
             console.print(f"agent {listed.agent_id} has no versions yet (twistarena submit)")
         else:
@@ -175,15 +162,11 @@ def run_versions(args: argparse.Namespace) -> int:
 def run_delete(args: argparse.Namespace) -> int:
     async def work(console: Console) -> int:
         deleted = await client_from(args).delete(args.version)
-        if args.json:
-            print_json({"version_id": deleted.version_id, "size": deleted.size,
-                        "archive_freed": deleted.archive_freed})
-        else:
-            freed = f"; its archive ({human_size(deleted.archive_freed)}) removed" \
-                if deleted.archive_freed else "; its archive stays (other versions use it)"
-            console.print(f"deleted {deleted.version_id} ({human_size(deleted.size)}){freed}",
-                          highlight=False, soft_wrap=True)
-        return 0
+        freed = f"; its archive ({human_size(deleted.archive_freed)}) removed" \
+            if deleted.archive_freed else "; its archive stays (other versions use it)"
+        return answer(args, console, {"version_id": deleted.version_id, "size": deleted.size,
+                                      "archive_freed": deleted.archive_freed},
+                      f"deleted {deleted.version_id} ({human_size(deleted.size)}){freed}")
 
     return call(args, work)
 
@@ -191,12 +174,8 @@ def run_delete(args: argparse.Namespace) -> int:
 def run_activate(args: argparse.Namespace) -> int:
     async def work(console: Console) -> int:
         version = await client_from(args).activate(args.version)
-        if args.json:
-            print_json(version_json(version))
-        else:
-            console.print(f"active: {version.version_id} ({safe(version.entry)})", highlight=False,
-                          soft_wrap=True)
-        return 0
+        return answer(args, console, version_json(version),
+                      f"active: {version.version_id} ({safe(version.entry)})")
 
     return call(args, work)
 
@@ -207,10 +186,9 @@ def run_activate(args: argparse.Namespace) -> int:
 def run_show(args: argparse.Namespace) -> int:
     async def work(console: Console) -> int:
         details = await client_from(args).details(args.agent_id)
-        info = await get_agent(args.server, args.agent_id, root_cert=args.root_cert,
-                               tls=args.tls)
+        info = await get_agent(args.server, args.agent_id, **tls_of(args))
         if args.json:
-            print_json(details_json(details, info))
+            print_document(details_json(details, info))
             return 0
         active = details.active_version_id[:SHORT_ID] or "none"
         console.print(f"[bold]{safe(details.name)}[/bold] ({safe(details.agent_id)})  "
@@ -236,7 +214,7 @@ def run_logs(args: argparse.Namespace) -> int:
             seat["steps"] = [s for s in seat["steps"]
                              if args.step is None or s["step"] == args.step]
         if args.json:
-            print_json(found)
+            print_document(found)
             return 0
         for seat in found["seats"]:
             for step in seat["steps"]:

@@ -12,81 +12,79 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from google.protobuf.json_format import MessageToDict
 from rich.table import Table
 from twistarena.engine import GAME_IDS
 from twistarena.v1 import arenas_pb2
 
-from ..sdk import AgentError
 from ..sdk.arenas import ArenaLadderClient
-from ..sdk.localbots import configure_logging
 from ..terminal import make_console, safe
 from . import admintoken
-from .match import add_server_args, fail
-
-T = TypeVar("T")
+from .command import connect, print_json
+from .options import (
+    API_TOKEN_ENV,
+    add_actions,
+    add_admin_token,
+    add_api_token,
+    add_connection_args,
+    add_json,
+)
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("arena", help="arenas: continuous rated play and leaderboards",
-                            description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions = add_actions(sub, "arena", "arenas: continuous rated play and leaderboards",
+                          __doc__)
     create = actions.add_parser("create", help="open an arena for a game and player count")
-    add_server_args(create)
+    add_connection_args(create)
     create.add_argument("--game", required=True, choices=GAME_IDS)
     create.add_argument("--players", type=int, required=True)
     create.add_argument("--house", default="",
                         help="comma-separated house rungs that fill short tables "
                              "(e.g. random,heuristic,ismcts-fast)")
     _rate_args(create, "default 60", "default 2")
-    _token_arg(create)
+    add_admin_token(create)
     create.set_defaults(run=run_create)
     listing = actions.add_parser("list", help="every arena")
-    add_server_args(listing)
-    listing.add_argument("--json", action="store_true")
+    add_connection_args(listing)
+    add_json(listing, "a list of the arenas")
     listing.set_defaults(run=run_list)
     show = actions.add_parser("show", help="an arena's leaderboard")
-    add_server_args(show)
+    add_connection_args(show)
     show.add_argument("arena_id")
     show.add_argument("--rows", type=int, default=50, help="rows shown (default 50)")
-    show.add_argument("--json", action="store_true")
+    add_json(show, "the leaderboard")
     show.set_defaults(run=run_show)
     update = actions.add_parser("update", help="change an arena's house rungs or rates")
-    add_server_args(update)
+    add_connection_args(update)
     update.add_argument("arena_id")
     update.add_argument("--house", default=None,
                         help="comma-separated house rungs replacing the arena's ('none': "
                              "no rungs; default: unchanged)")
     _rate_args(update, "default: unchanged", "default: unchanged")
-    _token_arg(update)
+    add_admin_token(update)
     update.set_defaults(run=run_update)
     close = actions.add_parser("close", help="stop an arena's play for good (its "
                                              "leaderboard and history stay readable)")
-    add_server_args(close)
+    add_connection_args(close)
     close.add_argument("arena_id")
-    _token_arg(close)
+    add_admin_token(close)
     close.set_defaults(run=run_close)
     for name, paused in (("pause", True), ("resume", False)):
         p = actions.add_parser(name, help=f"{name} forming tables (running matches finish)")
-        add_server_args(p)
+        add_connection_args(p)
         p.add_argument("arena_id")
-        _token_arg(p)
+        add_admin_token(p)
         p.set_defaults(run=run_pause, paused=paused)
     enroll = actions.add_parser("enroll", help="enroll an agent's hosted version")
-    add_server_args(enroll)
+    add_connection_args(enroll)
     enroll.add_argument("arena_id")
     enroll.add_argument("agent_id")
     enroll.add_argument("--withdraw", action="store_true", help="take it out instead")
-    enroll.add_argument("--api-token", default=None,
-                        help="the agent's api token (default: $TWISTARENA_API_TOKEN; "
-                             "else the admin token)")
-    _token_arg(enroll)
+    add_api_token(enroll, f"the agent's api token (default: ${API_TOKEN_ENV}; else the "
+                          "admin token)")
+    add_admin_token(enroll)
     enroll.set_defaults(run=run_enroll)
 
 
@@ -98,28 +96,10 @@ def _rate_args(parser: argparse.ArgumentParser, per_minute: str, concurrent: str
                         help=f"live matches of one agent at once ({concurrent})")
 
 
-def _token_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--admin-token", default=None,
-                        help="admin token (default: $TWISTARENA_ADMIN_TOKEN)")
-
-
 def _client(args: argparse.Namespace, token: str | None = None) -> ArenaLadderClient:
-    configure_logging(args.verbose)
-    token = token or admintoken.from_args(args)
-    return ArenaLadderClient(args.server, admin_token=token, root_cert=args.root_cert,
-                             tls=args.tls)
-
-
-def _call(call: Callable[[], Awaitable[T]]) -> T | int:
-    """The call's answer, or the exit code after printing its error."""
-
-    async def go() -> T:
-        return await call()
-
-    try:
-        return asyncio.run(go())
-    except AgentError as error:
-        return fail(make_console(), error)
+    """The Arenas client; it sends ``token`` (an agent's), else the admin token."""
+    return connect(ArenaLadderClient, args,
+                   admin_token=token or admintoken.from_args(args))
 
 
 def _arena_json(arena: arenas_pb2.Arena) -> dict[str, Any]:
@@ -149,38 +129,28 @@ def house_list(text: str) -> list[str]:
 
 
 def run_create(args: argparse.Namespace) -> int:
-    client = _client(args)
-    arena = _call(lambda: client.create(args.game, args.players, house_list(args.house),
-                                        args.matches_per_minute,
-                                        args.max_concurrent_per_agent))
-    return arena if isinstance(arena, int) else _print_arena(arena)
+    return _print_arena(asyncio.run(_client(args).create(
+        args.game, args.players, house_list(args.house), args.matches_per_minute,
+        args.max_concurrent_per_agent)))
 
 
 def run_update(args: argparse.Namespace) -> int:
-    client = _client(args)
     house = None if args.house is None else house_list(args.house)
-    arena = _call(lambda: client.update(args.arena_id, house, args.matches_per_minute,
-                                        args.max_concurrent_per_agent))
-    return arena if isinstance(arena, int) else _print_arena(arena)
+    return _print_arena(asyncio.run(_client(args).update(
+        args.arena_id, house, args.matches_per_minute, args.max_concurrent_per_agent)))
 
 
 def run_close(args: argparse.Namespace) -> int:
-    client = _client(args)
-    arena = _call(lambda: client.close(args.arena_id))
-    return arena if isinstance(arena, int) else _print_arena(arena)
+    return _print_arena(asyncio.run(_client(args).close(args.arena_id)))
 
 
 def run_pause(args: argparse.Namespace) -> int:
-    client = _client(args)
-    arena = _call(lambda: client.set_paused(args.arena_id, args.paused))
-    return arena if isinstance(arena, int) else _print_arena(arena)
+    return _print_arena(asyncio.run(_client(args).set_paused(args.arena_id, args.paused)))
 
 
 def run_enroll(args: argparse.Namespace) -> int:
-    client = _client(args, args.api_token or os.environ.get("TWISTARENA_API_TOKEN"))
-    done = _call(lambda: client.enroll(args.arena_id, args.agent_id, args.withdraw))
-    if isinstance(done, int):
-        return done
+    client = _client(args, args.api_token)
+    done = asyncio.run(client.enroll(args.arena_id, args.agent_id, args.withdraw))
     what = "enrolled in" if done.enrolled else "withdrawn from"
     make_console().print(f"{args.agent_id} {what} {done.arena.arena_id} "
                          f"({_plural(done.agents, 'agent')} enrolled)", highlight=False)
@@ -190,12 +160,9 @@ def run_enroll(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    client = _client(args)
-    arenas = _call(client.list)
-    if isinstance(arenas, int):
-        return arenas
+    arenas = asyncio.run(_client(args).list())
     if args.json:
-        print(json.dumps([_arena_json(a) for a in arenas]))
+        print_json([_arena_json(a) for a in arenas])
         return 0
     table = Table(title="Arenas")
     for column in ("arena", "status", "agents", "rated matches", "house rungs", "per minute",
@@ -211,12 +178,9 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    client = _client(args)
-    board = _call(lambda: client.leaderboard(args.arena_id, page_size=args.rows))
-    if isinstance(board, int):
-        return board
+    board = asyncio.run(_client(args).leaderboard(args.arena_id, page_size=args.rows))
     if args.json:
-        print(json.dumps(MessageToDict(board, preserving_proto_field_name=True)))
+        print_json(MessageToDict(board, preserving_proto_field_name=True))
         return 0
     _print_arena(board.arena)
     table = Table(title=f"Leaderboard of {board.arena.arena_id}")

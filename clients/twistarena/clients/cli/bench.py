@@ -4,32 +4,37 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 from typing import Any
 
 from rich.progress import Progress
 from rich.table import Table
 from twistarena.engine import GAME_IDS
-from twistarena.tools import engine as bench_engine
-from twistarena.tools.ladder import add_cli as add_ladder
-from twistarena.tools.rl import add_cli as add_rl
-from twistarena.tools.sandbox import add_cli as add_sandbox
-from twistarena.tools.service import add_cli as add_service
-from twistarena.tools.web import add_cli as add_web
 
 from ..terminal import make_console
+from .command import print_json
+from .options import add_json
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("bench",
                             help="measure speed (engine, service, web, ladder, rl, sandbox)")
+    parser.defer(_targets)  # the tools declare their targets: loaded when bench is parsed
+
+
+def _targets(parser: argparse.ArgumentParser) -> None:
+    from twistarena.tools.ladder import add_cli as add_ladder
+    from twistarena.tools.rl import add_cli as add_rl
+    from twistarena.tools.sandbox import add_cli as add_sandbox
+    from twistarena.tools.service import add_cli as add_service
+    from twistarena.tools.web import add_cli as add_web
+
     targets = parser.add_subparsers(dest="target", required=True, metavar="TARGET")
     eng = targets.add_parser("engine", help="random full games per game and player count")
     eng.add_argument("--game", choices=GAME_IDS, action="append",
                      help="only this game (repeatable; default: all)")
     eng.add_argument("--games", type=int, default=50, help="at least this many games per case")
     eng.add_argument("--seconds", type=float, default=1.0, help="and at least this long per case")
-    eng.add_argument("--json", action="store_true", help="end with one JSON line of all figures")
+    add_json(eng, "all figures, one line at the end")
     eng.set_defaults(run=run_engine)
     add_service(targets)
     add_web(targets)
@@ -39,7 +44,9 @@ def register(sub: Any) -> None:
 
 
 def run_engine(args: argparse.Namespace) -> int:
-    console = make_console(stderr=False)
+    from twistarena.tools import engine as bench_engine
+
+    console = make_console(stderr=args.json)
     cases = bench_engine.cases(args.game)
     figures: list[bench_engine.Figure] = []
     with Progress(console=console, transient=True) as progress:
@@ -69,5 +76,5 @@ def run_engine(args: argparse.Namespace) -> int:
             row = f.to_json()
             row["ratio_to_reference"] = round(f.us_per_decision / ref.us_per_decision, 3)
             out["games"].append(row)
-        print(json.dumps(out))
+        print_json(out)
     return 0

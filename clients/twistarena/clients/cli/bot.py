@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 from typing import Any
 
 from rich.console import Console
@@ -27,21 +26,14 @@ from ..sdk import Agent, AgentError, MatchEvent, MatchResult
 from ..sdk.localbots import configure_logging, strategy_agent
 from ..sdk.policies import load_policy, policy_agent
 from ..terminal import make_console
-from .match import (
-    add_server_args,
-    client_from,
-    event_text,
-    fail,
-    final_record,
-    missed_by_seat,
-    result_table,
-    seat_names,
-)
+from .command import FAILED, CommandError, print_json
+from .match import client_from, event_text, final_record, missed_by_seat, result_table, seat_names
+from .options import add_connection_args, add_json
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("bot", help="play one seat of a match with a sample bot")
-    add_server_args(parser)
+    add_connection_args(parser)
     parser.add_argument("--match", required=True, help="match id")
     parser.add_argument("--token", required=True, help="the seat's token from match create")
     who = add_bridge_args(parser, default="random",
@@ -52,7 +44,7 @@ def register(sub: Any) -> None:
                           "examples/twisted_reinforce.py:policy (docs/rl.md; needs the rl extra)")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--events", action="store_true", help="print this seat's events")
-    parser.add_argument("--json", action="store_true", help="print the result as one JSON line")
+    add_json(parser, "the result, one line")
     parser.set_defaults(run=run)
 
 
@@ -133,7 +125,7 @@ def seat_report(console: Console, result: MatchResult, record: match_pb2.Match |
     names[seat] = mine
     console.print(result_table(result, names, title,
                                missed=missed_by_seat(record) if record is not None else None))
-    return 1 if never_played(console, bridged) else 0
+    return FAILED if never_played(console, bridged) else 0
 
 
 def never_played(console: Console, bridged: Bridged | None) -> bool:
@@ -152,19 +144,14 @@ def player_name(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    console = make_console()
+    console = make_console(stderr=args.json)
     configure_logging(args.verbose)
     if getattr(args, "policy", None):
         try:  # a policy that cannot load is an error before the seat is joined
             args.loaded_policy = load_policy(args.policy)
         except Exception as error:
-            console.print(f"[red]error:[/red] cannot load the policy {args.policy}: {error}",
-                          highlight=False)
-            return 2
-    try:
-        result, agent, record, bridged = asyncio.run(_play(args, console))
-    except AgentError as error:
-        return fail(console, error)
+            raise CommandError(f"cannot load the policy {args.policy}: {error}") from error
+    result, agent, record, bridged = asyncio.run(_play(args, console))
     seat = agent.seat if agent.seat is not None else -1
     if args.json:
         out = result.to_json()
@@ -172,12 +159,11 @@ def run(args: argparse.Namespace) -> int:
         out["bot_errors"] = agent.bot.errors
         if record is not None:
             out["missed"] = missed_by_seat(record)
-        print(json.dumps(out))
-        errors = make_console(stderr=True)
-        return 1 if never_played(errors, bridged) or raised(errors, agent) else 0
+        print_json(out)
+        return FAILED if never_played(console, bridged) or raised(console, agent) else 0
     code = seat_report(console, result, record, seat, f"{player_name(args)} (this bot)",
                        f"Match {args.match}: seat {seat}", bridged)
-    return 1 if raised(console, agent) else code
+    return FAILED if raised(console, agent) else code
 
 
 def raised(console: Console, agent: Agent) -> bool:

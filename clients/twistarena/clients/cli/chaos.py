@@ -18,20 +18,27 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import structlog
 from rich.markup import escape
 from rich.table import Table
 
+from ..sdk.localbots import configure_logging
 from ..terminal import make_console
+from .command import FAILED, CommandError
+from .options import add_admin_token
 
 
 def register(sub: Any) -> None:
-    from twistarena.tools.chaos.nemesis import ALL_KINDS
-
     p = sub.add_parser("chaos", help="inject faults into a local deployment under load and "
                        "check that nothing acknowledged is lost in silence",
                        description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.defer(_declare)  # the fault kinds come from the tools: loaded when chaos is parsed
+    p.set_defaults(run=run)
+
+
+def _declare(p: argparse.ArgumentParser) -> None:
+    from twistarena.tools.chaos.nemesis import ALL_KINDS
+
     p.add_argument("--seed", type=int, default=1, help="fault schedule seed (default 1)")
     p.add_argument("--duration", type=float, default=60.0,
                    help="seconds of load and faults (default 60)")
@@ -52,12 +59,10 @@ def register(sub: Any) -> None:
                    help="run the nodes over a Valkey Cluster of the campaign's own with this "
                         "many primaries (3 or more; default: one Valkey)")
     p.add_argument("--lease-ms", type=int, default=2000, help="the nodes' lease (default 2000)")
-    p.add_argument("--admin-token", default="",
-                   help="the nodes' admin token (default: a random one)")
+    add_admin_token(p, "the nodes' admin token (default: a random one)")
     p.add_argument("--json-out", type=Path, default=None, help="write the report here as JSON")
     p.add_argument("--schedule", action="store_true",
                    help="print the fault schedule as JSON and exit")
-    p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,10 +74,9 @@ def run(args: argparse.Namespace) -> int:
     unknown = [k for k in kinds if k not in ALL_KINDS]
     if unknown or args.duration <= 0 or args.rate <= 0 or args.nodes < 1 \
             or args.fault_every <= 0:
-        print(f"twistarena chaos: bad arguments (unknown fault kinds: {unknown})"
-              if unknown else "twistarena chaos: --duration, --rate, --nodes and "
-              "--fault-every must be positive")
-        return 2
+        raise CommandError(f"bad arguments (unknown fault kinds: {unknown})"
+                           if unknown else "--duration, --rate, --nodes and --fault-every "
+                           "must be positive")
     plan = Plan(seed=args.seed, duration=args.duration, rate=args.rate,
                 concurrency=args.concurrency, nodes=args.nodes, fault_every=args.fault_every,
                 kinds=kinds, lease_ms=args.lease_ms, redis_url=args.redis_url,
@@ -85,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps([f.planned() for f in faults]))
         return 0
     # The agents' own reconnect notes would drown the fault log.
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
+    configure_logging(level=logging.ERROR)
     console = make_console()
     report = asyncio.run(run_campaign(plan, lambda line: console.print(escape(line),
                                                                         highlight=False)))
@@ -114,4 +118,4 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"report written to {args.json_out}", highlight=False)
     if not report["matches"]:
         console.print("[red]no match was played: nothing was checked[/red]")
-    return 1 if report["violations"] or not report["matches"] else 0
+    return FAILED if report["violations"] or not report["matches"] else 0

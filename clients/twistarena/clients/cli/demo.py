@@ -22,7 +22,7 @@ from rich.table import Table
 from twistarena import engine
 
 from ..local import play_local
-from ..sdk import AgentError, MatchClient, MatchEvent, MatchResult
+from ..sdk import MatchClient, MatchEvent, MatchResult
 from ..sdk.localbots import configure_logging, run_agents, seat_agents
 from ..terminal import make_console
 from . import admintoken
@@ -59,28 +59,13 @@ def register(sub: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def result_table_local(state: engine.State, names: list[str], title: str) -> Table:
-    table = Table(title=title)
-    for column in ("seat", "bot", "score", "place"):
-        table.add_column(column, justify="left" if column == "bot" else "right")
-    places = state.places()
-    for seat, score in enumerate(state.scores()):
-        mark = " (winner)" if places[seat] == 1 else ""
-        table.add_row(str(seat), names[seat], str(score), f"{places[seat]}{mark}")
-    return table
-
-
 def run(args: argparse.Namespace) -> int:
     strategies = [s.strip() for s in args.bots.split(",") if s.strip()]
     if args.offline:
         return run_offline(args, strategies)
     console = make_console()
     configure_logging(args.verbose)
-    try:
-        return asyncio.run(run_network(args, strategies, console))
-    except AgentError as error:
-        console.print(f"[red]error:[/red] {error}", highlight=False)
-        return 2
+    return asyncio.run(run_network(args, strategies, console))
 
 
 def run_offline(args: argparse.Namespace, strategies: list[str]) -> int:
@@ -91,7 +76,9 @@ def run_offline(args: argparse.Namespace, strategies: list[str]) -> int:
     console.rule(f"{engine.game(game_id).name}: {players} players, seed {args.seed}")
     state = play_local(game_id, players, args.seed, names,
                        on_event=lambda line: console.print(line, highlight=False))
-    console.print(result_table_local(state, names, "Final result"))
+    # Played on the engine alone: no clock, so no seat misses a decision.
+    console.print(result_table(MatchResult.of_engine(state.scores(), state.places()), names,
+                               "Final result", missed=[0] * players))
     winners = ", ".join(f"seat {s} ({names[s]})" for s in state.winners())
     console.print(f"Winner: {winners}")
     return 0

@@ -38,6 +38,8 @@ from twistarena.league import (
 from ..sdk.policies import POLICY_KIND, load_policy, policy_bot_of
 from ..terminal import make_console
 from ..tournament import play_game, rich_progress
+from .command import CommandError
+from .options import add_json
 
 #: Seats per game when --players is not given.
 DEFAULT_PLAYERS = {"tricky_twist": 4, "twisted": 3, "twhist": 4}
@@ -72,9 +74,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--csv", default=None, metavar="PATH", help="also write standings as CSV")
     parser.add_argument("--out", default=None, metavar="PATH",
                         help="also write the full JSON report (standings, tests, every game)")
-    parser.add_argument("--json", action="store_true",
-                        help="print the JSON report (without the games) instead of tables; "
-                             "without it nothing but the tables is printed")
+    add_json(parser, "the report without the games (--out writes them too)")
     parser.set_defaults(run=run)
 
 
@@ -123,26 +123,22 @@ def run(args: argparse.Namespace) -> int:
     info = engine.game(game_id)
     players = args.players or DEFAULT_PLAYERS.get(game_id, info.min_players)
     if not info.min_players <= players <= info.max_players:
-        console.print(f"[red]{game_id} is for {info.min_players}-{info.max_players} players")
-        return 2
+        raise CommandError(f"{game_id} is for {info.min_players}-{info.max_players} players")
     kinds = [k.strip() for k in args.bots.split(",") if k.strip()]
     fill = args.fill
     unknown = [k for k in [*kinds, *([fill] if fill else [])]
                if k not in STRATEGIES and not k.startswith(POLICY_KIND)]
     if unknown or len(set(kinds)) != len(kinds) or not kinds:
-        console.print(f"[red]--bots must be distinct kinds among {', '.join(STRATEGIES)}"
-                      f" or {POLICY_KIND}MODULE:CALLABLE")
-        return 2
+        raise CommandError(f"--bots must be distinct kinds among {', '.join(STRATEGIES)}"
+                           f" or {POLICY_KIND}MODULE:CALLABLE")
     for kind in kinds:
         if kind.startswith(POLICY_KIND):
             try:
                 load_policy(kind.removeprefix(POLICY_KIND))
             except ValueError as error:
-                console.print(f"[red]{kind}: {error}")
-                return 2
+                raise CommandError(f"{kind}: {error}") from error
     if args.deals < 1 or (args.iterations is not None and args.iterations < 1):
-        console.print("[red]--deals and --iterations must be at least 1")
-        return 2
+        raise CommandError("--deals and --iterations must be at least 1")
     games = schedule(game_id, players, kinds, args.deals, args.seed, fill, args.seatings)
     factory = Factory(args.iterations, args.time_ms, args.rollout)
     started, cpu0 = time.perf_counter(), _cpu()

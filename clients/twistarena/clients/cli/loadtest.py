@@ -7,28 +7,29 @@ import asyncio
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 from twistarena.engine import GAME_IDS
-from twistarena.tools import load, loadplan, loadreport
 
 from ..terminal import make_console
 from . import admintoken
+from .command import FAILED, THRESHOLD_FAILED, CommandError, print_json
+from .options import DEFAULT_SERVER, add_admin_token, add_json, add_players
+
+if TYPE_CHECKING:
+    from twistarena.tools import loadplan
 
 DEFAULT_DURATION = 60.0
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("loadtest", help="load a running server with real gRPC agents",
-                            description=load.__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--server", default=os.environ.get("TWISTARENA_SERVER",
-                                                           "127.0.0.1:50051"),
+    parser = sub.add_parser("loadtest", help="load a running server with real gRPC agents")
+    parser.defer(_describe)
+    parser.add_argument("--server", default=DEFAULT_SERVER,
                         help="HOST:PORT[,HOST:PORT...]: slots spread over them")
     parser.add_argument("--game", choices=GAME_IDS, default="tricky_twist")
-    parser.add_argument("--players", type=int, default=0,
-                        help="seats per match (default: the game's smallest table)")
+    add_players(parser)
     parser.add_argument("--matches", type=int, default=1000,
                         help="stop after this many matches (default 1000)")
     parser.add_argument("--concurrency", type=int, default=32,
@@ -67,9 +68,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--decision-ms", type=int, default=0,
                         help="decision clock of the matches (default: the server's)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--admin-token", default=None,
-                        help="for CreateMatch (default: $TWISTARENA_ADMIN_TOKEN, or the "
-                             "token of a serve on this machine)")
+    add_admin_token(parser)
     parser.add_argument("--find-max", action="store_true",
                         help="the knee: open-model steps of --duration s from --rate (default 1)"
                              ", each --step-factor higher, until a --threshold breaks; reports "
@@ -82,7 +81,7 @@ def register(sub: Any) -> None:
                         help="the server's Prometheus endpoint (e.g. http://127.0.0.1:9100/"
                              "metrics): its CPU per decision, append batch size, redirects "
                              "and errors during the run (or each knee step)")
-    parser.add_argument("--json", action="store_true", help="end with one JSON line")
+    add_json(parser, "the report, one line at the end")
     parser.add_argument("--report", default=None, metavar="run.html",
                         help="write a self-contained HTML report with the charts")
     parser.add_argument("--timeline", default=None, metavar="FILE.csv|FILE.json",
@@ -97,7 +96,7 @@ def register(sub: Any) -> None:
         "compare", help="what changed between two runs' JSON, and whether beyond noise")
     compare.add_argument("a", help="the JSON of the first run (the baseline)")
     compare.add_argument("b", help="the JSON of the second run")
-    compare.add_argument("--json", action="store_true", help="end with one JSON line")
+    add_json(compare, "the figures compared, one line at the end")
     compare.set_defaults(run=run_compare)
     merge = commands.add_parser(
         "merge", help="one report from the workers of a run that pushed to Redis")
@@ -108,27 +107,36 @@ def register(sub: Any) -> None:
     merge.add_argument("--timeout", type=float, default=600.0,
                        help="seconds to wait for them (default 600)")
     merge.add_argument("--report", default=None, metavar="run.html")
-    merge.add_argument("--json", action="store_true", help="end with one JSON line")
+    add_json(merge, "the merged report, one line at the end")
     merge.set_defaults(run=run_merge)
+
+
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """The tool's own description, loaded only when this command is parsed."""
+    from twistarena.tools import load
+
+    parser.description = load.__doc__
 
 
 def run_merge(args: argparse.Namespace) -> int:
     """``twistarena loadtest merge``: the workers' histograms merged exactly into one run."""
+    from twistarena.tools import load, loadreport
+
     reports = load.collect_reports(args.redis, args.run_id, args.workers, args.timeout)
     console = make_console(stderr=args.json)
     if len(reports) < args.workers:
         console.print(f"only {len(reports)} of {args.workers} workers reported "
                       f"within {args.timeout:g} s")
     if not reports:
-        return 1
+        return FAILED
     report = load.merge_reports(reports)
     console.print(report_table(report))
     if args.report:
         with open(args.report, "w", encoding="utf-8") as out:
             out.write(loadreport.render_html(report))
     if args.json:
-        print(json.dumps(report))
-    return 0 if len(reports) >= args.workers else 1
+        print_json(report)
+    return 0 if len(reports) >= args.workers else FAILED
 
 
 def _read_report(path: str) -> dict[str, Any]:
@@ -141,6 +149,8 @@ def _read_report(path: str) -> dict[str, Any]:
 
 def run_compare(args: argparse.Namespace) -> int:
     """``twistarena loadtest compare a.json b.json``."""
+    from twistarena.tools import loadreport
+
     rows = loadreport.compare(_read_report(args.a), _read_report(args.b))
     console = make_console(stderr=args.json)
     table = Table(title=f"loadtest compare: {args.a} -> {args.b}")
@@ -151,19 +161,19 @@ def run_compare(args: argparse.Namespace) -> int:
                       "YES" if row["beyond_noise"] else "no")
     console.print(table)
     if args.json:
-        print(json.dumps(rows))
+        print_json(rows)
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
     from twistarena import engine
+    from twistarena.tools import load, loadplan, loadreport
 
     players = args.players or engine.game(args.game).min_players
     # The token of a serve on this machine, when none is given.
     args.admin_token = admintoken.from_args(args)
     if args.matches < 1 or args.concurrency < 1 or args.duration <= 0:
-        print("twistarena loadtest: --matches, --concurrency and --duration must be positive")
-        return 2
+        raise CommandError("--matches, --concurrency and --duration must be positive")
     try:
         thresholds = [loadplan.Threshold.parse(t) for t in args.threshold]
         if args.think_ms is not None:
@@ -186,8 +196,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--find-max needs a --threshold, no --stages, --step-factor > 1 "
                              "and --max-steps >= 1")
     except ValueError as error:
-        print(f"twistarena loadtest: {error}")
-        return 2
+        raise CommandError(str(error)) from error
     if args.find_max:
         return find_max(args, players, thresholds, mix)
     console = make_console(stderr=args.json)
@@ -232,13 +241,13 @@ def run(args: argparse.Namespace) -> int:
         console.print(f"threshold {t['threshold']}: {t['value']:g}{t['unit']} "
                       f"{'passed' if t['ok'] else 'FAILED'}")
     if args.json:
-        print(json.dumps(report))
+        print_json(report)
     if failed:
         print("twistarena loadtest: threshold failed: "
               + ", ".join(f"{t['threshold']} (measured {t['value']:g}{t['unit']})"
                           for t in failed), file=sys.stderr)
-        return 3
-    return 0 if report["matches_completed"] else 1
+        return THRESHOLD_FAILED
+    return 0 if report["matches_completed"] else FAILED
 
 
 def scrape(url: str | None) -> dict[str, float]:
@@ -247,6 +256,8 @@ def scrape(url: str | None) -> dict[str, float]:
         return {}
     import urllib.request
 
+    from twistarena.tools import loadplan
+
     with urllib.request.urlopen(url, timeout=10) as reply:
         return loadplan.parse_prometheus(reply.read().decode())
 
@@ -254,6 +265,8 @@ def scrape(url: str | None) -> dict[str, float]:
 def find_max(args: argparse.Namespace, players: int, thresholds: list[loadplan.Threshold],
              mix: list[loadplan.Table] | None) -> int:
     """The knee: raise the arrival rate step by step until a threshold breaks."""
+    from twistarena.tools import load, loadplan, loadreport
+
     console = make_console(stderr=args.json)
     rate = args.rate or 1.0
     steps: list[dict[str, Any]] = []
@@ -296,8 +309,8 @@ def find_max(args: argparse.Namespace, players: int, thresholds: list[loadplan.T
                       f"({knee['matches_per_s']:g} matches/s, "
                       f"{knee['decisions_per_s']:g} decisions/s)")
     if args.json:
-        print(json.dumps(result))
-    return 0 if knee is not None else 3
+        print_json(result)
+    return 0 if knee is not None else THRESHOLD_FAILED
 
 
 def report_table(report: dict[str, Any]) -> Table:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,30 +22,17 @@ from twistarena.v1 import match_pb2
 
 from ..sdk import AgentError, MatchClient, MatchEvent, MatchResult
 from ..sdk.convert import REASONS, STATUSES, seed_text, struct_to_dict
-from ..sdk.localbots import configure_logging, run_agents, seat_agents
+from ..sdk.localbots import run_agents, seat_agents
 from ..terminal import make_console, safe
-from . import admintoken
-
-DEFAULT_SERVER = os.environ.get("TWISTARENA_SERVER", "127.0.0.1:50051")
-
+from .command import CommandError, connect, print_json
+from .options import add_actions, add_admin_token, add_cancel, add_connection_args, add_json
 
 # -- helpers shared by bot, watch, replay and demo ------------------------------
 
 
-def add_server_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--server", default=DEFAULT_SERVER,
-                        help="HOST:PORT[,HOST:PORT...] tried in turn "
-                             "(default: $TWISTARENA_SERVER or %(default)s)")
-    parser.add_argument("--root-cert", metavar="PEM", default=None,
-                        help="use TLS, trusting this root certificate")
-    parser.add_argument("--tls", action="store_true", help="use TLS with the system roots")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log connection events")
-
-
 def client_from(args: argparse.Namespace) -> MatchClient:
-    configure_logging(args.verbose)
-    return MatchClient(args.server, root_cert=args.root_cert, tls=args.tls,
-                       admin_token=admintoken.from_args(args))
+    """The Match client of a command's flags (with the admin token)."""
+    return connect(MatchClient, args)
 
 
 def event_text(game_id: str, kind: str, data: Mapping[str, Any], text: str) -> str | None:
@@ -68,7 +54,8 @@ MISSED = "missed (fallback played)"
 def result_table(result: MatchResult, names: Sequence[str], title: str, *,
                  missed: Sequence[int] | None) -> Table:
     """Scores and places by seat, with the decisions each seat missed (the match's
-    fallback played them; None: the server's record could not be read)."""
+    fallback played them; None: the server's record could not be read). Every
+    command's result table, the offline demo's too."""
     table = Table(title=title)
     for column in ("seat", "player", "score", "place", MISSED):
         table.add_column(column, justify="left" if column == "player" else "right")
@@ -164,20 +151,14 @@ def parse_option(text: str) -> tuple[str, Any]:
     return key.strip(), value
 
 
-def fail(console: Console, error: AgentError) -> int:
-    console.print(f"[red]error:[/red] {safe(str(error), lines=True)}", highlight=False)
-    return 2
-
-
 # -- the subcommand ---------------------------------------------------------------
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("match", help="create, inspect, list and cancel matches")
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions = add_actions(sub, "match", "create, inspect, list and cancel matches")
 
     create = actions.add_parser("create", help="create a match (and optionally play it)")
-    add_server_args(create)
+    add_connection_args(create)
     create.add_argument("--game", required=True, choices=engine.GAME_IDS)
     create.add_argument("--players", type=int, required=True)
     create.add_argument("--bots", default="",
@@ -206,46 +187,38 @@ def register(sub: Any) -> None:
     create.add_argument("--option", type=parse_option, action="append", default=[],
                         metavar="KEY=VALUE", help="game option override (repeatable)")
     create.add_argument("--name", action="append", default=[], help="seat name (repeatable)")
-    create.add_argument("--admin-token", default=None,
-                        help="admin token (default: $TWISTARENA_ADMIN_TOKEN)")
+    add_admin_token(create)
     create.add_argument("--quiet", action="store_true", help="with --bots: no narration")
-    create.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json(create, "one object: the match (and its seat tokens, or its result)")
     create.set_defaults(run=run_create)
 
     get = actions.add_parser("get", help="show one match")
-    add_server_args(get)
+    add_connection_args(get)
     get.add_argument("match_id")
-    get.add_argument("--json", action="store_true")
+    add_json(get, "one object")
     get.set_defaults(run=run_get)
 
     lst = actions.add_parser("list", help="list matches, newest first")
-    add_server_args(lst)
+    add_connection_args(lst)
     lst.add_argument("--game", default="", choices=["", *engine.GAME_IDS])
     lst.add_argument("--status", action="append", default=[],
                      choices=["waiting", "running", "finished", "cancelled"])
     lst.add_argument("--limit", type=int, default=50)
-    lst.add_argument("--json", action="store_true")
+    add_json(lst, "one object")
     lst.set_defaults(run=run_list)
 
-    cancel = actions.add_parser("cancel", help="end a match that has not finished")
-    add_server_args(cancel)
-    cancel.add_argument("match_id")
-    cancel.add_argument("--reason", default="")
-    cancel.add_argument("--admin-token", default=None)
-    cancel.add_argument("--json", action="store_true")
+    cancel = add_cancel(actions, "match", "end a match that has not finished")
+    add_json(cancel, "one object")
     cancel.set_defaults(run=run_cancel)
 
 
 def run_create(args: argparse.Namespace) -> int:
-    console = make_console()
+    console = make_console(stderr=args.json)
     strategies = [s.strip() for s in args.bots.split(",") if s.strip()]
     try:
         return asyncio.run(_create(args, console, strategies))
-    except AgentError as error:
-        return fail(console, error)
-    except ValueError as error:
-        console.print(f"[red]error:[/red] {safe(str(error), lines=True)}", highlight=False)
-        return 2
+    except ValueError as error:  # --house, --bots and the game's options, checked
+        raise CommandError(str(error)) from error
 
 
 async def _create(args: argparse.Namespace, console: Console, strategies: list[str]) -> int:
@@ -268,7 +241,7 @@ async def _create(args: argparse.Namespace, console: Console, strategies: list[s
         if args.json:
             out = match_json(match)
             out["seat_tokens"] = [{"seat": t.seat, "token": t.token} for t in created.seat_tokens]
-            print(json.dumps(out))
+            print_json(out)
             return 0
         console.print(f"match [bold]{match.match_id}[/bold]: {match.options.game_id}, "
                       f"{match.options.num_players} players, {seed_text(match)}", highlight=False)
@@ -308,7 +281,7 @@ async def _create(args: argparse.Namespace, console: Console, strategies: list[s
             **match_json(match), "status": "FINISHED", "actions": None}
         out["result"] = result.to_json()
         out["bots"] = names or seat_names(match)
-        print(json.dumps(out))
+        print_json(out)
         return 0
     console.print(result_table(result, names or seat_names(match),
                                f"Final result of {match.match_id}",
@@ -317,19 +290,16 @@ async def _create(args: argparse.Namespace, console: Console, strategies: list[s
 
 
 def run_get(args: argparse.Namespace) -> int:
-    console = make_console()
-    try:
-        match = asyncio.run(client_from(args).get_match(args.match_id))
-    except AgentError as error:
-        return fail(console, error)
-    print_match(console, match, args.json)
+    print_match(asyncio.run(client_from(args).get_match(args.match_id)), args.json)
     return 0
 
 
-def print_match(console: Console, match: match_pb2.Match, as_json: bool) -> None:
+def print_match(match: match_pb2.Match, as_json: bool) -> None:
+    """A match as ``match get`` and ``match cancel`` show it."""
     if as_json:
-        print(json.dumps(match_json(match)))
+        print_json(match_json(match))
         return
+    console = make_console()
     status = STATUSES.get(match.status, str(match.status))
     console.print(f"match [bold]{match.match_id}[/bold]: {match.options.game_id}, "
                   f"{match.options.num_players} players, {seed_text(match)}, {status}, "
@@ -347,13 +317,9 @@ def print_match(console: Console, match: match_pb2.Match, as_json: bool) -> None
 
 
 def run_list(args: argparse.Namespace) -> int:
-    console = make_console()
-    try:
-        matches = asyncio.run(client_from(args).list_matches(args.game, args.status, args.limit))
-    except AgentError as error:
-        return fail(console, error)
+    matches = asyncio.run(client_from(args).list_matches(args.game, args.status, args.limit))
     if args.json:
-        print(json.dumps({"matches": [match_json(m) for m in matches]}))
+        print_json({"matches": [match_json(m) for m in matches]})
         return 0
     table = Table(title=f"Matches ({len(matches)})")
     for column in ("match", "game", "players", "status", "actions", "result"):
@@ -366,15 +332,11 @@ def run_list(args: argparse.Namespace) -> int:
             result = REASONS.get(m.result.reason, "")
         table.add_row(m.match_id, m.options.game_id, str(m.options.num_players),
                       STATUSES.get(m.status, str(m.status)), str(m.actions), result)
-    console.print(table)
+    make_console().print(table)
     return 0
 
 
 def run_cancel(args: argparse.Namespace) -> int:
-    console = make_console()
-    try:
-        match = asyncio.run(client_from(args).cancel_match(args.match_id, args.reason))
-    except AgentError as error:
-        return fail(console, error)
-    print_match(console, match, args.json)
+    print_match(asyncio.run(client_from(args).cancel_match(args.match_id, args.reason)),
+                args.json)
     return 0

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
 import shlex
 from pathlib import Path
 from typing import Any
@@ -24,7 +22,7 @@ from twistarena.bots import LADDER
 from twistarena.engine import GAME_IDS
 from twistarena.wire import MATCH_OVER
 
-from ..sdk import AgentError, MatchClient, MatchResult, practice
+from ..sdk import MatchClient, MatchResult, practice
 from ..sdk.localbots import configure_logging
 from ..terminal import make_console
 from .bot import (
@@ -36,7 +34,9 @@ from .bot import (
     seat_agent,
     seat_report,
 )
-from .match import add_server_args, fail, final_record, missed_by_seat, result_table
+from .command import FAILED, print_json, tls_of
+from .match import final_record, missed_by_seat, result_table
+from .options import add_api_token, add_connection_args, add_json, add_players
 
 NODE_AGENT = Path("clients") / "node" / "agent.js"
 #: How often a hosted practice match is looked at until it is over.
@@ -45,12 +45,10 @@ HOSTED_POLL_S = 0.5
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("practice", help="play a practice match against house bots",
-                            description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_server_args(parser)
+                            description=__doc__)
+    add_connection_args(parser)
     parser.add_argument("--game", required=True, choices=GAME_IDS)
-    parser.add_argument("--players", type=int, default=0,
-                        help="seats (default: the game's smallest table)")
+    add_players(parser)
     parser.add_argument("--strength", default="heuristic", choices=LADDER,
                         help="house bots of the other seats, a rung of the house ladder "
                              "(default heuristic; docs/bots.md has their ratings)")
@@ -64,20 +62,15 @@ def register(sub: Any) -> None:
     parser.add_argument("--seed", type=int, default=None, help="seed of the match")
     parser.add_argument("--decision-ms", type=int, default=0,
                         help="time per decision (default: the server's)")
-    parser.add_argument("--api-token", default=os.environ.get("TWISTARENA_API_TOKEN"),
-                        help="api token (needed from another machine; "
-                             "default: $TWISTARENA_API_TOKEN)")
-    parser.add_argument("--json", action="store_true", help="print one JSON line at the end")
+    add_api_token(parser, "api token (needed from another machine; "
+                          "default: $TWISTARENA_API_TOKEN)")
+    add_json(parser, "one line at the end")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    console = make_console()
     configure_logging(args.verbose)
-    try:
-        return asyncio.run(_run(args, console))
-    except AgentError as error:
-        return fail(console, error)
+    return asyncio.run(_run(args, make_console(stderr=args.json)))
 
 
 async def _run(args: argparse.Namespace, console: Console) -> int:
@@ -85,7 +78,7 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
     created = await practice(args.server, args.game, args.players, strength=args.strength,
                              seed=args.seed, api_token=args.api_token,
                              decision_ms=args.decision_ms, hosted=args.hosted,
-                             root_cert=args.root_cert, tls=args.tls)
+                             **tls_of(args))
     match = created.match
     address = created.server_address or args.server
     players = match.options.num_players
@@ -95,9 +88,9 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
         command = ["node", str(NODE_AGENT), "--server", address, "--match", match.match_id,
                    "--token", created.seat_token]
         if args.json:
-            print(json.dumps({"match_id": match.match_id, "seat": created.seat,
-                              "token": created.seat_token, "server": address,
-                              "command": shlex.join(command)}))
+            print_json({"match_id": match.match_id, "seat": created.seat,
+                        "token": created.seat_token, "server": address,
+                        "command": shlex.join(command)})
         else:
             console.print(f"practice match [bold]{match.match_id}[/bold]: {args.game}, "
                           f"{players} players, you are seat {created.seat}; house bots: "
@@ -111,18 +104,16 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
                       f"{player_name(args)} plays seat {created.seat} against {args.strength} "
                       "house bots", highlight=False)
     agent = seat_agent(args, bridged, server=address, match_id=match.match_id,
-                       token=created.seat_token, root_cert=args.root_cert, tls=args.tls,
-                       no_events=True)
+                       token=created.seat_token, no_events=True, **tls_of(args))
     result: MatchResult = await run_seat(agent, bridged)
-    record = await final_record(MatchClient(address, root_cert=args.root_cert, tls=args.tls),
-                                match.match_id)
+    record = await final_record(MatchClient(address, **tls_of(args)), match.match_id)
     if args.json:
         out = result.to_json()
         out.update({"match_id": match.match_id, "seat": created.seat})
         if record is not None:
             out["missed"] = missed_by_seat(record)
-        print(json.dumps(out))
-        return 1 if never_played(make_console(stderr=True), bridged) else 0
+        print_json(out)
+        return FAILED if never_played(console, bridged) else 0
     return seat_report(console, result, record, created.seat, f"{player_name(args)} (you)",
                        f"Practice {match.match_id}", bridged)
 
@@ -130,7 +121,7 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
 async def _follow_hosted(args: argparse.Namespace, console: Console, match_id: str, seat: int,
                          players: int) -> int:
     """Wait for the end of a practice match that a runner plays; print its result."""
-    client = MatchClient(args.server, root_cert=args.root_cert, tls=args.tls)
+    client = MatchClient(args.server, **tls_of(args))
     if not args.json:
         console.print(f"practice match {match_id}: {args.game}, {players} players; your "
                       f"hosted agent plays seat {seat} against {args.strength} house bots "
@@ -145,7 +136,7 @@ async def _follow_hosted(args: argparse.Namespace, console: Console, match_id: s
     if args.json:
         out = result.to_json()
         out.update({"match_id": match_id, "seat": seat})
-        print(json.dumps(out))
+        print_json(out)
     else:
         names = ["your hosted agent" if s == seat else f"house {args.strength}"
                  for s in range(players)]

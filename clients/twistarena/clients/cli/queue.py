@@ -17,33 +17,29 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
 from typing import Any
 
 from rich.console import Console
 from twistarena.engine import GAME_IDS
 
-from ..sdk import AgentError, TournamentEnded, join_arena, parse_servers, queue
+from ..sdk import TournamentEnded, join_arena, parse_servers, queue
 from ..sdk.arenas import arena_rating_json
 from ..sdk.localbots import configure_logging
 from ..sdk.matchmaking import rating_after
 from ..terminal import make_console, safe
 from .bot import add_bridge_args, checked_bridge, player_name, run_seat, seat_agent
-from .match import add_server_args, fail
+from .command import CommandError, print_json, tls_of
+from .options import add_api_token, add_connection_args, add_json, add_players
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("queue", help="play the matches matchmaking assigns to an agent",
-                            description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_server_args(parser)
-    parser.add_argument("--api-token", default=os.environ.get("TWISTARENA_API_TOKEN"),
-                        help="the agent's api token (default: $TWISTARENA_API_TOKEN)")
+                            description=__doc__)
+    add_connection_args(parser)
+    add_api_token(parser)
     parser.add_argument("--game", choices=GAME_IDS,
                         help="the queue's game (required without --arena)")
-    parser.add_argument("--players", type=int, default=0,
-                        help="seats (default: the game's smallest table)")
+    add_players(parser)
     who = add_bridge_args(parser, default="heuristic",
                           helptext="sample strategy that plays the seats (default heuristic)")
     who.add_argument("--hosted", action="store_true",
@@ -58,36 +54,30 @@ def register(sub: Any) -> None:
                         help="play this tournament's matches until it is over")
     parser.add_argument("--arena", default="", metavar="ID",
                         help="play this arena's rated matches (enrolls the agent if need be)")
-    parser.add_argument("--json", action="store_true", help="one JSON line per match")
+    add_json(parser, "one line per match")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    console = make_console(stderr=args.json)
     configure_logging(args.verbose)
     if not args.api_token:
-        console.print("an api token is needed: --api-token or $TWISTARENA_API_TOKEN "
-                      "(from RegisterAgent)")
-        return 2
+        raise CommandError("an api token is needed: --api-token or $TWISTARENA_API_TOKEN "
+                           "(from RegisterAgent)")
     if args.arena and (args.hosted or args.tournament or args.game):
-        console.print("--arena names the game itself; hosted agents are seated by the arena "
-                      "(arena enroll), not by queue")
-        return 2
+        raise CommandError("--arena names the game itself; hosted agents are seated by the "
+                           "arena (arena enroll), not by queue")
     if not args.arena and not args.game:
-        console.print("--game is needed (or --arena ID for an arena's rated matches)")
-        return 2
+        raise CommandError("--game is needed (or --arena ID for an arena's rated matches)")
     try:
-        return asyncio.run(_run(args, console))
-    except AgentError as error:
-        return fail(console, error)
-    except KeyboardInterrupt:
+        return asyncio.run(_run(args, make_console(stderr=args.json)))
+    except KeyboardInterrupt:  # the end of a run with no --matches
         return 0
 
 
 async def _run(args: argparse.Namespace, console: Console) -> int:
     from twistarena import engine
 
-    tls = {"root_cert": args.root_cert, "tls": args.tls}
+    tls = tls_of(args)
     agent_id = ""
     if args.arena:
         agent_id, arena, warning = await join_arena(args.server, args.api_token, args.arena,
@@ -112,9 +102,8 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
         if args.hosted:
             played += 1
             if args.json:
-                print(json.dumps({"match_id": assigned.match_id, "seat": assigned.seat,
-                                  "tournament_id": assigned.tournament_id, "hosted": True}),
-                      flush=True)
+                print_json({"match_id": assigned.match_id, "seat": assigned.seat,
+                            "tournament_id": assigned.tournament_id, "hosted": True})
             else:
                 console.print(f"match {assigned.match_id}: the runners play seat "
                               f"{assigned.seat} with the agent's active version",
@@ -129,11 +118,10 @@ async def _run(args: argparse.Namespace, console: Console) -> int:
         rating = (await rating_after(args.server, agent_id, args.arena, assigned.match_id,
                                      **tls) if args.arena else None)
         if args.json:
-            print(json.dumps({"match_id": assigned.match_id, "seat": assigned.seat,
-                              "tournament_id": assigned.tournament_id, **result.to_json(),
-                              **({"arena_id": args.arena, "rating": None if rating is None
-                                  else arena_rating_json(rating)} if args.arena else {})}),
-                  flush=True)
+            print_json({"match_id": assigned.match_id, "seat": assigned.seat,
+                        "tournament_id": assigned.tournament_id, **result.to_json(),
+                        **({"arena_id": args.arena, "rating": None if rating is None
+                            else arena_rating_json(rating)} if args.arena else {})})
         else:
             console.print(f"match {assigned.match_id}: {player_name(args)} played seat "
                           f"{assigned.seat}; scores {list(result.scores)}, places "

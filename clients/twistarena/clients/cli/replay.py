@@ -9,25 +9,26 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from twistarena import engine, wire
 from twistarena.v1 import match_pb2
 
-from ..sdk import AgentError, MatchResult
+from ..sdk import MatchResult
 from ..sdk.convert import struct_to_dict
 from ..terminal import make_console, safe
-from .match import add_server_args, client_from, fail, result_table, seat_names
+from .command import FAILED, print_json
+from .match import client_from, result_table, seat_names
+from .options import add_connection_args, add_json
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("replay", help="re-simulate a match and verify its result")
-    add_server_args(parser)
+    add_connection_args(parser)
     parser.add_argument("match_id")
     parser.add_argument("--quiet", action="store_true", help="no narration, only the check")
-    parser.add_argument("--json", action="store_true", help="print the check as one JSON line")
+    add_json(parser, "the check, one line")
     parser.set_defaults(run=run)
 
 
@@ -92,15 +93,12 @@ def verify(replay: match_pb2.Replay) -> Check:
 
 
 def run(args: argparse.Namespace) -> int:
-    console = make_console()
-    try:
-        replay = asyncio.run(client_from(args).get_replay(args.match_id))
-    except AgentError as error:
-        return fail(console, error)
+    replay = asyncio.run(client_from(args).get_replay(args.match_id))
     check = verify(replay)
     if args.json:
-        print(json.dumps(check.to_json()))
-        return 0 if check.ok else 1
+        print_json(check.to_json())
+        return 0 if check.ok else FAILED
+    console = make_console()
     match = replay.match
     if not args.quiet:
         console.rule(f"Replay of {match.match_id}: {match.options.game_id}, "
@@ -110,9 +108,8 @@ def run(args: argparse.Namespace) -> int:
             console.print(safe(line, lines=True), highlight=False)
         if check.scores:
             console.print(result_table(
-                MatchResult(tuple(check.scores), tuple(check.places),
-                            tuple(s for s, p in enumerate(check.places) if p == 1),
-                            "COMPLETED"), seat_names(match), "Replayed result",
+                MatchResult.of_engine(check.scores, check.places), seat_names(match),
+                "Replayed result",
                 missed=[sum(a.timeout for a in replay.actions if a.seat == seat)
                         for seat in range(match.options.num_players)]))
     if check.ok:
@@ -122,4 +119,4 @@ def run(args: argparse.Namespace) -> int:
         return 0
     for problem in check.problems:
         console.print(f"[red]MISMATCH[/red]: {problem}", highlight=False)
-    return 1
+    return FAILED

@@ -16,10 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import logging
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +25,12 @@ import structlog
 from twistarena.hosted.archives import MIB
 from twistarena.v1 import runners_pb2, runners_pb2_grpc
 
-from ..sdk import AgentError
 from ..sdk.connection import bearer, parse_servers, read_root_cert, unary
+from ..sdk.localbots import configure_logging
 from ..terminal import make_console
 from . import admintoken
-from .match import DEFAULT_SERVER, add_server_args, fail
+from .command import CommandError, print_json
+from .options import add_admin_token, add_connection_args, add_json
 
 #: Where a runner reads its token when ``--runner-token`` is not given.
 TOKEN_ENV = "TWISTARENA_RUNNER_TOKEN"
@@ -42,11 +40,8 @@ DEFAULT_CACHE_MB = 2048
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("runner", help="play hosted agents' seats (a runner process)",
-                            description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--server", default=DEFAULT_SERVER,
-                        help="HOST:PORT[,HOST:PORT...] tried in turn (default: "
-                             "$TWISTARENA_SERVER or %(default)s)")
+                            description=__doc__)
+    add_connection_args(parser, verbose=False)
     parser.add_argument("--slots", type=int, default=8,
                         help="seats played at once (default 8)")
     parser.add_argument("--runner-token", default=None,
@@ -66,60 +61,37 @@ def register(sub: Any) -> None:
                         help="run programs in bubblewrap (default; refused when it is not "
                              "installed) or, on a host that trusts them, without a sandbox")
     parser.add_argument("--name", default="", help="a name for the server's logs")
-    parser.add_argument("--root-cert", metavar="PEM", default=None,
-                        help="use TLS, trusting this root certificate")
-    parser.add_argument("--tls", action="store_true", help="use TLS with the system roots")
     parser.add_argument("--log-format", choices=("keyvalue", "json"), default="keyvalue")
     parser.set_defaults(run=run)
 
     mint = sub.add_parser("runner-token", help="mint a runner token (admin)",
                           description="Mint a runner token for `twistarena runner "
-                                      "--runner-token` on another machine. It is shown only "
-                                      "this once: the server keeps its hash.")
-    add_server_args(mint)
+                                      "--runner-token` on another machine.\nIt is shown "
+                                      "only this once: the server keeps its hash.")
+    add_connection_args(mint)
     mint.add_argument("--name", default="",
                       help="what the token is for, in the server's logs (e.g. the machine)")
-    mint.add_argument("--admin-token", default=None,
-                      help="the server's admin token (default: $TWISTARENA_ADMIN_TOKEN)")
-    mint.add_argument("--json", action="store_true", help="print JSON")
+    add_admin_token(mint)
+    add_json(mint, "one line")
     mint.set_defaults(run=run_mint)
 
 
 def run_mint(args: argparse.Namespace) -> int:
     """Mint one token; it is not retried on another server once a server may have
     minted it (only UNAVAILABLE, a call that did not arrive, is)."""
-    console = make_console(stderr=args.json)
     admin = admintoken.from_args(args)
     request = runners_pb2.MintRunnerTokenRequest(name=args.name)
-    try:
-        minted = asyncio.run(unary(runners_pb2_grpc.RunnersStub, "MintRunnerToken", request,
-                                   parse_servers(args.server), read_root_cert(args.root_cert),
-                                   metadata=bearer(admin), tls=args.tls,
-                                   retry_on=frozenset({grpc.StatusCode.UNAVAILABLE})))
-    except AgentError as error:
-        return fail(console, error)
+    minted = asyncio.run(unary(runners_pb2_grpc.RunnersStub, "MintRunnerToken", request,
+                               parse_servers(args.server), read_root_cert(args.root_cert),
+                               metadata=bearer(admin), tls=args.tls,
+                               retry_on=frozenset({grpc.StatusCode.UNAVAILABLE})))
     if args.json:
-        print(json.dumps({"name": args.name, "runner_token": minted.runner_token}))
+        print_json({"name": args.name, "runner_token": minted.runner_token})
     else:
-        console.print(f"runner token: {minted.runner_token}\nkeep it secret: it is shown "
+        make_console().print(f"runner token: {minted.runner_token}\nkeep it secret: it is shown "
                       f"only this once; pass it as ${TOKEN_ENV} to `twistarena runner`",
                       highlight=False, soft_wrap=True)
     return 0
-
-
-def configure_logging(json_lines: bool) -> None:
-    """One event per line on stdout: key=value, or JSON; each line in one write, so
-    that nothing written to the same pipe (``serve`` merges a runner's stderr
-    into it) can land between an event and its newline."""
-    renderer: Any = (structlog.processors.JSONRenderer() if json_lines else
-                     structlog.processors.KeyValueRenderer(key_order=["timestamp", "level",
-                                                                      "event"]))
-    structlog.configure(
-        processors=[structlog.processors.add_log_level,
-                    structlog.processors.TimeStamper(fmt="iso", utc=True), renderer],
-        wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
-        logger_factory=structlog.WriteLoggerFactory(sys.stdout),
-        cache_logger_on_first_use=False)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -127,20 +99,17 @@ def run(args: argparse.Namespace) -> int:
 
     from .servers import Runner, RunnerOptions
 
-    configure_logging(args.log_format == "json")
+    # One event per line on stdout: serve merges a runner's output into its own.
+    configure_logging(lines=args.log_format)
     try:
         mode = sandbox_mode(args.sandbox)
     except SandboxUnavailable as error:
-        print(f"twistarena runner: {error}", file=sys.stderr)
-        return 2
+        raise CommandError(str(error)) from error
     token = args.runner_token or os.environ.get(TOKEN_ENV, "")
     if not token:
-        print(f"twistarena runner: give --runner-token or ${TOKEN_ENV}", file=sys.stderr)
-        return 2
+        raise CommandError(f"give --runner-token or ${TOKEN_ENV}")
     if args.slots < 1 or args.cache_max_mb <= 0:
-        print("twistarena runner: --slots must be at least 1 and --cache-max-mb positive",
-              file=sys.stderr)
-        return 2
+        raise CommandError("--slots must be at least 1 and --cache-max-mb positive")
     options = RunnerOptions(servers=parse_servers(args.server), runner_token=token,
                             slots=args.slots, cache_dir=args.cache_dir, sandbox=mode,
                             name=args.name, root_cert=read_root_cert(args.root_cert),
@@ -155,10 +124,7 @@ def run(args: argparse.Namespace) -> int:
         structlog.get_logger("twistarena.runner").info(
             "runner_metrics", port=server.server_address[1])
     try:
-        asyncio.run(runner.run())
-    except AgentError as error:
-        print(f"twistarena runner: {error}", file=sys.stderr)
-        return 1
+        asyncio.run(runner.run())  # a refused runner token: AgentError, status 2
     except KeyboardInterrupt:
         return 0
     return 0

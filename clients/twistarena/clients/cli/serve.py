@@ -33,6 +33,7 @@ from twistarena.hosted.archives import MIB, Caps
 
 from . import admintoken
 from .arena import house_list
+from .options import add_admin_token
 from .runners import add_runner_args, planned_runners, runner_token, runners_beside
 from .web import DEFAULT_WEB_PORT
 from .workers import run_workers, worker_count
@@ -123,8 +124,7 @@ def add_node_args(p: argparse.ArgumentParser) -> None:
                         "JSON-lines file here before its keys may expire")
     p.add_argument("--metrics-port", type=int, default=None,
                    help="serve Prometheus metrics on this port (0: a free one)")
-    p.add_argument("--admin-token", default=None,
-                   help="token required by the admin calls (creating matches, tournaments, "
+    add_admin_token(p, "token required by the admin calls (creating matches, tournaments, "
                         "agents, arenas; runner tokens) (default: env TWISTARENA_ADMIN_TOKEN; "
                         "none: one made up on the first start, kept mode 0600 as admin-token "
                         "in --data-dir and published for the commands of this machine)")

@@ -7,24 +7,26 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 from twistarena.engine import GAME_IDS
-from twistarena.tools import hostedsoak, soak
 
 from ..terminal import make_console
+from .command import FAILED, CommandError, print_json
+from .options import add_json
+
+if TYPE_CHECKING:
+    from twistarena.tools import hostedsoak, soak
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("soak", help="run a node under load for a while; sample its "
-                            "RSS, file descriptors, store memory and keys",
-                            description=f"{soak.__doc__}\n--hosted:\n{hostedsoak.__doc__}",
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
+                            "RSS, file descriptors, store memory and keys")
+    parser.defer(_describe)
     parser.add_argument("--duration", type=float, default=300.0,
                         help="seconds of load (default 300)")
     parser.add_argument("--interval", type=float, default=5.0,
@@ -38,7 +40,7 @@ def register(sub: Any) -> None:
                              "--hosted 3, or the nearest the game allows)")
     parser.add_argument("--retain-finished", type=float, default=None, metavar="SECONDS",
                         help="passed to the node's serve (default: its own default)")
-    parser.add_argument("--json", action="store_true", help="end with one JSON line")
+    add_json(parser, "the report, one line at the end")
     hosted = parser.add_argument_group(
         "hosted", "--hosted: a local cluster (twistarena cluster) with its runners, "
                   "instant hosted bots in tournaments kept going, checked at the end")
@@ -60,12 +62,19 @@ def register(sub: Any) -> None:
     parser.set_defaults(run=run)
 
 
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """The tools' own descriptions, loaded only when this command is parsed."""
+    from twistarena.tools import hostedsoak, soak
+
+    parser.description = f"{soak.__doc__}\n--hosted:\n{hostedsoak.__doc__}"
+
+
 def run(args: argparse.Namespace) -> int:
+    from twistarena.tools import soak
     from twistarena import engine
 
     if args.duration <= 0 or args.interval <= 0 or args.concurrency < 1:
-        print("twistarena soak: --duration, --interval and --concurrency must be positive")
-        return 2
+        raise CommandError("--duration, --interval and --concurrency must be positive")
     if args.hosted:
         return run_hosted(args)
     args.game = args.game or "tricky_twist"
@@ -87,8 +96,8 @@ def run(args: argparse.Namespace) -> int:
                                            on_sample=on_sample))
     console.print(report_table(report))
     if args.json:
-        print(json.dumps(report))
-    return 0 if report["matches_completed"] and report["samples"] else 1
+        print_json(report)
+    return 0 if report["matches_completed"] and report["samples"] else FAILED
 
 
 @contextlib.contextmanager
@@ -125,20 +134,18 @@ def report_table(report: dict[str, Any]) -> Table:
 def run_hosted(args: argparse.Namespace) -> int:
     """``soak --hosted``: 0 when every check held."""
     from twistarena import engine
+    from twistarena.tools import hostedsoak
 
     if args.nodes < 1 or args.runners < 1 or args.agents < 2:
-        print("twistarena soak: --hosted needs --nodes >= 1, --runners >= 1, --agents >= 2")
-        return 2
+        raise CommandError("--hosted needs --nodes >= 1, --runners >= 1, --agents >= 2")
     if args.keep_dir is not None and args.keep_dir.exists() and any(args.keep_dir.iterdir()):
-        print(f"twistarena soak: --keep-dir {args.keep_dir} is not empty (its logs are "
-              "read at the end)")
-        return 2
+        raise CommandError(f"--keep-dir {args.keep_dir} is not empty (its logs are "
+                           "read at the end)")
     game = engine.game(args.game or "twisted")
     players = args.players or min(max(3, game.min_players), game.max_players)
     if args.agents < players or args.games_per_pairing < 1:
-        print(f"twistarena soak: --hosted needs --agents >= {players} (the table) and "
-              "--games-per-pairing >= 1")
-        return 2
+        raise CommandError(f"--hosted needs --agents >= {players} (the table) and "
+                           "--games-per-pairing >= 1")
     plan = hostedsoak.HostedSoakPlan(args.duration, args.nodes, args.runners, args.agents,
                                      game.id, players, args.sandbox, args.keep_dir,
                                      args.games_per_pairing)
@@ -151,8 +158,8 @@ def run_hosted(args: argparse.Namespace) -> int:
         report = asyncio.run(hostedsoak.run_hosted_soak(plan, on_progress))
     console.print(hosted_table(report))
     if args.json:
-        print(json.dumps(report))
-    return 0 if hostedsoak.passed(report) else 1
+        print_json(report)
+    return 0 if hostedsoak.passed(report) else FAILED
 
 
 def hosted_table(report: dict[str, Any]) -> Table:

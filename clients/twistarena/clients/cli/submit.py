@@ -25,16 +25,16 @@ from twistarena.hosted.archives import ArchiveRefused, archive_format, extract, 
 from twistarena.sandbox import SandboxUnavailable, sandbox_mode
 from twistarena.sandbox.builds import BuildFailed, build
 
-from .agent import add_token_arg, call, client_from, human_size, print_json, version_json
-from .match import add_server_args
+from .agent import call, client_from, human_size, print_document, version_json
+from .command import CommandError
+from .options import add_api_token, add_connection_args, add_json
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("submit", help="upload a new version of an agent",
-                            description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_server_args(parser)
-    add_token_arg(parser)
+                            description=__doc__)
+    add_connection_args(parser)
+    add_api_token(parser)
     parser.add_argument("path", type=Path, metavar="PATH",
                         help="a directory, or a .tar.gz or .zip archive")
     parser.add_argument("--entry", required=True, metavar="CMD ARGS",
@@ -47,7 +47,7 @@ def register(sub: Any) -> None:
                              "ask, bare on this machine")
     parser.add_argument("--activate", action="store_true",
                         help="make the new version the active one")
-    parser.add_argument("--json", action="store_true", help="print JSON")
+    add_json(parser)
     parser.set_defaults(run=run)
 
 
@@ -56,11 +56,10 @@ def run(args: argparse.Namespace) -> int:
         try:
             archive, log = await _archive(args, console)
         except (ArchiveRefused, BuildFailed, SandboxUnavailable, OSError) as error:
-            console.print(f"[red]error:[/red] {error}", highlight=False)
             if isinstance(error, BuildFailed) and error.log:
                 console.rule("build log (end)")
                 console.print(error.log[-4000:], highlight=False, markup=False)
-            return 2
+            raise CommandError(str(error)) from error
         with Progress(TextColumn("upload"), BarColumn(), DownloadColumn(),
                       TransferSpeedColumn(), console=console, transient=True) as progress:
             task = progress.add_task("upload", total=len(archive))
@@ -69,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
                 progress=lambda sent: progress.update(task, completed=sent))
         version = stored.version
         if args.json:
-            print_json({"created": stored.created, "version": version_json(version)})
+            print_document({"created": stored.created, "version": version_json(version)})
             return 0
         what = "stored" if stored.created else "already stored (same content, entry, build)"
         console.print(f"version {version.version_id} {what}\n"

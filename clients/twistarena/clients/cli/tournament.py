@@ -32,20 +32,25 @@ from twistarena.v1 import tournaments_pb2
 from ..bridge import JSON_FORM, TEXT_FORM
 from ..bridge.hosted import play_hosted, program_commands, register_programs
 from ..sdk import AgentError
-from ..sdk.localbots import configure_logging
 from ..sdk.tournaments import FORMATS, TournamentClient, results_of, standings_of
 from ..terminal import make_console, safe
 from . import admintoken
-from .match import add_server_args, fail
+from .command import FAILED, connect, print_json, tls_of
+from .options import (
+    JSON_HELP,
+    add_actions,
+    add_admin_token,
+    add_cancel,
+    add_connection_args,
+    add_json,
+    add_players,
+)
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("tournament", help="tournaments run by the server",
-                            description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)
-    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions = add_actions(sub, "tournament", "tournaments run by the server", __doc__)
     create = actions.add_parser("create", help="start a tournament and follow it")
-    add_server_args(create)
+    add_connection_args(create)
     create.add_argument("--game", required=True, choices=GAME_IDS)
     create.add_argument("--format", default="round-robin", choices=sorted(FORMATS))
     create.add_argument("--entrants", required=True,
@@ -73,8 +78,7 @@ def register(sub: Any) -> None:
                          help="open file descriptors (default 256; 0: no limit)")
     hosting.add_argument("--tmp-mb", type=int, default=64,
                          help="size of its private /tmp and home (default 64)")
-    create.add_argument("--players", type=int, default=0,
-                        help="seats per match (default: the game's smallest table)")
+    add_players(create)
     create.add_argument("--rounds", type=int, default=0, help="Swiss rounds (default 3)")
     create.add_argument("--games-per-pairing", type=int, default=1,
                         help="deals per table, each in every seating (default 1)")
@@ -88,8 +92,7 @@ def register(sub: Any) -> None:
                         help="a game whose entrants have not all joined this long after it "
                              "was created is abandoned; those present win it "
                              "(0: the server's --waiting-timeout)")
-    create.add_argument("--admin-token", default=None,
-                        help="admin token (default: $TWISTARENA_ADMIN_TOKEN)")
+    add_admin_token(create)
     create.add_argument("--no-follow", action="store_true",
                         help="print the id and return at once")
     _export_args(create)
@@ -97,36 +100,27 @@ def register(sub: Any) -> None:
     for name, helptext in (("show", "print the standings once"),
                            ("follow", "follow a tournament until it ends")):
         p = actions.add_parser(name, help=helptext)
-        add_server_args(p)
+        add_connection_args(p)
         p.add_argument("tournament_id")
         _export_args(p)
         p.set_defaults(run=run_show if name == "show" else run_follow)
     listing = actions.add_parser("list", help="tournaments, newest first")
-    add_server_args(listing)
-    listing.add_argument("--json", action="store_true")
+    add_connection_args(listing)
+    add_json(listing, "a list of the tournaments")
     listing.set_defaults(run=run_list)
-    cancel = actions.add_parser("cancel", help="stop a tournament")
-    add_server_args(cancel)
-    cancel.add_argument("tournament_id")
-    cancel.add_argument("--reason", default="")
-    cancel.add_argument("--admin-token", default=None)
+    cancel = add_cancel(actions, "tournament", "stop a tournament")
     cancel.set_defaults(run=run_cancel)
 
 
 def _export_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--csv", default=None, metavar="PATH", help="write the standings as CSV")
-    parser.add_argument("--json", default=None, metavar="PATH",
-                        help="write standings and every game as JSON ('-': one line on stdout)")
-
-
-def _admin_token(args: argparse.Namespace) -> str | None:
-    return admintoken.from_args(args)
+    parser.add_argument("--json", nargs="?", const="-", default=None, metavar="PATH",
+                        help=f"{JSON_HELP}: the standings and every game, one line; with "
+                             "PATH, written to that file instead ('-': stdout)")
 
 
 def _client(args: argparse.Namespace) -> TournamentClient:
-    configure_logging(args.verbose)
-    return TournamentClient(args.server, admin_token=_admin_token(args),
-                            root_cert=args.root_cert, tls=args.tls)
+    return connect(TournamentClient, args)
 
 
 def run_create(args: argparse.Namespace) -> int:
@@ -135,10 +129,10 @@ def run_create(args: argparse.Namespace) -> int:
     client = _client(args)
 
     async def go() -> tuple[tournaments_pb2.Tournament, dict[str, str]]:
-        tls = {"root_cert": args.root_cert, "tls": args.tls}
+        tls = tls_of(args)
         mode = _sandbox_for(entrants, args.sandbox)
         named, hosted = await register_programs(args.server, entrants,
-                                                admin_token=_admin_token(args), **tls)
+                                                admin_token=admintoken.from_args(args), **tls)
         if hosted and args.no_follow:
             raise AgentError("exec: entrants are run by this command: drop --no-follow")
         created = await client.create(
@@ -172,10 +166,7 @@ def run_create(args: argparse.Namespace) -> int:
                 task.cancel()
         return follow.result()
 
-    try:
-        record, names = asyncio.run(go())
-    except AgentError as error:
-        return fail(console, error)
+    record, names = asyncio.run(go())
     return _finish(args, record, names, console)
 
 
@@ -218,11 +209,7 @@ def _sandbox_for(entrants: list[str], requested: str) -> str:
 
 def run_follow(args: argparse.Namespace) -> int:
     console = make_console(stderr=args.json == "-")
-    client = _client(args)
-    try:
-        record, names = asyncio.run(_follow(client, args.tournament_id, console))
-    except AgentError as error:
-        return fail(console, error)
+    record, names = asyncio.run(_follow(_client(args), args.tournament_id, console))
     return _finish(args, record, names, console)
 
 
@@ -233,29 +220,22 @@ def run_show(args: argparse.Namespace) -> int:
         record = await client.get(args.tournament_id)
         return record, await client.entrant_names(list(record.spec.entrants))
 
-    try:
-        record, names = asyncio.run(fetch())
-    except AgentError as error:
-        return fail(console, error)
+    record, names = asyncio.run(fetch())
     console.print(standings_table(record, names))
     return _finish(args, record, names, console)
 
 
 def run_list(args: argparse.Namespace) -> int:
     client = _client(args)
-    console = make_console()
 
     async def fetch() -> tuple[list[tournaments_pb2.Tournament], dict[str, str]]:
         records = await client.list()
         leaders = sorted({r.standings[0].entrant for r in records if r.standings})
         return records, await client.entrant_names(leaders)
 
-    try:
-        records, names = asyncio.run(fetch())
-    except AgentError as error:
-        return fail(console, error)
+    records, names = asyncio.run(fetch())
     if args.json:
-        print(json.dumps([_summary(r) for r in records]))
+        print_json([_summary(r) for r in records])
         return 0
     table = Table(title="Tournaments")
     for column in ("id", "game", "format", "status", "games", "leader", "leader id",
@@ -266,18 +246,13 @@ def run_list(args: argparse.Namespace) -> int:
         table.add_row(s["tournament_id"], s["game"], s["format"], s["status"],
                       f"{s['games_done']}/{s['games_planned']}",
                       safe(names.get(s["leader"], s["leader"])), safe(s["leader"]), s["driver"])
-    console.print(table)
+    make_console().print(table)
     return 0
 
 
 def run_cancel(args: argparse.Namespace) -> int:
-    client = _client(args)
-    console = make_console()
-    try:
-        record = asyncio.run(client.cancel(args.tournament_id, args.reason))
-    except AgentError as error:
-        return fail(console, error)
-    console.print(f"tournament {record.tournament_id}: "
+    record = asyncio.run(_client(args).cancel(args.tournament_id, args.reason))
+    make_console().print(f"tournament {record.tournament_id}: "
                   f"{tournaments_pb2.TournamentStatus.Name(record.status)}")
     return 0
 
@@ -333,11 +308,11 @@ def _finish(args: argparse.Namespace, record: tournaments_pb2.Tournament,
                 "duplicate_deals": record.spec.duplicate_deals}
         text = report_json(standings, results_of(record), (), meta)
         if args.json == "-":
-            print(json.dumps(json.loads(text)))
+            print_json(json.loads(text))
         else:
             with open(args.json, "w", encoding="utf-8") as f:
                 f.write(text)
-    return 0 if record.status != tournaments_pb2.TOURNAMENT_CANCELLED else 1
+    return 0 if record.status != tournaments_pb2.TOURNAMENT_CANCELLED else FAILED
 
 
 def progress_line(record: tournaments_pb2.Tournament, names: dict[str, str]) -> str:

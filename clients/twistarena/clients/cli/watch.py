@@ -8,35 +8,23 @@ from typing import Any
 
 from rich.console import Console
 
-from ..sdk import AgentError, MatchClient, MatchResult
+from ..sdk import MatchClient, MatchResult
 from ..sdk.convert import seed_text, struct_to_dict
 from ..terminal import make_console
-from .match import (
-    add_server_args,
-    client_from,
-    event_text,
-    fail,
-    final_record,
-    missed_by_seat,
-    result_table,
-    seat_names,
-)
+from .match import client_from, event_text, final_record, missed_by_seat, result_table, seat_names
+from .options import add_connection_args
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("watch", help="follow a match live, event by event")
-    add_server_args(parser)
+    add_connection_args(parser)
     parser.add_argument("match_id")
     parser.add_argument("--from-seq", type=int, default=0, help="start at this event")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    console = make_console()
-    try:
-        return asyncio.run(watch(client_from(args), args.match_id, args.from_seq, console))
-    except AgentError as error:
-        return fail(console, error)
+    return asyncio.run(watch(client_from(args), args.match_id, args.from_seq, make_console()))
 
 
 async def watch(client: MatchClient, match_id: str, from_seq: int, console: Console) -> int:

@@ -7,7 +7,7 @@ a list of ``twistarena.engine.Action``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -101,6 +101,12 @@ class MatchResult:
     def from_proto(cls, result: match_pb2.MatchResult) -> MatchResult:
         return cls(tuple(result.scores), tuple(result.places), tuple(result.winners),
                    REASONS.get(result.reason, str(result.reason)), result.detail)
+
+    @classmethod
+    def of_engine(cls, scores: Sequence[int], places: Sequence[int]) -> MatchResult:
+        """The result of a game played (or replayed) to its end on the engine."""
+        return cls(tuple(scores), tuple(places),
+                   tuple(seat for seat, place in enumerate(places) if place == 1), "COMPLETED")
 
     def to_json(self) -> JSON:
         return {"scores": list(self.scores), "places": list(self.places),

@@ -98,8 +98,28 @@ def _quiet_unless_bot_output(_logger: Any, method: str,
     return event
 
 
-def configure_logging(verbose: bool = False) -> None:
-    """Readable logs on stderr, so that stdout stays for results (and ``--json``)."""
+def configure_logging(verbose: bool = False, *, lines: str | None = None,
+                      level: int = logging.INFO) -> None:
+    """The one logging set-up of the command line, the tools and local play.
+
+    By default readable lines on stderr, so that stdout stays for results (and
+    ``--json``); without ``verbose`` only warnings, errors and what bots wrote to
+    their stderr. ``lines`` ("keyvalue" or "json") is for a long-running process
+    whose output is collected (``twistarena runner``): one event per line on
+    stdout, ISO UTC timestamps, each line in one write, so that nothing written to
+    the same pipe can land between an event and its newline. ``level`` drops the
+    events below it (a command whose own report would drown in them)."""
+    if lines is not None:
+        renderer: Any = (structlog.processors.JSONRenderer() if lines == "json" else
+                         structlog.processors.KeyValueRenderer(
+                             key_order=["timestamp", "level", "event"]))
+        structlog.configure(
+            processors=[structlog.processors.add_log_level,
+                        structlog.processors.TimeStamper(fmt="iso", utc=True), renderer],
+            wrapper_class=structlog.make_filtering_bound_logger(level),
+            logger_factory=structlog.WriteLoggerFactory(sys.stdout),
+            cache_logger_on_first_use=False)
+        return
     quiet: list[structlog.typing.Processor] = [] if verbose else [_quiet_unless_bot_output]
     structlog.configure(
         processors=[
@@ -108,7 +128,7 @@ def configure_logging(verbose: bool = False) -> None:
             structlog.processors.TimeStamper(fmt="%H:%M:%S"),
             structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()),
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
+        wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.PrintLoggerFactory(sys.stderr),
         cache_logger_on_first_use=False,
     )

@@ -365,7 +365,8 @@ class TwhistEncoder(Encoder):
                 lay.seat_flags(r, "twhist", 4, "its Twhist cards still held (when they lie open)"),
                 lay.seat_flags(r, "star_side", flips, "FLIP cards star side up"),
                 lay.seat_flags(r, "void", c, "colours it has shown it lacks"),
-                lay.seat_numbers(r, "counts", 4, "hand/10, Twhist cards/4, stars/10, star cards/10"),
+                lay.seat_numbers(r, "counts", 4, "hand/10, Twhist cards/4, stars/10,"
+                                 " star cards/10"),
             ))
 
     def _fill(self, out: Tensor, obs: Mapping[str, Any]) -> None:

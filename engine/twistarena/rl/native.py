@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
+from weakref import WeakKeyDictionary
 
 import numpy as np
 import numpy.typing as npt
@@ -224,13 +225,20 @@ def writer_tables(tables: Tables, described: Mapping[str, Any]) -> tuple[Any, ..
     return tuple(tables[name] for name in names)
 
 
+#: each encoder's layout as its writer reads it (an encoder's segments never change,
+#: and an environment makes its writer anew at every reset)
+_LAYOUTS: WeakKeyDictionary[Encoder, tuple[int, ...]] = WeakKeyDictionary()
+
+
 def writer_arguments(encoder: Encoder, state: State) -> Arguments:
     """What ``state``'s game's writer is given besides the state: its fields getter,
     the tensor's layout and the game's tables (``KeyError``: no writer)."""
     fields, tables = _WRITERS[state.game_id]
     described = _native.WRITERS[state.game_id]
-    return (fields, writer_layout(encoder, described),
-            writer_tables(tables(encoder, state), described))
+    layout = _LAYOUTS.get(encoder)
+    if layout is None:
+        layout = _LAYOUTS[encoder] = writer_layout(encoder, described)
+    return fields, layout, writer_tables(tables(encoder, state), described)
 
 
 def native_tensors(encoder: Encoder, state: State) -> SeatTensors | None:

@@ -143,8 +143,12 @@ typedef struct {
     Ints ints[MAX_TABLES];
 } SeatTensors;
 
-/* A tuple of ints as C longs (PyMem_Malloc'd into *out). */
+/* A tuple of ints as C longs (PyMem_Malloc'd into *out, freeing what a failed
+ * attempt to make the SeatTensors left there). */
 static int ints_of(PyObject *tuple, Ints *out) {
+    PyMem_Free((void *)out->v);
+    out->v = NULL;
+    out->len = 0;
     Py_ssize_t len = PyTuple_GET_SIZE(tuple);
     long *v = PyMem_Malloc(sizeof(long) * (size_t)(len > 0 ? len : 1));
     if (v == NULL) {

@@ -270,3 +270,22 @@ def test_a_seat_tensors_in_a_reference_cycle_is_collected() -> None:
     del getter
     gc.collect()
     assert gone() is None
+
+
+def test_a_legal_id_whose_index_changes_the_list_is_read_safely() -> None:
+    """Ids are a caller's: one that is not an int runs its ``__index__``, which may
+    empty the list being read; the mask reads what is left, never freed items."""
+    space = action_space("twisted")
+    first, second = space.ids[0], space.ids[1]
+
+    class Empties:
+        def __index__(self) -> int:
+            ids.clear()
+            ids.extend(range(10_000))  # moves the list's items elsewhere
+            ids.clear()
+            return second
+
+    ids: list[Any] = [first, Empties(), first]
+    mask = space.mask(ids)
+    assert np.flatnonzero(mask).tolist() == sorted({space.index_list[first],
+                                                     space.index_list[second]})

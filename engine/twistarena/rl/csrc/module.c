@@ -112,6 +112,21 @@ long position(PyObject *names, PyObject *value) {
     return -1;
 }
 
+long as_long_slow(PyObject *o, int *failed) {
+    if (o == NULL) {
+        *failed = 1;
+        return -1;
+    }
+    if (!PyLong_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "expected an int, got %.100s", Py_TYPE(o)->tp_name);
+        *failed = 1;
+        return -1;
+    }
+    long v = PyLong_AsLong(o);
+    if (v == -1 && PyErr_Occurred()) *failed = 1;
+    return v;
+}
+
 long index_long(PyObject *o, int *failed) {
     if (PyLong_Check(o)) return as_long(o, failed);
     PyObject *i = PyNumber_Index(o);
@@ -343,12 +358,21 @@ static PyObject *make_mask(PyObject *ids, PyObject *index, npy_intp size) {
     }
     npy_int8 *data = (npy_int8 *)PyArray_DATA((PyArrayObject *)out);
     int failed = 0;
-    /* an id that is not an int runs its __index__, which may change the list: its
-     * length is read again and the id held while it runs */
-    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq) && !failed; i++) {
-        PyObject *item = Py_NewRef(PySequence_Fast_GET_ITEM(seq, i));
-        long id = index_long(item, &failed);
-        Py_DECREF(item);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t i = 0; i < n && !failed; i++) {
+        PyObject *item = items[i];
+        long id;
+        if (PyLong_Check(item)) {
+            id = as_long(item, &failed);
+        } else {  /* its __index__ may change the list: the id is held while it runs,
+                   * and the list's length and items are read again after */
+            Py_INCREF(item);
+            id = index_long(item, &failed);
+            Py_DECREF(item);
+            n = PySequence_Fast_GET_SIZE(seq);
+            items = PySequence_Fast_ITEMS(seq);
+        }
         long place = failed ? -1 : lookup(index, id, &failed);
         if (!failed && (place < 0 || place >= size)) {
             PyErr_Format(PyExc_IndexError, "%ld is not an action id of this space", id);

@@ -139,25 +139,18 @@ typedef struct {
 #define SMALL_MIN (-5)
 extern SmallInts small_ints;
 
+/* as_long for an int that is not a small one, or for anything else (module.c). */
+long as_long_slow(PyObject *o, int *failed);
+
 /* An int's value (sets *failed, with TypeError for anything but an int, on an
  * error; ``o`` NULL: an error is set already). Only ints are read, so reading
  * one never runs Python code: a writer may hold borrowed items across it. */
 static inline long as_long(PyObject *o, int *failed) {
     uintptr_t offset = (uintptr_t)o - small_ints.first;
-    if (offset < small_ints.span && (offset & (((uintptr_t)1 << small_ints.shift) - 1)) == 0)
+    if (__builtin_expect(offset < small_ints.span, 1) &&
+        (offset & (((uintptr_t)1 << small_ints.shift) - 1)) == 0)
         return SMALL_MIN + (long)(offset >> small_ints.shift);
-    if (o == NULL) {
-        *failed = 1;
-        return -1;
-    }
-    if (!PyLong_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "expected an int, got %.100s", Py_TYPE(o)->tp_name);
-        *failed = 1;
-        return -1;
-    }
-    long v = PyLong_AsLong(o);
-    if (v == -1 && PyErr_Occurred()) *failed = 1;
-    return v;
+    return as_long_slow(o, failed);
 }
 
 /* A caller's integer (an int or what has __index__, as a seat or an action id

@@ -119,17 +119,25 @@ def test_bench_rl_reports_every_rate(capsys: pytest.CaptureFixture[str]) -> None
             assert case[key] > 0
 
 
-def test_bench_rl_measures_the_python_paths_when_asked(
+def test_bench_rl_measures_the_python_paths_when_asked_and_then_puts_them_back(
         capsys: pytest.CaptureFixture[str]) -> None:
+    """``--python-tensors`` turns the compiled writers off while it measures; when
+    it returns (run in this process) they are as they were, on or off."""
     try:
+        assert native.in_use()
         assert main(["bench", "rl", "--game", "twisted", "--games", "1", "--seconds", "0",
                      "--turns", "1", "--python-tensors", "--json"]) == 0
+        assert native.in_use() and native.compiled_mask is not None
+        report = _json_lines(capsys.readouterr().out)[-1]
+        assert report["compiled"] is False
+        assert all(case["observe_steps_per_s"] > 0 for case in report["cases"])
+        native.use_compiled(False)
+        assert main(["bench", "rl", "--game", "twisted", "--games", "1", "--seconds", "0",
+                     "--turns", "1", "--json"]) == 0
         assert not native.in_use()
+        assert _json_lines(capsys.readouterr().out)[-1]["compiled"] is False
     finally:
         native.use_compiled(True)
-    report = _json_lines(capsys.readouterr().out)[-1]
-    assert report["compiled"] is False
-    assert all(case["observe_steps_per_s"] > 0 for case in report["cases"])
 
 
 def test_bench_rl_peers_reports_every_ratio(capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,7 +8,9 @@ the tensor; and the compiled action mask equals the Python one.
 
 from __future__ import annotations
 
+import gc
 import random
+import weakref
 from typing import Any
 
 import numpy as np
@@ -18,6 +20,7 @@ from twistarena.rl import aec_env, encoder, native
 from twistarena.rl.actions import action_space
 from twistarena.rl.live import LiveTensors
 from twistarena.rl.native import _native, native_tensors
+from twistarena.rl.tensors import per_seat
 
 from tests.rl.test_live import compiled_tensors
 
@@ -126,3 +129,163 @@ def test_without_the_extension_the_environment_observes_the_same(game_id: str) -
         python.step(action)
         steps += 1
     assert steps > 30 and not python.agents
+
+
+class _Names:
+    """Any attribute is its own name: a fields getter given this lists what it reads."""
+
+    def __getattr__(self, name: str) -> str:
+        return name
+
+
+def _arguments(game_id: str, players: int) -> tuple[Any, tuple[int, ...], tuple[Any, ...], int,
+                                                    engine.State]:
+    enc = encoder(game_id, players)
+    state = engine.make(game_id, players, 1)
+    compiled_tensors(enc, state)  # this build has the writers
+    fields, layout, tables = native.writer_arguments(enc, state)
+    return fields, layout, tables, enc.size, state
+
+
+@pytest.mark.parametrize("game_id", engine.GAME_IDS)
+def test_each_writer_reads_the_encoders_segments_and_the_getters_fields_by_name(
+        game_id: str) -> None:
+    """The encoder's layout (tensors.py) is the one description of a tensor: the
+    compiled writer names every segment of it, in its order, with the lengths it
+    assumes, and the Python getter of the state's fields lists the writer's."""
+    described = _native.WRITERS[game_id]
+    info = engine.game(game_id)
+    for players in range(info.min_players, info.max_players + 1):
+        enc = encoder(game_id, players)
+        names = [name for name, _ in described["segments"]]
+        names += [per_seat(name, r) for r in range(players) for name, _ in
+                  described["seat_segments"]]
+        assert [s.name for s in enc.segments] == names
+        assumed = dict(described["segments"])
+        assumed.update((per_seat(name, r), length) for r in range(players)
+                       for name, length in described["seat_segments"])
+        for segment in enc.segments:
+            assert assumed[segment.name] in (0, segment.length), segment.name
+        state = engine.make(game_id, players, 1)
+        fields, layout, _ = native.writer_arguments(enc, state)
+        assert fields(_Names()) == described["fields"]
+        assert layout == tuple(s.start for s in enc.segments)
+
+
+def test_a_segment_the_encoder_lacks_or_a_table_missing_is_refused_by_name() -> None:
+    enc = encoder("twisted", 3)
+    described = dict(_native.WRITERS["twisted"])
+    described["segments"] = (*described["segments"], ("no_such_zone", 0))
+    with pytest.raises(ValueError, match="no_such_zone"):
+        native.writer_layout(enc, described)
+    described = dict(_native.WRITERS["twisted"])
+    described["seat_segments"] = (("plus_pile", 7), *described["seat_segments"][1:])
+    with pytest.raises(ValueError, match="plus_pile_0' of 7"):
+        native.writer_layout(enc, described)
+    tables = native._twisted_tables(enc, engine.make("twisted", 3, 1))
+    for wrong in ({k: v for k, v in tables.items() if k != "rounds"}, {**tables, "extra": 1}):
+        with pytest.raises(ValueError, match="reads the tables"):
+            native.writer_tables(wrong, _native.WRITERS["twisted"])
+
+
+@pytest.mark.parametrize("game_id", engine.GAME_IDS)
+def test_a_short_layout_or_short_tables_or_wrong_kinds_raise_when_made(game_id: str) -> None:
+    """A writer indexes its layout and tables by its own enums: a layout or tables
+    that are shorter (or longer) than it reads, or of the wrong kind, are refused
+    with a clear error when the SeatTensors is made, never read out of bounds."""
+    fields, layout, tables, size, state = _arguments(game_id, 3)
+
+    def make(layout: tuple[Any, ...], tables: tuple[Any, ...]) -> Any:
+        return _native.SeatTensors(game_id, state, fields, size, layout, tables)
+
+    for short in (layout[:-1], layout[:1], (), (*layout, 0)):
+        with pytest.raises(ValueError, match="segment starts for 3 players"):
+            make(short, tables)
+    for short in (tables[:-1], (), (*tables, 0)):
+        with pytest.raises(ValueError, match="tables, got"):
+            make(layout, short)
+    with pytest.raises(TypeError, match="expected an int, got str"):
+        make(("0", *layout[1:]), tables)
+    names = _native.WRITERS[game_id]["tables"]
+    for i, table in enumerate(tables):
+        wrong: object = "a string"
+        if isinstance(table, tuple) and table and isinstance(table[0], int):
+            wrong = tuple(str(v) for v in table)  # a tuple, but not of ints
+        elif isinstance(table, bool | str):
+            continue  # read as anything
+        with pytest.raises(TypeError, match=f"table {names[i]} must be"):
+            make(layout, (*tables[:i], wrong, *tables[i + 1:]))
+    make(layout, tables).tensor(0)
+
+
+def test_a_seat_tensors_not_made_or_made_twice_refuses() -> None:
+    fields, layout, tables, size, state = _arguments("twisted", 3)
+    bare = _native.SeatTensors.__new__(_native.SeatTensors)
+    with pytest.raises(TypeError, match="not made"):
+        bare.tensor(0)
+    made = _native.SeatTensors("twisted", state, fields, size, layout, tables)
+    with pytest.raises(TypeError, match="made once"):
+        made.__init__("twisted", state, fields, size, layout, tables)  # type: ignore[misc]
+    assert made.tensor(0).shape == (size,)
+
+
+def test_only_ints_are_read_so_no_python_code_runs_under_a_writer() -> None:
+    """An item that is not an int (one with ``__index__``, which could change the
+    list being read) is refused; a float where an int is read too."""
+    fields, layout, tables, size, state = _arguments("twisted", 3)
+
+    class Grows:
+        def __index__(self) -> int:
+            hand.extend(range(10_000))  # would move the list's items under a reader
+            return 0
+
+    hand: list[Any] = [Grows()]
+    hands = (hand, *fields(state)[0][1:])
+    for getter in (lambda st: (hands, *fields(st)[1:]),
+                   lambda st: (*fields(st)[:4], 1.5, *fields(st)[5:])):
+        tensors = _native.SeatTensors("twisted", state, getter, size, layout, tables)
+        with pytest.raises(TypeError, match="expected an int"):
+            tensors.tensor(0)
+    assert len(hand) == 1
+    real = native_tensors(encoder("twisted", 3), state)
+    assert real is not None
+    assert np.array_equal(real.tensor(np.int64(1)), real.tensor(1))  # a caller's seat: __index__
+
+
+def test_a_seat_tensors_in_a_reference_cycle_is_collected() -> None:
+    """The state, the getter and the tables may lead back to the SeatTensors (an
+    environment that keeps both): the garbage collector must see through it."""
+    fields, layout, tables, size, state = _arguments("twisted", 3)
+
+    class Getter:
+        tensors: Any = None
+
+        def __call__(self, st: Any) -> tuple[Any, ...]:
+            return fields(st)
+
+    getter = Getter()
+    getter.tensors = _native.SeatTensors("twisted", state, getter, size, layout, tables)
+    getter.tensors.tensor(0)
+    gone = weakref.ref(getter)
+    del getter
+    gc.collect()
+    assert gone() is None
+
+
+def test_a_legal_id_whose_index_changes_the_list_is_read_safely() -> None:
+    """Ids are a caller's: one that is not an int runs its ``__index__``, which may
+    empty the list being read; the mask reads what is left, never freed items."""
+    space = action_space("twisted")
+    first, second = space.ids[0], space.ids[1]
+
+    class Empties:
+        def __index__(self) -> int:
+            ids.clear()
+            ids.extend(range(10_000))  # moves the list's items elsewhere
+            ids.clear()
+            return second
+
+    ids: list[Any] = [first, Empties(), first]
+    mask = space.mask(ids)
+    assert np.flatnonzero(mask).tolist() == sorted({space.index_list[first],
+                                                     space.index_list[second]})

@@ -115,13 +115,24 @@ def in_turns(label: tuple[str, int], plays: dict[str, Callable[[int], int]], gam
 
 
 def run_cli(args: argparse.Namespace) -> int:
+    """``bench rl`` (``--python-tensors``: with the compiled writers off while it runs;
+    they are back as they were when it returns, as it may be run in-process)."""
+    from twistarena.rl import native
+
+    before = native.use_compiled(native.in_use() and not args.python_tensors)
+    try:
+        console = make_console(stderr=args.json)
+        if args.peers:
+            return run_peers(args, console)
+        return run_aec(args, console)
+    finally:
+        native.use_compiled(before)
+
+
+def run_aec(args: argparse.Namespace, console: Any) -> int:
+    """Every case's AEC loops against the raw engine loop, in turns."""
     from twistarena.rl import aec_env, native
 
-    if args.python_tensors:
-        native.use_compiled(False)
-    console = make_console(stderr=args.json)
-    if args.peers:
-        return run_peers(args, console)
     table = Table(title="Random legal actions: AEC environment against the raw engine loop")
     for column in ("game", "players", "raw steps/s", "AEC observe steps/s", "ratio",
                    "AEC mask steps/s", "ratio"):

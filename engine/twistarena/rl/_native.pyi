@@ -6,6 +6,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+#: game -> {"fields": names, "segments": ((name, length or 0), ...), "seat_segments":
+#: (the same, each relative seat's block), "tables": names}: what each writer reads
+WRITERS: dict[str, dict[str, tuple[Any, ...]]]
+
 class SeatTensors:
     """A match's seats' tensors, each written anew from the state by ``tensor``."""
 

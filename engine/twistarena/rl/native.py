@@ -17,14 +17,19 @@ Each writer (csrc/<game>.c) is given, besides the state: a getter of the state
 attributes it reads (one call of a Python function reads them faster than
 getattr from C, and never makes CPython build a ``__dict__`` for the state,
 which would slow every attribute access of the engine's own code), the start
-of each segment of the tensor, and the game's tables.
+of each segment of the tensor, and the game's tables. The writer names what it
+reads (``_native.WRITERS``): the layout is taken from the encoder's segments
+and the tables from a dict by those names, so that neither can drift out of
+the writer's order; the writer refuses a layout or tables of another length or
+kind, and tests/rl/test_native.py holds each getter to the writer's fields.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
+from weakref import WeakKeyDictionary
 
 import numpy as np
 import numpy.typing as npt
@@ -61,6 +66,7 @@ from .tensors import (
     TwhistEncoder,
     TwistedEncoder,
     _face_kind,
+    per_seat,
 )
 
 if TYPE_CHECKING:
@@ -110,95 +116,129 @@ class SeatTensors(Protocol):
 
 
 #: what a game's Python side gives its writer: the fields getter (state -> the
-#: attributes the writer reads, in its F_ order), the layout and the tables
+#: attributes the writer reads, in the order of its ``fields``), the layout and
+#: the tables
 Arguments = tuple[Callable[[Any], tuple[Any, ...]], tuple[int, ...], tuple[Any, ...]]
+#: a game's writer's tables, by the names it gives them
+Tables = dict[str, Any]
 
 
 def _twisted_fields(st: TwistedState) -> tuple[Any, ...]:
-    """What the Twisted writer reads of the state (csrc/twisted.c's F_ order)."""
+    """What the Twisted writer reads of the state (``WRITERS["twisted"]["fields"]``)."""
     return (st.hands, st.row, st.pile, st.phase, st.turn, st.starter, st.round, st.face_down,
             st.plus, st.minus, st.totals)
 
 
-def _twisted(encoder: TwistedEncoder, state: TwistedState) -> Arguments:
-    """The layout and tables in csrc/twisted.c's order; the match's constants last."""
-    layout = (encoder.hand, encoder.row, encoder.right, encoder.phase, encoder.to_act,
-              encoder.starter, encoder.numbers,
-              *(start for block in encoder.seats for start in block))
-    tables = (_TW_INDEX, tw_cards.IS_TOAD, _TW_PHASES, TW_OVER, _TW_K, state.rounds,
-              state.distance, state.expert, state.plus_point, state.minus_point,
-              state.toad_penalty)
-    return _twisted_fields, layout, tables
+def _twisted_tables(encoder: TwistedEncoder, state: TwistedState) -> Tables:
+    """The deck's places, the phases and the match's constants."""
+    return {"card_place": _TW_INDEX, "is_toad": tw_cards.IS_TOAD, "phases": _TW_PHASES,
+            "over": TW_OVER, "deck_size": _TW_K, "rounds": state.rounds,
+            "distance": state.distance, "expert": state.expert,
+            "plus_point": state.plus_point, "minus_point": state.minus_point,
+            "toad_penalty": state.toad_penalty}
 
 
 def _twhist_fields(st: TwhistState) -> tuple[Any, ...]:
-    """What the Twhist writer reads of the state (csrc/twhist.c's F_ order)."""
+    """What the Twhist writer reads of the state (``WRITERS["twhist"]["fields"]``)."""
     return (st.hands, st.twhist, st.trick, st.picked, st.pool, st.open_cards, st.discard,
             st.leader, st.lead_colour, st.phase, st.turn, st.picker, st.dealer,
             st.next_leader, st.tricks_done, st.flips, st.voids, st.stars)
 
 
-def _twhist(encoder: TwhistEncoder, state: TwhistState) -> Arguments:
-    """Layout: hand, twhist_hand, trick, lead_colour, picked, pool, open_cards,
-    discard, phase, to_act, roles, numbers, then each relative seat's twhist,
-    star_side, void and counts. Tables: the state's colours, Twhist kinds, phases
-    and FLIP bits as the encoder places them, then the play and pick phases, the
-    first Twhist action id, the number of number cards, the match's tricks and
-    whether Twhist cards lie open."""
+def _twhist_tables(encoder: TwhistEncoder, state: TwhistState) -> Tables:
+    """The state's colours, Twhist kinds, phases and FLIP bits as the encoder places
+    them, the play and pick phases, the first Twhist action id, the number of
+    number cards, the match's tricks and whether Twhist cards lie open."""
     t = state.t
-    layout = (encoder.hand, encoder.twhist_hand, encoder.trick, encoder.lead, encoder.picked,
-              encoder.pool, encoder.open, encoder.discard, encoder.phase, encoder.to_act,
-              encoder.roles, encoder.numbers,
-              *(start for block in encoder.players for start in block))
-    tables = (tuple(encoder.colours.index(c) for c in t.colours),
-              tuple(_TH_TWHIST.index(name) for name in TH_TWHIST_NAMES),
-              tuple(_TH_PHASES.index(phase) for phase in TH_PHASES),
-              tuple(b + t.flip_min - encoder.flip_min for b in range(len(t.stars))),
-              TH_PLAY, TH_PICK, TH_BASE, _TH_K, state.tricks_total, t.twhist_visible)
-    return _twhist_fields, layout, tables
+    return {"colour_place": tuple(encoder.colours.index(c) for c in t.colours),
+            "twhist_place": tuple(_TH_TWHIST.index(name) for name in TH_TWHIST_NAMES),
+            "phase_place": tuple(_TH_PHASES.index(phase) for phase in TH_PHASES),
+            "star_place": tuple(b + t.flip_min - encoder.flip_min for b in range(len(t.stars))),
+            "play": TH_PLAY, "pick": TH_PICK, "twhist_base": TH_BASE, "deck_size": _TH_K,
+            "tricks_total": state.tricks_total, "twhist_visible": t.twhist_visible}
 
 
 #: every face a variable bonus card may show (state.parse_face) -> its face kind
 _TT_FACE_KIND = {face: _face_kind(face) for face in (
     *(kind for kind in tt_cards.FACE_KINDS if kind != "symbol"),
     *(f"symbol_{a}_{b}" for a in tt_cards.FAMILIES for b in tt_cards.FAMILIES if a != b))}
+#: the decision's kind is the phase but in the end bonus and at the end (-1)
+_TT_PHASE_KIND = tuple(-1 if phase in (TT_END_BONUS, TT_OVER) else _TT_KINDS.index(phase)
+                       for phase in _TT_PHASES)
 
 
 def _tricky_twist_fields(st: TrickyTwistState) -> tuple[Any, ...]:
-    """What the Tricky Twist writer reads of the state (csrc/tricky_twist.c's F_ order)."""
+    """What the Tricky Twist writer reads of the state
+    (``WRITERS["tricky_twist"]["fields"]``)."""
     return (st.hands, st.reserves, st.held, st.trick, st.leader, st.phase, st.acting,
             st.picks, st.window, st.first_player, st.scoring_card, st.scoring_deck,
             st.supply, st.out, st.faces, st.end_choices, st.round_no, st.sub, st.known,
             st.tricks, st.false, st.voids, st.total, st.last_round)
 
 
-def _tricky_twist(encoder: TrickyTwistEncoder, state: TrickyTwistState) -> Arguments:
-    """Layout: the 18 zones of the table and the round (hand .. numbers), then each
-    relative seat's 8 (known_in_hand .. counts); the tables as csrc/tricky_twist.c
-    lists them, the match's rounds last."""
-    layout = (encoder.hand, encoder.reserve, encoder.trick, encoder.led, encoder.phase,
-              encoder.kind, encoder.decider, encoder.bonus, encoder.queues, encoder.to_act,
-              encoder.first, encoder.leader, encoder.scoring, encoder.past, encoder.supply,
-              encoder.out_, encoder.faces, encoder.numbers,
-              *(start for block in encoder.players for start in block))
-    #: the decision's kind is the phase but in the end bonus and at the end
-    phase_kind = tuple(-1 if phase in (TT_END_BONUS, TT_OVER) else _TT_KINDS.index(phase)
-                       for phase in _TT_PHASES)
-    tables = (tuple(range(tt_cards.DECK_SIZE)), tt_cards.FAMILY_OF, _TT_PHASES, phase_kind,
-              _TT_PHASES.index(TT_RESERVE), _TT_KINDS, _TT_BONUS, tuple(range(len(_TT_BONUS))),
-              {name: i for i, name in enumerate(SCORING_CARDS)}, _TT_FACE_KIND,
-              tt_cards.VARIABLE, len(tt_cards.FACE_KINDS), state.rounds)
-    return _tricky_twist_fields, layout, tables
+def _tricky_twist_tables(encoder: TrickyTwistEncoder, state: TrickyTwistState) -> Tables:
+    """The deck's and bonus cards' ids and names, the phases, the scoring cards' and
+    faces' places, and the match's rounds."""
+    return {"card_place": tuple(range(tt_cards.DECK_SIZE)), "family": tt_cards.FAMILY_OF,
+            "phases": _TT_PHASES, "phase_kind": _TT_PHASE_KIND,
+            "reserve_phase": _TT_PHASES.index(TT_RESERVE), "kinds": _TT_KINDS,
+            "bonus_names": _TT_BONUS, "bonus_place": tuple(range(len(_TT_BONUS))),
+            "scoring_place": {name: i for i, name in enumerate(SCORING_CARDS)},
+            "face_kind": _TT_FACE_KIND, "variable": tt_cards.VARIABLE,
+            "face_kinds": len(tt_cards.FACE_KINDS), "rounds": state.rounds}
 
 
-_WRITERS: dict[str, Callable[[Any, Any], Arguments]] = {
-    "twisted": _twisted, "twhist": _twhist, "tricky_twist": _tricky_twist}
+#: per game: its fields getter and its tables
+_WRITERS: dict[str, tuple[Callable[[Any], tuple[Any, ...]], Callable[[Any, Any], Tables]]] = {
+    "twisted": (_twisted_fields, _twisted_tables),
+    "twhist": (_twhist_fields, _twhist_tables),
+    "tricky_twist": (_tricky_twist_fields, _tricky_twist_tables)}
+
+
+def writer_layout(encoder: Encoder, described: Mapping[str, Any]) -> tuple[int, ...]:
+    """The start of each segment the writer ``described`` (``WRITERS[game]``) names,
+    in its order: its segments, then each relative seat's (``ValueError``: the
+    encoder has no such segment, or one of another length than the writer's)."""
+    segments = {s.name: s for s in encoder.segments}
+    names = [name for name, _ in described["segments"]]
+    lengths = [length for _, length in described["segments"]]
+    for r in range(encoder.num_players):
+        names.extend(per_seat(name, r) for name, _ in described["seat_segments"])
+        lengths.extend(length for _, length in described["seat_segments"])
+    starts = []
+    for name, length in zip(names, lengths, strict=True):
+        segment = segments.get(name)
+        if segment is None or (length and segment.length != length):
+            raise ValueError(f"the {encoder.game_id} writer writes {name!r}"
+                             f"{f' of {length}' if length else ''}; the encoder has"
+                             f" {segment.length if segment else 'no such segment'}")
+        starts.append(segment.start)
+    return tuple(starts)
+
+
+def writer_tables(tables: Tables, described: Mapping[str, Any]) -> tuple[Any, ...]:
+    """``tables`` in the order the writer ``described`` names them (``ValueError``:
+    one is missing or not read)."""
+    names = described["tables"]
+    if set(tables) != set(names):
+        raise ValueError(f"the writer reads the tables {sorted(names)}, given {sorted(tables)}")
+    return tuple(tables[name] for name in names)
+
+
+#: each encoder's layout as its writer reads it (an encoder's segments never change,
+#: and an environment makes its writer anew at every reset)
+_LAYOUTS: WeakKeyDictionary[Encoder, tuple[int, ...]] = WeakKeyDictionary()
 
 
 def writer_arguments(encoder: Encoder, state: State) -> Arguments:
     """What ``state``'s game's writer is given besides the state: its fields getter,
     the tensor's layout and the game's tables (``KeyError``: no writer)."""
-    return _WRITERS[state.game_id](encoder, state)
+    fields, tables = _WRITERS[state.game_id]
+    described = _native.WRITERS[state.game_id]
+    layout = _LAYOUTS.get(encoder)
+    if layout is None:
+        layout = _LAYOUTS[encoder] = writer_layout(encoder, described)
+    return fields, layout, writer_tables(tables(encoder, state), described)
 
 
 def native_tensors(encoder: Encoder, state: State) -> SeatTensors | None:

@@ -35,6 +35,12 @@ Tensor = npt.NDArray[np.float32]
 NUMBER_BOUND = 10_000.0
 
 
+def per_seat(name: str, r: int) -> str:
+    """The name of relative seat ``r``'s segment ``name`` (each seat has its block of
+    the same segments; the compiled writers name them without the seat)."""
+    return f"{name}_{r}"
+
+
 @dataclass(frozen=True)
 class Segment:
     """One named slice of a tensor: ``start``, ``length``, flags or numbers, what it holds."""
@@ -58,6 +64,14 @@ class Layout:
 
     def numbers(self, name: str, length: int, what: str) -> int:
         return self._add(name, length, False, what)
+
+    def seat_flags(self, r: int, name: str, length: int, what: str) -> int:
+        """Flags of relative seat ``r``'s block (its segment ``name``)."""
+        return self._add(per_seat(name, r), length, True, f"relative seat {r}: {what}")
+
+    def seat_numbers(self, r: int, name: str, length: int, what: str) -> int:
+        """Numbers of relative seat ``r``'s block (its segment ``name``)."""
+        return self._add(per_seat(name, r), length, False, f"relative seat {r}: {what}")
 
     def _add(self, name: str, length: int, flags: bool, what: str) -> int:
         start = self.size
@@ -146,10 +160,10 @@ class TwistedEncoder(Encoder):
         self.seats = []
         for r in range(n):
             self.seats.append((
-                lay.flags(f"plus_pile_{r}", k, f"relative seat {r}: its plus pile"),
-                lay.flags(f"minus_pile_{r}", k, f"relative seat {r}: its open minus pile"),
-                lay.numbers(f"counts_{r}", 4, f"relative seat {r}: hand count/9, face-down"
-                                              " expert cards, round score/10, total/10"),
+                lay.seat_flags(r, "plus_pile", k, "its plus pile"),
+                lay.seat_flags(r, "minus_pile", k, "its open minus pile"),
+                lay.seat_numbers(r, "counts", 4, "hand count/9, face-down expert cards,"
+                                 " round score/10, total/10"),
             ))
 
     def _fill(self, out: Tensor, obs: Mapping[str, Any]) -> None:
@@ -235,19 +249,16 @@ class TrickyTwistEncoder(Encoder):
         self.players = []
         for r in range(n):
             self.players.append((
-                lay.flags(f"known_in_hand_{r}", k, f"relative seat {r}: cards known in its hand"),
-                lay.flags(f"tricks_{r}", k, f"relative seat {r}: cards in its tricks"),
-                lay.flags(f"false_tricks_{r}", k, f"relative seat {r}: cards in its false tricks"),
-                lay.flags(f"bonuses_{r}", nb, f"relative seat {r}: bonus cards it holds"),
-                lay.flags(f"void_{r}", len(_TT_FAMILIES), f"relative seat {r}: families"
-                                                         " it has shown it lacks"),
-                lay.numbers(f"false_values_{r}", 12, f"relative seat {r}: false tricks of each"
-                                                     " value 1..12"),
-                lay.numbers(f"false_families_{r}", 4, f"relative seat {r}: false tricks of"
-                                                      " each family"),
-                lay.numbers(f"counts_{r}", 8, f"relative seat {r}: hand/16, reserve/5,"
-                                              " tricks/16, blank tricks, false tricks/16,"
-                                              " modifier sum, score/50, last round/50"),
+                lay.seat_flags(r, "known_in_hand", k, "cards known in its hand"),
+                lay.seat_flags(r, "tricks", k, "cards in its tricks"),
+                lay.seat_flags(r, "false_tricks", k, "cards in its false tricks"),
+                lay.seat_flags(r, "bonuses", nb, "bonus cards it holds"),
+                lay.seat_flags(r, "void", len(_TT_FAMILIES), "families it has shown it lacks"),
+                lay.seat_numbers(r, "false_values", 12, "false tricks of each value 1..12"),
+                lay.seat_numbers(r, "false_families", 4, "false tricks of each family"),
+                lay.seat_numbers(r, "counts", 8, "hand/16, reserve/5, tricks/16, blank"
+                                 " tricks, false tricks/16, modifier sum, score/50,"
+                                 " last round/50"),
             ))
 
     def _fill(self, out: Tensor, obs: Mapping[str, Any]) -> None:
@@ -351,12 +362,11 @@ class TwhistEncoder(Encoder):
         self.players = []
         for r in range(n):
             self.players.append((
-                lay.flags(f"twhist_{r}", 4, f"relative seat {r}: its Twhist cards still held"
-                                            " (when they lie open)"),
-                lay.flags(f"star_side_{r}", flips, f"relative seat {r}: FLIP cards star side up"),
-                lay.flags(f"void_{r}", c, f"relative seat {r}: colours it has shown it lacks"),
-                lay.numbers(f"counts_{r}", 4, f"relative seat {r}: hand/10, Twhist cards/4,"
-                                              " stars/10, star cards/10"),
+                lay.seat_flags(r, "twhist", 4, "its Twhist cards still held (when they lie open)"),
+                lay.seat_flags(r, "star_side", flips, "FLIP cards star side up"),
+                lay.seat_flags(r, "void", c, "colours it has shown it lacks"),
+                lay.seat_numbers(r, "counts", 4, "hand/10, Twhist cards/4, stars/10,"
+                                 " star cards/10"),
             ))
 
     def _fill(self, out: Tensor, obs: Mapping[str, Any]) -> None:

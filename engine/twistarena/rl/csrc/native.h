@@ -12,6 +12,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdint.h>
 
 /* The tensor being written. */
 typedef struct {
@@ -28,10 +29,12 @@ typedef struct {
 #define MAX_TABLES 16
 
 /* What a game's writer is given: the state, its fields (the attributes the
- * writer reads, as a tuple in the order the game's Python getter lists them),
- * the observing seat, the player count, the tensor's layout (the start of each
- * segment, in the order the game's Python side lists them) and the game's
- * constant tables (a tuple). */
+ * writer reads, as a tuple in the order of its Game's ``fields``), the
+ * observing seat, the player count, the tensor's layout (the start of each
+ * segment, in the order of its Game's ``segments`` then, per relative seat,
+ * ``seat_segments``: its length was checked against them when the SeatTensors
+ * was made) and the game's constant tables (a tuple, in the order and of the
+ * kinds of its Game's ``tables``: checked likewise). */
 typedef struct {
     PyObject *state;
     PyObject *fields;
@@ -44,9 +47,42 @@ typedef struct {
 
 typedef int (*Writer)(Tensor *t, const Source *src);
 
-int write_twisted(Tensor *t, const Source *src);
-int write_twhist(Tensor *t, const Source *src);
-int write_tricky_twist(Tensor *t, const Source *src);
+/* One segment of the tensor a writer fills: the encoder's name for it
+ * (tensors.py; a seat's block adds ``_<relative seat>``) and its length where
+ * the writer assumes one (0: set by the player count or the options). */
+typedef struct {
+    const char *name;
+    long length;
+} Segment;
+
+/* What a table must be; checked when a SeatTensors is made, so that a writer
+ * reads each as what it is. */
+typedef enum { TABLE_INTS, TABLE_TUPLE, TABLE_DICT, TABLE_INT, TABLE_ANY } TableKind;
+
+typedef struct {
+    const char *name;
+    TableKind kind;
+} TableSpec;
+
+/* A game's writer and what it reads, by name: native.py builds the layout and
+ * the tables from these names and a test holds the fields getter and the
+ * encoder's segments to them (``_native.WRITERS``). */
+typedef struct {
+    const char *game;
+    Writer write;
+    const char *const *fields;
+    Py_ssize_t field_count;
+    const Segment *segments;
+    Py_ssize_t segment_count;
+    const Segment *seat_segments;
+    Py_ssize_t seat_segment_count;
+    const TableSpec *tables;
+    Py_ssize_t table_count;
+} Game;
+
+#define COUNT_OF(a) ((Py_ssize_t)(sizeof(a) / sizeof((a)[0])))
+
+extern const Game TWISTED, TWHIST, TRICKY_TWIST;
 
 /* Interned attribute names, made once at import (module.c). */
 #define NAMES(X) X(num_players) X(_decision) X(kind) X(seat) X(bonus) X(round_total) \
@@ -89,24 +125,37 @@ static inline PyObject *field(const Source *src, Py_ssize_t i) {
     return PyTuple_GET_ITEM(src->fields, i);
 }
 
-/* An int object's value (sets *failed on an error). Cards, seats and counts are
- * small ints, read here without a call where the int is stored in one digit. */
+/* CPython keeps one object of each small int (-5..256) and lays them out in one
+ * array; module.c checks at import that this interpreter does (else
+ * small_ints.span is 0). An int is read by its place there when it is one of
+ * them (cards, seats and counts mostly are): as fast as reading its digit, and
+ * right by construction, since no other object can lie at those addresses. */
+typedef struct {
+    uintptr_t first; /* the address of the int SMALL_MIN */
+    uintptr_t span;  /* the array's size in bytes */
+    int shift;       /* log2 of the distance between two of them */
+} SmallInts;
+
+#define SMALL_MIN (-5)
+extern SmallInts small_ints;
+
+/* as_long for an int that is not a small one, or for anything else (module.c). */
+long as_long_slow(PyObject *o, int *failed);
+
+/* An int's value (sets *failed, with TypeError for anything but an int, on an
+ * error; ``o`` NULL: an error is set already). Only ints are read, so reading
+ * one never runs Python code: a writer may hold borrowed items across it. */
 static inline long as_long(PyObject *o, int *failed) {
-    if (PyLong_CheckExact(o)) {
-#if PY_VERSION_HEX >= 0x030C0000
-        if (PyUnstable_Long_IsCompact((PyLongObject *)o))
-            return (long)PyUnstable_Long_CompactValue((PyLongObject *)o);
-#else
-        Py_ssize_t digits = Py_SIZE(o);
-        if (digits == 0) return 0;
-        if (digits == 1) return (long)((PyLongObject *)o)->ob_digit[0];
-        if (digits == -1) return -(long)((PyLongObject *)o)->ob_digit[0];
-#endif
-    }
-    long v = PyLong_AsLong(o);
-    if (v == -1 && PyErr_Occurred()) *failed = 1;
-    return v;
+    uintptr_t offset = (uintptr_t)o - small_ints.first;
+    if (__builtin_expect(offset < small_ints.span, 1) &&
+        (offset & (((uintptr_t)1 << small_ints.shift) - 1)) == 0)
+        return SMALL_MIN + (long)(offset >> small_ints.shift);
+    return as_long_slow(o, failed);
 }
+
+/* A caller's integer (an int or what has __index__, as a seat or an action id
+ * may be) as a C long (sets *failed on an error). */
+long index_long(PyObject *o, int *failed);
 
 /* Field i as a C long (sets *failed on an error). */
 static inline long field_long(const Source *src, Py_ssize_t i, int *failed) {
@@ -160,22 +209,15 @@ static inline long at(const Ints *index, long c, int *failed) {
     return index->v[c];
 }
 
-/* Flags at base + index[c] for each int c of seq (index NULL: base + c). */
+/* Flags at base + index[c] for each int c of seq (index NULL: base + c). The
+ * items are read one by one from the sequence as it is (reading an int runs no
+ * Python code, so it cannot change under the loop). */
 static inline int flags(Tensor *t, long base, PyObject *seq, const Ints *index) {
-    Py_ssize_t n;
-    PyObject **items;
-    if (PyList_Check(seq)) {
-        n = PyList_GET_SIZE(seq);
-        items = ((PyListObject *)seq)->ob_item;
-    } else if (PyTuple_Check(seq)) {
-        n = PyTuple_GET_SIZE(seq);
-        items = ((PyTupleObject *)seq)->ob_item;
-    } else {
-        return seq_len(seq) < 0 ? -1 : 0;
-    }
+    Py_ssize_t n = seq_len(seq);
+    if (n < 0) return -1;
     int failed = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        long c = as_long(items[i], &failed);
+        long c = as_long(seq_item(seq, i), &failed);
         if (failed) return -1;
         if (index != NULL) {
             c = at(index, c, &failed);
@@ -194,11 +236,16 @@ int bit_flags(Tensor *t, long base, PyObject *bits, const Ints *map);
 int bit_count(PyObject *bits, int *failed);
 
 /* Position of ``value`` in the tuple ``names`` (identity first, then ==), or -1
- * with ValueError. */
+ * with ValueError (TypeError: ``names`` is not a tuple; NULL: an error is set). */
 long position(PyObject *names, PyObject *value);
 
-/* Item i of the game's tables (borrowed). */
+/* Item i of the game's tables (borrowed), or NULL with IndexError (the count
+ * was checked when the SeatTensors was made: this guards a writer's slip). */
 static inline PyObject *table(const Source *src, Py_ssize_t i) {
+    if (i < 0 || i >= PyTuple_GET_SIZE(src->tables)) {
+        PyErr_Format(PyExc_IndexError, "table %zd of %zd", i, PyTuple_GET_SIZE(src->tables));
+        return NULL;
+    }
     return PyTuple_GET_ITEM(src->tables, i);
 }
 

@@ -1,20 +1,12 @@
 /* Tricky Twist's tensor (tensors.TrickyTwistEncoder) from a TrickyTwistState.
  *
- * fields (native._tricky_twist_fields): hands, reserves, held, trick, leader,
- * phase, acting, picks, window, first_player, scoring_card, scoring_deck,
- * supply, out, faces, end_choices, round_no, sub, known, tricks, false, voids,
- * total, last_round.
- * layout: hand, reserve, trick, led_family, phase, decision_kind, decision_seat,
- * decision_bonus, queues, to_act, first_player, leader, scoring_card,
- * past_scoring_cards, supply, bonus_out, faces, numbers, then for each relative
- * seat r: known_in_hand_r, tricks_r, false_tricks_r, bonuses_r, void_r,
- * false_values_r, false_families_r, counts_r.
- * tables: (card -> card (the deck's ids: bounds the card flags), card -> family,
- * the phases, phase -> decision kind (-1: the state's _decision() tells, in the
- * end bonus and at the end), the reserve phase's place, the decision kinds, the
+ * What it reads, by name, is TRICKY_TWIST below (as in twisted.c). Its tables:
+ * card -> card (the deck's ids: bounds the card flags), card -> family, the
+ * phases, phase -> decision kind (-1: the state's _decision() tells, in the end
+ * bonus and at the end), the reserve phase's place, the decision kinds, the
  * bonus names, bonus -> bonus (the bonus ids: bounds the bonus flags), scoring
  * card -> place (a dict), variable face -> face kind (a dict), the variable
- * bonus cards, the number of face kinds, and the match's rounds).
+ * bonus cards, the number of face kinds, and the match's rounds.
  */
 #include "native.h"
 
@@ -23,19 +15,54 @@ enum { HAND, RESERVE, TRICK, LED, PHASE, KIND, DECIDER, BONUS, QUEUES, TO_ACT, F
 /* a player's block of PLAYERS, one per relative seat */
 enum { P_KNOWN, P_TRICKS, P_FALSE, P_BONUSES, P_VOID, P_VALUES, P_FAMILIES, P_COUNTS, P_SIZE };
 enum { T_CARD, T_FAMILY, T_PHASES, T_PHASE_KIND, T_RESERVE, T_KINDS, T_BONUS_NAMES, T_BONUS,
-       T_SCORING, T_FACE, T_VARIABLE, T_FACE_KINDS, T_ROUNDS };
+       T_SCORING, T_FACE, T_VARIABLE, T_FACE_KINDS, T_ROUNDS, T_COUNT };
 enum { F_HANDS, F_RESERVES, F_HELD, F_TRICK, F_LEADER, F_PHASE, F_ACTING, F_PICKS, F_WINDOW,
        F_FIRST, F_SCORING_CARD, F_SCORING_DECK, F_SUPPLY, F_OUT, F_FACES, F_END_CHOICES,
        F_ROUND_NO, F_SUB, F_KNOWN, F_TRICKS, F_FALSE, F_VOIDS, F_TOTAL, F_LAST_ROUND, F_COUNT };
 
+static const char *const FIELDS[F_COUNT] = {
+    [F_HANDS] = "hands", [F_RESERVES] = "reserves", [F_HELD] = "held", [F_TRICK] = "trick",
+    [F_LEADER] = "leader", [F_PHASE] = "phase", [F_ACTING] = "acting", [F_PICKS] = "picks",
+    [F_WINDOW] = "window", [F_FIRST] = "first_player", [F_SCORING_CARD] = "scoring_card",
+    [F_SCORING_DECK] = "scoring_deck", [F_SUPPLY] = "supply", [F_OUT] = "out",
+    [F_FACES] = "faces", [F_END_CHOICES] = "end_choices", [F_ROUND_NO] = "round_no",
+    [F_SUB] = "sub", [F_KNOWN] = "known", [F_TRICKS] = "tricks", [F_FALSE] = "false",
+    [F_VOIDS] = "voids", [F_TOTAL] = "total", [F_LAST_ROUND] = "last_round"};
+static const Segment SEGMENTS[PLAYERS] = {
+    [HAND] = {"hand", 0}, [RESERVE] = {"reserve", 0}, [TRICK] = {"trick", 0},
+    [LED] = {"led_family", 0}, [PHASE] = {"phase", 0}, [KIND] = {"decision_kind", 0},
+    [DECIDER] = {"decision_seat", 0}, [BONUS] = {"decision_bonus", 0},
+    [QUEUES] = {"queues", 0}, [TO_ACT] = {"to_act", 0}, [FIRST] = {"first_player", 0},
+    [LEADER] = {"leader", 0}, [SCORING] = {"scoring_card", 0},
+    [PAST] = {"past_scoring_cards", 0}, [SUPPLY] = {"supply", 0}, [OUT] = {"bonus_out", 0},
+    [FACES] = {"faces", 0}, [NUMBERS] = {"numbers", 5}};
+static const Segment SEAT_SEGMENTS[P_SIZE] = {
+    [P_KNOWN] = {"known_in_hand", 0}, [P_TRICKS] = {"tricks", 0},
+    [P_FALSE] = {"false_tricks", 0}, [P_BONUSES] = {"bonuses", 0}, [P_VOID] = {"void", 0},
+    [P_VALUES] = {"false_values", 12}, [P_FAMILIES] = {"false_families", 4},
+    [P_COUNTS] = {"counts", 8}};
+static const TableSpec TABLES[T_COUNT] = {
+    [T_CARD] = {"card_place", TABLE_INTS}, [T_FAMILY] = {"family", TABLE_INTS},
+    [T_PHASES] = {"phases", TABLE_TUPLE}, [T_PHASE_KIND] = {"phase_kind", TABLE_INTS},
+    [T_RESERVE] = {"reserve_phase", TABLE_INT}, [T_KINDS] = {"kinds", TABLE_TUPLE},
+    [T_BONUS_NAMES] = {"bonus_names", TABLE_TUPLE}, [T_BONUS] = {"bonus_place", TABLE_INTS},
+    [T_SCORING] = {"scoring_place", TABLE_DICT}, [T_FACE] = {"face_kind", TABLE_DICT},
+    [T_VARIABLE] = {"variable", TABLE_INTS}, [T_FACE_KINDS] = {"face_kinds", TABLE_INT},
+    [T_ROUNDS] = {"rounds", TABLE_INT}};
+
 /* index[key] (a dict of ints) (sets *failed, with ValueError, for a key not in it). */
 static long place(PyObject *index, PyObject *key, int *failed) {
-    PyObject *v = PyDict_GetItemWithError(index, key);
-    if (v == NULL) {
-        if (!PyErr_Occurred()) PyErr_Format(PyExc_ValueError, "%R is not in the encoder's table", key);
+    if (index == NULL || key == NULL || !PyDict_Check(index)) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "a table is not a dict");
         *failed = 1;
         return -1;
     }
+    /* the key is held while its hash and == run (they may be Python code) */
+    Py_INCREF(key);
+    PyObject *v = PyDict_GetItemWithError(index, key);
+    if (v == NULL && !PyErr_Occurred())
+        PyErr_Format(PyExc_ValueError, "%R is not in the encoder's table", key);
+    Py_DECREF(key);
     return as_long(v, failed);
 }
 
@@ -327,7 +354,7 @@ static int players(Tensor *t, const Source *src) {
     return 0;
 }
 
-int write_tricky_twist(Tensor *t, const Source *src) {
+static int write_tricky_twist(Tensor *t, const Source *src) {
     if (fields_are(src, F_COUNT) < 0) return -1;
     if (src->n > 8) {
         PyErr_SetString(PyExc_ValueError, "at most 8 players");
@@ -338,3 +365,6 @@ int write_tricky_twist(Tensor *t, const Source *src) {
         return -1;
     return 0;
 }
+
+const Game TRICKY_TWIST = {"tricky_twist", write_tricky_twist, FIELDS, F_COUNT, SEGMENTS, PLAYERS,
+                           SEAT_SEGMENTS, P_SIZE, TABLES, T_COUNT};

@@ -84,6 +84,10 @@ def _record_from_hash(match_id: str, raw: dict[bytes, bytes]) -> MatchRecord:
     return record
 
 
+#: How long the key written for a cluster's WAITAOF of a match's end lives.
+SYNC_KEY_TTL_MS = 60_000
+
+
 class Matches:
     """Records, logs and leases of matches."""
 
@@ -311,5 +315,28 @@ class Matches:
                 if isinstance(reply, Exception):
                     raise translate(reply)
             self.durability.check(replies[len(replies) - len(sync):])
+            if self.conn.cluster_mode:
+                await self.shard_durable(mid)
             return
         raise TransientStoreError(f"match {mid}: the finish script could not be loaded")
+
+    async def shard_durable(self, match_id: str, end: bool = True) -> None:
+        """In a cluster: wait until the writes the match's primary executed so far
+        are durable as an end asks (its AOF fsynced, its replicas; ``end`` False:
+        as an append asks, nothing unless ``--durability always`` or replicas). A cluster
+        pipeline cannot carry the wait after the match's writes on their
+        connection, so the wait covers a write of its own in the match's slot
+        (an AOF is in order: that write fsynced, every earlier one is).
+        ``NotDurableError`` when the primary cannot confirm it in time."""
+        sync = self.durability.sync_commands(self.aof, end=end)
+        if not sync:
+            return
+        with driver_errors():
+            pipe = self.conn.shard(keys.match_meta(match_id)).pipeline(transaction=False)
+            pipe.set(keys.match_sync(match_id), 1, px=SYNC_KEY_TTL_MS)
+            for command in sync:
+                pipe.execute_command(*command)
+            replies = list(await pipe.execute(raise_on_error=False))
+        if isinstance(replies[0], Exception):
+            raise translate(replies[0])
+        self.durability.check(replies[1:])

@@ -225,6 +225,12 @@ class Deployment:
         tail = self.redis_url.split("//", 1)[1]
         return tail.split("/", 1)[1] if "/" in tail else "0"
 
+    def store_client(self) -> Any:
+        """A client of the store, reached directly (a cluster client for a cluster)."""
+        from .checker import store_client
+
+        return store_client(self.store_url)
+
     @property
     def servers(self) -> list[str]:
         return [n.address for n in self.nodes]

@@ -25,7 +25,8 @@ from .deploy import Deployment
 STORE_KINDS = ("valkey_kill", "valkey_kill_cut", "valkey_pause", "end_fsync_kill",
                "create_fsync_kill")
 #: Faults on nodes and links (any store).
-NODE_KINDS = ("node_kill", "node_store_cut", "agent_node_cut")
+NODE_KINDS = ("node_kill", "node_store_cut", "agent_node_cut", "lease_renew_cut",
+              "lease_renew_kill")
 #: Faults on a Valkey Cluster the campaign started (a primary, by ``Fault.node``).
 CLUSTER_KINDS = ("cluster_primary_kill", "cluster_primary_pause")
 #: The kinds each store takes (a given store is not the campaign's to kill; a
@@ -33,7 +34,7 @@ CLUSTER_KINDS = ("cluster_primary_kill", "cluster_primary_pause")
 KINDS_BY_STORE = {
     "embedded": STORE_KINDS + NODE_KINDS,
     "given": NODE_KINDS,
-    "cluster": (*CLUSTER_KINDS, "node_kill", "agent_node_cut"),
+    "cluster": (*CLUSTER_KINDS, "node_kill", "agent_node_cut", "lease_renew_kill"),
 }
 ALL_KINDS = STORE_KINDS + NODE_KINDS + CLUSTER_KINDS
 
@@ -240,6 +241,59 @@ at a match's end and at a match's creation)."""
         proxy.cut()
         await asyncio.sleep(fault.hold)
         proxy.heal()
+
+    async def _at_renewal(self, fault: Fault) -> int | None:
+        """Wait for a running match's lease to be renewed, then until just before
+        its next renewal (a beat is a quarter of the lease); the index of the node
+        renewing it, or None when no renewal was seen within a few beats."""
+        client = self.deployment.store_client()
+        try:
+            for mid in self.running_matches()[:8]:
+                key = f"{{m:{mid}}}:owner"
+                first = await client.hmget(key, "node", "until")
+                if first[0] is None or first[1] is None:
+                    continue
+
+                async def renewed(key: str = key, until: bytes = first[1]) -> str:
+                    now = await client.hget(key, "until")
+                    return "renewed" if now is not None and now != until else ""
+                if not await _first(renewed, self.deployment.lease_ms / 1000):
+                    continue
+                node = first[0].decode()
+                index = next((n.index for n in self.deployment.nodes if n.name == node), None)
+                if index is None:
+                    continue
+                await asyncio.sleep(max(0.0, self.deployment.lease_ms / 4000 - 0.03))
+                fault.detail = f"{node} renewing the lease of {mid}"
+                return index
+        finally:
+            await client.aclose()
+        fault.detail = "no renewal seen"
+        return None
+
+    async def lease_renew_cut(self, fault: Fault) -> None:
+        """The link of a match's owner to its store goes silent just as the owner
+        renews the match's lease, for ``hold`` seconds (past the lease: another
+        node takes the match over while the owner's renewal hangs)."""
+        index = await self._at_renewal(fault)
+        if index is None:
+            return
+        proxy = self.deployment.nodes[index].store_proxy
+        proxy.cut()
+        await asyncio.sleep(fault.hold * 1.5)
+        proxy.heal()
+
+    async def lease_renew_kill(self, fault: Fault) -> None:
+        """kill -9 of a match's owner just as it renews the match's lease; it
+        starts again after ``hold`` seconds."""
+        index = await self._at_renewal(fault)
+        if index is None:
+            return
+        node = self.deployment.nodes[index]
+        self.deployment.kill_node(node)
+        await asyncio.sleep(fault.hold)
+        self.deployment.start_node(node)
+        await self.deployment.wait_ready(node)
 
     async def agent_node_cut(self, fault: Fault) -> None:
         """The agents' links to the node go silent for ``hold`` seconds."""

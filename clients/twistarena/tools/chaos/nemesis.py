@@ -243,33 +243,33 @@ at a match's end and at a match's creation)."""
         proxy.heal()
 
     async def _at_renewal(self, fault: Fault) -> int | None:
-        """Wait for a running match's lease to be renewed, then until just before
-        its next renewal (a beat is a quarter of the lease); the index of the node
-        renewing it, or None when no renewal was seen within a few beats."""
+        """Wait for the lease of a match in play to be renewed, then until just
+        before its next renewal (a beat is a quarter of the lease); the index of
+        the node renewing it, or None when no renewal was seen within a lease."""
         client = self.deployment.store_client()
         try:
-            for mid in self.running_matches()[:8]:
-                key = f"{{m:{mid}}}:owner"
-                first = await client.hmget(key, "node", "until")
-                if first[0] is None or first[1] is None:
-                    continue
+            owners = {mid: f"{{m:{mid}}}:owner" for mid in self.running_matches()}
+            before = {mid: await client.hmget(key, "node", "until")
+                      for mid, key in owners.items()}
+            held = {mid: lease for mid, lease in before.items() if lease[0] and lease[1]}
 
-                async def renewed(key: str = key, until: bytes = first[1]) -> str:
-                    now = await client.hget(key, "until")
-                    return "renewed" if now is not None and now != until else ""
-                if not await _first(renewed, self.deployment.lease_ms / 1000):
-                    continue
-                node = first[0].decode()
-                index = next((n.index for n in self.deployment.nodes if n.name == node), None)
-                if index is None:
-                    continue
-                await asyncio.sleep(max(0.0, self.deployment.lease_ms / 4000 - 0.03))
-                fault.detail = f"{node} renewing the lease of {mid}"
-                return index
+            async def renewed() -> str:
+                for mid, (_node, until) in held.items():
+                    now = await client.hget(owners[mid], "until")
+                    if now is not None and now != until:
+                        return mid
+                return ""
+            mid = await _first(renewed, self.deployment.lease_ms / 1000)
         finally:
             await client.aclose()
-        fault.detail = "no renewal seen"
-        return None
+        node = held[mid][0].decode() if mid else ""
+        index = next((n.index for n in self.deployment.nodes if n.name == node), None)
+        if index is None:
+            fault.detail = "no renewal seen"
+            return None
+        await asyncio.sleep(max(0.0, self.deployment.lease_ms / 4000 - 0.03))
+        fault.detail = f"{node} renewing the lease of {mid}"
+        return index
 
     async def lease_renew_cut(self, fault: Fault) -> None:
         """The link of a match's owner to its store goes silent just as the owner

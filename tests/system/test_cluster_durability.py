@@ -31,7 +31,7 @@ async def _finish(store: Store, record: MatchRecord) -> None:
 
 
 def test_in_a_cluster_an_end_waits_for_its_primarys_aof_and_replicas() -> None:
-    cluster = ValkeyCluster(aof=True).start()
+    cluster = ValkeyCluster(appendfsync="always").start()
 
     async def scenario() -> None:
         holder = Holder("node-a", "127.0.0.1:9000", 2000)

@@ -14,15 +14,7 @@ from typing import Any
 
 from tests.clients.helpers import run
 from tests.support.valkey import ValkeyProcess, free_port
-from tests.support.waiting import wait_until
-from tests.system.faults import (
-    accepted_total,
-    aof_incr_file,
-    finish_all,
-    fsynced_aof_size,
-    serve,
-    start_matches,
-)
+from tests.system.faults import finish_all, play_past_an_fsync, serve, start_matches
 
 
 async def _scenario() -> dict[str, Any]:
@@ -32,11 +24,7 @@ async def _scenario() -> dict[str, Any]:
     try:
         _client, _created, agents, tasks = await start_matches(
             node.target, 2, seed=90, game=("twhist", 3), delay=0.01)
-        await wait_until(lambda: accepted_total(agents) >= 15, "play started", timeout=30)
-        aof = aof_incr_file(valkey.data_dir)
-        cut = await asyncio.to_thread(fsynced_aof_size, valkey.port, aof)
-        mark = accepted_total(agents)
-        await wait_until(lambda: accepted_total(agents) >= mark + 20, "more play", timeout=30)
+        aof, cut = await play_past_an_fsync(valkey, agents, 15)
         node.kill()
         valkey.kill()
         with aof.open("r+b") as f:

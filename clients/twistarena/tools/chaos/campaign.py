@@ -64,7 +64,7 @@ async def _heal(deployment: Deployment) -> None:
         for i in range(cluster.size):
             cluster.signal(i, signal.SIGCONT)
             if not cluster.alive(i):
-                await asyncio.to_thread(cluster.start_primary, i)
+                await asyncio.to_thread(cluster.restart, i)
     for node in deployment.nodes:
         if not node.alive():
             deployment.start_node(node)

@@ -210,7 +210,7 @@ at a match's end and at a match's creation)."""
         i = fault.node % cluster.size
         cluster.kill(i)
         await asyncio.sleep(fault.hold)
-        await asyncio.to_thread(cluster.start_primary, i)
+        await asyncio.to_thread(cluster.restart, i)
         fault.detail = f"primary {cluster.ports[i]}"
 
     async def cluster_primary_pause(self, fault: Fault) -> None:

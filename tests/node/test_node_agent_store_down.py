@@ -61,7 +61,7 @@ async def _cut_first(node: str, valkey: ValkeyProcess, proxy: TcpProxy,
                 raise AssertionError("no match was placed on the healthy node")
     finally:
         admin.close()
-    proxy.blackhole()
+    proxy.cut()
     await wait_until(lambda: health_not_serving(cut.address), "the cut node says NOT_SERVING",
                      timeout=10)
     started = time.monotonic()

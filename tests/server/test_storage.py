@@ -321,3 +321,37 @@ def test_pooled_connections_are_checked_after_a_store_restart() -> None:
         asyncio.run(main())
     finally:
         valkey.stop()
+
+
+def test_an_end_refused_to_a_fenced_node_leaves_the_match_in_the_live_indexes(
+        valkey: Any) -> None:
+    """The end's writes take the match off the live set and the lease index in the
+    same pipeline as the fenced script: a refused end puts it back, else the
+    RUNNING match of a node that then dies is never taken over."""
+    mid = secrets.token_hex(8)
+    record = MatchRecord(mid, mpb.MatchOptions(game_id="twhist", num_players=2), seed=5,
+                         status=mpb.MATCH_STATUS_RUNNING, created_ms=1_000)
+    result = mpb.MatchResult(scores=[3, 1]).SerializeToString()
+
+    async def scenario() -> None:
+        a, b = await _stores(valkey.url, "node-a", "node-b")
+        try:
+            grant = await a.matches.create(record, claim=True)
+            assert isinstance(grant, Grant)
+            token_b = await b.matches.claim(mid)
+            with pytest.raises(FencedError):
+                await a.matches.finish(mid, grant.token, mpb.MATCH_STATUS_FINISHED, result, 0,
+                                       None)
+            assert await a.conn.redis.sismember(keys.LIVE_MATCHES, mid)
+            assert await a.conn.redis.zscore(keys.MATCH_LEASES, mid) is not None
+            # Once the new owner ended it, a late refused end does not bring it back.
+            await b.matches.finish(mid, token_b, mpb.MATCH_STATUS_FINISHED, result, 0, None)
+            with pytest.raises(FencedError):
+                await a.matches.finish(mid, grant.token, mpb.MATCH_STATUS_FINISHED, result, 0,
+                                       None)
+            assert not await a.conn.redis.sismember(keys.LIVE_MATCHES, mid)
+            assert await a.conn.redis.zscore(keys.MATCH_LEASES, mid) is None
+        finally:
+            await _close([a, b])
+
+    asyncio.run(scenario())

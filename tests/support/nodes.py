@@ -1,4 +1,5 @@
-"""Several `twistarena serve` nodes over one store, and a 3-primary Valkey cluster.
+"""Several `twistarena serve` nodes over one store, and a 3-primary Valkey cluster
+(the one ``twistarena chaos`` starts: ``twistarena.tools.chaos.deploy``).
 
 Nodes listen on fixed free loopback ports (so a restarted node keeps its
 address) and advertise them; logs are JSON lines, read back by the tests.
@@ -7,20 +8,15 @@ address) and advertise them; logs are JSON lines, read back by the tests.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import subprocess
-import tempfile
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import grpc
-import redis
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from twistarena.server.embedded import ping, valkey_binary
+from twistarena.tools.chaos.deploy import ValkeyCluster as ValkeyCluster
 
 from tests.support.process import ServeProcess, json_records
 from tests.support.valkey import free_port
@@ -132,103 +128,6 @@ def percentile(values: Sequence[float], q: float) -> float:
         return 0.0
     k = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
     return ordered[k]
-
-
-class ValkeyCluster:
-    """Three primaries (no replicas) on loopback, slots split evenly.
-
-    ``aof``: each primary keeps an append-only file fsynced on every write, so
-    one killed and restarted (``restart``) comes back with all it acknowledged."""
-
-    def __init__(self, size: int = 3, aof: bool = False) -> None:
-        self.size = size
-        self.aof = aof
-        self.ports = [free_port() for _ in range(size)]
-        #: Cluster bus ports, given explicitly (the default, port + 10000, may not exist).
-        self.bus_ports = [free_port() for _ in range(size)]
-        self.dir = Path(tempfile.mkdtemp(prefix="ta-test-cluster-"))
-        self.procs: list[subprocess.Popen[bytes]] = []
-
-    @property
-    def url(self) -> str:
-        return "redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in self.ports)
-
-    def _spawn(self, i: int) -> subprocess.Popen[bytes]:
-        port, bus = self.ports[i], self.bus_ports[i]
-        work = self.dir / str(port)
-        work.mkdir(exist_ok=True)
-        aof = ["--appendonly", "yes", "--appendfsync", "always"] if self.aof else \
-            ["--appendonly", "no"]
-        return subprocess.Popen(
-            [str(valkey_binary()), "--bind", "127.0.0.1", "--port", str(port),
-             "--dir", str(work), "--save", "", *aof,
-             "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-             "--cluster-port", str(bus),
-             "--cluster-node-timeout", "5000", "--daemonize", "no",
-             "--logfile", str(work / "valkey.log")],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-    def primary_of(self, key: str) -> int:
-        """The primary holding ``key``'s slot (``start`` gives each an equal range)."""
-        from redis.crc import key_slot
-
-        return min(key_slot(key.encode()) // (16384 // self.size), self.size - 1)
-
-    def kill(self, i: int) -> None:
-        """kill -9 primary ``i``."""
-        self.procs[i].kill()
-        self.procs[i].wait(10)
-
-    def restart(self, i: int, timeout: float = 30.0) -> None:
-        """Start primary ``i`` again on its port and directory (its AOF, its node id)."""
-        self.procs[i] = self._spawn(i)
-        deadline = time.monotonic() + timeout
-        while not ping("127.0.0.1", self.ports[i]):
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"cluster node {self.ports[i]} did not restart")
-            time.sleep(0.02)
-
-    def start(self, timeout: float = 30.0) -> ValkeyCluster:
-        self.procs = [self._spawn(i) for i in range(self.size)]
-        deadline = time.monotonic() + timeout
-        for port in self.ports:
-            while not ping("127.0.0.1", port):
-                if time.monotonic() > deadline:
-                    self.stop()
-                    raise RuntimeError(f"cluster node {port} did not start")
-                time.sleep(0.02)
-        clients = [redis.Redis(host="127.0.0.1", port=p) for p in self.ports]
-        per = 16384 // self.size
-        for i, client in enumerate(clients):
-            last = 16383 if i == self.size - 1 else (i + 1) * per - 1
-            client.execute_command("CLUSTER", "ADDSLOTSRANGE", i * per, last)
-        for port, bus in zip(self.ports[1:], self.bus_ports[1:], strict=True):
-            clients[0].execute_command("CLUSTER", "MEET", "127.0.0.1", port, bus)
-        while True:
-            infos = [c.execute_command("CLUSTER", "INFO") for c in clients]
-            texts = [i.decode() if isinstance(i, bytes) else str(i) for i in infos]
-            if all("cluster_state:ok" in t and f"cluster_known_nodes:{self.size}" in t
-                   for t in texts):
-                break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"cluster did not form: {texts}")
-            time.sleep(0.1)
-        for client in clients:
-            client.close()
-        return self
-
-    def client(self) -> Any:
-        from redis.cluster import ClusterNode, RedisCluster
-
-        return RedisCluster(startup_nodes=[ClusterNode("127.0.0.1", p) for p in self.ports])
-
-    def stop(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(10)
-        self.procs.clear()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 async def health_not_serving(address: str) -> bool:

@@ -20,6 +20,7 @@ from twistarena.clients.sdk import Agent, Backoff, MatchClient
 from tests.clients.helpers import Acknowledgements
 from tests.support.process import ServeProcess, json_records
 from tests.support.valkey import ValkeyProcess, free_port
+from tests.support.waiting import wait_until
 
 #: Decision ids are ``opened_at * SEAT_BITS + seat + 1`` (see the server runner).
 SEAT_BITS = 8
@@ -127,6 +128,19 @@ def fsynced_aof_size(port: int, aof: Path) -> int:
         client.close()
     assert int(local) >= 1, "the store did not fsync its AOF within 5 s"
     return size
+
+
+async def play_past_an_fsync(valkey: ValkeyProcess, agents: Sequence[Agent], first: int,
+                             more: int = 20) -> tuple[Path, int]:
+    """Once ``first`` answers were accepted, a size of the store's AOF known to be
+    on disk; returns (the AOF, that size) once ``more`` answers were accepted
+    since: what an OS crash cutting the AOF back to it would lose."""
+    await wait_until(lambda: accepted_total(agents) >= first, "play started", timeout=30)
+    aof = aof_incr_file(valkey.data_dir)
+    cut = await asyncio.to_thread(fsynced_aof_size, valkey.port, aof)
+    mark = accepted_total(agents)
+    await wait_until(lambda: accepted_total(agents) >= mark + more, "more play", timeout=30)
+    return aof, cut
 
 
 def aof_incr_file(data_dir: Path) -> Path:

@@ -53,7 +53,7 @@ async def dead_peer(store_url: str, keepalive_ms: tuple[int, int],
             return match.seats[0].connected
 
         assert await seat_connected()
-        proxy.blackhole()
+        proxy.cut()
         cut = time.monotonic()
 
         async def gone() -> bool:

@@ -74,7 +74,7 @@ async def _partition() -> dict[str, Any]:
         victim_id, _count = Counter(owned.values()).most_common(1)[0]
         victim = next(i for i, n in enumerate(nodes) if n.node_id == victim_id)
         moved = [mid for mid, node_id in owned.items() if node_id == victim_id]
-        proxies[victim].blackhole()
+        proxies[victim].cut()
         cut = loop.time()
         await wait_until(lambda: health_not_serving(addresses[victim]),
                          "the cut node says NOT_SERVING", timeout=10)

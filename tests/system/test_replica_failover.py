@@ -47,7 +47,7 @@ async def _scenario(wait_replicas: int) -> dict[str, Any]:
                                                             delay=0.02)
         ids = [r.match.match_id for r in created]
         await wait_until(lambda: accepted_total(agents) >= 15, "play started", timeout=30)
-        link.blackhole()
+        link.cut()
         paused_at = accepted_total(agents)
         # The subject: a window with the replica gone, in which nothing may be
         # acknowledged (the longer it is, the more an unreplicated ack would show).

@@ -38,6 +38,7 @@ from tests.system.faults import (
     fsynced_aof_size,
     loss_records,
     metric,
+    play_past_an_fsync,
     read_logs,
     records,
     serve,
@@ -56,11 +57,7 @@ async def _scenario(policy: str, cut_back: bool) -> dict[str, Any]:
         client, created, agents, tasks = await start_matches(node.target, MATCHES, seed=70,
                                                             delay=0.02)
         ids = [r.match.match_id for r in created]
-        await wait_until(lambda: accepted_total(agents) >= 20, "play started", timeout=30)
-        aof = aof_incr_file(valkey.data_dir)
-        cut = await asyncio.to_thread(fsynced_aof_size, valkey.port, aof)
-        mark = accepted_total(agents)
-        await wait_until(lambda: accepted_total(agents) >= mark + 20, "more play", timeout=30)
+        aof, cut = await play_past_an_fsync(valkey, agents, 20)
         valkey.kill()
         accepted = {id(a): dict(a.accepted) for a in agents}
         full = await asyncio.to_thread(read_logs, valkey.data_dir, ids)

@@ -143,7 +143,7 @@ async def _partition(lease_ms: int) -> dict[str, Any]:
                 seats.append(raw.Agent(channel, resp.match.match_id, token))
         for agent in seats:
             await agent.join()
-        proxy.blackhole()
+        proxy.cut()
         cut = time.monotonic()
         closed: list[float] = []
         statuses = []
@@ -171,7 +171,7 @@ async def _drain_cut(grace: float) -> dict[str, Any]:
         async with grpc.aio.insecure_channel(node.target) as channel:
             for i in range(2):  # matches to hand off
                 await raw.create(channel, raw.options("twisted", 2, seed=30 + i))
-        proxy.blackhole()
+        proxy.cut()
         started = time.monotonic()
         code = await asyncio.to_thread(node.terminate, 60.0)
         return {"code": code, "exit_s": time.monotonic() - started,
@@ -233,7 +233,7 @@ def test_a_busy_store_is_retried_within_the_lease() -> None:
 
 
 async def _primary_killed() -> dict[str, Any]:
-    cluster = ValkeyCluster(aof=True).start()
+    cluster = ValkeyCluster(appendfsync="always").start()
     node = serve("--redis-url", cluster.url, "--lease-ms", "2000")
     tasks: list[asyncio.Task[Any]] = []
     acks = Acknowledgements()

@@ -122,6 +122,12 @@ class Appender:
                 pipe.execute_command(*command)
             replies = list(await pipe.execute(raise_on_error=False))
             matches.durability.check(replies[len(batch):])
+            if self.conn.cluster_mode:
+                # One wait per primary the batch wrote to, behind a write there.
+                by_primary = {id(self.conn.shard(keys.match_meta(i.match_id))): i.match_id
+                              for i in batch}
+                await asyncio.gather(*(matches.shard_durable(mid, end=False)
+                                       for mid in by_primary.values()))
             return replies[:len(batch)]
         script = self.scripts.append
         keys_part: list[bytes] = []

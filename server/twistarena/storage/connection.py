@@ -151,6 +151,30 @@ class Connections:
             self.redis = aioredis.Redis(connection_pool=pool)
             target = fast_path_target(url)
         self.lean: RespPipeline | None = RespPipeline(*target) if target else None
+        #: Clients of single cluster primaries, by address (``shard``).
+        self._shards: dict[tuple[str, int], aioredis.Redis] = {}
+
+    def shard(self, key: str) -> aioredis.Redis:
+        """A client of the cluster primary that holds ``key``'s slot. WAITAOF
+        covers the writes of its own connection, and a cluster pipeline's
+        connections are the client's to pick: a write to that slot, then the
+        wait, in one pipeline of this client run on one connection."""
+        return self._client_of(cast(Any, self.redis).get_node_from_key(key))
+
+    def primaries(self) -> list[aioredis.Redis]:
+        """A client of each cluster primary (see ``shard``)."""
+        return [self._client_of(node) for node in cast(Any, self.redis).get_primaries()]
+
+    def _client_of(self, node: ClusterNode) -> aioredis.Redis:
+        address = (str(node.host), int(node.port))
+        client = self._shards.get(address)
+        if client is None:
+            _seeds, username, password, tls = cluster_seeds(self.url)
+            client = self._shards[address] = aioredis.Redis(
+                host=address[0], port=address[1], username=username, password=password,
+                ssl=tls, decode_responses=False, socket_keepalive=True,
+                socket_timeout=10, max_connections=8)
+        return client
 
     def lean_for(self, script: str) -> RespPipeline | None:
         """The lean connection if calls of this script take the lean path, else None
@@ -184,6 +208,9 @@ class Connections:
         """Close both paths' connections."""
         if self.lean is not None:
             await self.lean.close()
+        for shard in self._shards.values():
+            await shard.aclose(close_connection_pool=True)
+        self._shards.clear()
         if self.cluster_mode:
             await self.redis.aclose()
         else:

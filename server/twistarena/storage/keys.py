@@ -47,6 +47,12 @@ def match_log(match_id: str) -> str:
     return f"{{m:{match_id}}}:log"
 
 
+def match_sync(match_id: str) -> str:
+    """String, expiring within a minute: the write in the match's slot that a
+    cluster's WAITAOF for the match's end covers (``Matches.shard_durable``)."""
+    return f"{match_tag(match_id)}:sync"
+
+
 def match_lease(match_id: str) -> str:
     """Hash: the lease of the node that may append (see ``leases``)."""
     return f"{{m:{match_id}}}:owner"

@@ -84,6 +84,13 @@ def _record_from_hash(match_id: str, raw: dict[bytes, bytes]) -> MatchRecord:
     return record
 
 
+#: Statuses of a match that is over (its end stored).
+MATCH_OVER_STATUSES = frozenset({mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CANCELLED})
+
+#: How long the key written for a cluster's WAITAOF of a match's end lives.
+SYNC_KEY_TTL_MS = 60_000
+
+
 class Matches:
     """Records, logs and leases of matches."""
 
@@ -293,17 +300,16 @@ class Matches:
                 with driver_errors():
                     await self.scripts.reload(self.conn.redis)
                 continue
+            if isinstance(first, (Exception, list)) or not first:
+                # Taken off the indexes for nothing: back, since the match goes on
+                # (rewound, voided by a later finish, or run by the node that
+                # fenced this one); out of them, a RUNNING match whose owner dies
+                # would never be taken over. The next beat renews its lease
+                # expiry in the lease index.
+                await self._back_in_indexes(mid, quiet=isinstance(first, Exception))
             if isinstance(first, Exception):
                 raise translate(first)
             if isinstance(first, list):
-                # Taken off the indexes for nothing: back, since the match goes on
-                # (rewound, or voided by a later finish); the next beat renews its
-                # lease expiry in the lease index.
-                with driver_errors():
-                    pipe = self._redis.pipeline(transaction=False)
-                    pipe.sadd(keys.LIVE_MATCHES, mid)
-                    pipe.zadd(keys.MATCH_LEASES, {mid: 0}, nx=True)
-                    await pipe.execute()
                 raise LogConflict(int(first[1]))
             if not first:
                 raise FencedError(f"match {mid}: this node is no longer its owner")
@@ -311,5 +317,45 @@ class Matches:
                 if isinstance(reply, Exception):
                     raise translate(reply)
             self.durability.check(replies[len(replies) - len(sync):])
+            if self.conn.cluster_mode:
+                await self.shard_durable(mid)
             return
         raise TransientStoreError(f"match {mid}: the finish script could not be loaded")
+
+    async def _back_in_indexes(self, match_id: str, quiet: bool) -> None:
+        """A match whose end was refused goes back into the live set and the lease
+        index, unless another node ended it meanwhile. ``quiet``: the store is
+        failing anyway; the refusal, not this, is the caller's error."""
+        try:
+            with driver_errors():
+                status = await self._redis.hget(keys.match_meta(match_id), "status")
+                if status is not None and int(status) in MATCH_OVER_STATUSES:
+                    return
+                pipe = self._redis.pipeline(transaction=False)
+                pipe.sadd(keys.LIVE_MATCHES, match_id)
+                pipe.zadd(keys.MATCH_LEASES, {match_id: 0}, nx=True)
+                await pipe.execute()
+        except StoreError:
+            if not quiet:
+                raise
+
+    async def shard_durable(self, match_id: str, end: bool = True) -> None:
+        """In a cluster: wait until the writes the match's primary executed so far
+        are durable as an end asks (its AOF fsynced, its replicas; ``end`` False:
+        as an append asks, nothing unless ``--durability always`` or replicas). A cluster
+        pipeline cannot carry the wait after the match's writes on their
+        connection, so the wait covers a write of its own in the match's slot
+        (an AOF is in order: that write fsynced, every earlier one is).
+        ``NotDurableError`` when the primary cannot confirm it in time."""
+        sync = self.durability.sync_commands(self.aof, end=end)
+        if not sync:
+            return
+        with driver_errors():
+            pipe = self.conn.shard(keys.match_meta(match_id)).pipeline(transaction=False)
+            pipe.set(keys.match_sync(match_id), 1, px=SYNC_KEY_TTL_MS)
+            for command in sync:
+                pipe.execute_command(*command)
+            replies = list(await pipe.execute(raise_on_error=False))
+        if isinstance(replies[0], Exception):
+            raise translate(replies[0])
+        self.durability.check(replies[1:])

@@ -78,17 +78,16 @@ class Store:
 
     async def probe_persistence(self) -> None:
         """Learn whether the store keeps an AOF (WAITAOF is refused without one)."""
-        if self.conn.cluster_mode:
-            self.matches.aof = False
-            return
+        clients = self.conn.primaries() if self.conn.cluster_mode else [self.conn.redis]
         try:
-            info: Any = await self.conn.redis.info("persistence")
+            infos: list[Any] = [await c.info("persistence") for c in clients]
         except RedisError:
             self.matches.aof = False
             return
-        self.matches.aof = bool(int(info.get("aof_enabled", 0)))
+        # A cluster's primaries are asked WAITAOF only if every one keeps an AOF.
+        self.matches.aof = bool(infos) and all(int(i.get("aof_enabled", 0)) for i in infos)
 
-    async def confirm_durable(self) -> None:
+    async def confirm_durable(self, match_id: str = "") -> None:
         """Wait until every write the store executed before this call is durable
         (its AOF fsynced, and the replicas the durability asks for), whoever sent
         it: a write of this node's own, then the sync commands, cover every
@@ -96,9 +95,14 @@ class Store:
         that come while one confirmation is in flight wait for the next one (the
         one in flight may have been sent before their read). ``NotDurableError``
         when the store cannot confirm it in time. No-op for a store without an
-        AOF or replicas to wait for, and in cluster mode (each shard would be asked)."""
+        AOF or replicas to wait for. In a cluster, only the primary of
+        ``match_id``'s slot is asked (what the caller read is there)."""
         matches = self.matches
-        if self.conn.cluster_mode or not matches.durability.sync_commands(matches.aof, end=True):
+        if self.conn.cluster_mode:
+            if match_id:
+                await matches.shard_durable(match_id)
+            return
+        if not matches.durability.sync_commands(matches.aof, end=True):
             return
         in_flight = self._confirming
         if in_flight is not None:

@@ -160,6 +160,9 @@ class Agent:
         self.result: MatchResult | None = None
         self.next_seq = 0
         self.address = ""
+        #: Decisions asked again after their acknowledgement, answered the same
+        #: (a loss of the store that no server could announce: ``_answer_again``).
+        self.answered_again = 0
         # Internal.
         self._metadata = bearer(token)
         self._call: Any = None
@@ -444,7 +447,8 @@ class Agent:
         did = req.decision_id
         if self.tracer is not None:
             self.tracer.decision_received(self, did, time.perf_counter())
-        if did in self.accepted:
+        if did in self.accepted and did not in self._thinking:
+            self._answer_again(req)
             return
         # One open decision per seat: a new id settles every older one.
         for old in [d for d in self._pending if d != did]:
@@ -464,6 +468,24 @@ class Agent:
             self._decide_inline(decision)
         else:
             self._spawn(did, self._decide(decision, None))
+
+    def _answer_again(self, req: play_pb2.DecisionRequest) -> None:
+        """The server asks a decision it had acknowledged: a server only sends an
+        open one, so it no longer has that answer, and the Rewound that would
+        have said so never reached this seat (the server that acknowledged it
+        lost the match before the store came back short). The same answer goes
+        again rather than the match waiting on a decision its seat thinks
+        settled; it stands if the match is where it was, else the server
+        rejects it and the bot is asked."""
+        did = req.decision_id
+        action = self.accepted.pop(did)
+        self.answered_again += 1
+        log.warning("acknowledged decision asked again", agent=self.name, decision=did)
+        for old in [d for d in self._pending if d != did]:
+            self._pending.pop(old, None)
+        self._pending[did] = Decision.from_proto(req, self.options.lazy_observations)
+        self._answers[did] = action
+        self._spawn(did, self._send_answer(did, action))
 
     def _on_accepted(self, msg: play_pb2.AnswerAccepted) -> None:
         """An answer was acknowledged. A batched stream is told its latest

@@ -64,7 +64,7 @@ async def _heal(deployment: Deployment) -> None:
         for i in range(cluster.size):
             cluster.signal(i, signal.SIGCONT)
             if not cluster.alive(i):
-                await asyncio.to_thread(cluster.start_primary, i)
+                await asyncio.to_thread(cluster.restart, i)
     for node in deployment.nodes:
         if not node.alive():
             deployment.start_node(node)
@@ -89,6 +89,7 @@ async def run_campaign(plan: Plan, say: Callable[[str], None] = print) -> dict[s
     deployment = Deployment(plan.nodes, plan.admin_token, plan.lease_ms, plan.redis_url,
                             plan.cluster)
     began = time.monotonic()
+    outcome: Outcome | None = None
     await deployment.start()
     say(f"{plan.nodes} nodes over {deployment.store_url}"
         f"; {len(faults)} faults planned ({', '.join(sorted(set(f.kind for f in faults)))})")
@@ -100,11 +101,16 @@ async def run_campaign(plan: Plan, say: Callable[[str], None] = print) -> dict[s
         await asyncio.gather(workload.run(), nemesis.run())
         await _heal(deployment)
         settled = await workload.settle(plan.settle_s)
-        outcome: Outcome = await check(workload.matches, faults, deployment.servers,
+        outcome = await check(workload.matches, faults, deployment.servers,
                                        deployment.store_url, plan.lease_ms)
         losses = store_losses(deployment)
     finally:
-        await deployment.stop()
+        # The nodes' and the store's logs stay for a campaign that found violations.
+        keep = outcome is None or bool(outcome.violations)
+        await deployment.stop(keep=keep)
+        if keep:
+            say(f"logs kept in {deployment.work_dir}")
+    assert outcome is not None
     report = {
         "seed": plan.seed, "duration_s": plan.duration, "rate": plan.rate,
         "nodes": plan.nodes, "store": plan.store,
@@ -115,7 +121,7 @@ async def run_campaign(plan: Plan, say: Callable[[str], None] = print) -> dict[s
         "matches_lost": outcome.matches_lost,
         "acknowledged": outcome.acknowledged, "acknowledged_then_lost": outcome.lost,
         "store_loss_records": losses, "create_failures": workload.create_failures,
-        "settled": settled,
+        "settled": settled, "work_dir": str(deployment.work_dir) if keep else "",
         "violations": [asdict(v) for v in outcome.violations],
     }
     return report

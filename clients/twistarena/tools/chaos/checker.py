@@ -98,13 +98,17 @@ def _seat_lost(seat: SeatRecord, actions: Sequence[match_pb2.RecordedAction],
     return lost, silent
 
 
-async def _owner_lapsed(url: str, match_id: str, grace_ms: int) -> bool:
-    """The match's lease (if any) ended more than ``grace_ms`` ago."""
+def store_client(url: str) -> Any:
+    """A client of the store at ``url`` (a cluster client for a cluster URL)."""
     if url.startswith("redis+cluster://"):
         host, port = url.split("//", 1)[1].split(",")[0].rsplit(":", 1)
-        client: Any = RedisCluster(host=host, port=int(port), socket_timeout=5)
-    else:
-        client = aioredis.Redis.from_url(url, socket_timeout=5)
+        return RedisCluster(host=host, port=int(port), socket_timeout=5)
+    return aioredis.Redis.from_url(url, socket_timeout=5)
+
+
+async def _owner_lapsed(url: str, match_id: str, grace_ms: int) -> bool:
+    """The match's lease (if any) ended more than ``grace_ms`` ago."""
+    client = store_client(url)
     try:
         until = await client.hget(f"{{m:{match_id}}}:owner", "until")
     finally:

@@ -25,13 +25,7 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from .proxy import Proxy
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from .proxy import Proxy, free_port
 
 
 def valkey_binary() -> str:
@@ -83,13 +77,16 @@ class Valkey:
 
 
 class ValkeyCluster:
-    """A Valkey Cluster of the campaign's own: ``size`` primaries, no replicas,
-    slots split evenly, AOF ``everysec`` each (a primary killed -9 and started
-    again comes back with what it had written)."""
+    """A Valkey Cluster on loopback: ``size`` primaries, no replicas, slots split
+    evenly. ``appendfsync``: each primary keeps an AOF fsynced so (``everysec``,
+    ``always``; '' for none): a primary killed -9 and started again
+    (``restart``) comes back with what its AOF holds."""
 
-    def __init__(self, data_dir: Path, size: int) -> None:
-        self.data_dir = data_dir
+    def __init__(self, size: int = 3, appendfsync: str = "",
+                 data_dir: Path | None = None) -> None:
         self.size = size
+        self.appendfsync = appendfsync
+        self.dir = data_dir or Path(tempfile.mkdtemp(prefix="ta-cluster-"))
         self.ports = [free_port() for _ in range(size)]
         #: Cluster bus ports, given explicitly (port + 10000 may not be free).
         self.bus_ports = [free_port() for _ in range(size)]
@@ -99,24 +96,30 @@ class ValkeyCluster:
     def url(self) -> str:
         return "redis+cluster://" + ",".join(f"127.0.0.1:{p}" for p in self.ports)
 
-    def start_primary(self, i: int, timeout: float = 30.0) -> None:
-        work = self.data_dir / str(self.ports[i])
+    def restart(self, i: int, timeout: float = 30.0) -> None:
+        """Start primary ``i`` (again) on its port and directory (its AOF, its node id)."""
+        work = self.dir / str(self.ports[i])
         work.mkdir(parents=True, exist_ok=True)
+        aof = ["--appendonly", "yes", "--appendfsync", self.appendfsync] \
+            if self.appendfsync else ["--appendonly", "no"]
         self.procs[i] = subprocess.Popen(
             [valkey_binary(), "--bind", "127.0.0.1", "--port", str(self.ports[i]),
-             "--dir", str(work), "--save", "", "--appendonly", "yes",
-             "--appendfsync", "everysec", "--cluster-enabled", "yes",
+             "--dir", str(work), "--save", "", *aof, "--cluster-enabled", "yes",
              "--cluster-config-file", "nodes.conf", "--cluster-port", str(self.bus_ports[i]),
              "--cluster-node-timeout", "5000", "--daemonize", "no",
              "--logfile", str(work / "valkey.log")],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _wait_ping(self.ports[i], timeout)
 
-    def start(self, timeout: float = 60.0) -> None:
+    def start(self, timeout: float = 60.0) -> ValkeyCluster:
         import redis
 
-        for i in range(self.size):
-            self.start_primary(i)
+        try:
+            for i in range(self.size):
+                self.restart(i)
+        except RuntimeError:
+            self.stop()
+            raise
         clients: list[Any] = [redis.Redis(host="127.0.0.1", port=p) for p in self.ports]
         per = 16384 // self.size
         for i, client in enumerate(clients):
@@ -131,10 +134,24 @@ class ValkeyCluster:
                    for t in infos):
                 break
             if time.monotonic() > deadline:
-                raise RuntimeError("the Valkey Cluster did not form")
+                raise RuntimeError(f"the Valkey Cluster did not form: {infos}")
             time.sleep(0.1)
         for client in clients:
             client.close()
+        return self
+
+    def primary_of(self, key: str) -> int:
+        """The primary holding ``key``'s slot (``start`` gives each an equal range)."""
+        from redis.crc import key_slot
+
+        return min(key_slot(key.encode()) // (16384 // self.size), self.size - 1)
+
+    def client(self) -> Any:
+        """A (synchronous) cluster client."""
+        from redis.cluster import ClusterNode, RedisCluster
+
+        nodes = [ClusterNode("127.0.0.1", p) for p in self.ports]  # type: ignore[no-untyped-call]
+        return RedisCluster(startup_nodes=nodes)
 
     def signal(self, i: int, signum: int) -> None:
         proc = self.procs[i]
@@ -146,10 +163,19 @@ class ValkeyCluster:
         return proc is not None and proc.poll() is None
 
     def kill(self, i: int) -> None:
+        """kill -9 of primary ``i`` (a frozen one too), and wait for it."""
         proc = self.procs[i]
         if proc is not None and proc.poll() is None:
             proc.kill()
             proc.wait(10)
+
+    def stop(self, keep: bool = False) -> None:
+        """Every primary killed; its directory removed unless ``keep``."""
+        for i in range(self.size):
+            self.signal(i, signal.SIGCONT)
+            self.kill(i)
+        if not keep:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def _wait_ping(port: int, timeout: float) -> None:
@@ -225,21 +251,27 @@ class Deployment:
         tail = self.redis_url.split("//", 1)[1]
         return tail.split("/", 1)[1] if "/" in tail else "0"
 
+    def store_client(self) -> Any:
+        """A client of the store, reached directly (a cluster client for a cluster)."""
+        from .checker import store_client
+
+        return store_client(self.store_url)
+
     @property
     def servers(self) -> list[str]:
         return [n.address for n in self.nodes]
 
     async def start(self) -> None:
         if self.cluster_size:
-            self.cluster = ValkeyCluster(self.work_dir / "cluster", self.cluster_size)
+            self.cluster = ValkeyCluster(self.cluster_size, "everysec", self.work_dir / "cluster")
             await asyncio.to_thread(self.cluster.start)
         elif not self.redis_url:
             self.valkey = Valkey(self.work_dir / "valkey")
             await asyncio.to_thread(self.valkey.start)
         for i in range(self.nodes_wanted):
-            store_proxy = await Proxy(self.store_port).start()
+            store_proxy = Proxy(self.store_port).start()
             port = free_port()
-            agent_proxy = await Proxy(port).start()
+            agent_proxy = Proxy(port).start()
             self.nodes.append(Node(i, port, store_proxy, agent_proxy,
                                    self.work_dir / f"node{i + 1}.log"))
         for node in self.nodes:
@@ -295,14 +327,12 @@ class Deployment:
                     await asyncio.to_thread(node.proc.wait, 20)
                 except subprocess.TimeoutExpired:
                     node.proc.kill()
-            await node.store_proxy.stop()
-            await node.agent_proxy.stop()
+            node.store_proxy.stop()
+            node.agent_proxy.stop()
         if self.valkey is not None:
             self.valkey.signal(signal.SIGCONT)
             self.valkey.kill()
         if self.cluster is not None:
-            for i in range(self.cluster.size):
-                self.cluster.signal(i, signal.SIGCONT)
-                self.cluster.kill(i)
+            self.cluster.stop(keep=True)
         if not keep:
             shutil.rmtree(self.work_dir, ignore_errors=True)

@@ -25,7 +25,8 @@ from .deploy import Deployment
 STORE_KINDS = ("valkey_kill", "valkey_kill_cut", "valkey_pause", "end_fsync_kill",
                "create_fsync_kill")
 #: Faults on nodes and links (any store).
-NODE_KINDS = ("node_kill", "node_store_cut", "agent_node_cut")
+NODE_KINDS = ("node_kill", "node_store_cut", "agent_node_cut", "lease_renew_cut",
+              "lease_renew_kill")
 #: Faults on a Valkey Cluster the campaign started (a primary, by ``Fault.node``).
 CLUSTER_KINDS = ("cluster_primary_kill", "cluster_primary_pause")
 #: The kinds each store takes (a given store is not the campaign's to kill; a
@@ -33,7 +34,7 @@ CLUSTER_KINDS = ("cluster_primary_kill", "cluster_primary_pause")
 KINDS_BY_STORE = {
     "embedded": STORE_KINDS + NODE_KINDS,
     "given": NODE_KINDS,
-    "cluster": (*CLUSTER_KINDS, "node_kill", "agent_node_cut"),
+    "cluster": (*CLUSTER_KINDS, "node_kill", "agent_node_cut", "lease_renew_kill"),
 }
 ALL_KINDS = STORE_KINDS + NODE_KINDS + CLUSTER_KINDS
 
@@ -209,7 +210,7 @@ at a match's end and at a match's creation)."""
         i = fault.node % cluster.size
         cluster.kill(i)
         await asyncio.sleep(fault.hold)
-        await asyncio.to_thread(cluster.start_primary, i)
+        await asyncio.to_thread(cluster.restart, i)
         fault.detail = f"primary {cluster.ports[i]}"
 
     async def cluster_primary_pause(self, fault: Fault) -> None:
@@ -240,6 +241,59 @@ at a match's end and at a match's creation)."""
         proxy.cut()
         await asyncio.sleep(fault.hold)
         proxy.heal()
+
+    async def _at_renewal(self, fault: Fault) -> int | None:
+        """Wait for the lease of a match in play to be renewed, then until just
+        before its next renewal (a beat is a quarter of the lease); the index of
+        the node renewing it, or None when no renewal was seen within a lease."""
+        client = self.deployment.store_client()
+        try:
+            owners = {mid: f"{{m:{mid}}}:owner" for mid in self.running_matches()}
+            before = {mid: await client.hmget(key, "node", "until")
+                      for mid, key in owners.items()}
+            held = {mid: lease for mid, lease in before.items() if lease[0] and lease[1]}
+
+            async def renewed() -> str:
+                for mid, (_node, until) in held.items():
+                    now = await client.hget(owners[mid], "until")
+                    if now is not None and now != until:
+                        return mid
+                return ""
+            mid = await _first(renewed, self.deployment.lease_ms / 1000)
+        finally:
+            await client.aclose()
+        node = held[mid][0].decode() if mid else ""
+        index = next((n.index for n in self.deployment.nodes if n.name == node), None)
+        if index is None:
+            fault.detail = "no renewal seen"
+            return None
+        await asyncio.sleep(max(0.0, self.deployment.lease_ms / 4000 - 0.03))
+        fault.detail = f"{node} renewing the lease of {mid}"
+        return index
+
+    async def lease_renew_cut(self, fault: Fault) -> None:
+        """The link of a match's owner to its store goes silent just as the owner
+        renews the match's lease, for ``hold`` seconds (past the lease: another
+        node takes the match over while the owner's renewal hangs)."""
+        index = await self._at_renewal(fault)
+        if index is None:
+            return
+        proxy = self.deployment.nodes[index].store_proxy
+        proxy.cut()
+        await asyncio.sleep(fault.hold * 1.5)
+        proxy.heal()
+
+    async def lease_renew_kill(self, fault: Fault) -> None:
+        """kill -9 of a match's owner just as it renews the match's lease; it
+        starts again after ``hold`` seconds."""
+        index = await self._at_renewal(fault)
+        if index is None:
+            return
+        node = self.deployment.nodes[index]
+        self.deployment.kill_node(node)
+        await asyncio.sleep(fault.hold)
+        self.deployment.start_node(node)
+        await self.deployment.wait_ready(node)
 
     async def agent_node_cut(self, fault: Fault) -> None:
         """The agents' links to the node go silent for ``hold`` seconds."""

@@ -97,4 +97,4 @@ async def settled(store: Store, record: MatchRecord) -> None:
     (UNAVAILABLE to the caller, who retries) when the store cannot confirm it."""
     if record.status in wire.MATCH_OVER and \
             time.time() * 1000 - record.ended_ms < FRESH_END_MS:
-        await store.confirm_durable()
+        await store.confirm_durable(record.match_id)

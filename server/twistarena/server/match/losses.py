@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from twistarena.v1 import play_pb2 as ppb
@@ -39,10 +39,38 @@ ENDED_KEPT_S = 3600.0
 
 @dataclass(slots=True)
 class Rewind:
-    """The latest rewind of a match, and the seats already told of it."""
+    """The latest rewind of a match (what a spectator resuming past it is told),
+    and the Rewound each seat away at the time is still owed.
+
+    A seat away for several rewinds is owed one going back to the earliest of
+    them: told only of the latest, it would keep as accepted an answer that an
+    earlier one took back."""
 
     message: ppb.Rewound
-    told: set[int]
+    owed: dict[int, ppb.Rewound]
+
+    @classmethod
+    def after(cls, previous: Rewind | None, message: ppb.Rewound, seats: Iterable[int],
+              present: Collection[int]) -> Rewind:
+        """The rewind ``message`` of a match whose ``seats`` other than ``present``
+        (their streams told now) are away."""
+        owed: dict[int, ppb.Rewound] = {}
+        for seat in seats:
+            if seat in present:
+                continue
+            earlier = previous.owed.get(seat) if previous is not None else None
+            owed[seat] = message if earlier is None else _earliest(earlier, message)
+        return cls(message, owed)
+
+
+def _earliest(earlier: ppb.Rewound, later: ppb.Rewound) -> ppb.Rewound:
+    """One Rewound for a seat that missed ``earlier`` and then ``later``: back to
+    the shorter of the two logs, every action lost in either counted."""
+    actions = min(earlier.actions, later.actions)
+    acknowledged = max(earlier.actions + earlier.lost_actions, later.actions + later.lost_actions)
+    return ppb.Rewound(to_seq=min(earlier.to_seq, later.to_seq), actions=actions,
+                       lost_actions=acknowledged - actions,
+                       reason=f"{earlier.reason}; then {later.reason}")
 
 
 @dataclass(slots=True)

@@ -58,21 +58,24 @@ async def lost_at_start(referee: MatchReferee, known: Acknowledged) -> None:
 
 def resume_seat_from(referee: MatchReferee, seat_no: int, outbox: Outbox,
                      resume_from: int) -> int:
-    """A seat (re)joins: tell it of a rewind it was away for. Returns the seq to
+    """A seat (re)joins: tell it of the rewind it was away for. Returns the seq to
     resend from.
 
-    Only what this node acknowledged can show a loss: a ``resume_from`` past the
-    stored events is the seat's own number (a bug, or anyone's made-up value),
-    never taken for a store that lost events; the seat simply gets no backlog
-    (docs/protocol.md, section 4)."""
+    A seat owed a Rewound gets it whatever seq it resumes from: its stream may
+    have ended after its answer's acceptance and before that answer's own
+    events (so it resumes exactly at ``to_seq``), or it takes no events at all
+    (``no_events``: it always resumes from 0), and either may hold an accepted
+    answer the rewind took back. Only what this node acknowledged can show a
+    loss: a ``resume_from`` past the stored events is the seat's own number (a
+    bug, or anyone's made-up value), never taken for a store that lost events;
+    the seat simply gets no backlog (docs/protocol.md, section 4)."""
     memory = referee.hub.acknowledged.get(referee.match_id)
     rewind = memory.rewind if memory is not None else None
-    if rewind is not None and seat_no not in rewind.told:
-        rewind.told.add(seat_no)
-        if resume_from > rewind.message.to_seq:
-            outbox.send(ppb.ServerMessage(rewound=rewind.message))
-            return int(rewind.message.to_seq)
-    return resume_from
+    owed = rewind.owed.pop(seat_no, None) if rewind is not None else None
+    if owed is None:
+        return resume_from
+    outbox.send(ppb.ServerMessage(rewound=owed))
+    return min(resume_from, int(owed.to_seq))
 
 
 def resume_spectator_from(referee: MatchReferee, outbox: Outbox, from_seq: int) -> int:
@@ -138,8 +141,9 @@ async def store_lost(referee: MatchReferee, why: str, acknowledged: int,
             seat.stream.send(ppb.ServerMessage(rewound=rewound))
     referee.feed.rewind(referee.spectators, rewound)
     memory = referee.hub.acknowledged.note(referee.match_id, kept)
-    memory.rewind = Rewind(rewound, {s.seat for s in referee.seats
-                                     if s.stream is not None or s.house_bot})
+    memory.rewind = Rewind.after(memory.rewind, rewound, (s.seat for s in referee.seats),
+                                 {s.seat for s in referee.seats
+                                  if s.stream is not None or s.house_bot})
     await _restore_meta(referee)
     referee.open_decisions()
 

@@ -70,8 +70,8 @@ def _describe(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from twistarena.tools import soak
     from twistarena import engine
+    from twistarena.tools import soak
 
     if args.duration <= 0 or args.interval <= 0 or args.concurrency < 1:
         raise CommandError("--duration, --interval and --concurrency must be positive")

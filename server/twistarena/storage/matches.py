@@ -148,11 +148,8 @@ class Matches:
 
     async def load(self, match_id: str) -> MatchRecord | None:
         """The match's record, None if the store has no such match."""
-        with driver_errors():
-            raw: Any = await self._redis.hgetall(keys.match_meta(match_id))
-        if not raw:
-            return None
-        return _record_from_hash(match_id, raw)
+        return await self._hash_record(keys.match_meta(match_id),
+                                       lambda raw: _record_from_hash(match_id, raw))
 
     async def load_many(self, match_ids: Sequence[str]) -> list[MatchRecord | None]:
         """The records of ``match_ids`` in one round trip (None where missing)."""
@@ -181,11 +178,8 @@ class Matches:
 
     async def log_lengths(self, match_ids: Sequence[str]) -> list[int]:
         """How many entries the logs of ``match_ids`` hold, in one round trip."""
-        with driver_errors():
-            pipe = self._redis.pipeline(transaction=False)
-            for mid in match_ids:
-                pipe.llen(keys.match_log(mid))
-            return [int(n) for n in await pipe.execute()]
+        replies = await self._read_together(*(("LLEN", keys.match_log(m)) for m in match_ids))
+        return [int(n) for n in replies]
 
     async def entry_at(self, match_id: str, index: int) -> LogEntry | None:
         """One log entry (None past the end)."""

@@ -15,7 +15,7 @@ from typing import Any
 from twistarena.v1 import match_pb2 as mpb
 
 from . import keys
-from .connection import Connections
+from .connection import Connections, StorePart
 from .durability import Durability
 from .errors import (
     FencedError,
@@ -84,12 +84,12 @@ def _record_from_hash(match_id: str, raw: dict[bytes, bytes]) -> MatchRecord:
     return record
 
 
-class Matches:
+class Matches(StorePart):
     """Records, logs and leases of matches."""
 
     def __init__(self, conn: Connections, scripts: Scripts, holder: Holder,
                  durability: Durability, retain_ms: int = 0) -> None:
-        self.conn = conn
+        super().__init__(conn)
         self.scripts = scripts
         self.leases = Leases(conn, scripts, holder, keys.match_lease)
         self.durability = durability
@@ -98,10 +98,6 @@ class Matches:
         #: Whether the store keeps an append-only file (WAITAOF is refused without);
         #: learnt by ``Store.probe_persistence``.
         self.aof = False
-
-    @property
-    def _redis(self) -> Any:
-        return self.conn.redis
 
     # -- creation and records ---------------------------------------------
 

@@ -1,4 +1,5 @@
-"""Every Lua script of the store: one ``.lua`` file each, registered once.
+"""Every Lua script of the store: one ``.lua`` file each, registered once; a check
+several scripts make is one fragment of ``lua/lib/`` they include.
 
 A script's SHA1 is known from its text, so calls name it by ``EVALSHA`` from
 the start; ``Scripts.load`` sends every script to the server at connect time,

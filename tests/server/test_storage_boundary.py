@@ -61,3 +61,18 @@ def test_every_lua_script_is_a_file_the_store_registers() -> None:
     registered = {s.name for s in Scripts().all()}
     on_disk = {p.stem for p in (STORAGE / "lua").glob("*.lua")}
     assert registered == on_disk
+
+
+def test_a_scripts_shared_fragments_are_in_the_text_the_store_sends() -> None:
+    """A script's ``--#include`` lines are replaced by their fragment before its SHA1
+    is taken: the server runs (and EVALSHA names) the whole text, fence included."""
+    import hashlib
+
+    from twistarena.storage.scripts import INCLUDE, Scripts
+
+    scripts = Scripts()
+    for script in scripts.all():
+        assert not any(line.startswith(INCLUDE) for line in script.source.splitlines())
+        assert script.sha == hashlib.sha1(script.source.encode()).hexdigest()
+    for fenced in (scripts.fenced_hset, scripts.finish):
+        assert "local function lease_held(" in fenced.source

@@ -101,19 +101,13 @@ class AgentStore(StorePart):
 
     async def get(self, agent_id: str) -> AgentRecord | None:
         """The agent's account, None if there is none."""
-        with driver_errors():
-            raw: Any = await self._redis.hgetall(keys.agent(agent_id))
-        if not raw:
-            return None
-        return _agent_from_hash(agent_id, raw)
+        return await self._hash_record(keys.agent(agent_id),
+                                       lambda raw: _agent_from_hash(agent_id, raw))
 
     async def exists(self, agent_ids: Iterable[str]) -> list[bool]:
         """Which of ``agent_ids`` have an account, in order."""
-        with driver_errors():
-            pipe = self._redis.pipeline(transaction=False)
-            for agent_id in agent_ids:
-                pipe.exists(keys.agent(agent_id))
-            return [bool(x) for x in await pipe.execute()]
+        replies = await self._read_together(*(("EXISTS", keys.agent(a)) for a in agent_ids))
+        return [bool(x) for x in replies]
 
     async def names(self, agent_ids: Sequence[str]) -> dict[str, str]:
         """Each agent's name (its id when it has none)."""

@@ -134,12 +134,9 @@ class ArenaStore(StorePart):
 
     async def counts(self, arena_id: str) -> tuple[int, int, int]:
         """(rated matches, rated players, enrolled agents) of an arena."""
-        with driver_errors():
-            pipe = self._redis.pipeline(transaction=False)
-            pipe.scard(keys.arena_rated(arena_id))
-            pipe.hlen(keys.arena_ratings(arena_id))
-            pipe.scard(keys.arena_enrolled(arena_id))
-            matches, players, enrolled = await pipe.execute()
+        matches, players, enrolled = await self._read_together(
+            ("SCARD", keys.arena_rated(arena_id)), ("HLEN", keys.arena_ratings(arena_id)),
+            ("SCARD", keys.arena_enrolled(arena_id)))
         return int(matches), int(players), int(enrolled)
 
     # -- enrolment and live matches -----------------------------------------

@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, cast
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 from urllib.parse import unquote, urlparse
 
 import redis.asyncio as aioredis
@@ -42,6 +43,8 @@ from redis.exceptions import RedisError
 
 from .errors import driver_errors
 from .resp import RespBatch, RespPipeline, fast_path_target
+
+T = TypeVar("T")
 
 CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
 #: A pooled connection idle this long is PINGed before its next command: after a
@@ -126,6 +129,22 @@ class StorePart:
     @property
     def _redis(self) -> Any:
         return self.conn.redis
+
+    async def _hash_record(self, key: str, parse: Callable[[Any], T]) -> T | None:
+        """``parse`` of the hash at ``key``, None when there is none: a record stored
+        as one hash reads the same way whatever it is."""
+        with driver_errors():
+            raw: Any = await self._redis.hgetall(key)
+        return parse(raw) if raw else None
+
+    async def _read_together(self, *commands: tuple[str, ...]) -> list[Any]:
+        """The replies of read commands (``("HGETALL", key)``...) sent in one round
+        trip, without a transaction: the parts of one record or of one count."""
+        with driver_errors():
+            pipe = self._redis.pipeline(transaction=False)
+            for command in commands:
+                pipe.execute_command(*command)
+            return list(await pipe.execute())
 
 
 class Connections:

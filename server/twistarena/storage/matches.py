@@ -15,7 +15,7 @@ from typing import Any
 from twistarena.v1 import match_pb2 as mpb
 
 from . import keys
-from .connection import Connections
+from .connection import Connections, StorePart
 from .durability import Durability
 from .errors import (
     FencedError,
@@ -91,12 +91,12 @@ MATCH_OVER_STATUSES = frozenset({mpb.MATCH_STATUS_FINISHED, mpb.MATCH_STATUS_CAN
 SYNC_KEY_TTL_MS = 60_000
 
 
-class Matches:
+class Matches(StorePart):
     """Records, logs and leases of matches."""
 
     def __init__(self, conn: Connections, scripts: Scripts, holder: Holder,
                  durability: Durability, retain_ms: int = 0) -> None:
-        self.conn = conn
+        super().__init__(conn)
         self.scripts = scripts
         self.leases = Leases(conn, scripts, holder, keys.match_lease)
         self.durability = durability
@@ -105,10 +105,6 @@ class Matches:
         #: Whether the store keeps an append-only file (WAITAOF is refused without);
         #: learnt by ``Store.probe_persistence``.
         self.aof = False
-
-    @property
-    def _redis(self) -> Any:
-        return self.conn.redis
 
     # -- creation and records ---------------------------------------------
 
@@ -155,11 +151,8 @@ class Matches:
 
     async def load(self, match_id: str) -> MatchRecord | None:
         """The match's record, None if the store has no such match."""
-        with driver_errors():
-            raw: Any = await self._redis.hgetall(keys.match_meta(match_id))
-        if not raw:
-            return None
-        return _record_from_hash(match_id, raw)
+        return await self._hash_record(keys.match_meta(match_id),
+                                       lambda raw: _record_from_hash(match_id, raw))
 
     async def load_many(self, match_ids: Sequence[str]) -> list[MatchRecord | None]:
         """The records of ``match_ids`` in one round trip (None where missing)."""
@@ -188,11 +181,8 @@ class Matches:
 
     async def log_lengths(self, match_ids: Sequence[str]) -> list[int]:
         """How many entries the logs of ``match_ids`` hold, in one round trip."""
-        with driver_errors():
-            pipe = self._redis.pipeline(transaction=False)
-            for mid in match_ids:
-                pipe.llen(keys.match_log(mid))
-            return [int(n) for n in await pipe.execute()]
+        replies = await self._read_together(*(("LLEN", keys.match_log(m)) for m in match_ids))
+        return [int(n) for n in replies]
 
     async def entry_at(self, match_id: str, index: int) -> LogEntry | None:
         """One log entry (None past the end)."""

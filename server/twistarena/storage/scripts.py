@@ -1,4 +1,5 @@
-"""Every Lua script of the store: one ``.lua`` file each, registered once.
+"""Every Lua script of the store: one ``.lua`` file each, registered once; a check
+several scripts make is one fragment of ``lua/lib/`` they include.
 
 A script's SHA1 is known from its text, so calls name it by ``EVALSHA`` from
 the start; ``Scripts.load`` sends every script to the server at connect time,
@@ -22,6 +23,9 @@ from .resp import Arg
 if TYPE_CHECKING:
     from .connection import Connections
 
+#: A script's line that stands for a shared fragment of ``lua/lib/`` (``Script.read``).
+INCLUDE = "--#include "
+
 
 @dataclass(frozen=True, slots=True)
 class Script:
@@ -33,8 +37,14 @@ class Script:
 
     @classmethod
     def read(cls, name: str) -> Script:
-        """The script ``name`` from the package's ``lua/`` folder, with its SHA1 for EVALSHA."""
-        source = resources.files(__package__).joinpath("lua", f"{name}.lua").read_text()
+        """The script ``name`` from the package's ``lua/`` folder, with its SHA1 for EVALSHA.
+        A line ``--#include NAME`` stands for ``lua/lib/NAME.lua``: a check several
+        scripts make (the lease fence) is written once."""
+        folder = resources.files(__package__).joinpath("lua")
+        lines = folder.joinpath(f"{name}.lua").read_text().splitlines(keepends=True)
+        source = "".join(
+            folder.joinpath("lib", f"{line.removeprefix(INCLUDE).strip()}.lua").read_text()
+            if line.startswith(INCLUDE) else line for line in lines)
         return cls(name, source, hashlib.sha1(source.encode()).hexdigest())
 
     def command(self, keys: Sequence[str], args: Sequence[Arg]) -> tuple[Arg, ...]:

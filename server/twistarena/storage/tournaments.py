@@ -60,12 +60,9 @@ class TournamentStore(StorePart):
 
     async def load(self, tid: str) -> TournamentRecord | None:
         """The tournament with its rounds and results, None if the store has none."""
-        with driver_errors():
-            pipe = self._redis.pipeline(transaction=False)
-            pipe.hgetall(keys.tournament_meta(tid))
-            pipe.hgetall(keys.tournament_rounds(tid))
-            pipe.hgetall(keys.tournament_results(tid))
-            meta, rounds, results = await pipe.execute()
+        meta, rounds, results = await self._read_together(
+            ("HGETALL", keys.tournament_meta(tid)), ("HGETALL", keys.tournament_rounds(tid)),
+            ("HGETALL", keys.tournament_results(tid)))
         if not meta or b"spec" not in meta:
             return None
         parsed: dict[tuple[int, int], Any] = {}

@@ -3,7 +3,8 @@ the same thing, with the same default and help, in every command.
 
 ``add_connection_args`` is the group of every command that talks to a server
 (``--server``, ``--root-cert``, ``--tls``, ``-v``); ``add_admin_token``,
-``add_api_token`` and ``add_json`` are the rest. ``CommandParser`` lets a
+``add_api_token`` and ``add_json`` are the rest; ``add_flag_table`` declares a
+group of a command's own flags that share their shape from one table. ``CommandParser`` lets a
 command declare flags that need a heavy import (the tools) only when that
 command is parsed, so that ``twistarena --help`` and the other commands do not
 load them.
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 SERVER_ENV = "TWISTARENA_SERVER"
@@ -112,3 +113,18 @@ def add_json(parser: argparse.ArgumentParser, shape: str = "") -> None:
     """``--json``, with its one meaning (``JSON_HELP``) and the shape of what it prints."""
     parser.add_argument("--json", action="store_true",
                         help=f"{JSON_HELP}{': ' + shape if shape else ''}")
+
+
+#: A row of ``add_flag_table``: the flag, what it sets apart from the group's shared
+#: options (its type, default, metavar...), and its help.
+FlagRow = tuple[str, Mapping[str, Any], str]
+
+
+def add_flag_table(parser: argparse.ArgumentParser | Any, rows: Iterable[FlagRow], *,
+                   note: str = "", **shared: Any) -> None:
+    """Declare a group of flags that differ only in name, help and a few options: each
+    row's flag gets ``shared`` overridden by the row's own options, and its help ends
+    with ``note`` (what the whole group says of its defaults). One table reads as the
+    list of knobs it is, and a new knob cannot miss the group's shared shape."""
+    for flag, options, helptext in rows:
+        parser.add_argument(flag, help=helptext + note, **{**shared, **options})

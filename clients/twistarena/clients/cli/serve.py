@@ -33,7 +33,7 @@ from twistarena.hosted.archives import MIB, Caps
 
 from . import admintoken
 from .arena import house_list
-from .options import add_admin_token
+from .options import add_admin_token, add_flag_table
 from .runners import add_runner_args, planned_runners, runner_token, runners_beside
 from .web import DEFAULT_WEB_PORT
 from .workers import run_workers, worker_count
@@ -53,6 +53,8 @@ LIMIT_FLAGS = {
     "connections_per_peer": "connections_per_peer",
     "registers_per_hour": "registers_per_hour",
 }
+#: What sets a limit given in seconds apart from the counts (``add_flag_table``).
+SECONDS = {"type": float, "metavar": "SECONDS"}
 
 
 def register(subparsers: Any) -> None:
@@ -182,40 +184,33 @@ def add_node_args(p: argparse.ArgumentParser) -> None:
     limits = p.add_argument_group(
         "limits", "what one client may take of the server (0: no limit); docs/security.md "
         "says what to set on a public server")
-    limits.add_argument("--creates-per-minute", type=int, default=None,
-                        help="creation calls (matches, tournaments, agents, practice) per "
-                             "minute per client address and per token "
-                             "(default: docs/security.md)")
-    limits.add_argument("--live-per-client", type=int, default=None,
-                        help="matches and tournaments one client address or token may have "
-                             "waiting or running (default: docs/security.md)")
-    limits.add_argument("--max-waiting-matches", type=int, default=None,
-                        help="matches waiting for players on this server "
-                             "(default: docs/security.md)")
-    limits.add_argument("--joins-per-minute", type=int, default=None,
-                        help="Play Joins (seat takeovers included) per minute per seat token "
-                             "(default: docs/security.md)")
-    limits.add_argument("--peer-joins-per-minute", type=int, default=None,
-                        help="Play Joins per minute per client address "
-                             "(default: docs/security.md)")
-    limits.add_argument("--stream-queue", type=int, default=None,
-                        help="messages that may wait for one slow Play or Watch stream before "
-                             "it is cut (default: docs/security.md)")
-    limits.add_argument("--stalled-write", type=float, default=None, metavar="SECONDS",
-                        help="cut a stream whose reader has not taken a message for this long "
-                             "(default: docs/security.md)")
-    limits.add_argument("--idle-stream", type=float, default=None, metavar="SECONDS",
-                        help="close a stream that got nothing for this long while its match "
-                             "waits for players (default: docs/security.md)")
-    limits.add_argument("--handshake-timeout", type=float, default=None, metavar="SECONDS",
-                        help="close a connection that has not finished its HTTP/2 (and TLS) "
-                             "handshake in this time (default: docs/security.md)")
-    limits.add_argument("--connections-per-peer", type=int, default=None,
-                        help="open connections per client address, kept by a relay in front "
-                             "of the gRPC port (default: docs/security.md)")
-    limits.add_argument("--registers-per-hour", type=int, default=None,
-                        help="agents registered per client address per hour; the admin "
-                             "token's calls are not counted (default: docs/security.md)")
+    add_flag_table(limits, (
+        ("--creates-per-minute", {},
+         "creation calls (matches, tournaments, agents, practice) per minute per client "
+         "address and per token"),
+        ("--live-per-client", {},
+         "matches and tournaments one client address or token may have waiting or running"),
+        ("--max-waiting-matches", {},
+         "matches waiting for players on this server"),
+        ("--joins-per-minute", {},
+         "Play Joins (seat takeovers included) per minute per seat token"),
+        ("--peer-joins-per-minute", {},
+         "Play Joins per minute per client address"),
+        ("--stream-queue", {},
+         "messages that may wait for one slow Play or Watch stream before it is cut"),
+        ("--stalled-write", SECONDS,
+         "cut a stream whose reader has not taken a message for this long"),
+        ("--idle-stream", SECONDS,
+         "close a stream that got nothing for this long while its match waits for players"),
+        ("--handshake-timeout", SECONDS,
+         "close a connection that has not finished its HTTP/2 (and TLS) handshake in this "
+         "time"),
+        ("--connections-per-peer", {},
+         "open connections per client address, kept by a relay in front of the gRPC port"),
+        ("--registers-per-hour", {},
+         "agents registered per client address per hour; the admin token's calls are not "
+         "counted"),
+    ), type=int, default=None, note=" (default: docs/security.md)")
     hosting = p.add_argument_group(
         "hosted agents", "caps on the versions agents submit (twistarena submit; "
         "docs/hosting.md)")

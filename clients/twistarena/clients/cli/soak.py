@@ -17,7 +17,7 @@ from twistarena.engine import GAME_IDS
 
 from ..terminal import make_console
 from .command import FAILED, CommandError, print_json
-from .options import add_json
+from .options import add_flag_table, add_json
 
 if TYPE_CHECKING:
     from twistarena.tools import hostedsoak, soak
@@ -46,14 +46,14 @@ def register(sub: Any) -> None:
                   "instant hosted bots in tournaments kept going, checked at the end")
     hosted.add_argument("--hosted", action="store_true",
                         help="hosted play on a local cluster instead of one node's growth")
-    hosted.add_argument("--nodes", type=int, default=3, help="cluster nodes (default 3)")
-    hosted.add_argument("--runners", type=int, default=2, help="runners (default 2)")
-    hosted.add_argument("--agents", type=int, default=3,
-                        help="hosted instant bots in each tournament (default 3)")
-    hosted.add_argument("--games-per-pairing", type=int, default=20,
-                        help="of each tournament (three bots at a table of three: one "
-                             "pairing, three games each; default 20): small, so that the "
-                             "last ones finish soon after the load stops")
+    add_flag_table(hosted, (
+        ("--nodes", {"default": 3}, "cluster nodes (default 3)"),
+        ("--runners", {"default": 2}, "runners (default 2)"),
+        ("--agents", {"default": 3}, "hosted instant bots in each tournament (default 3)"),
+        ("--games-per-pairing", {"default": 20},
+         "of each tournament (three bots at a table of three: one pairing, three games "
+         "each; default 20): small, so that the last ones finish soon after the load stops"),
+    ), type=int)
     hosted.add_argument("--sandbox", choices=("bwrap", "none"), default="bwrap",
                         help="how the runners run the bots (default bwrap)")
     hosted.add_argument("--keep-dir", type=Path, default=None,
@@ -70,8 +70,8 @@ def _describe(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from twistarena.tools import soak
     from twistarena import engine
+    from twistarena.tools import soak
 
     if args.duration <= 0 or args.interval <= 0 or args.concurrency < 1:
         raise CommandError("--duration, --interval and --concurrency must be positive")

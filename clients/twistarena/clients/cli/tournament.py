@@ -42,6 +42,7 @@ from .options import (
     add_admin_token,
     add_cancel,
     add_connection_args,
+    add_flag_table,
     add_json,
     add_players,
 )
@@ -67,17 +68,16 @@ def register(sub: Any) -> None:
     hosting.add_argument("--sandbox", default="bwrap", choices=MODES,
                          help="bwrap (default; needs Debian's bubblewrap package) or none "
                               "(run them bare, with a warning at every start)")
-    hosting.add_argument("--cpu-seconds", type=int, default=60,
-                         help="CPU time of each of a program's processes (default 60; 0: no "
-                              "limit)")
-    hosting.add_argument("--memory-mb", type=int, default=1024,
-                         help="memory of a program's whole tree (default 1024; 0: no limit)")
-    hosting.add_argument("--processes", type=int, default=64,
-                         help="processes and threads of a program (default 64; 0: no limit)")
-    hosting.add_argument("--open-files", type=int, default=256,
-                         help="open file descriptors (default 256; 0: no limit)")
-    hosting.add_argument("--tmp-mb", type=int, default=64,
-                         help="size of its private /tmp and home (default 64)")
+    add_flag_table(hosting, (
+        ("--cpu-seconds", {"default": 60},
+         "CPU time of each of a program's processes (default 60; 0: no limit)"),
+        ("--memory-mb", {"default": 1024},
+         "memory of a program's whole tree (default 1024; 0: no limit)"),
+        ("--processes", {"default": 64},
+         "processes and threads of a program (default 64; 0: no limit)"),
+        ("--open-files", {"default": 256}, "open file descriptors (default 256; 0: no limit)"),
+        ("--tmp-mb", {"default": 64}, "size of its private /tmp and home (default 64)"),
+    ), type=int)
     add_players(create)
     create.add_argument("--rounds", type=int, default=0, help="Swiss rounds (default 3)")
     create.add_argument("--games-per-pairing", type=int, default=1,

@@ -1,12 +1,8 @@
 -- Write fields of a hash only while the writer's lease is valid.
 -- KEYS: hash, lease. ARGV: token, mode ('nx': keep fields already set), field, value...
 -- Returns 1 (written), or 0 (fenced: the token changed or the lease expired).
-local o = redis.call('HMGET', KEYS[2], 'token', 'until')
-if o[1] ~= ARGV[1] then return 0 end
-local t = redis.call('TIME')
-if tonumber(o[2]) <= tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) then
-  return 0
-end
+--#include lease_held
+if not lease_held(KEYS[2], ARGV[1]) then return 0 end
 local cmd = 'HSET'
 if ARGV[2] == 'nx' then cmd = 'HSETNX' end
 for i = 3, #ARGV, 2 do redis.call(cmd, KEYS[1], ARGV[i], ARGV[i + 1]) end

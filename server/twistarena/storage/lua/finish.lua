@@ -4,12 +4,8 @@
 -- Returns 1 (stored), 0 (fenced: the token changed or the lease expired), or
 -- {-2, actual length} (the stored log is not the one the end was computed from:
 -- shorter, longer, or with another last entry).
-local o = redis.call('HMGET', KEYS[3], 'token', 'until')
-if o[1] ~= ARGV[1] then return 0 end
-local t = redis.call('TIME')
-if tonumber(o[2]) <= tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) then
-  return 0
-end
+--#include lease_held
+if not lease_held(KEYS[3], ARGV[1]) then return 0 end
 local n = redis.call('LLEN', KEYS[2])
 if n ~= tonumber(ARGV[2]) then return {-2, n} end
 if n > 0 and redis.call('LINDEX', KEYS[2], -1) ~= ARGV[3] then return {-2, n} end

@@ -14,7 +14,7 @@ from twistarena.tools import engine as bench_engine
 from twistarena.tools.ladder import add_cli as add_ladder
 from twistarena.tools.rl import add_cli as add_rl
 from twistarena.tools.sandbox import add_cli as add_sandbox
-from twistarena.tools.service import add_cli as add_service
+from twistarena.tools.servicecli import add_cli as add_service
 from twistarena.tools.web import add_cli as add_web
 
 from ..terminal import make_console

@@ -19,9 +19,9 @@ from twistarena.tools.service import (
     DECISION_PREFIX,
     UNLIMITED,
     match_costs,
-    read_counters,
     real_throughput,
 )
+from twistarena.tools.servicefigures import read_counters
 from twistarena.v1 import match_pb2, play_pb2
 
 from .helpers import run
@@ -196,6 +196,11 @@ def test_service_cpu_ratios_are_medians_of_each_rounds_ratio() -> None:
                     real=run("service", [160, 320, 160, 160, 900]))
     assert report.cpu_ratios() == {"engine_only": 1.2, "real": 1.6}
     assert report.to_json()["grpc_engine_only_server_cpu_to_bare_ratio"] == 1.2
+    assert report.engine_only is not None and report.real is not None
+    report.engine_only.window_server_us[0] = 0.0  # a window without decisions: left out
+    report.real.window_server_us[1] = 0.0
+    assert report.cpu_ratios() == {"engine_only": 1.2, "real": 1.6}
+    assert report.to_json()["service_server_cpu_rounds_compared"] == 4
     lines = cpu_lines(report)
     assert "engine only / bare gRPC = 1.200" in lines[0] and "goal ≤ 1.25: met" in lines[0]
     assert "service / bare gRPC = 1.600" in lines[1] and "goal ≤ 1.7: met" in lines[1]

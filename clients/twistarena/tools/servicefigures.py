@@ -234,19 +234,23 @@ class Report:
         The runs of one round follow each other within seconds, so a machine
         shared with other work, whose speed changes from minute to minute, weighs
         alike on both sides of each round's ratio; the median leaves out the
-        rounds in which it jumped in between."""
+        rounds in which it jumped in between. A round in which either run made no
+        decision (a yardstick still connecting on a machine that busy) is left out."""
+        return {key: statistics.median(ratios) for key, ratios in self._round_ratios().items()
+                if ratios}
+
+    def _round_ratios(self) -> dict[str, list[float]]:
+        """Report attribute -> its server CPU per decision over bare gRPC's, per round."""
         if self.raw is None:
             return {}
         bare = self.raw.window_server_us
-        out: dict[str, float] = {}
+        out: dict[str, list[float]] = {}
         for key in ("engine_only", "real", "sdk"):
             run: Throughput | None = getattr(self, key)
-            if run is None:
-                continue
-            ratios = [ours / theirs for ours, theirs in zip(run.window_server_us, bare,
-                                                            strict=False) if theirs > 0]
-            if ratios:
-                out[key] = statistics.median(ratios)
+            if run is not None:
+                out[key] = [ours / theirs for ours, theirs in
+                            zip(run.window_server_us, bare, strict=False)
+                            if ours > 0 and theirs > 0]
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -262,8 +266,11 @@ class Report:
                 out[key] = run.to_json()
                 if bare:
                     out[f"{key}_to_bare_ratio"] = round(run.per_s / bare, 3)
-        for key, ratio in self.cpu_ratios().items():
-            out[f"{JSON_NAMES[key]}_server_cpu_to_bare_ratio"] = round(ratio, 3)
+        for key, ratios in self._round_ratios().items():
+            if ratios:
+                out[f"{JSON_NAMES[key]}_server_cpu_to_bare_ratio"] = round(
+                    statistics.median(ratios), 3)
+                out[f"{JSON_NAMES[key]}_server_cpu_rounds_compared"] = len(ratios)
         if self.matches is not None:
             costs = self.matches
             out["match_costs"] = {

@@ -13,8 +13,7 @@ from bisect import bisect_left, insort
 from collections.abc import Hashable, Sequence
 from functools import partial
 
-from ..core import JSON, Action, InvalidOptions, ObservationPart, State
-from ..dealing import deal_hidden
+from ..core import JSON, Action, ObservationPart, State
 from . import scoring
 from .actions import (
     BLANK_FALSE,
@@ -47,7 +46,6 @@ from .actions import (
 from .cards import (
     BONUS_NAMES,
     DECK_SIZE,
-    FACE_KINDS,
     FAMILIES,
     FAMILY_OF,
     IS_SEVEN,
@@ -61,29 +59,13 @@ from .cards import (
     cards_json,
     no_card_json,
 )
-from .data import SCORING_CARDS
+from .faces import check_options, end_order, parse_face
+from .hidden import card_zones, redeal_hidden
 from .views import decision_json, player_json, round_json, table_json, view_json
 
-#: order in which one player decides their end-of-round bonuses (TT-6.5): Flip
-#: first (it acts on real tricks), then Blank, the false-trick faces, Modifier last
-#: (it may adjust any valued false trick, faces included); Plus needs no decision.
-_END_ORDER = {"flip": 0, "blank": 1, "symbol": 2, "odd": 3, "even": 4, "any": 5, "modifier": 6}
 
 def _card_false(card: int) -> FalseTrick:
     return (FAMILY_OF[card], VALUE_OF[card], (card,), "card", 0)
-
-
-def parse_face(face: str) -> tuple[str, tuple[int, ...]]:
-    """A variable face name -> (kind, symbol families); raises InvalidOptions."""
-    if face in FACE_KINDS and face != "symbol":
-        return face, ()
-    parts = face.split("_")
-    if len(parts) == 3 and parts[0] == "symbol" and parts[1] in FAMILIES and parts[2] in FAMILIES \
-            and parts[1] != parts[2]:
-        return "symbol", tuple(sorted((FAMILIES.index(parts[1]), FAMILIES.index(parts[2]))))
-    raise InvalidOptions(
-        f"unknown variable bonus face {face!r}; use symbol_<family>_<family>, odd, even, any"
-        " or modifier")
 
 
 class TrickyTwistState(State):
@@ -94,7 +76,7 @@ class TrickyTwistState(State):
     def __init__(self, num_players: int, seed: int, options: JSON) -> None:
         super().__init__(num_players, seed, options)
         n = num_players
-        self._check_options()
+        check_options(options, n)
         self.hand_size: int = options[f"hand_size_{n}p"]
         self.reserve_size: int = options["reserve_size"]
         self.rounds = n  # TT-2.1
@@ -116,32 +98,6 @@ class TrickyTwistState(State):
         self._player_rev = [0] * n
         self._round_rev = 0
         self._start_round()
-
-    def _check_options(self) -> None:
-        o, n = self.options, self.num_players
-        if f"hand_size_{n}p" not in o:
-            raise InvalidOptions(f"no hand size for {n} players")
-        hand = o[f"hand_size_{n}p"]
-        if not (hand >= 1 and hand * n <= DECK_SIZE):
-            raise InvalidOptions(f"hand_size_{n}p must be 1..{DECK_SIZE // n}")
-        if not 0 <= o["reserve_size"] < hand:
-            raise InvalidOptions("reserve_size must be at least 0 and below the hand size")
-        for name in o["scoring_cards"]:
-            if name not in SCORING_CARDS:
-                raise InvalidOptions(f"unknown scoring card {name!r}; known: {SCORING_CARDS}")
-        if len(o["scoring_cards"]) < n:
-            raise InvalidOptions(f"the scoring deck needs at least {n} cards (one per round)")
-        for key in ("odd_values", "even_values", "any_values"):
-            if not all(1 <= v <= NUM_VALUES for v in o[key]):
-                raise InvalidOptions(f"{key} must be values 1..{NUM_VALUES}")
-        if sorted(o["variable_cards"]) != ["v1", "v2", "v3", "v4"]:
-            raise InvalidOptions("variable_cards must describe v1..v4")
-        for card in o["variable_cards"].values():
-            parse_face(card["plain"])
-            parse_face(card["framed"])
-        for table in (*o["star_tables"].values(), o["place_stars"]):
-            if not table:
-                raise InvalidOptions("star tables must not be empty")
 
     # -- round set-up ----------------------------------------------------------
 
@@ -599,7 +555,7 @@ class TrickyTwistState(State):
     def _scores(self) -> list[int]:
         return list(self.total)
 
-    # -- cloning, hidden information, conservation ---------------------------------------
+    # -- cloning, hidden information (``hidden``), conservation --------------------------
 
     def _copy_plain_into(self, new: State) -> None:
         assert isinstance(new, TrickyTwistState)
@@ -644,49 +600,12 @@ class TrickyTwistState(State):
         new._cache_seat = -1
 
     def _redeal_hidden(self, seat: int, rng: random.Random) -> None:
-        """Re-deal what ``seat`` cannot know: others' unknown hand cards, others'
-        reserves, undealt cards, its own reserve order, the future scoring cards."""
-        own = sorted(self.reserves[seat])  # its contents are known, not their order
-        rng.shuffle(own)
-        self.reserves[seat] = own
-        others = [s for s in range(self.num_players) if s != seat]
-        pool = list(self.box)
-        places: list[tuple[int, int]] = []
-        for s in others:
-            hidden = [c for c in self.hands[s] if c not in self.known[s]]
-            pool += hidden + self.reserves[s]
-            places += [(len(hidden), self.voids[s]), (len(self.reserves[s]), 0)]
-        places.append((len(self.box), 0))
-        dealt = deal_hidden(pool, places, FAMILY_OF, rng)
-        for i, s in enumerate(others):
-            self.hands[s] = sorted(self.known[s] + dealt[2 * i])
-            self.reserves[s] = dealt[2 * i + 1]
-        self.box = sorted(dealt[-1])
-        self._changed_all()
-        future = sorted(self.scoring_deck[self.round_no + 1:])
-        rng.shuffle(future)
-        self.scoring_deck[self.round_no + 1:] = future
-        self._cache_seat = -1
+        redeal_hidden(self, seat, rng)
 
     def _card_zones(self) -> dict[str, list[int]]:
-        zones: dict[str, list[int]] = {"box": list(self.box), "trick": list(self.trick)}
-        for s in range(self.num_players):
-            zones[f"hand_{s}"] = list(self.hands[s])
-            zones[f"reserve_{s}"] = list(self.reserves[s])
-            zones[f"tricks_{s}"] = [c for t in self.tricks[s] for c in t]
-            zones[f"false_tricks_{s}"] = [c for f in self.false[s] for c in f[2]]
-        return zones
+        return card_zones(self)
 
 
-def end_order(state: TrickyTwistState) -> list[tuple[int, int]]:
-    """TT-6.5: every (seat, bonus) end-of-round decision, in the order they are made."""
-    n = state.num_players
-    steps: list[tuple[int, int]] = []
-    for s in ((state.first_player + k) % n for k in range(n)):
-        mine = [b for b in state.held[s] if state.face_kind[b] in _END_ORDER]
-        mine.sort(key=lambda b: (_END_ORDER[state.face_kind[b]], b))
-        steps += [(s, b) for b in mine]
-    return steps
 
 
 #: the action ids and phases (``actions``) are read here too, as the state's vocabulary

@@ -201,6 +201,7 @@ def test_service_cpu_ratios_are_medians_of_each_rounds_ratio() -> None:
     report.real.window_server_us[1] = 0.0
     assert report.cpu_ratios() == {"engine_only": 1.2, "real": 1.6}
     assert report.to_json()["service_server_cpu_rounds_compared"] == 4
+    assert "median of 4 of 5 rounds" in cpu_lines(report)[0]
     lines = cpu_lines(report)
     assert "engine only / bare gRPC = 1.200" in lines[0] and "goal ≤ 1.25: met" in lines[0]
     assert "service / bare gRPC = 1.600" in lines[1] and "goal ≤ 1.7: met" in lines[1]

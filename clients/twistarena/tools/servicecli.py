@@ -156,10 +156,11 @@ def cpu_lines(report: Report) -> list[str]:
     lines = []
     labels = {"engine_only": "engine only", "real": "service", "sdk": "SDK agents"}
     events = report.config.get("events", False)
+    compared = report.round_ratios()
     for key, ratio in report.cpu_ratios().items():
         goal = CPU_GOALS.get(key)
         judged = "" if goal is None or (key == "real" and not events) else (
             f" (goal ≤ {goal:g}: {'met' if ratio <= goal else 'NOT met'})")
         lines.append(f"server CPU/decision, {labels[key]} / bare gRPC = {ratio:.3f}, median "
-                     f"of {report.config['rounds']} rounds{judged}")
+                     f"of {len(compared[key])} of {report.config['rounds']} rounds{judged}")
     return lines

@@ -236,10 +236,10 @@ class Report:
         alike on both sides of each round's ratio; the median leaves out the
         rounds in which it jumped in between. A round in which either run made no
         decision (a yardstick still connecting on a machine that busy) is left out."""
-        return {key: statistics.median(ratios) for key, ratios in self._round_ratios().items()
+        return {key: statistics.median(ratios) for key, ratios in self.round_ratios().items()
                 if ratios}
 
-    def _round_ratios(self) -> dict[str, list[float]]:
+    def round_ratios(self) -> dict[str, list[float]]:
         """Report attribute -> its server CPU per decision over bare gRPC's, per round."""
         if self.raw is None:
             return {}
@@ -266,7 +266,7 @@ class Report:
                 out[key] = run.to_json()
                 if bare:
                     out[f"{key}_to_bare_ratio"] = round(run.per_s / bare, 3)
-        for key, ratios in self._round_ratios().items():
+        for key, ratios in self.round_ratios().items():
             if ratios:
                 out[f"{JSON_NAMES[key]}_server_cpu_to_bare_ratio"] = round(
                     statistics.median(ratios), 3)

@@ -23,9 +23,10 @@ ENGINE = "engine/twistarena/engine"
 #: the rest of the engine (registry, options, samplers, narration) stays
 #: interpreted, which keeps the compile to well under a minute on two cores.
 #: twistarena.engine.COMPILED_MODULES names the same set.
-ENGINE_HOT = ["core", "dealing", "tricky_twist/cards", "tricky_twist/scoring",
-              "tricky_twist/state", "twhist/cards", "twhist/state", "twisted/cards",
-              "twisted/state"]
+ENGINE_HOT = ["core", "dealing", "tricky_twist/actions", "tricky_twist/cards",
+              "tricky_twist/faces", "tricky_twist/hidden", "tricky_twist/scoring",
+              "tricky_twist/state", "tricky_twist/views",
+              "twhist/cards", "twhist/state", "twisted/cards", "twisted/state"]
 
 
 def engine_extensions() -> list[Extension]:

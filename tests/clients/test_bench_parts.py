@@ -19,9 +19,9 @@ from twistarena.tools.service import (
     DECISION_PREFIX,
     UNLIMITED,
     match_costs,
-    read_counters,
     real_throughput,
 )
+from twistarena.tools.servicefigures import read_counters
 from twistarena.v1 import match_pb2, play_pb2
 
 from .helpers import run
@@ -176,3 +176,32 @@ def test_both_phases_reach_the_owner_of_each_match_behind_a_shared_port() -> Non
     assert live == []
     assert costs.matches_finished >= 6 and costs.matches_failed == 0
     assert costs.match_cpu_us > 0
+
+
+def test_service_cpu_ratios_are_medians_of_each_rounds_ratio() -> None:
+    """The node's CPU per decision is held against bare gRPC's of the same round: a
+    round in which the machine slowed down for every run moves no ratio, and one
+    round out of five where only one run was hit is left out by the median."""
+    from twistarena.tools.servicecli import cpu_lines
+    from twistarena.tools.servicefigures import Report, Throughput
+
+    def run(label: str, per_round_us: list[float]) -> Throughput:
+        out = Throughput(label, 1000, 1.0, 0.0, 0.0, 0.0)
+        out.window_server_us = per_round_us
+        return out
+
+    report = Report({"rounds": 5, "events": True},
+                    raw=run("bare", [100, 200, 100, 100, 100]),
+                    engine_only=run("engine", [120, 240, 120, 300, 120]),
+                    real=run("service", [160, 320, 160, 160, 900]))
+    assert report.cpu_ratios() == {"engine_only": 1.2, "real": 1.6}
+    assert report.to_json()["grpc_engine_only_server_cpu_to_bare_ratio"] == 1.2
+    assert report.engine_only is not None and report.real is not None
+    report.engine_only.window_server_us[0] = 0.0  # a window without decisions: left out
+    report.real.window_server_us[1] = 0.0
+    assert report.cpu_ratios() == {"engine_only": 1.2, "real": 1.6}
+    assert report.to_json()["service_server_cpu_rounds_compared"] == 4
+    assert "median of 4 of 5 rounds" in cpu_lines(report)[0]
+    lines = cpu_lines(report)
+    assert "engine only / bare gRPC = 1.200" in lines[0] and "goal ≤ 1.25: met" in lines[0]
+    assert "service / bare gRPC = 1.600" in lines[1] and "goal ≤ 1.7: met" in lines[1]

@@ -50,7 +50,7 @@ from twistarena.clients.sdk.localbots import StrategyBot, seat_agents
 
 from . import loadplan
 from .pingpong import tune_gc
-from .service import AgentTracer, Timing
+from .servicefigures import AgentTracer, Timing
 
 WORKER = "from twistarena.tools.load import worker_main; worker_main()"
 #: How often a worker reports its counters.

@@ -20,15 +20,17 @@ the SDK's ``Agent`` (``sdk``), whose own cost shows in the client column.
 A window of the service ends by cancelling the matches still in progress:
 their seats gone, the server would otherwise play them out by fallback moves
 during the next window, whichever run it belongs to.
-Runs (2) to (4) are measured in ``--rounds`` windows (default 4) of
-``--duration / --rounds`` seconds (default 5), in order and then in the
-reverse order, and each run's figures are summed over its windows: the
-machine's speed may drift during a call (a shared virtual machine's does),
-and measured so, the drift weighs alike on every run, so their ratios hold
-from one call to the next. Four windows rather than two: a shared machine's
-speed also jumps between windows (bare gRPC alone has run 9,300 then 6,400
-decisions/s in one call), and each run sampled at more moments lets fewer of
-those jumps fall on one run only.
+Runs (2) to (4) are measured in ``--rounds`` windows (default 5) of
+``--duration / --rounds`` seconds (default 5 s each), taking turns (A B C, A B C,
+...), and each run's figures are summed over its windows. The server's CPU per
+decision is compared round by round: each round's ratio of the node's to the
+bare server's, and the median of those ratios is the figure (with its goal:
+at most 1.25 with the engine alone, 1.7 as a whole service with protocol bots
+taking their events). A shared machine's speed drifts and jumps during a call
+(bare gRPC alone has run 9,300 then 6,400 decisions/s in one call); the runs of
+one round follow each other within seconds, and the median leaves out the
+rounds in which the machine jumped in between, so the ratios hold from one call
+to the next.
 Reported: decisions/s of each run (and of each of its windows) and their ratio
 to bare gRPC, the server's (and Valkey's) CPU per decision, the load
 generator's CPU per decision, and the decision overhead. From the server's own counters
@@ -63,225 +65,34 @@ of them is seated (Joined).
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import functools
-import json
 import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import astuple, dataclass, field
 from typing import Any
 
 import grpc
 import grpc.aio
 from twistarena import wire
-from twistarena.clients.cli.options import add_json
-from twistarena.clients.sdk import Agent, AgentError, MatchClient
+from twistarena.clients.sdk import AgentError, MatchClient
 from twistarena.clients.sdk.connection import make_channel, redirect_target, stub
 from twistarena.clients.sdk.kept import KeptStreams, join_on
 from twistarena.clients.sdk.localbots import seat_agents
-from twistarena.clients.terminal import make_console
 from twistarena.v1 import match_pb2, match_pb2_grpc, play_pb2
 
 from .live import LONG_CLOCK_MS, live_matches
 from .pingpong import DECISION, PingPongClient, tune_gc
 from .processes import ServerProcess, own_cpu_seconds
 from .protocolbot import MATCH_OVER, ProtocolBot, ProtocolBotError, raw_play_call
+from .servicefigures import AgentTracer, Report, Sizes, Throughput, Timing, read_counters
 
 Progress = Callable[[str, float, float], None]
 
 def _noop(phase: str, done: float, total: float) -> None:
     return None
-
-
-@dataclass(slots=True)
-class Sizes:
-    """Mean serialized sizes (bytes) of the real messages of one match."""
-
-    decision: int
-    answer: int
-    accepted: int
-
-    def to_json(self) -> dict[str, int]:
-        return {"decision_request": self.decision, "answer": self.answer,
-                "answer_accepted": self.accepted}
-
-
-class Timing:
-    """Counts decisions and overhead samples of a measurement window, per match."""
-
-    def __init__(self) -> None:
-        self.window_open = False
-        self.decisions = 0
-        self.samples: list[float] = []
-        self._last_answer: dict[Any, float] = {}
-
-    def decision(self, key: Any, t: float) -> None:
-        sent = self._last_answer.pop(key, None)
-        if self.window_open:
-            self.decisions += 1
-            if sent is not None:
-                self.samples.append(t - sent)
-
-    def answer(self, key: Any, t: float) -> None:
-        self._last_answer[key] = t
-
-
-class AgentTracer:
-    """The SDK's timing hooks, keyed by match."""
-
-    def __init__(self, timing: Timing) -> None:
-        self.timing = timing
-
-    def decision_received(self, agent: Agent, decision_id: int, t: float) -> None:
-        self.timing.decision(agent.match_id, t)
-
-    def answer_sent(self, agent: Agent, decision_id: int, t: float) -> None:
-        self.timing.answer(agent.match_id, t)
-
-    def accepted(self, agent: Agent, decision_id: int, t: float) -> None:
-        return None
-
-
-@dataclass(slots=True)
-class ServerCounters:
-    """The server's own counters of its Play streams, summed over its nodes."""
-
-    sent: float = 0.0
-    received: float = 0.0
-    requests_built: float = 0.0
-    #: The builds the server timed (one in several), and their CPU time.
-    requests_timed: float = 0.0
-    request_build_s: float = 0.0
-
-    def minus(self, before: ServerCounters) -> ServerCounters:
-        return ServerCounters(*(a - b for a, b in zip(astuple(self), astuple(before),
-                                                      strict=True)))
-
-    def plus(self, other: ServerCounters) -> ServerCounters:
-        return ServerCounters(*(a + b for a, b in zip(astuple(self), astuple(other),
-                                                      strict=True)))
-
-
-#: Prometheus sample (name and labels as exported) -> ``ServerCounters`` field.
-COUNTER_SAMPLES = {
-    'twistarena_play_messages_total{direction="sent"}': "sent",
-    'twistarena_play_messages_total{direction="received"}': "received",
-    "twistarena_decision_requests_built_total": "requests_built",
-    "twistarena_decision_requests_timed_total": "requests_timed",
-    "twistarena_decision_request_build_seconds_total": "request_build_s",
-}
-
-
-def read_counters(ports: Sequence[int]) -> ServerCounters:
-    """Scrape the counters from each node's metrics endpoint (blocking)."""
-    import urllib.request
-
-    out = ServerCounters()
-    for port in ports:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as page:
-            text = page.read().decode()
-        for line in text.splitlines():
-            sample, _, value = line.rpartition(" ")
-            name = COUNTER_SAMPLES.get(sample)
-            if name is not None:
-                setattr(out, name, getattr(out, name) + float(value))
-    return out
-
-
-@dataclass(slots=True)
-class Throughput:
-    """One measured run (bare gRPC or the real service)."""
-
-    label: str
-    decisions: int
-    seconds: float
-    server_cpu_s: float
-    helper_cpu_s: float
-    client_cpu_s: float
-    samples: list[float] = field(default_factory=list)
-    matches_finished: int = 0
-    #: Matches whose agents failed (a stream cut by the server), the run's whole length.
-    matches_failed: int = 0
-    #: System calls (reads and writes) of the server's processes, and of its helper.
-    server_syscalls: int = 0
-    helper_syscalls: int = 0
-    #: The server's own counters over the window (zero for the yardsticks).
-    counters: ServerCounters = field(default_factory=ServerCounters)
-    #: The server's CPU per match apart from its decisions (µs; 0: not measured).
-    match_cpu_us: float = 0.0
-    #: Decisions/s of each measured window, in order (one per round, see ``run``).
-    windows: list[float] = field(default_factory=list)
-
-    def plus(self, other: Throughput) -> Throughput:
-        """This run and a later window of the same run, as one measurement."""
-        return Throughput(
-            self.label, self.decisions + other.decisions, self.seconds + other.seconds,
-            self.server_cpu_s + other.server_cpu_s, self.helper_cpu_s + other.helper_cpu_s,
-            self.client_cpu_s + other.client_cpu_s, self.samples + other.samples,
-            self.matches_finished + other.matches_finished,
-            self.matches_failed + other.matches_failed,
-            self.server_syscalls + other.server_syscalls,
-            self.helper_syscalls + other.helper_syscalls,
-            self.counters.plus(other.counters), self.match_cpu_us,
-            self.windows + other.windows)
-
-    @property
-    def per_s(self) -> float:
-        return self.decisions / self.seconds if self.seconds else 0.0
-
-    def us_per(self, cpu: float) -> float:
-        return 1e6 * cpu / self.decisions if self.decisions else 0.0
-
-    def per_decision(self, count: float) -> float:
-        return count / self.decisions if self.decisions else 0.0
-
-    @property
-    def request_build_us(self) -> float:
-        timed = self.counters.requests_timed
-        return 1e6 * self.counters.request_build_s / timed if timed else 0.0
-
-    @property
-    def server_us_net(self) -> float:
-        """Server CPU per decision without what its matches cost once each."""
-        if not self.decisions:
-            return 0.0
-        fixed = self.match_cpu_us * 1e-6 * self.matches_finished
-        return 1e6 * max(0.0, self.server_cpu_s - fixed) / self.decisions
-
-    def percentile_ms(self, q: float) -> float:
-        if not self.samples:
-            return 0.0
-        ordered = sorted(self.samples)
-        return 1e3 * ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "decisions": self.decisions, "seconds": round(self.seconds, 3),
-            "decisions_per_s": round(self.per_s, 1),
-            "server_cpu_us_per_decision": round(self.us_per(self.server_cpu_s), 1),
-            "valkey_cpu_us_per_decision": round(self.us_per(self.helper_cpu_s), 1),
-            "client_cpu_us_per_decision": round(self.us_per(self.client_cpu_s), 1),
-            "overhead_p50_ms": round(self.percentile_ms(0.50), 3),
-            "overhead_p99_ms": round(self.percentile_ms(0.99), 3),
-            "overhead_samples": len(self.samples),
-            "matches_finished": self.matches_finished,
-            "matches_failed": self.matches_failed,
-            "server_syscalls_per_decision": round(self.server_syscalls / self.decisions, 3)
-            if self.decisions else 0.0,
-            "valkey_syscalls_per_decision": round(self.helper_syscalls / self.decisions, 3)
-            if self.decisions else 0.0,
-            "messages_per_decision_sent": round(self.per_decision(self.counters.sent), 3),
-            "messages_per_decision_received": round(
-                self.per_decision(self.counters.received), 3),
-            "request_build_us": round(self.request_build_us, 1),
-            "decisions_per_s_by_window": [round(w, 1) for w in self.windows],
-            **({"server_cpu_us_per_decision_net": round(self.server_us_net, 1)}
-               if self.match_cpu_us else {}),
-        }
 
 
 #: How long a run's tasks may take to end once cancelled, and its channels to
@@ -329,6 +140,7 @@ async def _measure(timing: Timing, server: ServerProcess, warmup: float, duratio
                      server_syscalls=server.syscalls() - calls0,
                      helper_syscalls=server.helper_syscalls() - helper_calls0,
                      windows=[timing.decisions / seconds if seconds else 0.0])
+    run.window_server_us = [run.us_per(run.server_cpu_s)]
     # Read after the CPU: the scrape costs the server a little CPU of its own.
     run.counters = (await asyncio.to_thread(read_counters, ports)).minus(counters0)
     progress(label, duration, duration)
@@ -638,50 +450,6 @@ async def raw_throughput(players: int, matches: int, sizes: Sizes, warmup: float
         await asyncio.to_thread(server.stop)
 
 
-@dataclass(slots=True)
-class Report:
-    """Everything one ``bench service`` run measured."""
-
-    config: dict[str, Any]
-    sizes: Sizes | None = None
-    raw: Throughput | None = None
-    engine_only: Throughput | None = None
-    real: Throughput | None = None
-    sdk: Throughput | None = None
-    matches: Throughput | None = None
-    live: dict[str, Any] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"config": self.config}
-        if self.sizes is not None:
-            out["message_bytes"] = self.sizes.to_json()
-        if self.raw is not None:
-            out["bare_grpc"] = self.raw.to_json()
-        bare = self.raw.per_s if self.raw is not None else 0.0
-        for key, run in (("grpc_engine_only", self.engine_only), ("service", self.real),
-                         ("service_sdk_agents", self.sdk)):
-            if run is not None:
-                out[key] = run.to_json()
-                if bare:
-                    out[f"{key}_to_bare_ratio"] = round(run.per_s / bare, 3)
-        if self.matches is not None:
-            costs = self.matches
-            out["match_costs"] = {
-                "matches": costs.matches_finished, "seconds": round(costs.seconds, 3),
-                "matches_failed": costs.matches_failed,
-                "server_cpu_us_per_match": round(costs.match_cpu_us, 1),
-                "valkey_cpu_us_per_match": round(
-                    1e6 * costs.helper_cpu_s / costs.matches_finished, 1)
-                if costs.matches_finished else 0.0,
-                "messages_per_match_sent": round(
-                    costs.counters.sent / costs.matches_finished, 2)
-                if costs.matches_finished else 0.0,
-            }
-        if self.live is not None:
-            out["live"] = self.live
-        return out
-
-
 #: The benchmark is one client creating matches as fast as the server allows: the
 #: per-client limits that protect a public server are lifted.
 UNLIMITED = ("--creates-per-minute", "0", "--live-per-client", "0",
@@ -696,14 +464,13 @@ MATCH_COSTS_S = 10.0
 async def run(game: str, players: int, matches: int, duration: float, warmup: float,
               live: int, storm: int, server_args: Sequence[str] = (),
               progress: Progress = _noop, agents: Sequence[str] = AGENT_KINDS,
-              events: bool = False, batched: bool = True, rounds: int = 4,
+              events: bool = False, batched: bool = True, rounds: int = 5,
               keep_streams: bool = True) -> Report:
     """The whole benchmark; every phase is bounded in time.
 
     The runs compared (bare gRPC, engine only, the service's agents) are measured
-    in ``rounds`` windows of ``duration / rounds`` each, in order and then in the
-    reverse order (A B C, C B A, ...): a machine whose speed drifts while the
-    benchmark runs favours no run, so the ratios hold from one call to the next."""
+    in ``rounds`` windows of ``duration / rounds`` each, taking turns (A B C, A B C,
+    ...): ``Report.cpu_ratios`` compares them round by round."""
     rounds = max(1, rounds)
     report = Report({"game": game, "players": players, "matches": matches,
                      "duration_s": duration, "warmup_s": warmup, "live_matches": live,
@@ -730,8 +497,8 @@ async def run(game: str, players: int, matches: int, duration: float, warmup: fl
             if kind in agents:
                 phases.append((key, functools.partial(real, kind, progress, events, batched,
                                                       keep_streams)))
-        for turn in range(rounds):
-            for key, measure in (phases if turn % 2 == 0 else phases[::-1]):
+        for _ in range(rounds):
+            for key, measure in phases:
                 measured = await measure()
                 before: Throughput | None = getattr(report, key)
                 setattr(report, key, measured if before is None else before.plus(measured))
@@ -760,143 +527,3 @@ def run_sync(*args: Any, **kwargs: Any) -> Report:
     return result
 
 
-__all__ = ["Report", "Sizes", "Throughput", "run", "run_sync"]
-
-
-# -- command line (``twistarena bench service``) -----------------------------------
-
-
-def add_cli(targets: Any) -> None:
-    """Register the ``service`` target under ``twistarena bench``."""
-    from twistarena.engine import GAME_IDS
-
-    parser = targets.add_parser(
-        "service", help="decisions/s of the real service vs bare gRPC; live matches",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--game", choices=GAME_IDS, default="tricky_twist")
-    parser.add_argument("--players", type=int, default=4)
-    parser.add_argument("--matches", type=int, default=128, help="concurrent matches")
-    parser.add_argument("--duration", type=float, default=20.0,
-                        help="seconds measured per run (after --warmup)")
-    parser.add_argument("--warmup", type=float, default=2.0)
-    parser.add_argument("--rounds", type=int, default=4,
-                        help="measure the compared runs in this many windows of "
-                             "duration/rounds each, in order then in reverse (drift cancels)")
-    parser.add_argument("--live-matches", type=int, default=0, metavar="N",
-                        help="instead: N live matches with agents connected (RSS per match), "
-                             "then a connect storm")
-    parser.add_argument("--storm", type=int, default=2000,
-                        help="with --live-matches: agents connecting at once (0: skip)")
-    parser.add_argument("--agents", default=",".join(AGENT_KINDS),
-                        help="who plays the service run(s), comma-separated: 'protocol' "
-                             "(random bots on the raw Play protocol, the ratio's subject) "
-                             "and/or 'sdk' (the SDK's Agent with the random strategy)")
-    parser.add_argument("--events", action="store_true",
-                        help="the service's agents take their events too (no_events off, "
-                             "the SDK's default); the yardsticks are unchanged")
-    parser.add_argument("--no-batch", action="store_true",
-                        help="the service's agents do not ask for batched delivery "
-                             "(Join.batched, the SDK's default): a message per event and "
-                             "per acceptance")
-    parser.add_argument("--new-stream-per-match", action="store_true",
-                        help="the service's agents open a Play call per match instead of "
-                             "keeping theirs for the next match (Join.keep_open)")
-    parser.add_argument("--workers", default="1", metavar="N|auto",
-                        help="the server under test runs `serve --workers N` (default 1)")
-    add_json(parser, "the report, one line at the end")
-    parser.set_defaults(run=run_cli)
-
-
-def agent_kinds(text: str) -> list[str]:
-    kinds = [k.strip() for k in text.split(",") if k.strip()]
-    unknown = [k for k in kinds if k not in AGENT_KINDS]
-    if unknown or not kinds:
-        raise SystemExit(f"--agents: expected a comma-separated subset of "
-                         f"{','.join(AGENT_KINDS)}, got {text!r}")
-    return kinds
-
-
-def run_cli(args: argparse.Namespace) -> int:
-    from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
-    from rich.progress import Progress as Bar
-    from twistarena.clients.sdk.localbots import configure_logging
-
-    kinds = agent_kinds(args.agents)
-    configure_logging(False)
-    console = make_console(stderr=args.json)
-    with Bar(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-             console=console, transient=True) as bar:
-        task = bar.add_task("starting the server", total=1.0)
-
-        def progress(phase: str, done: float, total: float) -> None:
-            bar.update(task, description=phase, completed=done / total if total else 0)
-
-        report = run_sync(args.game, args.players, args.matches, args.duration, args.warmup,
-                          args.live_matches, args.storm if args.live_matches else 0,
-                          agents=kinds, progress=progress, events=args.events,
-                          batched=not args.no_batch, server_args=("--workers", args.workers),
-                          keep_streams=not args.new_stream_per_match,
-                          rounds=args.rounds)
-    console.print(report_table(report))
-    if args.json:
-        print(json.dumps(report.to_json()))
-    return 0
-
-
-def report_table(report: Report) -> Any:
-    from rich.table import Table
-
-    cfg = report.config
-    if report.live is not None:
-        live = report.live
-        table = Table(title=f"Live matches: {cfg['live_matches']} x {cfg['players']}-seat "
-                            f"{cfg['game']} on one node")
-        table.add_column("figure")
-        table.add_column("value", justify="right")
-        for key, value in live.items():
-            table.add_row(key.replace("_", " "), str(value))
-        return table
-    table = Table(title=f"{cfg['matches']} concurrent {cfg['players']}-seat {cfg['game']} "
-                        f"matches, {cfg['duration_s']:g} s measured per run in "
-                        f"{cfg['rounds']} windows (order reversed each round)")
-    for column in ("run", "decisions/s", "server µs/dec", "net of match µs/dec",
-                   "valkey µs/dec", "client µs/dec", "server syscalls/dec",
-                   "messages/dec out / in", "request build µs", "overhead p50 ms",
-                   "overhead p99 ms"):
-        table.add_column(column, justify="left" if column == "run" else "right")
-    for run in (report.raw, report.engine_only, report.real, report.sdk):
-        if run is None:
-            continue
-        counted = run.counters.sent > 0
-        table.add_row(run.label, f"{run.per_s:,.0f}", f"{run.us_per(run.server_cpu_s):.0f}",
-                      f"{run.server_us_net:.0f}" if run.match_cpu_us else "-",
-                      f"{run.us_per(run.helper_cpu_s):.0f}" if run.helper_cpu_s else "-",
-                      f"{run.us_per(run.client_cpu_s):.0f}",
-                      f"{run.server_syscalls / run.decisions:.2f}" if run.decisions else "-",
-                      f"{run.per_decision(run.counters.sent):.2f} / "
-                      f"{run.per_decision(run.counters.received):.2f}" if counted else "-",
-                      f"{run.request_build_us:.0f}" if counted else "-",
-                      f"{run.percentile_ms(0.5):.2f}",
-                      f"{run.percentile_ms(0.99):.2f}")
-    out = report.to_json()
-    captions = []
-    if report.sizes is not None:
-        s = report.sizes
-        captions.append(f"message bytes: DecisionRequest {s.decision}, Answer {s.answer}, "
-                        f"AnswerAccepted {s.accepted}")
-    failed = sum(run.matches_failed for run in (report.real, report.sdk) if run is not None)
-    if failed:
-        captions.append(f"{failed} matches failed (streams cut)")
-    if "service_to_bare_ratio" in out:
-        captions.append(f"service / bare gRPC = {out['service_to_bare_ratio']:.3f}")
-    if "service_sdk_agents_to_bare_ratio" in out:
-        captions.append(f"SDK agents / bare gRPC = {out['service_sdk_agents_to_bare_ratio']:.3f}")
-    if "grpc_engine_only_to_bare_ratio" in out:
-        captions.append(f"engine only / bare gRPC = {out['grpc_engine_only_to_bare_ratio']:.3f}")
-    if report.matches is not None and report.matches.matches_finished:
-        costs = out["match_costs"]
-        captions.append(f"per match: server {costs['server_cpu_us_per_match']:,.0f} µs, "
-                        f"Valkey {costs['valkey_cpu_us_per_match']:,.0f} µs "
-                        f"({costs['matches']} matches created, seated, cancelled)")
-    table.caption = "; ".join(captions)
-    return table

@@ -24,9 +24,10 @@ from .registry import GAME_IDS, game, games, make, replay, sample_state
 
 #: The modules a decision runs through, which an install with a C compiler builds
 #: with mypyc (setup.py); everything else here is always interpreted.
-COMPILED_MODULES = ("core", "dealing", "tricky_twist.cards", "tricky_twist.scoring",
-                    "tricky_twist.state", "twhist.cards", "twhist.state", "twisted.cards",
-                    "twisted.state")
+COMPILED_MODULES = ("core", "dealing", "tricky_twist.actions", "tricky_twist.cards",
+                    "tricky_twist.faces", "tricky_twist.hidden", "tricky_twist.scoring",
+                    "tricky_twist.state", "tricky_twist.views",
+                    "twhist.cards", "twhist.state", "twisted.cards", "twisted.state")
 
 
 def compiled() -> bool:

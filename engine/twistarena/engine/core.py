@@ -163,9 +163,32 @@ class State:
         self.num_players = num_players
         self.seed = seed
         self.options = options
-        self.rng = random.Random(seed)
+        self._rng = random.Random(seed)
+        #: True while another state may hold ``_rng`` too (see ``rng``)
+        self._rng_shared = False
         self.history: list[tuple[int, int]] = []
         self.events: list[Event] = []
+
+    @property
+    def rng(self) -> random.Random:
+        """The match's random stream (every deal and shuffle draws from it).
+
+        Copied on first use after a clone, not at the clone: copying a generator's
+        state costs more than the rest of a clone, and a search bot's clones seldom
+        reach the next deal. Until one of them draws, the original and its clones
+        share one generator that nobody draws from, so each draws the same numbers
+        as it would have from its own copy."""
+        if self._rng_shared:
+            own = random.Random.__new__(random.Random)  # not seeded: the state is set next
+            own.setstate(self._rng.getstate())
+            self._rng = own
+            self._rng_shared = False
+        return self._rng
+
+    @rng.setter
+    def rng(self, rng: random.Random) -> None:
+        self._rng = rng
+        self._rng_shared = False
 
     # -- the API -----------------------------------------------------------
 
@@ -257,17 +280,24 @@ class State:
         return [s for s in range(self.num_players) if places[s] == 1]
 
     def clone(self) -> State:
-        """An independent copy; cheap enough for search bots to call per simulation."""
-        new = copy.copy(self)
+        """An independent copy; cheap enough for search bots to call per simulation.
+
+        Field by field (a generic copy costs several times as much compiled): the
+        fields of ``State`` here, each game's in ``_copy_plain_into`` (values never
+        changed in place) and ``_copy_mutable_into`` (its own copies)."""
+        new: State = type(self).__new__(type(self))
         if type(self).__dictoffset__:
-            # a subclass defined in Python over the compiled engine keeps its own
-            # fields in a __dict__, which the compiled copy leaves out
+            # interpreted, or a subclass defined in Python over the compiled engine:
+            # the fields in a __dict__, which the copies below would leave out
             new.__dict__.update(self.__dict__)
-        # allocated without seeding (seeding costs as much as the copy): the state is set next
-        new.rng = random.Random.__new__(random.Random)
-        new.rng.setstate(self.rng.getstate())
+        new.num_players = self.num_players
+        new.seed = self.seed
+        new.options = self.options
+        new._rng = self._rng
+        new._rng_shared = self._rng_shared = True  # copied by whichever draws first
         new.history = list(self.history)
         new.events = list(self.events)  # events are immutable once logged
+        self._copy_plain_into(new)
         self._copy_mutable_into(new)
         return new
 
@@ -343,6 +373,11 @@ class State:
     def _rank_key(self, seat: int) -> tuple[int, ...]:
         """Higher is better; equal keys share a place. Games add tie-breakers."""
         return (self._scores()[seat],)
+
+    def _copy_plain_into(self, new: State) -> None:
+        """Give ``new`` this game's fields that are never changed in place (numbers,
+        strings, tuples, lists only ever replaced whole): shared, not copied. Every
+        field of a game is copied here or in ``_copy_mutable_into``."""
 
     def _copy_mutable_into(self, new: State) -> None:
         """Give ``new`` its own copies of this game's mutable fields."""

@@ -73,8 +73,8 @@ class ActionSpace:
 
     def indices(self, legal_ids: Sequence[int]) -> list[int]:
         """The indices of ``legal_ids``, in their order."""
-        index_of = self.index_of
-        return [int(index_of[a]) for a in legal_ids]
+        index = self.index_list  # a list's items are read faster than an array's
+        return [index[a] for a in legal_ids]
 
     def engine_id(self, index: int) -> int:
         """The engine's id of mask index ``index`` (``ValueError`` out of range)."""

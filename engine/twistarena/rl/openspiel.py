@@ -162,40 +162,84 @@ class TwistArenaGame(pyspiel.Game):  # type: ignore[misc]
             perfect_recall=False), params)
 
 
+#: OpenSpiel's player ids of a chance node and of the end
+CHANCE = int(pyspiel.PlayerId.CHANCE)
+TERMINAL = int(pyspiel.PlayerId.TERMINAL)
+
+#: the outcomes of a seed byte's chance node, made once: every match asks four times
+_BYTE_CHANCES = tuple((b, 1.0 / BYTE_OUTCOMES) for b in range(BYTE_OUTCOMES))
+
+
+def _player(seat: int) -> int:
+    """``Turns``' next seat as OpenSpiel's current player (-1: the match is over)."""
+    return seat if seat >= 0 else TERMINAL
+
+
+class Match:
+    """What a state holds, as one object: OpenSpiel clones a Python game's state by
+    making a new initial state and deep-copying each of its attributes in turn, so
+    one attribute whose copy is a ``clone`` costs a third of three."""
+
+    __slots__ = ("config", "current", "seed_bytes", "turns")
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        #: the seed bytes drawn so far (bytes: copies share them)
+        self.seed_bytes = b""
+        self.turns: Turns | None = None
+        #: OpenSpiel's current player, kept up to date by every move: OpenSpiel
+        #: asks for it several times a decision, each time a call into Python
+        self.current = CHANCE
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Match:
+        new = Match(self.config)
+        new.seed_bytes = self.seed_bytes
+        new.turns = None if self.turns is None else self.turns.clone()
+        new.current = self.current
+        return new
+
+
 class TwistArenaState(pyspiel.State):  # type: ignore[misc]
     """Four seed bytes of chance, then the engine's match taken one seat at a time."""
 
     def __init__(self, game: TwistArenaGame) -> None:
         super().__init__(game)
-        self.config = game.config
-        #: the seed bytes drawn so far: bytes, which copies share (a clone deep-copies
-        #: every attribute, and an immutable value costs nothing to copy)
-        self.seed_bytes = b""
-        self.turns: Turns | None = None
+        self.match = Match(game.config)
+
+    @property
+    def config(self) -> Config:
+        return self.match.config
+
+    @property
+    def seed_bytes(self) -> bytes:
+        return self.match.seed_bytes
+
+    @property
+    def turns(self) -> Turns | None:
+        return self.match.turns
 
     def current_player(self) -> int:
-        if self.turns is None:
-            return int(pyspiel.PlayerId.CHANCE)
-        seat = self.turns.current()
-        return int(pyspiel.PlayerId.TERMINAL) if seat < 0 else seat
+        return self.match.current
 
     def _legal_actions(self, player: int) -> list[int]:
-        assert self.turns is not None
-        return self.config.space.indices(self.turns.state.legal_action_ids(player))
+        m = self.match
+        assert m.turns is not None
+        return m.config.space.indices(m.turns.state.legal_action_ids(player))
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
-        p = 1.0 / BYTE_OUTCOMES
-        return [(b, p) for b in range(BYTE_OUTCOMES)]
+        return list(_BYTE_CHANCES)  # a copy: the caller may change its list
 
     def _apply_action(self, action: int) -> None:
-        if self.turns is None:
-            self.seed_bytes += bytes((int(action),))
-            if len(self.seed_bytes) == SEED_BYTES:
-                c = self.config
-                seed = int.from_bytes(self.seed_bytes, "big")
-                self.turns = Turns(engine.make(c.game_id, c.num_players, seed, c.options))
+        m = self.match
+        if m.turns is None:
+            m.seed_bytes += bytes((int(action),))
+            if len(m.seed_bytes) == SEED_BYTES:
+                c = m.config
+                seed = int.from_bytes(m.seed_bytes, "big")
+                m.turns = Turns(engine.make(c.game_id, c.num_players, seed, c.options))
+                m.current = _player(m.turns.current())
             return
-        self.turns.play(self.turns.current(), self.config.space.ids[action])
+        m.current = _player(m.turns.play(m.current, m.config.space.ids[action]))
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
@@ -206,7 +250,7 @@ class TwistArenaState(pyspiel.State):  # type: ignore[misc]
         return f"{self.turns.state.describe(player, engine_id).label} ({engine_id})"
 
     def is_terminal(self) -> bool:
-        return self.turns is not None and self.turns.state.is_terminal()
+        return self.match.current == TERMINAL
 
     def returns(self) -> list[float]:
         if not self.is_terminal():
@@ -223,7 +267,7 @@ class TwistArenaState(pyspiel.State):  # type: ignore[misc]
         rng = random.Random(int(probability_sampler() * 2**53))
         new = self.clone()
         if self.turns is None:  # the seed bytes drawn so far are hidden from everyone
-            new.seed_bytes = bytes(rng.randrange(BYTE_OUTCOMES) for _ in self.seed_bytes)
+            new.match.seed_bytes = bytes(rng.randrange(BYTE_OUTCOMES) for _ in self.seed_bytes)
             return new  # type: ignore[no-any-return]
         real = self.turns.state
         world = real.determinize(player_id, rng)
@@ -235,7 +279,8 @@ class TwistArenaState(pyspiel.State):  # type: ignore[misc]
         for seat, action_id in sorted(self.turns.pending.items()):
             turns.pending[seat] = action_id if seat == player_id else rng.choice(
                 world.legal_action_ids(seat))
-        new.turns = turns
+        new.match.turns = turns
+        new.match.current = _player(turns.current())
         return new  # type: ignore[no-any-return]
 
     def __str__(self) -> str:
@@ -263,10 +308,11 @@ class Observer:
         self._written: tuple[engine.State, native.SeatTensors | None] | None = None
 
     def set_from(self, state: TwistArenaState, player: int) -> None:
-        if state.turns is None:
+        turns = state.match.turns
+        if turns is None:
             self.tensor.fill(0.0)  # before the deal nobody knows anything
             return
-        game = state.turns.state
+        game = turns.state
         if self._written is None or self._written[0] is not game:
             self._written = (game, native.native_tensors(self.config.encoder, game))
         writer = self._written[1]

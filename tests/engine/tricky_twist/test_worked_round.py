@@ -18,7 +18,7 @@ from twistarena import engine
 from twistarena.engine import IllegalAction
 from twistarena.engine.tricky_twist import state as st
 from twistarena.engine.tricky_twist.cards import BLANK, DECK_SIZE, FLIP
-from twistarena.engine.tricky_twist.data import DEFAULTS
+from twistarena.engine.tricky_twist.data import DEFAULTS, SCORING_CARDS
 
 from .helpers import act, c, cs, end_position, new, play_position
 
@@ -678,7 +678,7 @@ def test_options_refused_with_their_reason() -> None:
         (3, {"hand_size_3p": 17}, "hand_size_3p must be 1..16"),
         (3, {"reserve_size": 16}, "reserve_size must be at least 0 and below the hand size"),
         (3, {"scoring_cards": ["odd_values", "most"]},
-         f"unknown scoring card 'most'; known: {st.SCORING_CARDS}"),
+         f"unknown scoring card 'most'; known: {SCORING_CARDS}"),
         (3, {"scoring_cards": ["odd_values"] * 2},
          "the scoring deck needs at least 3 cards (one per round)"),
         (3, {"odd_values": [1, 13]}, "odd_values must be values 1..12"),

@@ -25,7 +25,7 @@ def _targets(parser: argparse.ArgumentParser) -> None:
     from twistarena.tools.ladder import add_cli as add_ladder
     from twistarena.tools.rl import add_cli as add_rl
     from twistarena.tools.sandbox import add_cli as add_sandbox
-    from twistarena.tools.service import add_cli as add_service
+    from twistarena.tools.servicecli import add_cli as add_service
     from twistarena.tools.web import add_cli as add_web
 
     targets = parser.add_subparsers(dest="target", required=True, metavar="TARGET")

@@ -1,12 +1,9 @@
 """Tricky Twist rules (docs/rules/tricky_twist.md, TT-2 .. TT-7) as an engine ``State``.
 
-Action ids use one fixed range per kind (see the ``*_BASE`` constants), so an
-id means the same thing in every state and legal ids come out sorted.
-
-Longer than our other modules, on purpose: it is one state machine (reserves and
-their windows, tricks, bonus picks, take-backs and the end bonus all read and
-change the same state), so it stays whole; what does not touch the state lives beside
-it (``cards``, ``data``, ``scoring``, ``narrate``, ``sample``).
+One state machine (reserves and their windows, tricks, bonus picks, take-backs
+and the end bonus all read and change the same state), so it stays whole; what
+only reads it lives beside it: the action ids and their texts (``actions``), the
+views (``views``), and ``cards``, ``data``, ``scoring``, ``narrate``, ``sample``.
 """
 
 from __future__ import annotations
@@ -16,13 +13,39 @@ from bisect import bisect_left, insort
 from collections.abc import Hashable, Sequence
 from functools import partial
 
-from ..core import JSON, Action, InvalidOptions, ObservationPart, State, set_bits
-from ..dealing import deal_hidden
+from ..core import JSON, Action, ObservationPart, State
 from . import scoring
+from .actions import (
+    BLANK_FALSE,
+    BLANK_TRICK,
+    BONUS_PICK,
+    DECLINE,
+    END_BONUS,
+    FLIP_FALSE_BASE,
+    FLIP_TOP_BASE,
+    FLIP_TRICK_BASE,
+    GAME_OVER,
+    MOD_MINUS,
+    MOD_PLUS,
+    MOD_TARGET_BASE,
+    PICK_BASE,
+    PLAY,
+    PLAY_BASE,
+    RESERVE,
+    RESERVE_BASE,
+    SYMBOL_BASE,
+    TAKE_BACK_BASE,
+    TAKE_BACK_PHASE,
+    TAKE_RESERVE,
+    VALUE_BASE,
+    WINDOW,
+    FalseTrick,
+    describe_action,
+    why_illegal,
+)
 from .cards import (
     BONUS_NAMES,
     DECK_SIZE,
-    FACE_KINDS,
     FAMILIES,
     FAMILY_OF,
     IS_SEVEN,
@@ -33,63 +56,16 @@ from .cards import (
     VALUE_OF,
     VARIABLE,
     card_json,
-    card_name,
     cards_json,
     no_card_json,
 )
-from .data import SCORING_CARDS
-
-# -- action ids ---------------------------------------------------------------
-PLAY_BASE = 0  # + card: play that card (TT-4.2, TT-4.3)
-RESERVE_BASE = 48  # + card: put that card in the reserve (TT-3.3)
-TAKE_RESERVE = 96  # take the top reserve card (TT-4.1)
-DECLINE = 97  # decline the current optional choice (TT-4.1, TT-5.4, TT-6.1a, TT-6.2)
-PICK_BASE = 100  # + bonus id: take that bonus card from the supply (TT-5.4)
-TAKE_BACK_BASE = 120  # + card: return that false trick to hand (TT-6.1a)
-FLIP_TRICK_BASE = 200  # + trick index: Flip that trick into a false trick (TT-6.1b)
-FLIP_FALSE_BASE = 250  # + card: Flip that false trick into a trick (TT-6.1b)
-FLIP_TOP_BASE = 300  # + card: that card lies on top of the flipped trick (TT-6.1b)
-BLANK_TRICK = 350  # Blank counts as a trick (TT-6.1c)
-BLANK_FALSE = 351  # Blank counts as a false trick (TT-6.1c)
-SYMBOL_BASE = 360  # + family: Symbol face as a false trick of that family (TT-6.3)
-VALUE_BASE = 369  # + value (1..12): Odd/Even/Any face as a false trick of that value
-MOD_TARGET_BASE = 400  # + false trick index: attach the Modifier there (TT-6.3)
-MOD_MINUS = 450  # Modifier: value - 1
-MOD_PLUS = 451  # Modifier: value + 1
-
-# -- phases -------------------------------------------------------------------
-RESERVE = "reserve"
-WINDOW = "reserve_window"
-PLAY = "play"
-BONUS_PICK = "bonus_pick"
-TAKE_BACK_PHASE = "take_back"
-END_BONUS = "end_bonus"
-GAME_OVER = "over"
-
-#: order in which one player decides their end-of-round bonuses (TT-6.5): Flip
-#: first (it acts on real tricks), then Blank, the false-trick faces, Modifier last
-#: (it may adjust any valued false trick, faces included); Plus needs no decision.
-_END_ORDER = {"flip": 0, "blank": 1, "symbol": 2, "odd": 3, "even": 4, "any": 5, "modifier": 6}
-
-#: a false trick: (family or -1, value or -1, physical cards (top first), source, modifier delta)
-FalseTrick = tuple[int, int, tuple[int, ...], str, int]
+from .faces import check_options, end_order, parse_face
+from .hidden import card_zones, redeal_hidden
+from .views import decision_json, player_json, round_json, table_json, view_json
 
 
 def _card_false(card: int) -> FalseTrick:
     return (FAMILY_OF[card], VALUE_OF[card], (card,), "card", 0)
-
-
-def parse_face(face: str) -> tuple[str, tuple[int, ...]]:
-    """A variable face name -> (kind, symbol families); raises InvalidOptions."""
-    if face in FACE_KINDS and face != "symbol":
-        return face, ()
-    parts = face.split("_")
-    if len(parts) == 3 and parts[0] == "symbol" and parts[1] in FAMILIES and parts[2] in FAMILIES \
-            and parts[1] != parts[2]:
-        return "symbol", tuple(sorted((FAMILIES.index(parts[1]), FAMILIES.index(parts[2]))))
-    raise InvalidOptions(
-        f"unknown variable bonus face {face!r}; use symbol_<family>_<family>, odd, even, any"
-        " or modifier")
 
 
 class TrickyTwistState(State):
@@ -100,7 +76,7 @@ class TrickyTwistState(State):
     def __init__(self, num_players: int, seed: int, options: JSON) -> None:
         super().__init__(num_players, seed, options)
         n = num_players
-        self._check_options()
+        check_options(options, n)
         self.hand_size: int = options[f"hand_size_{n}p"]
         self.reserve_size: int = options["reserve_size"]
         self.rounds = n  # TT-2.1
@@ -122,32 +98,6 @@ class TrickyTwistState(State):
         self._player_rev = [0] * n
         self._round_rev = 0
         self._start_round()
-
-    def _check_options(self) -> None:
-        o, n = self.options, self.num_players
-        if f"hand_size_{n}p" not in o:
-            raise InvalidOptions(f"no hand size for {n} players")
-        hand = o[f"hand_size_{n}p"]
-        if not (hand >= 1 and hand * n <= DECK_SIZE):
-            raise InvalidOptions(f"hand_size_{n}p must be 1..{DECK_SIZE // n}")
-        if not 0 <= o["reserve_size"] < hand:
-            raise InvalidOptions("reserve_size must be at least 0 and below the hand size")
-        for name in o["scoring_cards"]:
-            if name not in SCORING_CARDS:
-                raise InvalidOptions(f"unknown scoring card {name!r}; known: {SCORING_CARDS}")
-        if len(o["scoring_cards"]) < n:
-            raise InvalidOptions(f"the scoring deck needs at least {n} cards (one per round)")
-        for key in ("odd_values", "even_values", "any_values"):
-            if not all(1 <= v <= NUM_VALUES for v in o[key]):
-                raise InvalidOptions(f"{key} must be values 1..{NUM_VALUES}")
-        if sorted(o["variable_cards"]) != ["v1", "v2", "v3", "v4"]:
-            raise InvalidOptions("variable_cards must describe v1..v4")
-        for card in o["variable_cards"].values():
-            parse_face(card["plain"])
-            parse_face(card["framed"])
-        for table in (*o["star_tables"].values(), o["place_stars"]):
-            if not table:
-                raise InvalidOptions("star tables must not be empty")
 
     # -- round set-up ----------------------------------------------------------
 
@@ -551,188 +501,39 @@ class TrickyTwistState(State):
     # -- descriptions ---------------------------------------------------------------
 
     def _describe(self, seat: int, action_id: int) -> Action:
-        a = action_id
-        if 0 <= a < RESERVE_BASE:
-            return Action(a, f"play {card_name(a)}", {"kind": "play", "card": card_json(a)})
-        if a < TAKE_RESERVE:
-            c = a - RESERVE_BASE
-            return Action(a, f"reserve {card_name(c)}", {"kind": "reserve", "card": card_json(c)})
-        if a == TAKE_RESERVE:
-            return Action(a, "take reserve card", {"kind": "take_reserve"})
-        if a == DECLINE:
-            return Action(a, "decline", {"kind": "decline"})
-        if PICK_BASE <= a < PICK_BASE + NUM_BONUS:
-            b = a - PICK_BASE
-            face = self.faces[b]
-            shown = f" ({face})" if face != BONUS_NAMES[b] else ""
-            label = f"take bonus {BONUS_NAMES[b]}{shown}"
-            return Action(a, label, {"kind": "bonus", "bonus": BONUS_NAMES[b], "face": face})
-        if TAKE_BACK_BASE <= a < TAKE_BACK_BASE + DECK_SIZE:
-            c = a - TAKE_BACK_BASE
-            return Action(a, f"take back {card_name(c)}",
-                          {"kind": "take_back", "card": card_json(c)})
-        if FLIP_TRICK_BASE <= a < FLIP_FALSE_BASE:
-            i = a - FLIP_TRICK_BASE
-            return Action(a, f"flip trick {i + 1} to a false trick",
-                          {"kind": "flip_trick", "trick": i})
-        if FLIP_FALSE_BASE <= a < FLIP_FALSE_BASE + DECK_SIZE:
-            c = a - FLIP_FALSE_BASE
-            return Action(a, f"flip false trick {card_name(c)} to a trick",
-                          {"kind": "flip_false_trick", "card": card_json(c)})
-        if FLIP_TOP_BASE <= a < FLIP_TOP_BASE + DECK_SIZE:
-            c = a - FLIP_TOP_BASE
-            return Action(a, f"{card_name(c)} on top", {"kind": "flip_top", "card": card_json(c)})
-        if a in (BLANK_TRICK, BLANK_FALSE):
-            what = "trick" if a == BLANK_TRICK else "false_trick"
-            return Action(a, f"blank as {what.replace('_', ' ')}", {"kind": "blank", "as": what})
-        if SYMBOL_BASE <= a < SYMBOL_BASE + len(FAMILIES):
-            fam = FAMILIES[a - SYMBOL_BASE]
-            return Action(a, f"symbol {fam}", {"kind": "symbol", "family": fam})
-        if VALUE_BASE < a <= VALUE_BASE + NUM_VALUES:
-            v = a - VALUE_BASE
-            return Action(a, f"value {v}", {"kind": "value", "value": v})
-        if MOD_TARGET_BASE <= a < MOD_MINUS:
-            i = a - MOD_TARGET_BASE
-            return Action(a, f"modify false trick {i + 1}", {"kind": "modify", "false_trick": i})
-        if a in (MOD_MINUS, MOD_PLUS):
-            d = -1 if a == MOD_MINUS else 1
-            return Action(a, f"value {d:+d}", {"kind": "modify_delta", "delta": d})
-        return Action(a, f"unknown action {a}", {"kind": "unknown"})
+        return describe_action(self.faces, action_id)
 
     def _vocabulary_version(self) -> Hashable:
         """Only a bonus pick's label depends on the state: on the round's faces."""
         return self.faces
 
     def _why_illegal(self, seat: int, action_id: int) -> str:
-        phase, a = self.phase, action_id
-        if phase == PLAY:
-            hand = self.hands[seat]
-            if 0 <= a < DECK_SIZE and a in hand:
-                led = FAMILIES[FAMILY_OF[self.trick[0]]]
-                return (f"you hold a {led} card and must follow the led family {led};"
-                        f" {card_name(a)} is not allowed (TT-4.3)")
-            if 0 <= a < DECK_SIZE:
-                return f"you do not hold {card_name(a)}; play a card from your hand (TT-4.2)"
-            if a == TAKE_RESERVE:
-                return ("a reserve card may only be taken in the window before a trick's first"
-                        " card, at most one per trick (TT-4.1)")
-            return f"play a card from your hand: ids {list(self._legal_ids(seat))} (TT-4.2)"
-        if phase == RESERVE:
-            return ("choose a card of your hand for your reserve, one at a time (TT-3.3);"
-                    f" legal ids {list(self._legal_ids(seat))}")
-        if phase == WINDOW:
-            return (f"before the trick you may only take the top reserve card ({TAKE_RESERVE})"
-                    f" or decline ({DECLINE}) (TT-4.1)")
-        if phase == BONUS_PICK:
-            if PICK_BASE <= a < PICK_BASE + NUM_BONUS:
-                return f"bonus {BONUS_NAMES[a - PICK_BASE]} is not in the supply (TT-5.4)"
-            return ("for your 7 you may take a bonus card still in the supply or decline (TT-5.4);"
-                    f" legal ids {list(self._legal_ids(seat))}")
-        if phase == TAKE_BACK_PHASE:
-            return ("Take back returns one of your own false tricks to your hand, or you decline"
-                    f" (TT-6.1a); legal ids {list(self._legal_ids(seat))}")
-        kind = self.face_kind[self.end_steps[0][1]]
-        rule = {"flip": "TT-6.1b", "blank": "TT-6.1c"}.get(kind, "TT-6.3")
-        what = {
-            "flip": "Flip turns one of your tricks into a false trick or back, then the top card",
-            "blank": "Blank counts as a trick or a false trick",
-            "symbol": "the Symbol face is a false trick of one of its two families",
-            "odd": "the Odd face takes one of the listed odd values",
-            "even": "the Even face takes one of the listed even values",
-            "any": "the Any face takes a value from 1 to 12",
-            "modifier": "the Modifier changes a valued false trick by +1 or -1 within 1..12",
-        }[kind]
-        return f"{what} ({rule}, TT-6.5); legal ids {list(self._legal_ids(seat))}"
+        return why_illegal(self, seat, action_id)
 
-    # -- views -------------------------------------------------------------------------
+    # -- views (built in ``views``) ------------------------------------------------------
 
     def _decision(self) -> JSON:
-        """Context of the pending decision (fixed keys; -1 / "" when unused)."""
-        kind, bonus, seat = self.phase, "", -1
-        if self.acting and self.phase != RESERVE:
-            seat = self.acting[0]
-        if self.phase == END_BONUS:
-            b = self.end_steps[0][1]
-            kind = self.face_kind[b]
-            if self.sub >= 0:
-                kind = "flip_top" if kind == "flip" else "modifier_delta"
-            bonus = BONUS_NAMES[b]
-        elif self.phase == GAME_OVER:
-            kind = ""
-        face = self.faces[BONUS_NAMES.index(bonus)] if bonus else ""
-        return {"kind": kind, "seat": seat, "bonus": bonus, "face": face, "index": self.sub,
-                "pick_queue": list(self.picks), "window_queue": list(self.window)}
-
-    def _view(self, seat: int) -> JSON:
-        """Observation of ``seat`` (-1: a spectator). Tricks lie face-down but every
-        card in them was shown when played, so their cards are public (RULES
-        conventions: perfect memory of everything shown openly)."""
-        return {**self._table_json(seat), **self._round_json(),
-                "players": [self._player_json(s) for s in range(self.num_players)]}
+        """Context of the pending decision (``views.decision_json``; the training
+        environments' Python writer reads it too)."""
+        return decision_json(self)
 
     def _table_json(self, seat: int) -> JSON:
-        """The part of a view that changes with nearly every action (and the seat's own)."""
-        n = self.num_players
-        own = 0 <= seat < n
-        return {
-            "game": self.game_id,
-            "seat": seat,
-            "num_players": n,
-            "phase": self.phase,
-            "to_act": list(self.acting),
-            "first_player": self.first_player,
-            "leader": self.leader,
-            "hand": cards_json(self.hands[seat]) if own else [],
-            "reserve": cards_json(sorted(self.reserves[seat])) if own else [],
-            "trick": [{"seat": (self.leader + i) % n, "card": card_json(c)}
-                      for i, c in enumerate(self.trick)],
-            "led_family": FAMILIES[FAMILY_OF[self.trick[0]]] if self.trick else "",
-            "decision": self._decision(),
-        }
+        return table_json(self, seat)
 
     def _round_json(self) -> JSON:
-        """The part of a view that changes a few times a round (see ``_round_version``)."""
-        return {
-            "round": self.round_no + 1,
-            "rounds": self.rounds,
-            "scoring_card": self.scoring_card,
-            "scoring_cards_left": len(self.scoring_deck) - self.round_no - 1,
-            "past_scoring_cards": self.scoring_deck[:self.round_no],
-            "scores": list(self.total),
-            "supply": [{"bonus": BONUS_NAMES[b], "face": self.faces[b]} for b in self.supply],
-            "bonus_out": [BONUS_NAMES[b] for b in self.out],
-            "end_choices": list(self.end_choices),
-            "last_round": list(self.last_round),
-        }
+        return round_json(self)
 
     def _round_version(self) -> int:
         """Equal whenever ``_round_json`` is: its revision (see ``__init__``); the
         phase turns GAME_OVER only as the last round is scored."""
         return self._round_rev
 
-    def _player_json(self, s: int) -> JSON:
-        """What everybody knows about seat ``s`` (see ``_player_version``)."""
-        return {
-            "seat": s,
-            "hand_count": len(self.hands[s]),
-            "reserve_count": len(self.reserves[s]),
-            "known_in_hand": cards_json(sorted(self.known[s])),
-            "tricks": [{"cards": cards_json(t), "blank": not t} for t in self.tricks[s]],
-            "false_tricks": [
-                {"family": FAMILIES[f] if f >= 0 else "", "value": v, "cards": cards_json(c),
-                 "source": src, "modifier": d}
-                for f, v, c, src, d in self.false[s]],
-            "bonuses": [{"bonus": BONUS_NAMES[b], "face": self.faces[b]} for b in self.held[s]],
-            "score": self.total[s],
-            "void": [FAMILIES[f] for f in set_bits(self.voids[s])],
-        }
-
     def _player_version(self, s: int) -> int:
         """Equal whenever ``_player_json(s)`` is: seat ``s``'s revision (see ``__init__``)."""
         return self._player_rev[s]
 
     def _observation(self, seat: int) -> JSON:
-        return self._view(seat)
+        return view_json(self, seat)
 
     def _observation_parts(self, seat: int) -> list[ObservationPart]:
         """The seat's table, the round and one part per player: a player's part
@@ -746,15 +547,35 @@ class TrickyTwistState(State):
         return parts
 
     def _players_json(self, s: int) -> JSON:
-        return {"players": [self._player_json(s)]}
+        return {"players": [player_json(self, s)]}
 
     def _public_view(self) -> JSON:
-        return self._view(-1)
+        return view_json(self, -1)
 
     def _scores(self) -> list[int]:
         return list(self.total)
 
-    # -- cloning, hidden information, conservation ---------------------------------------
+    # -- cloning, hidden information (``hidden``), conservation --------------------------
+
+    def _copy_plain_into(self, new: State) -> None:
+        assert isinstance(new, TrickyTwistState)
+        new.hand_size = self.hand_size
+        new.reserve_size = self.reserve_size
+        new.rounds = self.rounds
+        new.first_player = self.first_player
+        new.round_no = self.round_no
+        new.last_round = self.last_round
+        new._round_rev = self._round_rev
+        new.faces = self.faces
+        new.face_kind = self.face_kind
+        new.symbols = self.symbols
+        new.scoring_card = self.scoring_card
+        new.leader = self.leader
+        new.turn = self.turn
+        new.sub = self.sub
+        new._cache_ids = self._cache_ids
+        new.phase = self.phase
+        new.acting = self.acting
 
     def _copy_mutable_into(self, new: State) -> None:
         assert isinstance(new, TrickyTwistState)
@@ -779,46 +600,19 @@ class TrickyTwistState(State):
         new._cache_seat = -1
 
     def _redeal_hidden(self, seat: int, rng: random.Random) -> None:
-        """Re-deal what ``seat`` cannot know: others' unknown hand cards, others'
-        reserves, undealt cards, its own reserve order, the future scoring cards."""
-        own = sorted(self.reserves[seat])  # its contents are known, not their order
-        rng.shuffle(own)
-        self.reserves[seat] = own
-        others = [s for s in range(self.num_players) if s != seat]
-        pool = list(self.box)
-        places: list[tuple[int, int]] = []
-        for s in others:
-            hidden = [c for c in self.hands[s] if c not in self.known[s]]
-            pool += hidden + self.reserves[s]
-            places += [(len(hidden), self.voids[s]), (len(self.reserves[s]), 0)]
-        places.append((len(self.box), 0))
-        dealt = deal_hidden(pool, places, FAMILY_OF, rng)
-        for i, s in enumerate(others):
-            self.hands[s] = sorted(self.known[s] + dealt[2 * i])
-            self.reserves[s] = dealt[2 * i + 1]
-        self.box = sorted(dealt[-1])
-        self._changed_all()
-        future = sorted(self.scoring_deck[self.round_no + 1:])
-        rng.shuffle(future)
-        self.scoring_deck[self.round_no + 1:] = future
-        self._cache_seat = -1
+        redeal_hidden(self, seat, rng)
 
     def _card_zones(self) -> dict[str, list[int]]:
-        zones: dict[str, list[int]] = {"box": list(self.box), "trick": list(self.trick)}
-        for s in range(self.num_players):
-            zones[f"hand_{s}"] = list(self.hands[s])
-            zones[f"reserve_{s}"] = list(self.reserves[s])
-            zones[f"tricks_{s}"] = [c for t in self.tricks[s] for c in t]
-            zones[f"false_tricks_{s}"] = [c for f in self.false[s] for c in f[2]]
-        return zones
+        return card_zones(self)
 
 
-def end_order(state: TrickyTwistState) -> list[tuple[int, int]]:
-    """TT-6.5: every (seat, bonus) end-of-round decision, in the order they are made."""
-    n = state.num_players
-    steps: list[tuple[int, int]] = []
-    for s in ((state.first_player + k) % n for k in range(n)):
-        mine = [b for b in state.held[s] if state.face_kind[b] in _END_ORDER]
-        mine.sort(key=lambda b: (_END_ORDER[state.face_kind[b]], b))
-        steps += [(s, b) for b in mine]
-    return steps
+
+
+#: the action ids and phases (``actions``) are read here too, as the state's vocabulary
+__all__ = [
+    "BLANK_FALSE", "BLANK_TRICK", "BONUS_PICK", "DECLINE", "END_BONUS", "FLIP_FALSE_BASE",
+    "FLIP_TOP_BASE", "FLIP_TRICK_BASE", "GAME_OVER", "MOD_MINUS", "MOD_PLUS", "MOD_TARGET_BASE",
+    "PICK_BASE", "PLAY", "PLAY_BASE", "RESERVE", "RESERVE_BASE", "SYMBOL_BASE", "TAKE_BACK_BASE",
+    "TAKE_BACK_PHASE", "TAKE_RESERVE", "VALUE_BASE", "WINDOW", "FalseTrick", "TrickyTwistState",
+    "end_order", "parse_face"
+]

@@ -377,6 +377,22 @@ class TwhistState(State):
 
     # -- search support -----------------------------------------------------
 
+    def _copy_plain_into(self, new: State) -> None:
+        assert isinstance(new, TwhistState)
+        new.t = self.t
+        new.dealer = self.dealer
+        new.lead_colour = self.lead_colour
+        new.leader = self.leader
+        new.next_leader = self.next_leader
+        new.open_cards = self.open_cards
+        new.phase = self.phase
+        new.picker = self.picker
+        new.sit_out = self.sit_out
+        new.tricks_done = self.tricks_done
+        new.tricks_total = self.tricks_total
+        new.turn = self.turn
+        new._legal = self._legal
+
     def _copy_mutable_into(self, new: State) -> None:
         assert isinstance(new, TwhistState)
         new.hands = [list(h) for h in self.hands]

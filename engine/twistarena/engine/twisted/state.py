@@ -329,6 +329,22 @@ class TwistedState(State):
             return self.totals[s]
         return self.totals[s] + self._round_score(s)
 
+    def _copy_plain_into(self, new: State) -> None:
+        assert isinstance(new, TwistedState)
+        new.distance = self.distance
+        new.expert = self.expert
+        new.first_starter = self.first_starter
+        new.hand_size = self.hand_size
+        new.plus_point = self.plus_point
+        new.minus_point = self.minus_point
+        new.toad_penalty = self.toad_penalty
+        new.phase = self.phase
+        new.round = self.round
+        new.rounds = self.rounds
+        new.starter = self.starter
+        new.turn = self.turn
+        new._legal = self._legal
+
     def _copy_mutable_into(self, new: State) -> None:
         assert isinstance(new, TwistedState)
         new.hands = [h[:] for h in self.hands]

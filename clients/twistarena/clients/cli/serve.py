@@ -64,18 +64,20 @@ def register(subparsers: Any) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=50051,
                    help="port to bind; 0 picks a free one (default 50051)")
-    p.add_argument("--redis-url", default=None,
-                   help="Redis/Valkey URL (default: env TWISTARENA_REDIS_URL; none: an "
-                        "embedded Valkey server). redis://host:port/db is one server; "
-                        "redis+cluster://host:port or a comma-separated list of seed "
-                        "nodes is a Redis/Valkey Cluster")
-    p.add_argument("--node-id", default=None,
-                   help="this node's id among the nodes sharing the store "
-                        "(default: env TWISTARENA_NODE_ID; none: random)")
-    p.add_argument("--advertise", default=None, metavar="HOST:PORT",
-                   help="the address other nodes redirect this node's clients to "
-                        "(default: env TWISTARENA_ADVERTISE). Without it the node takes "
-                        "no part in placement: it runs the matches created on it")
+    # Where the node is, each read from the environment when left out (``run``).
+    add_flag_table(p, (
+        ("--redis-url", {},
+         "Redis/Valkey URL (default: env TWISTARENA_REDIS_URL; none: an embedded Valkey "
+         "server). redis://host:port/db is one server; redis+cluster://host:port or a "
+         "comma-separated list of seed nodes is a Redis/Valkey Cluster"),
+        ("--node-id", {},
+         "this node's id among the nodes sharing the store (default: env "
+         "TWISTARENA_NODE_ID; none: random)"),
+        ("--advertise", {"metavar": "HOST:PORT"},
+         "the address other nodes redirect this node's clients to (default: env "
+         "TWISTARENA_ADVERTISE). Without it the node takes no part in placement: it runs "
+         "the matches created on it"),
+    ), default=None)
     p.add_argument("--workers", type=worker_count, default=1, metavar="N|auto",
                    help="run N node processes (auto: one per core) on the one --port and "
                         "store, each advertising a port of its own for redirects; with "

@@ -51,6 +51,9 @@ RETRYABLE = frozenset({
     grpc.StatusCode.INTERNAL,
     grpc.StatusCode.RESOURCE_EXHAUSTED,
 })
+#: What a call that creates something is retried on: only a server that was not
+#: reached; after any other failure the first server may have created it already.
+CREATE_RETRY_ON = frozenset({grpc.StatusCode.UNAVAILABLE})
 #: Every status but success: for a caller that retries all but what it names.
 EVERY_FAILURE = frozenset(set(grpc.StatusCode) - {grpc.StatusCode.OK})
 
@@ -301,6 +304,11 @@ class ServiceClient:
         return await unary(self.STUB, method, request, self.servers, self.root_cert,
                            metadata=self._metadata, tls=self.tls, backoff=self.backoff,
                            retry_on=retry_on or self.RETRY_ON)
+
+    async def _create(self, method: str, request: Any) -> Any:
+        """A call that creates something (a match, a tournament, an arena): retried on
+        ``CREATE_RETRY_ON`` only, so that one call never creates two."""
+        return await self._unary(method, request, CREATE_RETRY_ON)
 
     def _follow(self, open_stream: Callable[[grpc.aio.Channel], AsyncIterator[T]], what: str,
                 backoff: Backoff | None = None,

@@ -27,6 +27,31 @@ they stay as they are.
 
 from __future__ import annotations
 
+
+class KeyOf:
+    """A key in its owner's own tag, ``{<kind>:<owner id>}:<part>`` (a tournament's, an
+    arena's keys): such keys differ only in their part, so each is declared as one
+    line with its comment."""
+
+    def __init__(self, kind: str, part: str) -> None:
+        self.kind = kind
+        self.part = part
+
+    def __call__(self, owner_id: str) -> str:
+        return f"{{{self.kind}:{owner_id}}}:{self.part}"
+
+
+class KeyIn:
+    """A key per id in a tag shared by all ids, ``<tag>:<part>:<id>`` (a node's, an
+    agent's, a runner session's keys)."""
+
+    def __init__(self, tag: str, part: str) -> None:
+        self.tag = tag
+        self.part = part
+
+    def __call__(self, member_id: str) -> str:
+        return f"{self.tag}:{self.part}:{member_id}"
+
 # -- matches: tag {m:<id>} -------------------------------------------------------
 
 
@@ -74,16 +99,10 @@ MATCH_LEASES = f"{CLUSTER_TAG}:leases"
 NODES = f"{CLUSTER_TAG}:nodes"
 #: Hash: node id -> ``load|address``.
 NODE_INFO = f"{CLUSTER_TAG}:nodeinfo"
-
-
-def node_alive(node_id: str) -> str:
-    """String with a TTL of three heartbeats: the node's advertised address."""
-    return f"{CLUSTER_TAG}:node:{node_id}"
-
-
-def node_inbox(node_id: str) -> str:
-    """List: ids of matches handed to this node (created elsewhere or drained)."""
-    return f"{CLUSTER_TAG}:inbox:{node_id}"
+#: String with a TTL of three heartbeats: the node's advertised address.
+node_alive = KeyIn(CLUSTER_TAG, "node")
+#: List: ids of matches handed to this node (created elsewhere or drained).
+node_inbox = KeyIn(CLUSTER_TAG, "inbox")
 
 
 # -- agents: tag {agents} --------------------------------------------------------
@@ -96,16 +115,10 @@ AGENT_TOKENS = f"{AGENTS_TAG}:tokens"
 AGENT_QUEUED = f"{AGENTS_TAG}:queued"
 #: Sorted set: agent id -> creation ms, for ListAgents.
 AGENT_INDEX = f"{AGENTS_TAG}:index"
-
-
-def agent(agent_id: str) -> str:
-    """Hash: ``name``, ``created_ms``."""
-    return f"{AGENTS_TAG}:agent:{agent_id}"
-
-
-def agent_inbox(agent_id: str) -> str:
-    """List: MatchAssigned messages waiting for the agent's Queue stream."""
-    return f"{AGENTS_TAG}:inbox:{agent_id}"
+#: Hash: ``name``, ``created_ms``.
+agent = KeyIn(AGENTS_TAG, "agent")
+#: List: MatchAssigned messages waiting for the agent's Queue stream.
+agent_inbox = KeyIn(AGENTS_TAG, "inbox")
 
 
 # -- matchmaking queues: tag {mmq:<game>:<n>} -----------------------------------
@@ -135,11 +148,11 @@ RUNNER_HELD = f"{RUNNERS_TAG}:held"
 RUNNER_HOLDER = f"{RUNNERS_TAG}:holder"
 #: Hash: minted runner token hash -> its name.
 RUNNER_TOKENS = f"{RUNNERS_TAG}:tokens"
-
-
-def runner_session(key_hash: str) -> str:
-    """String with a TTL: a runner session key's hash -> the runner id."""
-    return f"{RUNNERS_TAG}:session:{key_hash}"
+#: String with a TTL: a runner session key's hash -> the runner id.
+runner_session = KeyIn(RUNNERS_TAG, "session")
+#: String with a TTL: the seat's latest hand-out (``Join.handout``), which fences
+#: off the runners that had it before on every node.
+runner_handout = KeyIn(RUNNERS_TAG, "handout")
 
 
 def runner_played(seat_key: str, runner_id: str) -> str:
@@ -148,33 +161,15 @@ def runner_played(seat_key: str, runner_id: str) -> str:
     return f"{RUNNERS_TAG}:played:{seat_key}:{runner_id}"
 
 
-def runner_handout(seat_key: str) -> str:
-    """String with a TTL: the seat's latest hand-out (``Join.handout``), which fences
-    off the runners that had it before on every node."""
-    return f"{RUNNERS_TAG}:handout:{seat_key}"
-
-
 # -- tournaments: tag {t:<id>} ---------------------------------------------------
-
-
-def tournament_meta(tid: str) -> str:
-    """Hash: ``spec`` (TournamentSpec bytes), ``status``, ``created_ms``, ``detail``."""
-    return f"{{t:{tid}}}:meta"
-
-
-def tournament_rounds(tid: str) -> str:
-    """Hash: round -> JSON ``{"tables": [...], "byes": [...]}``."""
-    return f"{{t:{tid}}}:rounds"
-
-
-def tournament_results(tid: str) -> str:
-    """Hash: ``<round>:<index>`` -> GameResult JSON."""
-    return f"{{t:{tid}}}:results"
-
-
-def tournament_lease(tid: str) -> str:
-    """Hash: the lease of the node driving the tournament (see ``leases``)."""
-    return f"{{t:{tid}}}:owner"
+#: Hash: ``spec`` (TournamentSpec bytes), ``status``, ``created_ms``, ``detail``.
+tournament_meta = KeyOf("t", "meta")
+#: Hash: round -> JSON ``{"tables": [...], "byes": [...]}``.
+tournament_rounds = KeyOf("t", "rounds")
+#: Hash: ``<round>:<index>`` -> GameResult JSON.
+tournament_results = KeyOf("t", "results")
+#: Hash: the lease of the node driving the tournament (see ``leases``).
+tournament_lease = KeyOf("t", "owner")
 
 
 #: Sorted set: tournament id by creation time.
@@ -189,63 +184,36 @@ LIVE_TOURNAMENTS = "twistarena:tournaments:live"
 ARENAS = "twistarena:arenas"
 
 
-def _arena(arena_id: str, part: str) -> str:
-    return f"{{a:{arena_id}}}:{part}"
-
-
-def arena_ratings(arena_id: str) -> str:
-    """Hash: player key (``AGENT@VERSION``) -> its rating row (JSON)."""
-    return _arena(arena_id, "ratings")
-
-
-def arena_board(arena_id: str) -> str:
-    """Sorted set: the player shown for each agent -> mu - 3 sigma."""
-    return _arena(arena_id, "board")
-
-
-def arena_current(arena_id: str) -> str:
-    """Hash: agent id -> the version it last played in the arena."""
-    return _arena(arena_id, "current")
+#: Hash: player key (``AGENT@VERSION``) -> its rating row (JSON).
+arena_ratings = KeyOf("a", "ratings")
+#: Sorted set: the player shown for each agent -> mu - 3 sigma.
+arena_board = KeyOf("a", "board")
+#: Hash: agent id -> the version it last played in the arena.
+arena_current = KeyOf("a", "current")
+#: Set: match ids whose result the arena has applied.
+arena_rated = KeyOf("a", "rated")
+#: Sorted set: the arena's rated match ids -> end ms.
+arena_matches = KeyOf("a", "matches")
+#: Hash: the lease of the node scheduling the arena (see ``leases``).
+arena_lease = KeyOf("a", "owner")
+#: Set: agent ids enrolled in the arena.
+arena_enrolled = KeyOf("a", "enrolled")
+#: Hash: the arena's unrated matches -> their player keys per seat (JSON).
+arena_live = KeyOf("a", "live")
+#: Hash: a rated match id -> its player keys and places per seat (JSON).
+arena_tables = KeyOf("a", "tables")
 
 
 def arena_history(arena_id: str, player: str) -> str:
     """List: ``[mu, sigma, match id]`` after each rated match of the player."""
-    return _arena(arena_id, f"history:{player}")
-
-
-def arena_rated(arena_id: str) -> str:
-    """Set: match ids whose result the arena has applied."""
-    return _arena(arena_id, "rated")
-
-
-def arena_matches(arena_id: str) -> str:
-    """Sorted set: the arena's rated match ids -> end ms."""
-    return _arena(arena_id, "matches")
-
-
-def arena_lease(arena_id: str) -> str:
-    """Hash: the lease of the node scheduling the arena (see ``leases``)."""
-    return _arena(arena_id, "owner")
-
-
-def arena_enrolled(arena_id: str) -> str:
-    """Set: agent ids enrolled in the arena."""
-    return _arena(arena_id, "enrolled")
-
-
-def arena_live(arena_id: str) -> str:
-    """Hash: the arena's unrated matches -> their player keys per seat (JSON)."""
-    return _arena(arena_id, "live")
+    return KeyOf("a", f"history:{player}")(arena_id)
 
 
 def arena_agent_matches(arena_id: str, agent_id: str) -> str:
     """Sorted set: one agent's rated match ids in the arena -> end ms."""
-    return _arena(arena_id, f"agent:{agent_id}")
+    return KeyOf("a", f"agent:{agent_id}")(arena_id)
 
 
-def arena_tables(arena_id: str) -> str:
-    """Hash: a rated match id -> its player keys and places per seat (JSON)."""
-    return _arena(arena_id, "tables")
 # -- hosted versions: tag {av:<agent>}, and the archives by content -------------
 
 

@@ -112,8 +112,20 @@ def _record(agent_id: str, vid: str, raw: dict[bytes, bytes]) -> VersionRecord:
                          integer(get("created_ms")))
 
 
+@dataclass(slots=True, kw_only=True)
+class FailureCounts:
+    """How often a program crashed, timed out, answered illegally or was restarted:
+    counted per match by its runner (``MatchReport``) and added up per version
+    (``VersionStats``). Keyword-only, so that it adds no positional parameter."""
+
+    crashes: int = 0
+    timeouts: int = 0
+    illegal_outputs: int = 0
+    restarts: int = 0
+
+
 @dataclass(slots=True)
-class MatchReport:
+class MatchReport(FailureCounts):
     """What one seat's program did in one match, as the runner that ran it saw it."""
 
     #: Counted once per id (a report sent again after a lost reply is not
@@ -124,10 +136,6 @@ class MatchReport:
     #: CPU the program used for its decisions, all together and the slowest one.
     cpu_ms_total: float = 0.0
     cpu_ms_max: float = 0.0
-    crashes: int = 0
-    timeouts: int = 0
-    illegal_outputs: int = 0
-    restarts: int = 0
     #: The end of the program's stderr; only the last ``STDERR_TAIL_BYTES`` are kept,
     #: and only when something failed.
     stderr_tail: bytes = b""
@@ -182,15 +190,11 @@ class FailureRecord:
 
 
 @dataclass(slots=True)
-class VersionStats:
+class VersionStats(FailureCounts):
     """A version's match reports added up."""
 
     matches: int = 0
     decisions: int = 0
-    crashes: int = 0
-    timeouts: int = 0
-    illegal_outputs: int = 0
-    restarts: int = 0
     cpu_ms_mean: float = 0.0
     cpu_ms_max: float = 0.0
     #: Newest first, at most ``FAILURES_KEPT``.

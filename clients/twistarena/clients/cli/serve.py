@@ -64,18 +64,20 @@ def register(subparsers: Any) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=50051,
                    help="port to bind; 0 picks a free one (default 50051)")
-    p.add_argument("--redis-url", default=None,
-                   help="Redis/Valkey URL (default: env TWISTARENA_REDIS_URL; none: an "
-                        "embedded Valkey server). redis://host:port/db is one server; "
-                        "redis+cluster://host:port or a comma-separated list of seed "
-                        "nodes is a Redis/Valkey Cluster")
-    p.add_argument("--node-id", default=None,
-                   help="this node's id among the nodes sharing the store "
-                        "(default: env TWISTARENA_NODE_ID; none: random)")
-    p.add_argument("--advertise", default=None, metavar="HOST:PORT",
-                   help="the address other nodes redirect this node's clients to "
-                        "(default: env TWISTARENA_ADVERTISE). Without it the node takes "
-                        "no part in placement: it runs the matches created on it")
+    # Where the node is, each read from the environment when left out (``run``).
+    add_flag_table(p, (
+        ("--redis-url", {},
+         "Redis/Valkey URL (default: env TWISTARENA_REDIS_URL; none: an embedded Valkey "
+         "server). redis://host:port/db is one server; redis+cluster://host:port or a "
+         "comma-separated list of seed nodes is a Redis/Valkey Cluster"),
+        ("--node-id", {},
+         "this node's id among the nodes sharing the store (default: env "
+         "TWISTARENA_NODE_ID; none: random)"),
+        ("--advertise", {"metavar": "HOST:PORT"},
+         "the address other nodes redirect this node's clients to (default: env "
+         "TWISTARENA_ADVERTISE). Without it the node takes no part in placement: it runs "
+         "the matches created on it"),
+    ), default=None)
     p.add_argument("--workers", type=worker_count, default=1, metavar="N|auto",
                    help="run N node processes (auto: one per core) on the one --port and "
                         "store, each advertising a port of its own for redirects; with "
@@ -96,30 +98,32 @@ def register(subparsers: Any) -> None:
 def add_node_args(p: argparse.ArgumentParser) -> None:
     """The flags of one node, whoever starts it: ``serve`` for itself, ``cluster`` for
     each of its nodes (the address, the store and the web face are each one's own)."""
-    p.add_argument("--lease-ms", type=int, default=2000,
-                   help="match ownership lease in ms; a dead node's matches move after "
-                        "about this long (default 2000)")
-    p.add_argument("--drain-grace", type=float, default=5.0, metavar="SECONDS",
-                   help="on SIGTERM: hand the matches to other nodes and exit within "
-                        "this many seconds (default 5)")
-    p.add_argument("--durability", choices=("always", "everysec"), default="everysec",
-                   help="always: every acknowledged action is fsynced to the store's AOF "
-                        "first (slower); everysec: the AOF is fsynced every second, an OS "
-                        "crash of the store's machine can lose about the last second "
-                        "(default everysec; the end of a match is always fsynced)")
-    p.add_argument("--wait-replicas", type=int, default=0, metavar="N",
-                   help="acknowledge an action only once N replicas of the store have it "
-                        "(WAIT); for a primary with replicas (default 0)")
-    p.add_argument("--wait-timeout-ms", type=int, default=1000, metavar="MS",
-                   help="longest wait for the AOF fsync or the replicas before an "
-                        "acknowledgement is retried (default 1000)")
-    p.add_argument("--on-store-loss", choices=("rewind", "void"), default="rewind",
-                   help="when the store comes back without acknowledged actions: rewind "
-                        "the match to what it kept and tell every seat and spectator, or "
-                        "void the match (default rewind); always logged and counted")
-    p.add_argument("--retain-finished", type=float, default=7 * 86400.0, metavar="SECONDS",
-                   help="a finished match's keys expire this long after its end "
-                        "(default 604800: 7 days; 0: keep for good)")
+    add_flag_table(p, (
+        ("--lease-ms", {"type": int, "default": 2000},
+         "match ownership lease in ms; a dead node's matches move after about this long "
+         "(default 2000)"),
+        ("--drain-grace", {"type": float, "default": 5.0, "metavar": "SECONDS"},
+         "on SIGTERM: hand the matches to other nodes and exit within this many seconds "
+         "(default 5)"),
+        ("--durability", {"choices": ("always", "everysec"), "default": "everysec"},
+         "always: every acknowledged action is fsynced to the store's AOF first (slower); "
+         "everysec: the AOF is fsynced every second, an OS crash of the store's machine "
+         "can lose about the last second (default everysec; the end of a match is always "
+         "fsynced)"),
+        ("--wait-replicas", {"type": int, "default": 0, "metavar": "N"},
+         "acknowledge an action only once N replicas of the store have it (WAIT); for a "
+         "primary with replicas (default 0)"),
+        ("--wait-timeout-ms", {"type": int, "default": 1000, "metavar": "MS"},
+         "longest wait for the AOF fsync or the replicas before an acknowledgement is "
+         "retried (default 1000)"),
+        ("--on-store-loss", {"choices": ("rewind", "void"), "default": "rewind"},
+         "when the store comes back without acknowledged actions: rewind the match to what "
+         "it kept and tell every seat and spectator, or void the match (default rewind); "
+         "always logged and counted"),
+        ("--retain-finished", {"type": float, "default": 7 * 86400.0, "metavar": "SECONDS"},
+         "a finished match's keys expire this long after its end (default 604800: 7 days; "
+         "0: keep for good)"),
+    ))
     p.add_argument("--export-dir", "--archive-dir", dest="archive_dir", type=Path,
                    metavar="DIR", default=None,
                    help="append every finished match (result and action log) to a "
@@ -144,26 +148,28 @@ def add_node_args(p: argparse.ArgumentParser) -> None:
                    help="PEM CA bundle: require client certificates signed by it")
     p.add_argument("--insecure", action="store_true",
                    help="allow plaintext on a non-loopback address")
-    p.add_argument("--join-timeout", type=float, default=10.0,
-                   help="seconds a Play stream has to send Join (default 10)")
-    p.add_argument("--keepalive-time-ms", type=int, default=20_000, metavar="MS",
-                   help="ping every client connection this often (default 20000)")
-    p.add_argument("--keepalive-timeout-ms", type=int, default=10_000, metavar="MS",
-                   help="close a connection whose ping is not answered within this time: "
-                        "a dead agent is noticed within keepalive time + timeout and its "
-                        "reconnect grace starts (default 10000)")
-    p.add_argument("--waiting-timeout", type=float, default=3600.0, metavar="SECONDS",
-                   help="abandon a match whose seats have not all joined this long after "
-                        "its creation (default 3600; 0: wait forever)")
-    p.add_argument("--max-match-decisions", type=int, default=10_000, metavar="N",
-                   help="end any match after this many recorded actions, whatever its "
-                        "options (reason LENGTH_LIMIT; default 10000; 0: no cap)")
-    p.add_argument("--max-match-seconds", type=float, default=21_600.0, metavar="SECONDS",
-                   help="end any match this long after its creation (reason LENGTH_LIMIT; "
-                        "default 21600 = 6 h; 0: no cap)")
-    p.add_argument("--spectator-delay-ms", type=int, default=0, metavar="MS",
-                   help="hold every message of a live Watch stream this long before "
-                        "sending it (default 0: at once)")
+    add_flag_table(p, (
+        ("--join-timeout", {"type": float, "default": 10.0},
+         "seconds a Play stream has to send Join (default 10)"),
+        ("--keepalive-time-ms", {"type": int, "default": 20_000, "metavar": "MS"},
+         "ping every client connection this often (default 20000)"),
+        ("--keepalive-timeout-ms", {"type": int, "default": 10_000, "metavar": "MS"},
+         "close a connection whose ping is not answered within this time: a dead agent is "
+         "noticed within keepalive time + timeout and its reconnect grace starts "
+         "(default 10000)"),
+        ("--waiting-timeout", {"type": float, "default": 3600.0, "metavar": "SECONDS"},
+         "abandon a match whose seats have not all joined this long after its creation "
+         "(default 3600; 0: wait forever)"),
+        ("--max-match-decisions", {"type": int, "default": 10_000, "metavar": "N"},
+         "end any match after this many recorded actions, whatever its options (reason "
+         "LENGTH_LIMIT; default 10000; 0: no cap)"),
+        ("--max-match-seconds", {"type": float, "default": 21_600.0, "metavar": "SECONDS"},
+         "end any match this long after its creation (reason LENGTH_LIMIT; default 21600 = "
+         "6 h; 0: no cap)"),
+        ("--spectator-delay-ms", {"type": int, "default": 0, "metavar": "MS"},
+         "hold every message of a live Watch stream this long before sending it (default 0: "
+         "at once)"),
+    ))
     p.add_argument("--arena", action="append", default=[], metavar="GAME:PLAYERS[:HOUSE,...]",
                    help="open this arena (continuous rated play) at start unless it is "
                         "open, with the --house rungs or those the spec names (e.g. "
@@ -214,20 +220,21 @@ def add_node_args(p: argparse.ArgumentParser) -> None:
     hosting = p.add_argument_group(
         "hosted agents", "caps on the versions agents submit (twistarena submit; "
         "docs/hosting.md)")
-    hosting.add_argument("--version-max-packed-mb", type=float, default=10.0, metavar="MB",
-                         help="largest archive of a version, packed (default 10)")
-    hosting.add_argument("--version-max-unpacked-mb", type=float, default=50.0, metavar="MB",
-                         help="largest archive of a version, unpacked (default 50)")
-    hosting.add_argument("--version-max-files", type=int, default=2000, metavar="N",
-                         help="most files in a version (default 2000)")
-    hosting.add_argument("--version-max-per-agent", type=int, default=100, metavar="N",
-                         help="most versions one agent may keep (default 100)")
-    hosting.add_argument("--agent-max-archive-mb", type=float, default=100.0, metavar="MB",
-                         help="packed bytes one agent's versions may keep, all together "
-                              "(default 100; 0: no cap); agent versions delete frees room")
-    hosting.add_argument("--store-max-archive-mb", type=float, default=2048.0, metavar="MB",
-                         help="packed bytes of every agent's archives in the store "
-                              "(default 2048; 0: no cap)")
+    add_flag_table(hosting, (
+        ("--version-max-packed-mb", {"default": 10.0},
+         "largest archive of a version, packed (default 10)"),
+        ("--version-max-unpacked-mb", {"default": 50.0},
+         "largest archive of a version, unpacked (default 50)"),
+        ("--version-max-files", {"type": int, "default": 2000, "metavar": "N"},
+         "most files in a version (default 2000)"),
+        ("--version-max-per-agent", {"type": int, "default": 100, "metavar": "N"},
+         "most versions one agent may keep (default 100)"),
+        ("--agent-max-archive-mb", {"default": 100.0},
+         "packed bytes one agent's versions may keep, all together (default 100; 0: no "
+         "cap); agent versions delete frees room"),
+        ("--store-max-archive-mb", {"default": 2048.0},
+         "packed bytes of every agent's archives in the store (default 2048; 0: no cap)"),
+    ), type=float, metavar="MB")
     p.add_argument("--log-format", choices=("auto", "json", "console"), default="auto",
                    help="log format (default: JSON unless stdout is a terminal)")
     add_runner_args(p)

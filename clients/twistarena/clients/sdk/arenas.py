@@ -22,12 +22,11 @@ class ArenaLadderClient(ServiceClient):
     async def create(self, game: str, players: int, house: Sequence[str] = (),
                      matches_per_minute: int = 0,
                      max_concurrent_per_agent: int = 0) -> arenas_pb2.Arena:
-        created: arenas_pb2.Arena = await self._unary(
+        created: arenas_pb2.Arena = await self._create(
             "CreateArena", arenas_pb2.CreateArenaRequest(
                 game_id=game, num_players=players, house_bots=list(house),
                 matches_per_minute=matches_per_minute,
-                max_concurrent_per_agent=max_concurrent_per_agent),
-            frozenset({grpc.StatusCode.UNAVAILABLE}))
+                max_concurrent_per_agent=max_concurrent_per_agent))
         return created
 
     async def list(self) -> list[arenas_pb2.Arena]:

@@ -14,7 +14,7 @@ import grpc.aio
 from twistarena.v1 import match_pb2, match_pb2_grpc, play_pb2, play_pb2_grpc
 
 from .connection import ServiceClient, stub
-from .convert import dict_to_struct
+from .convert import set_seed_and_game_options
 
 FALLBACKS: dict[str, match_pb2.Fallback] = {"random": match_pb2.FALLBACK_RANDOM,
                                             "forfeit": match_pb2.FALLBACK_FORFEIT}
@@ -51,13 +51,9 @@ class MatchClient(ServiceClient):
                 forfeit_after=forfeit_after, reconnect_grace_ms=reconnect_grace_ms,
                 join_timeout_ms=join_timeout_ms),
         )
-        if seed is not None:
-            options.seed = seed
-        if game_options:
-            options.game_options.CopyFrom(dict_to_struct(game_options))
-        response: match_pb2.CreateMatchResponse = await self._unary(
-            "CreateMatch", match_pb2.CreateMatchRequest(options=options),
-            frozenset({grpc.StatusCode.UNAVAILABLE}))
+        set_seed_and_game_options(options, seed, game_options)
+        response: match_pb2.CreateMatchResponse = await self._create(
+            "CreateMatch", match_pb2.CreateMatchRequest(options=options))
         return response
 
     async def get_match(self, match_id: str) -> match_pb2.Match:

@@ -61,6 +61,16 @@ def dict_to_struct(data: Mapping[str, Any]) -> Struct:
     return struct
 
 
+def set_seed_and_game_options(spec: Any, seed: int | None,
+                              game_options: Mapping[str, Any] | None) -> None:
+    """Fill a ``MatchOptions`` or ``TournamentSpec``'s ``seed`` and ``game_options``: both
+    are left unset when not given, so that the server picks a seed and the defaults."""
+    if seed is not None:
+        spec.seed = seed
+    if game_options:
+        spec.game_options.CopyFrom(dict_to_struct(game_options))
+
+
 def message_to_dict(msg: Message) -> JSON:
     """A per-game message as the engine's dict (the server guarantees the round trip)."""
     out: JSON = json_format.MessageToDict(

@@ -13,7 +13,7 @@ from twistarena.league.standings import per_block
 from twistarena.v1 import match_pb2, tournaments_pb2, tournaments_pb2_grpc
 
 from .connection import AgentError, Backoff, ServiceClient, stub
-from .convert import dict_to_struct
+from .convert import set_seed_and_game_options
 
 FORMATS: dict[str, tournaments_pb2.TournamentFormat] = {
     "round-robin": tournaments_pb2.ROUND_ROBIN, "swiss": tournaments_pb2.SWISS,
@@ -37,13 +37,9 @@ class TournamentClient(ServiceClient):
             entrants=list(entrants), parallel=parallel,
             time_control=match_pb2.TimeControl(decision_ms=decision_ms,
                                                join_timeout_ms=join_timeout_ms))
-        if seed is not None:
-            spec.seed = seed
-        if game_options:
-            spec.game_options.CopyFrom(dict_to_struct(game_options))
-        created: tournaments_pb2.Tournament = await self._unary(
-            "CreateTournament", tournaments_pb2.CreateTournamentRequest(spec=spec),
-            frozenset({grpc.StatusCode.UNAVAILABLE}))
+        set_seed_and_game_options(spec, seed, game_options)
+        created: tournaments_pb2.Tournament = await self._create(
+            "CreateTournament", tournaments_pb2.CreateTournamentRequest(spec=spec))
         return created
 
     async def get(self, tournament_id: str) -> tournaments_pb2.Tournament:

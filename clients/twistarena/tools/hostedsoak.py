@@ -338,13 +338,22 @@ async def check(cluster: Cluster, plan: HostedSoakPlan, agents: list[tuple[str, 
     client = TournamentClient(cluster.servers, admin_token=cluster.admin_token)
     played: Counter[str] = Counter()
     matches = 0
+    unrecorded: list[tuple[str, set[str]]] = []
     for tid in load.tournaments:
         record = await client.get(tid)
         for game in record.games:
+            entrants = {entrant.removeprefix("agent:") for entrant in game.seats}
             if game.match_id and game.places:
                 matches += 1
-                for entrant in set(game.seats):
-                    played[entrant.removeprefix("agent:")] += 1
+                played.update(entrants)
+            elif game.match_id:
+                unrecorded.append((game.match_id, entrants))
+    # A tournament cancelled at the drain's end records no more results, but its
+    # matches on other nodes play on to their end (CancelTournament cancels those in
+    # flight on its own node): the seats of those matches were played all the same.
+    after_cancel = await played_after_cancel(cluster, unrecorded)
+    for entrants in after_cancel:
+        played.update(entrants)
     # The latecomer played its practice match (once over, with places).
     played[late["agent_id"]] = int(late["reason"] != "NOT_OVER")
     agents = [*agents, (late["agent_id"], late["token"], late["version_id"])]
@@ -378,8 +387,10 @@ async def check(cluster: Cluster, plan: HostedSoakPlan, agents: list[tuple[str, 
         "hosted": True, "duration_s": plan.duration_s, "nodes": plan.nodes,
         "runners": plan.runners, "game": plan.game, "players": plan.players,
         "tournaments": len(load.tournaments), "drained": load.drained,
-        "matches_played": matches,
-        "matches_per_s": round(matches / load.seconds, 2) if load.seconds else 0.0,
+        "matches_played": matches + len(after_cancel),
+        "matches_played_after_cancel": len(after_cancel),
+        "matches_per_s": (round((matches + len(after_cancel)) / load.seconds, 2)
+                          if load.seconds else 0.0),
         "versions": per_version,
         "stats_equal": all(v["equal"] for v in per_version),
         "reports_refused": refused, "reports_failed_on_runners": report_failed,
@@ -390,6 +401,26 @@ async def check(cluster: Cluster, plan: HostedSoakPlan, agents: list[tuple[str, 
         "seats_handed_again": handed_again,
         "latecomer": {k: v for k, v in late.items() if k != "token"},
     }
+
+
+async def played_after_cancel(cluster: Cluster, unrecorded: list[tuple[str, set[str]]],
+                              timeout: float = 120.0) -> list[set[str]]:
+    """The entrants of each match its tournament did not record that was played:
+    waited for (bounded) until over, counted once it made a move."""
+    from twistarena import wire
+    from twistarena.clients.sdk import MatchClient
+
+    client = MatchClient(cluster.servers, admin_token=cluster.admin_token)
+    deadline = time.monotonic() + timeout
+    played = []
+    for match_id, entrants in unrecorded:
+        match = await client.get_match(match_id)
+        while match.status not in wire.MATCH_OVER and time.monotonic() < deadline:
+            await asyncio.sleep(0.5)
+            match = await client.get_match(match_id)
+        if match.actions:
+            played.append(entrants)
+    return played
 
 
 async def settled_stats(cluster: Cluster, agents: list[tuple[str, str, str]],

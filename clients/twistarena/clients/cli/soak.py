@@ -169,6 +169,8 @@ def hosted_table(report: dict[str, Any]) -> Table:
     table.add_column("value", justify="right")
     table.add_column("wanted", justify="right")
     table.add_row("matches played", f"{report['matches_played']:,}", "> 0")
+    table.add_row("of which played on after their tournament's cancel",
+                  f"{report.get('matches_played_after_cancel', 0):,}", "")
     table.add_row("matches a second", f"{report['matches_per_s']:g}", "")
     for version in report["versions"]:
         table.add_row(f"{version['agent_id']} {version['version_id'][:12]}: stats / played",

@@ -81,6 +81,38 @@ def test_a_state_or_fields_of_the_wrong_shape_raise() -> None:
 
 
 @pytest.mark.parametrize("game_id", engine.GAME_IDS)
+def test_a_tensor_written_into_a_kept_buffer_is_the_new_tensor_and_nothing_of_the_last(
+        game_id: str) -> None:
+    players = engine.game(game_id).min_players
+    enc = encoder(game_id, players)
+    state = engine.make(game_id, players, 5)
+    compiled = compiled_tensors(enc, state)
+    python = LiveTensors(enc, state)
+    rng = random.Random(game_id)
+    kept, python_kept = np.full(enc.size, 7.0, np.float32), np.full(enc.size, 7.0, np.float32)
+    for _ in range(40):  # the buffer keeps the last seat's and step's tensor: overwritten
+        if not state.to_act():
+            break
+        for seat in range(players):
+            compiled.tensor_into(seat, kept)
+            python.tensor_into(seat, python_kept)
+            assert np.array_equal(kept, compiled.tensor(seat))
+            assert np.array_equal(python_kept, kept)
+        seat = state.to_act()[0]
+        state.apply(seat, rng.choice(list(state.legal_action_ids(seat))))
+    for bad in (np.zeros(enc.size, np.float64), np.zeros(enc.size + 1, np.float32),
+                np.zeros((enc.size, 2), np.float32)[:, 0], [0.0] * enc.size):
+        with pytest.raises((TypeError, ValueError)):
+            compiled.tensor_into(0, bad)  # type: ignore[arg-type]
+    frozen = np.zeros(enc.size, np.float32)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="writeable"):
+        compiled.tensor_into(0, frozen)
+    with pytest.raises(ValueError, match="no seat"):
+        compiled.tensor_into(players, kept)
+
+
+@pytest.mark.parametrize("game_id", engine.GAME_IDS)
 def test_the_compiled_mask_equals_the_python_mask(game_id: str) -> None:
     space = action_space(game_id)
     rng = random.Random(game_id)

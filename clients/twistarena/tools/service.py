@@ -78,9 +78,10 @@ import grpc
 import grpc.aio
 from twistarena import wire
 from twistarena.clients.sdk import AgentError, MatchClient
-from twistarena.clients.sdk.connection import make_channel, redirect_target, stub
+from twistarena.clients.sdk.connection import make_channel, stub
 from twistarena.clients.sdk.kept import KeptStreams, join_on
 from twistarena.clients.sdk.localbots import seat_agents
+from twistarena.link import Backoff, CallError, call_with_failover
 from twistarena.v1 import match_pb2, match_pb2_grpc, play_pb2
 
 from .live import LONG_CLOCK_MS, live_matches
@@ -177,6 +178,11 @@ async def capture_sizes(address: str, game: str, players: int) -> Sizes:
 AGENT_KINDS = ("protocol", "sdk")
 
 
+#: The failover policy of a bench call refused as not the match's owner: one more
+#: try, at the owner named; any other refusal is the run's to count.
+OWNER_HOP = Backoff(max_attempts=2)
+
+
 class Owners:
     """One channel per match owner a redirect names (``serve --workers``, clusters):
     with several nodes behind one port, a match's calls must reach the node
@@ -190,16 +196,14 @@ class Owners:
             self.channels[address] = make_channel(address)
         return self.channels[address]
 
-    async def cancel(self, creator: Any, match_id: str, reason: str) -> None:
-        """CancelMatch, sent on to the match's owner when ``creator`` reached another node."""
+    async def cancel(self, address: str, match_id: str, reason: str) -> None:
+        """CancelMatch at ``address`` (the node that created the match), sent on to
+        the owner its refusal names, under the clients' one failover policy."""
         request = match_pb2.CancelMatchRequest(match_id=match_id, reason=reason)
-        try:
-            await creator.CancelMatch(request)
-        except grpc.aio.AioRpcError as error:
-            owner = redirect_target(error)
-            if not owner:
-                raise
-            await stub(match_pb2_grpc.MatchesStub, self(owner)).CancelMatch(request)
+        await call_with_failover(
+            [address], None,
+            lambda on: stub(match_pb2_grpc.MatchesStub, on).CancelMatch(request),
+            OWNER_HOP, retry_on=frozenset(), channels=self)
 
 
 async def real_throughput(server: ServerProcess, game: str, players: int, matches: int,
@@ -256,7 +260,7 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
     async def cancel_unfinished() -> None:
         if creating:
             await asyncio.wait(list(creating), timeout=CLOSE_TIMEOUT_S)
-        await cancel_matches(creators[0], unfinished, owners)
+        await cancel_matches(address, unfinished, owners)
 
     label = "service, SDK agents" if agents == "sdk" else "service, protocol bots"
     label += ", with events" if events else ""
@@ -267,7 +271,7 @@ async def real_throughput(server: ServerProcess, game: str, players: int, matche
                            cancel_unfinished)
 
 
-async def cancel_matches(creator: Any, match_ids: set[str], owners: Owners) -> None:
+async def cancel_matches(address: str, match_ids: set[str], owners: Owners) -> None:
     """Cancel the matches a run left unfinished, bounded in time. Left to run,
     their seats gone, the server would play them out by fallback moves (and
     renew their leases) during the next runs' windows: a load that grows with
@@ -276,8 +280,8 @@ async def cancel_matches(creator: Any, match_ids: set[str], owners: Owners) -> N
     match_ids.clear()
 
     async def cancel(match_id: str) -> None:
-        with contextlib.suppress(grpc.aio.AioRpcError):
-            await owners.cancel(creator, match_id, "bench run over")
+        with contextlib.suppress(grpc.aio.AioRpcError, CallError):
+            await owners.cancel(address, match_id, "bench run over")
 
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(asyncio.gather(*map(cancel, ids)), CLOSE_TIMEOUT_S)
@@ -333,7 +337,8 @@ async def _in_slots(timing: Timing, server: ServerProcess, warmup: float, durati
         await stop()
 
 
-async def _seat_and_cancel(channel: grpc.aio.Channel, creator: Any, game: str, players: int,
+async def _seat_and_cancel(address: str, channel: grpc.aio.Channel, creator: Any,
+                           game: str, players: int,
                            seed: int, events: bool, batched: bool,
                            kept: KeptStreams | None, owners: Owners) -> None:
     """One match created, every seat joined by a raw Play stream, started (a seat
@@ -351,15 +356,13 @@ async def _seat_and_cancel(channel: grpc.aio.Channel, creator: Any, game: str, p
         join = play_pb2.AgentMessage(join=play_pb2.Join(
             match_id=match_id, seat_token=token, no_events=not events, batched=batched,
             keep_open=kept is not None))
-        on = channel
-        try:
-            call, data = await join_on(kept, on, functools.partial(raw_play_call, on), join)
-        except grpc.aio.AioRpcError as error:
-            owner = redirect_target(error)
-            if not owner:
-                raise
-            on = owners(owner)
-            call, data = await join_on(kept, on, functools.partial(raw_play_call, on), join)
+
+        async def joined(on: grpc.aio.Channel) -> tuple[grpc.aio.Channel, Any, Any]:
+            return (on, *await join_on(kept, on, functools.partial(raw_play_call, on), join))
+
+        on, call, data = await call_with_failover(
+            [address], None, joined, OWNER_HOP, retry_on=frozenset(),
+            channels=lambda at: channel if at == address else owners(at))
         over = False
         try:
             while data is not grpc.aio.EOF:
@@ -379,7 +382,7 @@ async def _seat_and_cancel(channel: grpc.aio.Channel, creator: Any, game: str, p
     seats = [asyncio.ensure_future(seat(t.token)) for t in created.seat_tokens]
     try:
         await asyncio.wait_for(asked.wait(), 60)
-        await owners.cancel(creator, match_id, "bench")
+        await owners.cancel(address, match_id, "bench")
         await asyncio.wait(seats, timeout=60)
     finally:
         for task in seats:
@@ -399,11 +402,12 @@ async def match_costs(server: ServerProcess, game: str, players: int, matches: i
     owners = Owners()
 
     async def one_match(i: int, n: int) -> None:
-        await _seat_and_cancel(channels[i], creators[i], game, players,
+        await _seat_and_cancel(server.address, channels[i], creators[i], game, players,
                                i * 100_003 + n + 1, events, batched, kept[i], owners)
 
     run = await _in_slots(timing, server, warmup, duration, "per match (no decisions)",
-                          progress, matches, one_match, (grpc.aio.AioRpcError, TimeoutError),
+                          progress, matches, one_match,
+                          (grpc.aio.AioRpcError, CallError, TimeoutError),
                           lambda: [*channels, *owners.channels.values()])
     if run.matches_finished:
         run.match_cpu_us = 1e6 * run.server_cpu_s / run.matches_finished

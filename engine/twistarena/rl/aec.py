@@ -105,7 +105,12 @@ class TwistArenaAEC(FollowsLiveTensors, AECEnv):  # type: ignore[misc]
         """``AECEnv.last``: the observation, accumulated reward, termination,
         truncation and info of the agent to act (here without its assertion)."""
         agent = self.agent_selection
-        return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
+        observation = None
+        if observe:  # ``observe`` inlined: a learner's loop calls this every step
+            seat = self._seat[agent]
+            observation = self._observation(seat, self.turns.state.legal_action_ids(seat)
+                                            if seat == self._current else ())
+        return (observation, self._cumulative_rewards[agent],
                 self.terminations[agent], self.truncations[agent], self.infos[agent])
 
     def observe(self, agent: str) -> ObsDict:

@@ -114,6 +114,8 @@ class SeatTensors(Protocol):
 
     def tensor(self, seat: int, /) -> Tensor: ...
 
+    def tensor_into(self, seat: int, out: Tensor, /) -> None: ...
+
 
 #: what a game's Python side gives its writer: the fields getter (state -> the
 #: attributes the writer reads, in the order of its ``fields``), the layout and

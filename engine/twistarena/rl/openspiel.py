@@ -192,7 +192,8 @@ class Match:
         self.current = CHANCE
 
     def __deepcopy__(self, memo: dict[int, object]) -> Match:
-        new = Match(self.config)
+        new = Match.__new__(Match)  # each slot set once, not first to its initial value
+        new.config = self.config
         new.seed_bytes = self.seed_bytes
         new.turns = None if self.turns is None else self.turns.clone()
         new.current = self.current
@@ -239,7 +240,8 @@ class TwistArenaState(pyspiel.State):  # type: ignore[misc]
                 m.turns = Turns(engine.make(c.game_id, c.num_players, seed, c.options))
                 m.current = _player(m.turns.current())
             return
-        m.current = _player(m.turns.play(m.current, m.config.space.ids[action]))
+        seat = m.turns.play(m.current, m.config.space.ids[action])
+        m.current = seat if seat >= 0 else TERMINAL  # ``_player``, inlined: every decision
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
@@ -319,7 +321,7 @@ class Observer:
         if writer is None:
             self.config.encoder.encode_into(self.tensor, game.observation(player))
         else:
-            self.tensor[:] = writer.tensor(player)
+            writer.tensor_into(player, self.tensor)  # straight into the kept buffer
 
     def string_from(self, state: TwistArenaState, player: int) -> str:
         if state.turns is None:

@@ -18,6 +18,8 @@ from twistarena.engine import IllegalAction, State, replay
 class Turns:
     """``state`` with simultaneous choices buffered (see the module docstring)."""
 
+    __slots__ = ("pending", "state")
+
     def __init__(self, state: State) -> None:
         self.state = state
         #: seat -> its held-back action id, for the step in progress
@@ -56,8 +58,9 @@ class Turns:
         return self.current()
 
     def clone(self) -> Turns:
-        out = Turns(self.state.clone())
-        out.pending = dict(self.pending)
+        out = Turns.__new__(Turns)  # OpenSpiel's clones and searches call this often
+        out.state = self.state.clone()
+        out.pending = dict(self.pending) if self.pending else {}
         return out
 
     def __deepcopy__(self, memo: dict[int, object]) -> Turns:

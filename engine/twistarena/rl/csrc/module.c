@@ -306,42 +306,73 @@ static void seat_tensors_dealloc(SeatTensors *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static PyObject *seat_tensors_tensor(SeatTensors *self, PyObject *arg) {
+/* Seat ``arg``'s tensor of the state as it is now, written over ``data`` (``size``
+ * floats, all zero already): 0, or -1 with an exception. */
+static int write_seat(SeatTensors *self, PyObject *arg, float *data) {
     if (self->game == NULL || self->fields == NULL) {
         PyErr_SetString(PyExc_TypeError, "SeatTensors was not made (or was cleared)");
-        return NULL;
+        return -1;
     }
     int failed = 0;
     long me = index_long(arg, &failed);
-    if (failed) return NULL;
+    if (failed) return -1;
     if (me < 0 || me >= self->n) {
         PyErr_Format(PyExc_ValueError, "no seat %ld in a match of %ld", me, self->n);
-        return NULL;
+        return -1;
     }
     /* one call of a Python getter reads the state's attributes: the interpreter's
      * specialized attribute loads are cheaper than getattr from here, and never
      * make CPython build a __dict__ for the state (which would slow every
      * attribute access of the engine's own code from then on) */
     PyObject *fields = PyObject_CallOneArg(self->fields, self->state);
-    if (fields == NULL) return NULL;
+    if (fields == NULL) return -1;
     if (!PyTuple_Check(fields)) {
         Py_DECREF(fields);
         PyErr_SetString(PyExc_TypeError, "the fields getter must return a tuple");
-        return NULL;
+        return -1;
     }
-    PyObject *out = PyArray_ZEROS(1, &self->size, NPY_FLOAT32, 0);
-    int rc = -1;
-    if (out != NULL) {
-        Tensor t = {(float *)PyArray_DATA((PyArrayObject *)out), self->size};
-        Source src = {self->state, fields, me, self->n, self->layout, self->tables, self->ints};
-        rc = self->game->write(&t, &src);
-    }
+    Tensor t = {data, self->size};
+    Source src = {self->state, fields, me, self->n, self->layout, self->tables, self->ints};
+    int rc = self->game->write(&t, &src);
     Py_DECREF(fields);
-    if (rc < 0) {
-        Py_XDECREF(out);
+    return rc < 0 ? -1 : 0;
+}
+
+static PyObject *seat_tensors_tensor(SeatTensors *self, PyObject *arg) {
+    PyObject *out = PyArray_ZEROS(1, &self->size, NPY_FLOAT32, 0);
+    if (out == NULL) return NULL;
+    if (write_seat(self, arg, (float *)PyArray_DATA((PyArrayObject *)out)) < 0) {
+        Py_DECREF(out);
         return NULL;
     }
     return out;
+}
+
+/* tensor_into(seat, out): tensor(seat) written into ``out`` (a writeable, C-contiguous
+ * float32 array of the tensor's size, which a caller keeps from step to step:
+ * OpenSpiel's observers hold one buffer per player). */
+static PyObject *seat_tensors_tensor_into(SeatTensors *self, PyObject *const *args,
+                                          Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "tensor_into(seat, out)");
+        return NULL;
+    }
+    PyObject *out = args[1];
+    if (!PyArray_Check(out)) {
+        PyErr_SetString(PyExc_TypeError, "tensor_into: out must be a numpy array");
+        return NULL;
+    }
+    PyArrayObject *array = (PyArrayObject *)out;
+    if (PyArray_TYPE(array) != NPY_FLOAT32 || !PyArray_IS_C_CONTIGUOUS(array) ||
+        !PyArray_ISWRITEABLE(array) || PyArray_SIZE(array) != self->size) {
+        PyErr_Format(PyExc_ValueError, "tensor_into: out must be a writeable, C-contiguous"
+                     " float32 array of %ld elements", (long)self->size);
+        return NULL;
+    }
+    float *data = (float *)PyArray_DATA(array);
+    memset(data, 0, (size_t)self->size * sizeof(float));
+    if (write_seat(self, args[0], data) < 0) return NULL;
+    Py_RETURN_NONE;
 }
 
 /* -- masks ------------------------------------------------------------------------- */
@@ -445,6 +476,9 @@ static PyObject *seat_tensors_observation(SeatTensors *self, PyObject *const *ar
 static PyMethodDef seat_tensors_methods[] = {
     {"tensor", (PyCFunction)seat_tensors_tensor, METH_O,
      "tensor(seat): the seat's tensor of the state as it is now (a new float32 array)"},
+    {"tensor_into", (PyCFunction)(void (*)(void))seat_tensors_tensor_into, METH_FASTCALL,
+     "tensor_into(seat, out): tensor(seat) written into out (a writeable, C-contiguous"
+     " float32 array of the tensor's size), in place of what it held"},
     {"observation", (PyCFunction)(void (*)(void))seat_tensors_observation, METH_FASTCALL,
      "observation(index, size, seat, legal_ids): {'observation': tensor(seat),"
      " 'action_mask': mask(legal_ids, index, size)}"},

@@ -81,6 +81,11 @@ class LiveTensors:
         self._update(seat)
         return self.tensors[seat].copy()
 
+    def tensor_into(self, seat: int, out: Tensor) -> None:
+        """``tensor(seat)`` written into ``out`` (a buffer the caller keeps)."""
+        self._update(seat)
+        out[:] = self.tensors[seat]
+
     def _update(self, seat: int) -> None:
         """Bring ``tensors[seat]`` up to date (subclasses rewrite only what changed).
 

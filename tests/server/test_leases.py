@@ -32,6 +32,16 @@ Meanwhile = Callable[[InProcessServer, str], Coroutine[Any, Any, None]]
 Logs = list[MutableMapping[str, Any]]
 
 
+async def _joined(ch: aio.Channel) -> tuple[str, Agent]:
+    """A new match, every seat joined: its id, and the agent whose decision is open."""
+    created = await create(ch, options(GAME, 2, seed=5))
+    mid = created.match.match_id
+    agents = [Agent(ch, mid, tok) for _s, tok in sorted(tokens(created).items())]
+    for agent in agents:
+        await agent.join()
+    return mid, agents[engine.make(GAME, 2, 5).to_act()[0]]
+
+
 def _answer_after(valkey: Any, meanwhile: Meanwhile
                   ) -> tuple[str, int, int, tuple[grpc.StatusCode, str, str], Logs]:
     """A match with a decision open; the node's watchdog and heartbeat stopped, as
@@ -48,12 +58,7 @@ def _answer_after(valkey: Any, meanwhile: Meanwhile
 
     async def main() -> tuple[str, int, int, tuple[grpc.StatusCode, str, str]]:
         async with aio.insecure_channel(srv.target) as ch:
-            created = await create(ch, options(GAME, 2, seed=5))
-            mid = created.match.match_id
-            agents = [Agent(ch, mid, tok) for _s, tok in sorted(tokens(created).items())]
-            for agent in agents:
-                await agent.join()
-            me = agents[engine.make(GAME, 2, 5).to_act()[0]]
+            mid, me = await _joined(ch)
             req = (await me.expect("decision")).decision
             srv.call(freeze_the_lease_keeper())
             await meanwhile(srv, mid)
@@ -131,12 +136,8 @@ def test_a_referee_stopped_while_it_reads_a_loss_does_not_play_on(valkey: Any) -
 
     async def main() -> str:
         async with aio.insecure_channel(srv.target) as ch:
-            created = await create(ch, options(GAME, 2, seed=5))
-            mid = created.match.match_id
-            agents = [Agent(ch, mid, tok) for _s, tok in sorted(tokens(created).items())]
-            for agent in agents:
-                await agent.join()
-            await agents[engine.make(GAME, 2, 5).to_act()[0]].expect("decision")
+            mid, me = await _joined(ch)
+            await me.expect("decision")
             return mid
 
     async def stopped_then_loss(mid: str) -> None:

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -188,16 +189,33 @@ def _wait_ping(port: int, timeout: float) -> None:
 
 
 @dataclass
-class Node:
-    """One ``twistarena serve`` process, its port, its proxies and its log."""
+class Child:
+    """A process of the deployment the nemesis kills and starts again: its log,
+    how often it was started."""
 
     index: int
+    log_path: Path
+    proc: subprocess.Popen[bytes] | None = field(default=None, kw_only=True)
+    starts: int = field(default=0, kw_only=True)
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def launch(self, args: list[str], env: dict[str, str]) -> None:
+        """Start (again), its output appended to its log."""
+        with self.log_path.open("ab") as out:
+            self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out,
+                                         stderr=subprocess.STDOUT, env=env)
+        self.starts += 1
+
+
+@dataclass
+class Node(Child):
+    """One ``twistarena serve`` process, its port and its proxies."""
+
     port: int
     store_proxy: Proxy
     agent_proxy: Proxy
-    log_path: Path
-    proc: subprocess.Popen[bytes] | None = None
-    starts: int = 0
 
     @property
     def name(self) -> str:
@@ -208,26 +226,29 @@ class Node:
         """Where agents reach it (its proxy)."""
         return self.agent_proxy.address
 
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
-
 
 @dataclass
-class Runner:
+class Runner(Child):
     """One ``twistarena runner`` process (it plays hosted seats for every node)."""
 
-    index: int
-    log_path: Path
     cache_dir: Path
-    proc: subprocess.Popen[bytes] | None = None
-    starts: int = 0
 
     @property
     def name(self) -> str:
         return f"runner{self.index + 1}"
 
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+
+async def _terminate(children: Sequence[Child]) -> None:
+    """SIGTERM to each, then each waited for (killed -9 after 20 s)."""
+    for child in children:
+        if child.proc is not None and child.alive():
+            child.proc.send_signal(signal.SIGTERM)
+    for child in children:
+        if child.proc is not None:
+            try:
+                await asyncio.to_thread(child.proc.wait, 20)
+            except subprocess.TimeoutExpired:
+                _kill(child.proc)
 
 
 def _kill(proc: subprocess.Popen[bytes] | None) -> None:
@@ -300,8 +321,8 @@ class Deployment:
             store_proxy = Proxy(self.store_port).start()
             port = free_port()
             agent_proxy = Proxy(port).start()
-            self.nodes.append(Node(i, port, store_proxy, agent_proxy,
-                                   self.work_dir / f"node{i + 1}.log"))
+            self.nodes.append(Node(i, self.work_dir / f"node{i + 1}.log", port, store_proxy,
+                                   agent_proxy))
         for node in self.nodes:
             self.start_node(node)
         await asyncio.gather(*(self.wait_ready(n) for n in self.nodes))
@@ -317,11 +338,7 @@ class Deployment:
                 "--server", ",".join(self.servers), "--slots", "8", "--sandbox", self.sandbox,
                 "--name", runner.name, "--cache-dir", str(runner.cache_dir),
                 "--log-format", "json"]
-        with runner.log_path.open("ab") as out:
-            runner.proc = subprocess.Popen(
-                args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                env={**os.environ, "TWISTARENA_RUNNER_TOKEN": self.runner_token})
-        runner.starts += 1
+        runner.launch(args, self._env())
 
     def kill_runner(self, runner: Runner) -> None:
         _kill(runner.proc)
@@ -340,11 +357,11 @@ class Deployment:
                 "--lease-ms", str(self.lease_ms), "--admin-token", self.admin_token,
                 "--creates-per-minute", "0", "--live-per-client", "0",
                 "--log-format", "json", "--no-web", "--runners", "0"]
-        with node.log_path.open("ab") as out:
-            node.proc = subprocess.Popen(
-                args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                env={**os.environ, "TWISTARENA_RUNNER_TOKEN": self.runner_token})
-        node.starts += 1
+        node.launch(args, self._env())
+
+    def _env(self) -> dict[str, str]:
+        """The environment of nodes and runners: the runner token, never on a command line."""
+        return {**os.environ, "TWISTARENA_RUNNER_TOKEN": self.runner_token}
 
     async def wait_ready(self, node: Node, timeout: float = 90.0) -> None:
         deadline = time.monotonic() + timeout
@@ -364,26 +381,9 @@ class Deployment:
         _kill(node.proc)
 
     async def stop(self, keep: bool = False) -> None:
-        for runner in self.runners:
-            if runner.alive():
-                assert runner.proc is not None
-                runner.proc.send_signal(signal.SIGTERM)
-        for runner in self.runners:
-            if runner.proc is not None:
-                try:
-                    await asyncio.to_thread(runner.proc.wait, 20)
-                except subprocess.TimeoutExpired:
-                    _kill(runner.proc)
+        await _terminate(self.runners)
+        await _terminate(self.nodes)
         for node in self.nodes:
-            if node.alive():
-                assert node.proc is not None
-                node.proc.send_signal(signal.SIGTERM)
-        for node in self.nodes:
-            if node.proc is not None:
-                try:
-                    await asyncio.to_thread(node.proc.wait, 20)
-                except subprocess.TimeoutExpired:
-                    node.proc.kill()
             node.store_proxy.stop()
             node.agent_proxy.stop()
         if self.valkey is not None:

@@ -1,8 +1,8 @@
 """``twistarena chaos``: the same seed gives the same fault schedule; the
 checker calls an unannounced loss a violation; and a seeded campaign of about
 half a minute (every fault kind, runners among them; SDK agents, protocol-only
-bots, hosted practice matches, an arena, a tournament and spectators over
-three nodes) ends with no violation."""
+bots, programs through the bridge, hosted practice matches, an arena, a
+tournament and spectators over three nodes) ends with no violation."""
 
 from __future__ import annotations
 
@@ -63,4 +63,5 @@ def test_a_seeded_campaign_ends_without_a_violation(tmp_path: Path) -> None:
     assert {f["kind"] for f in report["faults"]} == set(KINDS_BY_STORE["embedded"])
     assert report["matches"] >= 10 and report["acknowledged"] > 500
     assert report["hosted_matches"] >= 1 and report["protocol_seats"] >= 1
+    assert report["program_seats"] >= 1
     assert report["league"]["arena_rated"] >= 1 and report["league"]["tournament_games"] >= 1

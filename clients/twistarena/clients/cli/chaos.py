@@ -108,7 +108,8 @@ def run(args: argparse.Namespace) -> int:
     console.print(table)
     console.print(f"acknowledged {report['acknowledged']}, then lost "
                   f"{report['acknowledged_then_lost']}; hosted matches "
-                  f"{report['hosted_matches']}, protocol-only seats {report['protocol_seats']}; "
+                  f"{report['hosted_matches']}, protocol-only seats {report['protocol_seats']}, "
+                  f"program seats {report['program_seats']}; "
                   f"finished {report['finished']}, voided "
                   f"{report['voided']}, lost whole {report['matches_lost']}; store_loss "
                   f"records {report['store_loss_records']}; "

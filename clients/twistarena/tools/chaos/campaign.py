@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from twistarena.sandbox import sandbox_mode
+
 from ..hostedsoak import instant_bot
 from .checker import Outcome, Violation, check, table_rows
 from .deploy import Deployment
@@ -102,6 +104,8 @@ async def _check_league(league: League, deployment: Deployment, outcome: Outcome
     try:
         closed = await league.close(store, settle_s)
         counts, problems = await check_league(league, store)
+    except Exception as exc:  # the rest of the report stands; this is said in it
+        closed, counts, problems = False, {}, [f"the league could not be checked: {exc!r}"]
     finally:
         await store.aclose()
     counts["closed_in_time"] = closed
@@ -132,8 +136,11 @@ async def run_campaign(plan: Plan, say: Callable[[str], None] = print) -> dict[s
             hosted = agents[0][1]
             league = League(deployment.servers, plan.admin_token, [a for a, _t, _v in agents])
             await league.open(plan.duration)
+        program = deployment.work_dir / "instant-bot" / "bot.py"
         workload = Workload(lambda: deployment.servers, plan.admin_token, plan.seed,
-                            plan.rate, plan.duration, plan.concurrency, hosted_token=hosted)
+                            plan.rate, plan.duration, plan.concurrency, hosted_token=hosted,
+                            exec_command=f"python3 {program}" if program.exists() else "",
+                            sandbox=sandbox_mode(plan.sandbox))
         nemesis = Nemesis(deployment, faults, workload.running, lambda: len(workload.matches),
                           say, started=workload.started)
         await asyncio.gather(workload.run(), nemesis.run())
@@ -159,7 +166,7 @@ async def run_campaign(plan: Plan, say: Callable[[str], None] = print) -> dict[s
         "table": table_rows(outcome),
         "matches": outcome.matches, "finished": outcome.finished, "voided": outcome.voided,
         "matches_lost": outcome.matches_lost, "hosted_matches": outcome.hosted,
-        "protocol_seats": outcome.protocol_seats,
+        "protocol_seats": outcome.protocol_seats, "program_seats": outcome.program_seats,
         "acknowledged": outcome.acknowledged, "acknowledged_then_lost": outcome.lost,
         "store_loss_records": losses, "create_failures": workload.create_failures,
         "settled": settled, "league": league_counts,

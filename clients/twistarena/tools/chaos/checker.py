@@ -71,6 +71,8 @@ class Outcome:
     #: Hosted practice matches, and seats played by Play-protocol-only bots.
     hosted: int = 0
     protocol_seats: int = 0
+    #: Seats played by a program through the bridge (``exec:`` entrants).
+    program_seats: int = 0
 
 
 def _result(result: MatchResult | None) -> dict[str, Any] | None:
@@ -251,6 +253,7 @@ async def check(matches: Sequence[MatchRecord], faults: Sequence[Fault], servers
                                      f"is still {', '.join(held)}", {}))
         for seat in match.seats:
             out.protocol_seats += seat.protocol
+            out.program_seats += seat.program
             heard = _seat_state(seat)
             out.acknowledged += len(seat.acks)
             lost, silent = _seat_lost(seat, replay.actions, voided)

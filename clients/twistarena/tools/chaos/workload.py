@@ -1,7 +1,8 @@
 """The campaign's workload: matches created at a rate over the deployment's
 nodes, every seat played by a real SDK agent (events, resume, failover) or, for
 a share of the seats, by a bot that speaks the Play protocol alone (no SDK:
-it joins again on its own after a failure); a share of the matches followed by
+it joins again on its own after a failure) or by a program through the
+bridge, in the sandbox (an ``exec:`` entrant); a share of the matches followed by
 a spectator; and a share of hosted practice matches, whose hosted seat a
 runner plays (the workload only follows them to their end). What each heard
 is kept.
@@ -26,6 +27,7 @@ from typing import Any
 import grpc
 import grpc.aio
 from twistarena.bots import make_bot
+from twistarena.clients.bridge import ProgramBot, bridged_agent, run_bridged
 from twistarena.clients.sdk import (
     Agent,
     AgentError,
@@ -59,6 +61,8 @@ class SeatRecord:
     failures: list[str] = field(default_factory=list)
     #: Played by a Play-protocol-only bot (its acknowledgements are not kept).
     protocol: bool = False
+    #: Played by a program through the bridge (an ``exec:`` entrant), in the sandbox.
+    program: bool = False
 
 
 @dataclass
@@ -126,6 +130,11 @@ class Workload:
     hosted: float = 0.15
     #: The share of seats played by a Play-protocol-only bot.
     protocol: float = 0.2
+    #: A program (``exec:`` entrant, e.g. "python3 DIR/bot.py") playing a share of
+    #: the seats through the bridge, in ``sandbox`` ('' : none).
+    exec_command: str = ""
+    exec: float = 0.1
+    sandbox: str | None = "bwrap"
     matches: list[MatchRecord] = field(default_factory=list)
     create_failures: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
@@ -208,27 +217,29 @@ class Workload:
         record = MatchRecord(created.match.match_id, self.now())
         self.matches.append(record)
         seats: dict[int, SeatRecord] = {}
-        agents = []
-        for token in created.seat_tokens:
-            agent = Agent(_bot(self.seed * 1000 + number * 10 + token.seat, self.think_s),
-                          server=servers, match_id=record.match_id, token=token.token,
-                          backoff=Backoff(initial=0.05, maximum=1.0, give_up_after=120.0))
-            seat = SeatRecord(record.match_id, token.seat)
-            seats[id(agent)] = seat
-            agents.append(agent)
-            record.seats.append(seat)
-        tracer = _Tracer(seats)
-        for agent in agents:
-            agent.tracer = tracer
         jobs = []
-        for agent, token in zip(agents, created.seat_tokens, strict=True):
-            seat = seats[id(agent)]
-            if rng.random() < self.protocol:
+        for token in created.seat_tokens:
+            seat = SeatRecord(record.match_id, token.seat)
+            record.seats.append(seat)
+            seed = self.seed * 1000 + number * 10 + token.seat
+            draw = rng.random()
+            if draw < self.protocol:
                 seat.protocol = True
-                jobs.append(_protocol_seat(servers, client, token.token,
-                                            self.seed * 1000 + number * 10 + token.seat, seat))
+                jobs.append(_protocol_seat(servers, client, token.token, seed, seat))
+                continue
+            options: dict[str, Any] = dict(
+                server=servers, match_id=record.match_id, token=token.token,
+                backoff=Backoff(initial=0.05, maximum=1.0, give_up_after=120.0))
+            if self.exec_command and draw < self.protocol + self.exec:
+                seat.program = True
+                program = ProgramBot(self.exec_command, sandbox=self.sandbox)
+                agent = bridged_agent(program, **options)
+                jobs.append(self._seat(agent, seat, program))
             else:
+                agent = Agent(_bot(seed, self.think_s), **options)
                 jobs.append(self._seat(agent, seat))
+            seats[id(agent)] = seat
+            agent.tracer = _Tracer(seats)
         if watched:
             record.spectator = SpectatorRecord(record.match_id)
             jobs.append(self._watch(client, record.spectator))
@@ -236,9 +247,11 @@ class Workload:
         record.ended = self.now()
 
     @staticmethod
-    async def _seat(agent: Agent, record: SeatRecord) -> None:
+    async def _seat(agent: Agent, record: SeatRecord, program: ProgramBot | None = None
+                    ) -> None:
         try:
-            record.heard = await agent.run()
+            record.heard = await (agent.run() if program is None
+                                  else run_bridged(agent, program))
         except AgentError as exc:
             record.error = str(exc)
         finally:

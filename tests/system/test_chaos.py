@@ -48,6 +48,10 @@ def test_the_checker_calls_an_unannounced_loss_a_violation() -> None:
     assert lost == 1 and len(silent) == 1
     seat.rewinds = [(1, 1, "the store kept 1 of 2")]  # told: back to 1 action
     assert _seat_lost(seat, _log((0, 3)), voided=False) == (1, [])
+    # Asked the decision again after its acknowledgement: the loss no server can
+    # announce, learned as docs/protocol.md says.
+    again = SeatRecord("m", 1, acks={10: (5, 0)}, asked_again={10})
+    assert _seat_lost(again, _log((0, 3)), voided=False) == (1, [])
     void = SeatRecord("m", 1, acks={10: (5, 0)},
                       heard=MatchResult((0, 0), (1, 1), (), "VOIDED"))
     assert _seat_lost(void, _log((0, 3)), voided=True) == (1, [])

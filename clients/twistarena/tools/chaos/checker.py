@@ -6,7 +6,9 @@ For every match the workload played (its final record and log read back with
 - every acknowledged action is in the match's final log (same seat, same
   action, at the position its decision opened), or was announced lost to that
   seat: a Rewound heard after the acknowledgement to a length at or before that
-  position, or a VOIDED end the seat heard or was given by the store;
+  position, a VOIDED end the seat heard or was given by the store, or the
+  decision asked again after its acknowledgement (how a seat learns of the
+  loss no server can announce: docs/protocol.md, section 9);
 - every end a seat or spectator heard is the stored end (same reason, same
   scores), or the seat learned of the void afterwards (its stored outcome);
 - every FINISHED match's replay verifies (the engine replays the log to the
@@ -97,7 +99,8 @@ def _seat_lost(seat: SeatRecord, actions: Sequence[match_pb2.RecordedAction],
             continue
         lost += 1
         at = position if position is not None else opened_at
-        told = any(kept <= at for kept, _lost, _why in seat.rewinds[rewinds_before:])
+        told = any(kept <= at for kept, _lost, _why in seat.rewinds[rewinds_before:]) \
+            or did in seat.asked_again
         learned_void = voided and any(
             r is not None and r.reason == "VOIDED" for r in (seat.heard, seat.stored))
         if not (told or learned_void):

@@ -59,6 +59,8 @@ class SeatRecord:
     error: str = ""
     #: (status code, reason) of each stream that ended in an error
     failures: list[str] = field(default_factory=list)
+    #: Acknowledged decisions the seat was asked again (their answers lost).
+    asked_again: set[int] = field(default_factory=set)
     #: Played by a Play-protocol-only bot (its acknowledgements are not kept).
     protocol: bool = False
     #: Played by a program through the bridge (an ``exec:`` entrant), in the sandbox.
@@ -91,7 +93,11 @@ class _Tracer:
         self.records = records
 
     def decision_received(self, agent: Agent, decision_id: int, t: float) -> None:
-        """Not needed."""
+        """A decision whose answer the seat was told was accepted, asked again: how
+        a seat learns of the one loss no server can announce (docs/protocol.md,
+        section 9: the server that acknowledged it lost the match first)."""
+        if decision_id in agent.accepted:
+            self.records[id(agent)].asked_again.add(decision_id)
 
     def answer_sent(self, agent: Agent, decision_id: int, t: float) -> None:
         """Not needed."""

@@ -281,9 +281,11 @@ class Workload:
 
 #: How long a Play-protocol-only seat keeps joining again after failures.
 PROTOCOL_GIVE_UP_S = 180.0
-#: Status codes after which joining again cannot help (the match is gone, the token wrong).
+#: Status codes after which joining again cannot help (the match is gone or over,
+#: the token wrong): the outcome is then read with GetMatch (docs/protocol.md, 9).
 _FINAL_CODES = (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.PERMISSION_DENIED,
-                grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.UNAUTHENTICATED)
+                grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.UNAUTHENTICATED,
+                grpc.StatusCode.FAILED_PRECONDITION)
 
 
 async def _protocol_seat(servers: Sequence[str], client: MatchClient, token: str, seed: int,

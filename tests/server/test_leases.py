@@ -32,6 +32,16 @@ Meanwhile = Callable[[InProcessServer, str], Coroutine[Any, Any, None]]
 Logs = list[MutableMapping[str, Any]]
 
 
+async def _joined(ch: aio.Channel) -> tuple[str, Agent]:
+    """A new match, every seat joined: its id, and the agent whose decision is open."""
+    created = await create(ch, options(GAME, 2, seed=5))
+    mid = created.match.match_id
+    agents = [Agent(ch, mid, tok) for _s, tok in sorted(tokens(created).items())]
+    for agent in agents:
+        await agent.join()
+    return mid, agents[engine.make(GAME, 2, 5).to_act()[0]]
+
+
 def _answer_after(valkey: Any, meanwhile: Meanwhile
                   ) -> tuple[str, int, int, tuple[grpc.StatusCode, str, str], Logs]:
     """A match with a decision open; the node's watchdog and heartbeat stopped, as
@@ -48,12 +58,7 @@ def _answer_after(valkey: Any, meanwhile: Meanwhile
 
     async def main() -> tuple[str, int, int, tuple[grpc.StatusCode, str, str]]:
         async with aio.insecure_channel(srv.target) as ch:
-            created = await create(ch, options(GAME, 2, seed=5))
-            mid = created.match.match_id
-            agents = [Agent(ch, mid, tok) for _s, tok in sorted(tokens(created).items())]
-            for agent in agents:
-                await agent.join()
-            me = agents[engine.make(GAME, 2, 5).to_act()[0]]
+            mid, me = await _joined(ch)
             req = (await me.expect("decision")).decision
             srv.call(freeze_the_lease_keeper())
             await meanwhile(srv, mid)
@@ -117,3 +122,37 @@ def test_a_fenced_answer_is_reported_as_a_lost_lease(valkey: Any) -> None:
     assert _lost(logs) == [([mid], "the store fenced a write")], logs
     assert [entry["match_id"] for entry in logs if entry.get("event") == "append_failed"] \
         == [mid], logs
+
+
+def test_a_referee_stopped_while_it_reads_a_loss_does_not_play_on(valkey: Any) -> None:
+    """The store restarted without a match's tail; while the referee read what it
+    kept (slowly, through the restart), the renewal of its lease was refused and
+    the node stopped it, then claimed the match again with a new referee. The
+    stopped one must not go on to rewind, reopen the decisions and write: it would
+    be a second referee of the match on this node."""
+    from twistarena.server.match import rewinds
+
+    srv = InProcessServer(ServerConfig(port=0, redis_url=valkey.url)).start()
+
+    async def main() -> str:
+        async with aio.insecure_channel(srv.target) as ch:
+            mid, me = await _joined(ch)
+            await me.expect("decision")
+            return mid
+
+    async def stopped_then_loss(mid: str) -> None:
+        hub = srv.app.hub
+        assert hub is not None
+        referee = hub.get(mid)
+        assert referee is not None
+        async with referee.lock:
+            referee.stop_not_owner(redirect=False)
+            await rewinds.store_lost(referee, "the store kept 0 of 1 acknowledged action(s)", 1)
+
+    try:
+        with structlog.testing.capture_logs() as logs:
+            mid = run(main())
+            srv.call(stopped_then_loss(mid))
+    finally:
+        srv.stop()
+    assert not [e for e in logs if e.get("event") == "store_loss"], logs

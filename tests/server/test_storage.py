@@ -11,6 +11,7 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 from twistarena.storage import (
+    EndStored,
     FencedError,
     Grant,
     Handoff,
@@ -95,7 +96,7 @@ def test_a_released_match_lease_names_the_successor_and_refuses_the_old_token(
                 await a.matches.update_meta(mid, token, {"status": 2})
             grants = await b.matches.leases.claim_many([mid])
             assert grants[0] is not None and not isinstance(grants[0], Exception)
-            assert grants[0].token == "node-b:3"  # the fencing epoch counts every claim
+            assert grants[0].token.startswith("node-b:3:")  # the fencing epoch counts every claim
         finally:
             await _close([a, b])
 
@@ -353,5 +354,68 @@ def test_an_end_refused_to_a_fenced_node_leaves_the_match_in_the_live_indexes(
             assert await a.conn.redis.zscore(keys.MATCH_LEASES, mid) is None
         finally:
             await _close([a, b])
+
+    asyncio.run(scenario())
+
+
+def test_a_stored_end_is_final_to_every_writer(valkey: Any) -> None:
+    """Once a match's end is stored, no end, append or renewal of anyone goes
+    through (the same end again from its writer is a retry, and is kept); a
+    second referee of the match learns it from the refusal and stops."""
+    mid = secrets.token_hex(8)
+    record = MatchRecord(mid, mpb.MatchOptions(game_id="twhist", num_players=2), seed=5,
+                         status=mpb.MATCH_STATUS_RUNNING, created_ms=1_000)
+    voided = mpb.MatchResult(scores=[0, 0], reason=mpb.END_REASON_VOIDED).SerializeToString()
+    completed = mpb.MatchResult(scores=[3, 1]).SerializeToString()
+
+    async def scenario() -> None:
+        [a] = await _stores(valkey.url, "node-a")
+        try:
+            grant = await a.matches.create(record, claim=True)
+            assert isinstance(grant, Grant)
+            entry = (0, 1, False)
+            await a.appender.append(mid, grant.token, 0, [entry])
+            await a.matches.finish(mid, grant.token, mpb.MATCH_STATUS_CANCELLED, voided, 1, entry)
+            await a.matches.finish(mid, grant.token, mpb.MATCH_STATUS_CANCELLED, voided, 1, entry)
+            with pytest.raises(FencedError):
+                await a.appender.append(mid, grant.token, 1, [entry])
+            with pytest.raises(EndStored):
+                await a.matches.finish(mid, grant.token, mpb.MATCH_STATUS_FINISHED, completed,
+                                       1, entry)
+            assert await a.matches.leases.renew(mid, grant.token) == 0
+            token = await a.matches.claim(mid)
+            with pytest.raises(EndStored):
+                await a.matches.finish(mid, token, mpb.MATCH_STATUS_FINISHED, completed, 1,
+                                       entry)
+            stored = await a.matches.load(mid)
+            assert stored is not None and stored.status == mpb.MATCH_STATUS_CANCELLED
+            assert len(await a.matches.load_log(mid)) == 1
+        finally:
+            await _close([a])
+
+    asyncio.run(scenario())
+
+
+def test_a_claim_the_store_lost_leaves_its_token_unusable(valkey: Any) -> None:
+    """A store cut back to its last fsync can lose a claim, and the next claim then
+    gets the same epoch: its token must still differ, so that the referee that
+    held the lost claim (on the same node) cannot write with the new one."""
+    mid = secrets.token_hex(8)
+
+    async def scenario() -> None:
+        [a] = await _stores(valkey.url, "node-a")
+        lease = keys.match_lease(mid)
+        try:
+            await a.matches.claim(mid)
+            before = await a.conn.redis.dump(lease)
+            lost = await a.matches.claim(mid)
+            await a.conn.redis.restore(lease, 0, before, replace=True)  # the cut
+            again = await a.matches.claim(mid)
+            assert again != lost
+            with pytest.raises(FencedError):
+                await a.appender.append(mid, lost, 0, [(0, 1, False)])
+            await a.appender.append(mid, again, 0, [(0, 1, False)])
+        finally:
+            await _close([a])
 
     asyncio.run(scenario())

@@ -212,15 +212,21 @@ def node_errors(port: int) -> dict[str, float]:
 
 async def hosted_agent(cluster: Cluster, name: str, work: Path) -> tuple[str, str, str]:
     """(agent id, api token, version id) of a new instant bot, submitted and active."""
+    return await instant_bot(cluster.servers, cluster.admin_token, name, work)
+
+
+async def instant_bot(servers: list[str], admin_token: str, name: str,
+                      work: Path) -> tuple[str, str, str]:
+    """(agent id, api token, version id) of a new hosted agent running ``INSTANT_BOT``,
+    registered with ``admin_token`` on ``servers``, its version submitted and active."""
     from twistarena.clients.sdk import register_agent
     from twistarena.clients.sdk.versions import VersionClient
 
     folder = work / "instant-bot"
     folder.mkdir(exist_ok=True)
     (folder / "bot.py").write_text(INSTANT_BOT)
-    agent_id, token = await register_agent(cluster.servers, name,
-                                           admin_token=cluster.admin_token)
-    submitted = await VersionClient(",".join(cluster.servers), api_token=token).submit(
+    agent_id, token = await register_agent(servers, name, admin_token=admin_token)
+    submitted = await VersionClient(",".join(servers), api_token=token).submit(
         pack_directory(folder), "python3 bot.py", activate=True)
     return agent_id, token, submitted.version.version_id
 

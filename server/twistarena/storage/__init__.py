@@ -10,6 +10,7 @@ and the Redis libraries, nothing else of twistarena.
 from .agents import AgentRecord, QueueHold
 from .durability import Durability
 from .errors import (
+    EndStored,
     FencedError,
     LogConflict,
     NotDurableError,
@@ -27,6 +28,7 @@ __all__ = [
     "AgentRecord",
     "Beat",
     "Durability",
+    "EndStored",
     "FailureRecord",
     "FencedError",
     "Grant",

@@ -28,6 +28,15 @@ class FencedError(StoreError):
     """This node no longer holds the lease (another node claimed it, or it expired)."""
 
 
+class EndStored(FencedError):
+    """The match's end is already stored (another end than this writer's): a stored
+    end is final, so whoever still runs the match here stops."""
+
+    def __init__(self, match_id: str, status: int) -> None:
+        super().__init__(f"match {match_id}: its end is already stored (status {status})")
+        self.status = status
+
+
 class LogConflict(StoreError):
     """The log does not have the expected length."""
 

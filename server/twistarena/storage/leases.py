@@ -2,7 +2,9 @@
 
 A lease is a hash (``{m:<id>}:owner``, ``{t:<id>}:owner``): ``node``,
 ``epoch`` (the fencing epoch, +1 on every claim), ``token``
-(``<node>:<epoch>``, what fenced writes present), ``until`` (expiry, ms of the
+(``<node>:<epoch>:<nonce>``, what fenced writes present: the nonce, drawn by
+the claimer, keeps a token unique when a store that lost a claim hands the same
+epoch out again), ``until`` (expiry, ms of the
 Redis server's TIME), ``addr`` (the holder's advertised address),
 ``claimed_ms``; after a release ``released_ms``, ``prev`` and ``next`` /
 ``next_addr`` (the successor chosen by a drain).
@@ -13,11 +15,13 @@ Redis server's TIME), ``addr`` (the holder's advertised address),
 - **release**: give it up at once, naming a successor (``lease_release.lua``).
 - **fence**: a write presents the token and is refused once it changed or the
   lease expired (``append.lua`` for the action log, ``fenced_hset.lua`` for
-  hashes), so two holders can never both write.
+  hashes), so two holders can never both write; and refused for good once
+  the match's end is stored (``ended``, set by ``finish.lua``).
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -80,7 +84,7 @@ class Leases:
 
     def _claim_args(self, force: bool) -> list[Arg]:
         h = self.holder
-        return [h.node_id, h.address, h.lease_ms, 1 if force else 0]
+        return [h.node_id, h.address, h.lease_ms, 1 if force else 0, secrets.token_hex(4)]
 
     async def claim(self, key_id: str, force: bool = False) -> Grant:
         """Take the lease; ``FencedError`` while another node's lease is valid

@@ -18,6 +18,7 @@ from . import keys
 from .connection import Connections, StorePart
 from .durability import Durability
 from .errors import (
+    EndStored,
     FencedError,
     LogConflict,
     StoreError,
@@ -300,6 +301,8 @@ class Matches(StorePart):
             if isinstance(first, Exception):
                 raise translate(first)
             if isinstance(first, list):
+                if int(first[0]) == -3:
+                    raise EndStored(mid, int(first[1]))
                 raise LogConflict(int(first[1]))
             if not first:
                 raise FencedError(f"match {mid}: this node is no longer its owner")

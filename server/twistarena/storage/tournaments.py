@@ -49,9 +49,11 @@ class TournamentStore(StorePart):
 
     async def create(self, tid: str, spec: tpb.TournamentSpec, status: int,
                      created_ms: int) -> None:
-        """Store a new tournament, indexed and marked live, in one transaction."""
+        """Store a new tournament, indexed and marked live, in one transaction (on a
+        cluster, whose transactions take one slot, in one pipeline: the record
+        first, then the indexes)."""
         with driver_errors():
-            pipe = self._redis.pipeline(transaction=True)
+            pipe = self._redis.pipeline(transaction=not self.conn.cluster_mode)
             pipe.hset(keys.tournament_meta(tid), mapping={
                 "spec": spec.SerializeToString(), "status": status, "created_ms": created_ms})
             pipe.zadd(keys.TOURNAMENT_INDEX, {tid: created_ms})

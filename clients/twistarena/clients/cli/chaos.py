@@ -58,6 +58,11 @@ def _declare(p: argparse.ArgumentParser) -> None:
     p.add_argument("--valkey-cluster", type=int, default=0, metavar="PRIMARIES",
                    help="run the nodes over a Valkey Cluster of the campaign's own with this "
                         "many primaries (3 or more; default: one Valkey)")
+    p.add_argument("--runners", type=int, default=2,
+                   help="runner processes playing hosted practice matches' seats (default 2; "
+                        "0: no hosted matches)")
+    p.add_argument("--sandbox", choices=("bwrap", "none"), default="bwrap",
+                   help="how the runners run the hosted programs (default bwrap)")
     p.add_argument("--lease-ms", type=int, default=2000, help="the nodes' lease (default 2000)")
     add_admin_token(p, "the nodes' admin token (default: a random one)")
     p.add_argument("--json-out", type=Path, default=None, help="write the report here as JSON")
@@ -80,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     plan = Plan(seed=args.seed, duration=args.duration, rate=args.rate,
                 concurrency=args.concurrency, nodes=args.nodes, fault_every=args.fault_every,
                 kinds=kinds, lease_ms=args.lease_ms, redis_url=args.redis_url,
-                cluster=args.valkey_cluster)
+                cluster=args.valkey_cluster, runners=args.runners, sandbox=args.sandbox)
     if args.admin_token:
         plan.admin_token = args.admin_token
     if args.schedule:
@@ -102,7 +107,10 @@ def run(args: argparse.Namespace) -> int:
         table.add_row(row["fault"], *(str(row[c]) for c in COLUMNS))
     console.print(table)
     console.print(f"acknowledged {report['acknowledged']}, then lost "
-                  f"{report['acknowledged_then_lost']}; finished {report['finished']}, voided "
+                  f"{report['acknowledged_then_lost']}; hosted matches "
+                  f"{report['hosted_matches']}, protocol-only seats {report['protocol_seats']}, "
+                  f"program seats {report['program_seats']}; "
+                  f"finished {report['finished']}, voided "
                   f"{report['voided']}, lost whole {report['matches_lost']}; store_loss "
                   f"records {report['store_loss_records']}; "
                   f"creations refused {len(report['create_failures'])}", highlight=False)

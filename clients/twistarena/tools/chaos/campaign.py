@@ -14,10 +14,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .checker import Outcome, check, table_rows
+from twistarena.sandbox import sandbox_mode
+
+from ..hostedsoak import instant_bot
+from .checker import Outcome, Violation, check, table_rows
 from .deploy import Deployment
+from .league import League, check_league
 from .nemesis import ALL_KINDS, KINDS_BY_STORE, Nemesis, fault_records, schedule
 from .workload import Workload
+
+#: Hosted agents of the campaign: the first plays the hosted practice matches,
+#: all of them the arena and the tournament.
+LEAGUE_AGENTS = 3
 
 
 @dataclass
@@ -37,6 +45,9 @@ class Plan:
     cluster: int = 0
     admin_token: str = field(default_factory=lambda: secrets.token_urlsafe(18))
     settle_s: float = 120.0
+    #: Runner processes playing hosted seats (0: no hosted matches), and their sandbox.
+    runners: int = 2
+    sandbox: str = "bwrap"
 
     @property
     def store(self) -> str:
@@ -69,6 +80,9 @@ async def _heal(deployment: Deployment) -> None:
         if not node.alive():
             deployment.start_node(node)
         await deployment.wait_ready(node)
+    for runner in deployment.runners:
+        if not runner.alive():
+            deployment.start_runner(runner)
 
 
 def store_losses(deployment: Deployment) -> int:
@@ -82,27 +96,60 @@ def store_losses(deployment: Deployment) -> int:
     return count
 
 
+async def _check_league(league: League, deployment: Deployment, outcome: Outcome,
+                        settle_s: float) -> dict[str, Any]:
+    """The arena paused and the tournament let finish, then checked: what does not
+    add up is a violation of the ``league`` row."""
+    store = deployment.store_client()
+    try:
+        closed = await league.close(store, settle_s)
+        counts, problems = await check_league(league, store)
+    except Exception as exc:  # the rest of the report stands; this is said in it
+        closed, counts, problems = False, {}, [f"the league could not be checked: {exc!r}"]
+    finally:
+        await store.aclose()
+    counts["closed_in_time"] = closed
+    for problem in problems:
+        outcome.violations.append(Violation("", None, problem, {}, {}))
+        outcome.table["league"]["violations"] += 1
+    return counts
+
+
 async def run_campaign(plan: Plan, say: Callable[[str], None] = print) -> dict[str, Any]:
     """Run ``plan``; the report (``violations`` empty when every check held)."""
     kinds = plan.fault_kinds()
     faults = schedule(plan.seed, plan.duration, plan.fault_every, kinds, plan.nodes)
     deployment = Deployment(plan.nodes, plan.admin_token, plan.lease_ms, plan.redis_url,
-                            plan.cluster)
+                            plan.cluster, plan.runners, plan.sandbox)
     began = time.monotonic()
     outcome: Outcome | None = None
+    league_counts: dict[str, Any] = {}
     await deployment.start()
     say(f"{plan.nodes} nodes over {deployment.store_url}"
         f"; {len(faults)} faults planned ({', '.join(sorted(set(f.kind for f in faults)))})")
     try:
+        hosted = ""
+        league: League | None = None
+        if plan.runners:
+            agents = [await instant_bot(deployment.servers, plan.admin_token, f"chaos-hosted{i}",
+                                        deployment.work_dir) for i in range(LEAGUE_AGENTS)]
+            hosted = agents[0][1]
+            league = League(deployment.servers, plan.admin_token, [a for a, _t, _v in agents])
+            await league.open(plan.duration)
+        program = deployment.work_dir / "instant-bot" / "bot.py"
         workload = Workload(lambda: deployment.servers, plan.admin_token, plan.seed,
-                            plan.rate, plan.duration, plan.concurrency)
+                            plan.rate, plan.duration, plan.concurrency, hosted_token=hosted,
+                            exec_command=f"python3 {program}" if program.exists() else "",
+                            sandbox=sandbox_mode(plan.sandbox))
         nemesis = Nemesis(deployment, faults, workload.running, lambda: len(workload.matches),
                           say, started=workload.started)
         await asyncio.gather(workload.run(), nemesis.run())
         await _heal(deployment)
         settled = await workload.settle(plan.settle_s)
         outcome = await check(workload.matches, faults, deployment.servers,
-                                       deployment.store_url, plan.lease_ms)
+                              deployment.store_url, plan.lease_ms)
+        if league is not None:
+            league_counts = await _check_league(league, deployment, outcome, plan.settle_s)
         losses = store_losses(deployment)
     finally:
         # The nodes' and the store's logs stay for a campaign that found violations.
@@ -118,10 +165,12 @@ async def run_campaign(plan: Plan, say: Callable[[str], None] = print) -> dict[s
         "faults": fault_records(faults),
         "table": table_rows(outcome),
         "matches": outcome.matches, "finished": outcome.finished, "voided": outcome.voided,
-        "matches_lost": outcome.matches_lost,
+        "matches_lost": outcome.matches_lost, "hosted_matches": outcome.hosted,
+        "protocol_seats": outcome.protocol_seats, "program_seats": outcome.program_seats,
         "acknowledged": outcome.acknowledged, "acknowledged_then_lost": outcome.lost,
         "store_loss_records": losses, "create_failures": workload.create_failures,
-        "settled": settled, "work_dir": str(deployment.work_dir) if keep else "",
+        "settled": settled, "league": league_counts,
+        "work_dir": str(deployment.work_dir) if keep else "",
         "violations": [asdict(v) for v in outcome.violations],
     }
     return report

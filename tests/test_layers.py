@@ -1,22 +1,29 @@
 """Imports point down the rooms (docs/architecture.md): every import of every
 module, at the top of a file or inside a function, is checked against its room.
 
-    author's side  clients (cli, bridge, local play) -> sdk, bridge, sandbox, link, contract,
+    author's side  clients (cli, local play) -> sdk, bridge, sandbox, link, contract,
                    hosted rules, bots, rl, league, engine; the node, the gateway and
                    the runner only in cli/servers.py; tools only in their commands
     sdk            the contract's client library -> link, contract, hosted rules, bots, rl,
                    league, engine
-    node           twistarena.server -> storage, league, bots, engine, contract, hosted rules
+    bridge         twistarena.bridge, shared by the author's side and the runner ->
+                   sdk, sandbox, link, contract, hosted rules, bots, engine
+    node           twistarena.server -> storage, league, bots, engine, contract, hosted
+                   rules, ports
     gateway        twistarena.clients.web -> sdk, link, contract, hosted rules, league, engine
     runner         twistarena.runner -> sandbox, bridge, link, contract, hosted rules, engine
                    (never the sdk: its connection and retries are the link's)
     sandbox        twistarena.sandbox (and its builds) -> hosted rules
-    tools          twistarena.tools -> anything; imported by nothing but their commands,
+    tools          twistarena.tools -> anything but the node (the arena benchmark alone
+                   runs one in its process); imported by nothing but their commands,
                    and by those only inside functions (starting the CLI loads no tool)
     storage        -> contract, hosted rules
     rl -> bots, engine; bots, league -> engine
     link           twistarena.link (channels, the retry and failover policy) -> contract (keys)
-    engine, contract, hosted rules -> nothing of ours
+    engine, contract, hosted rules, ports -> nothing of ours
+
+Across the folders: nothing under server/ imports ``twistarena.clients``, and
+under clients/ only cli/servers.py (and the arena benchmark) imports the node.
 """
 
 from __future__ import annotations
@@ -46,7 +53,8 @@ LAYER_OF = {
     "twistarena.sandbox": "sandbox",
     "twistarena.clients": "author",
     "twistarena.clients.sdk": "sdk",
-    "twistarena.clients.bridge": "bridge",
+    "twistarena.bridge": "bridge",
+    "twistarena.ports": "ports",
     "twistarena.tools": "tools",
 }
 
@@ -55,12 +63,13 @@ MAY_IMPORT = {
     "engine": set(),
     "contract": set(),
     "hosted": set(),
+    "ports": set(),
     "link": {"contract"},
     "bots": {"engine"},
     "league": {"engine"},
     "rl": {"bots", "engine"},
     "storage": {"contract", "hosted"},
-    "node": {"storage", "league", "bots", "engine", "contract", "hosted"},
+    "node": {"storage", "league", "bots", "engine", "contract", "hosted", "ports"},
     "sandbox": {"hosted"},
     "sdk": {"link", "contract", "hosted", "bots", "rl", "league", "engine"},
     "bridge": {"sdk", "sandbox", "link", "contract", "hosted", "bots", "engine"},
@@ -69,7 +78,7 @@ MAY_IMPORT = {
     "author": {"sdk", "bridge", "sandbox", "link", "contract", "hosted", "bots", "rl",
                "league", "engine"},
     "tools": {"engine", "bots", "league", "rl", "contract", "hosted", "link", "storage",
-              "node", "gateway", "runner", "sandbox", "sdk", "bridge", "author"},
+              "gateway", "runner", "sandbox", "sdk", "bridge", "author", "ports"},
 }
 
 #: The operator's side: none of it imports the author's applications or the tools.
@@ -79,6 +88,10 @@ AUTHORS = {"author", "tools"}
 #: The one client module that starts servers and runners, and so imports them.
 STARTS_SERVERS = "twistarena.clients.cli.servers"
 STARTED = {"node", "gateway", "runner", "storage"}
+
+#: The one tool that runs a node in its own process, on purpose: the arena benchmark
+#: measures the scheduler's CPU and one planning tick, which no client can see.
+RUNS_A_NODE = "twistarena.tools.arenabench"
 
 #: The commands that run the tools: the only modules that import them.
 TOOL_COMMANDS = {"twistarena.clients.cli.bench", "twistarena.clients.cli.loadtest",
@@ -165,6 +178,8 @@ def test_imports_point_down(name: str) -> None:
     allowed = MAY_IMPORT[own] | {own}
     if name == STARTS_SERVERS:
         allowed = allowed | STARTED
+    if name == RUNS_A_NODE:
+        allowed = allowed | {"node"}
     if name in TOOL_COMMANDS:
         allowed = allowed | {"tools"}
     offenders = []
@@ -175,6 +190,28 @@ def test_imports_point_down(name: str) -> None:
         if own in PURE and module.split(".")[0] in NOT_IN_PURE:
             offenders.append(f"line {line}: {module} (the {own} room stays pure)")
     assert offenders == []
+
+
+def under(folder: str) -> list[str]:
+    """The modules whose files are in ``folder`` (engine, proto, server, clients)."""
+    return sorted(m for m, path in ALL.items() if path.is_relative_to(ROOT / folder))
+
+
+def test_nothing_under_server_imports_a_clients_module() -> None:
+    """The operator's side installs and runs without the author's: no module under
+    server/ (the node, the runner, the sandbox, the store) imports ``twistarena.clients``."""
+    offenders = [f"{name} line {line}: {module}" for name in under("server")
+                 for line, module in imported(name, ALL[name])
+                 if module == "twistarena.clients" or module.startswith("twistarena.clients.")]
+    assert offenders == []
+
+
+def test_under_clients_only_the_server_starter_and_the_arena_benchmark_import_the_node() -> None:
+    offenders = [f"{name} line {line}: {module}" for name in under("clients")
+                 if name not in (STARTS_SERVERS, RUNS_A_NODE)
+                 for line, module in imported(name, ALL[name]) if layer(module) == "node"]
+    assert offenders == []
+    assert layer(RUNS_A_NODE) == "tools" and "node" not in MAY_IMPORT["tools"]
 
 
 def top_level_imports(name: str, path: pathlib.Path) -> list[tuple[int, str]]:

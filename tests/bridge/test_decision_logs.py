@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from twistarena.clients.bridge.decisionlog import (
+from twistarena.bridge.decisionlog import (
     CUT,
     DECISION_LOG_BYTES,
     MATCH_LOG_BYTES,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from structlog.testing import capture_logs
-from twistarena.clients.bridge import HttpBot, play_bridged
+from twistarena.bridge import HttpBot, play_bridged
 from twistarena.clients.sdk import MatchClient
 
 from tests.clients.helpers import run

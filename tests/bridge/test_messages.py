@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from twistarena import engine
-from twistarena.clients.bridge import JSON_FORM, TEXT_FORM, decision_message, parse_answer
-from twistarena.clients.bridge.messages import flatten, parse_id
+from twistarena.bridge import JSON_FORM, TEXT_FORM, decision_message, parse_answer
+from twistarena.bridge.messages import flatten, parse_id
 
 
 def _decision(form: str, game: str, players: int) -> tuple[str, engine.State, int]:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import structlog
 from structlog.testing import capture_logs
-from twistarena.clients.bridge import ProgramBot, bridged_agent, play_bridged, run_bridged
+from twistarena.bridge import ProgramBot, bridged_agent, play_bridged, run_bridged
 from twistarena.clients.sdk import MatchClient
 from twistarena.clients.sdk.localbots import BOT_OUTPUT, configure_logging
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from twistarena.clients.bridge import TEXT_FORM, ProgramBot, play_bridged
+from twistarena.bridge import TEXT_FORM, ProgramBot, play_bridged
 from twistarena.clients.sdk import MatchClient
 
 from tests.clients.helpers import run

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from twistarena.clients.bridge.hosted import register_programs
+from twistarena.bridge.hosted import register_programs
 from twistarena.clients.cli import main
 from twistarena.clients.cli.match import MISSED
 from twistarena.clients.cli.tournament import until_over

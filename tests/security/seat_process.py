@@ -14,7 +14,7 @@ import dataclasses
 import json
 import sys
 
-from twistarena.clients.bridge import ProgramBot, play_bridged
+from twistarena.bridge import ProgramBot, play_bridged
 from twistarena.sandbox import SandboxLimits
 
 

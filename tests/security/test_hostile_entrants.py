@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from twistarena.clients.bridge import ProgramBot, ProgramStats, play_bridged
-from twistarena.clients.bridge.program import MAX_RESTARTS
+from twistarena.bridge import ProgramBot, ProgramStats, play_bridged
+from twistarena.bridge.program import MAX_RESTARTS
 from twistarena.clients.sdk import MatchClient
 from twistarena.sandbox import SandboxLimits, SandboxSpec, cgroups, sandbox_mode
 from twistarena.sandbox.launch import _tree, kill_tree, start, wait_ready

@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from twistarena import ports
 from twistarena.server import embedded
 
 from tests.clients.helpers import run
@@ -41,7 +42,7 @@ def test_serve_starts_without_fork_warnings_and_its_valkey_dies_with_it() -> Non
             assert title is not None, cmdline
             port = int(title.group(1))
             low, high = embedded.STORE_PORTS
-            assert low <= port < high < embedded.ephemeral_low()
+            assert low <= port < high < ports.ephemeral_low()
             proc.kill()
             run(wait_until(lambda: not _alive(pid), "the embedded valkey to exit", 10))
             assert "fork" not in proc.output()
@@ -51,13 +52,13 @@ def test_serve_starts_without_fork_warnings_and_its_valkey_dies_with_it() -> Non
 
 def test_the_store_port_is_drawn_below_the_ephemeral_range_when_there_is_room(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    kernel_low = embedded.ephemeral_low()  # this machine's own range
+    kernel_low = ports.ephemeral_low()  # this machine's own range
     ranges = tmp_path / "ip_local_port_range"
-    monkeypatch.setattr(embedded, "EPHEMERAL_RANGE", ranges)
+    monkeypatch.setattr(ports, "EPHEMERAL_RANGE", ranges)
     ranges.write_text("32768\t60999\n")
     low, high = embedded.STORE_PORTS
     assert all(low <= embedded.free_port() < high for _ in range(20))
     # No room below the range: the kernel picks, from its own range.
     ranges.write_text("1024\t65535\n")
-    assert embedded.ephemeral_low() == 1024
+    assert ports.ephemeral_low() == 1024
     assert all(embedded.free_port() >= kernel_low for _ in range(20))

@@ -13,7 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from twistarena.server.embedded import free_run, ping, valkey_binary
+from twistarena.ports import free_run
+from twistarena.server.embedded import ping, valkey_binary
 
 #: Listening ports come from below the kernel's ephemeral range (32768-60999 by default).
 #: A port handed out by the kernel for bind(0) can also become the local end of some

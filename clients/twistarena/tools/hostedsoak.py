@@ -123,7 +123,7 @@ class Cluster:
 def free_block(count: int) -> int:
     """The first of ``count`` consecutive free loopback ports, below the ephemeral
     range (a port the kernel gave a connection meanwhile would not be free)."""
-    from twistarena.server.embedded import ephemeral_low, free_run
+    from twistarena.ports import ephemeral_low, free_run
 
     base = free_run((20_000, min(ephemeral_low(), 60_000)), count)
     if base is None:

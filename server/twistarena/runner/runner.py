@@ -41,7 +41,7 @@ from typing import Any
 import grpc
 import structlog
 from twistarena import wire
-from twistarena.clients.bridge import (
+from twistarena.bridge import (
     ProgramBot,
     UnstartableProgram,
     bridged_agent,

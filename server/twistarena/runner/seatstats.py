@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from twistarena.clients.bridge import ProgramBot
+from twistarena.bridge import ProgramBot
 from twistarena.hosted.entries import split_entry
 from twistarena.sandbox import SandboxLimits
 from twistarena.v1 import runners_pb2 as rpb

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import random
 import secrets
 import shutil
 import signal
@@ -32,6 +31,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from twistarena.ports import ephemeral_low, free_run
 
 PID_FILE = "valkey.pid"
 PASSWORD_FILE = "valkey-password"
@@ -48,33 +49,6 @@ def valkey_binary() -> Path:
 
 #: where the store's port is drawn from when the kernel's ephemeral range starts above it
 STORE_PORTS = (10_000, 20_000)
-EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
-
-
-def ephemeral_low() -> int:
-    """The first port the kernel may give an outgoing connection (Linux; 32768
-    elsewhere or when unreadable, the usual start of that range)."""
-    try:
-        return int(EPHEMERAL_RANGE.read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return 32768
-
-
-def free_run(span: tuple[int, int], count: int = 1, host: str = "127.0.0.1") -> int | None:
-    """The first of ``count`` consecutive ports of ``span`` (low, high) free on
-    ``host`` right now, drawn at random; None when 200 draws find none."""
-    low, high = span
-    rng = random.Random()
-    for _ in range(200):
-        base = rng.randrange(low, high - count + 1)
-        with contextlib.ExitStack() as held:
-            try:
-                for port in range(base, base + count):
-                    held.enter_context(socket.socket()).bind((host, port))
-            except OSError:
-                continue
-            return base
-    return None
 
 
 def free_port(host: str = "127.0.0.1") -> int:

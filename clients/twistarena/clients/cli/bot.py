@@ -17,11 +17,11 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 from twistarena.bots import STRATEGIES
+from twistarena.bridge import TEXT_FORM, Bridged, HttpBot, ProgramBot, bridged_agent, run_bridged
+from twistarena.bridge.messages import JSON_FORM
 from twistarena.sandbox import MODES, SandboxUnavailable, sandbox_mode
 from twistarena.v1 import match_pb2
 
-from ..bridge import TEXT_FORM, Bridged, HttpBot, ProgramBot, bridged_agent, run_bridged
-from ..bridge.messages import JSON_FORM
 from ..sdk import Agent, AgentError, MatchEvent, MatchResult
 from ..sdk.localbots import configure_logging, strategy_agent
 from ..sdk.policies import load_policy, policy_agent

@@ -18,6 +18,8 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from twistarena.bridge import JSON_FORM, TEXT_FORM
+from twistarena.bridge.hosted import play_hosted, program_commands, register_programs
 from twistarena.engine import GAME_IDS
 from twistarena.league import report_json, standings_to_csv
 from twistarena.sandbox import (
@@ -29,8 +31,6 @@ from twistarena.sandbox import (
 )
 from twistarena.v1 import tournaments_pb2
 
-from ..bridge import JSON_FORM, TEXT_FORM
-from ..bridge.hosted import play_hosted, program_commands, register_programs
 from ..sdk import AgentError
 from ..sdk.tournaments import FORMATS, TournamentClient, results_of, standings_of
 from ..terminal import make_console, safe

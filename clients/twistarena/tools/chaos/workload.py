@@ -27,7 +27,7 @@ from typing import Any
 import grpc
 import grpc.aio
 from twistarena.bots import make_bot
-from twistarena.clients.bridge import ProgramBot, bridged_agent, run_bridged
+from twistarena.bridge import ProgramBot, bridged_agent, run_bridged
 from twistarena.clients.sdk import (
     Agent,
     AgentError,

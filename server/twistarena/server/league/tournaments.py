@@ -37,19 +37,21 @@ from twistarena.league import (
     seatings,
     swiss_tables,
 )
-from twistarena.storage import TournamentRecord
+from twistarena.storage import MatchRecord, StoreError, TournamentRecord
 from twistarena.storage.tournaments import TournamentStore
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import matchmaking_pb2 as kpb
 from twistarena.v1 import tournaments_pb2 as tpb
 from twistarena.v1 import tournaments_pb2_grpc as tgrpc
 
-from .. import logs
+from .. import logs, metrics
 from ..cluster import Cluster
 from ..config import ServerConfig
 from ..hostedagents.runnerhub import RunnerHub
 from ..limits import Quotas
+from ..loops import stop_loops
 from ..match.creation import CreationError, new_match
+from ..match.referee import MatchReferee
 from ..rpc import fail, is_admin, require_admin, shown
 from .agents import Agents
 from .leased import LeasedTasks, driver
@@ -57,6 +59,8 @@ from .leased import LeasedTasks, driver
 log = logs.get("twistarena.tournaments")
 
 POLL_S = 0.2
+#: Every node looks this often for the games it runs of a tournament that is over.
+SWEEP_S = 0.5
 #: The driver renews its lease this often (the lease lasts three times longer).
 RENEW_S = 1.0
 MAX_GAMES = 20_000
@@ -193,9 +197,11 @@ class Snapshot(TournamentRecord):
                 if any(m not in self.results for m in members) for g in members}
 
     def ordered_results(self, before_round: int | None = None) -> list[Any]:
-        """The results in game order (of the rounds before ``before_round``, if given)."""
+        """The results that count, in game order (of the rounds before
+        ``before_round``, if given): a game whose match did not finish is stored
+        without places (see ``game_result``) and ranks nobody."""
         return [self.results[k] for k in sorted(self.results)
-                if before_round is None or k[0] < before_round]
+                if self.results[k].places and (before_round is None or k[0] < before_round)]
 
 
 async def load(store: TournamentStore, tid: str) -> Snapshot | None:
@@ -234,6 +240,18 @@ async def in_open_duplicate_block(store: TournamentStore, match_id: str) -> bool
     snap = await load(store, tid)
     return (snap is not None and snap.spec.duplicate_deals
             and (round_no, index) in snap.sealed())
+
+
+def game_result(game: Any, record: MatchRecord) -> GameResult:
+    """What a game whose match is over counts for. Only a match the store holds
+    FINISHED (played out: completed, forfeited, length-capped) gives scores and
+    places; one cancelled, abandoned or voided is recorded without them, so the
+    round can go on but the game ranks nobody (its places would be made up)."""
+    result = record.result or mpb.MatchResult()
+    if record.status != mpb.MATCH_STATUS_FINISHED or result.reason == mpb.END_REASON_VOIDED \
+            or not result.places:
+        return GameResult.of(game, (), ())
+    return GameResult.of(game, result.scores, result.places)
 
 
 def to_proto(snap: Snapshot, with_games: bool = True, admin: bool = False) -> tpb.Tournament:
@@ -287,14 +305,64 @@ class Director:
         self.drivers = LeasedTasks("tournament", self.store.leases, self.store.live, self._run,
                                    self.hub)
         self.tokens = self.drivers.tokens
+        self._sweeper: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        """Start supervising: pick up tournaments that no live driver holds."""
+        """Start supervising: pick up tournaments that no live driver holds; and
+        sweeping: end this node's games of tournaments that are over."""
         await self.drivers.start()
+        self._sweeper = asyncio.get_running_loop().create_task(
+            self._sweep_loop(), name="tournament.sweep")
 
     async def close(self) -> None:
         """Stop driving and release the leases, so another node takes over at once."""
+        if self._sweeper is not None:
+            await stop_loops([self._sweeper], "tournament")
         await self.drivers.close()
+
+    async def end_games_of_over_tournaments(self) -> int:
+        """Cancel the live games this node runs of tournaments that are over; how many.
+
+        A tournament's games run on whichever nodes placement chose, and only a
+        match's owner may end it; the stored status is the order every owner
+        follows (``CancelTournament`` answers before the other nodes have
+        looked, and a game claimed later by a node that takes over is ended as
+        soon as its new owner sweeps)."""
+        games: dict[str, list[MatchReferee]] = {}
+        for referee in list(self.hub.referees.values()):
+            parsed = parse_game_match_id(referee.match_id)
+            if parsed is not None and not referee.over:
+                games.setdefault(parsed[0], []).append(referee)
+        ended = 0
+        for tid, referees in games.items():
+            stored = await self.store.status(tid)
+            if stored is None or stored[0] not in wire.TOURNAMENT_OVER:
+                continue
+            why = ("tournament cancelled" if stored[0] == tpb.TOURNAMENT_CANCELLED
+                   else "tournament over")
+            for referee in referees:
+                try:
+                    if not await referee.cancel(why):
+                        continue
+                except StoreError as exc:  # lost meanwhile: its next owner sweeps it
+                    log.warning("tournament_game_cancel_failed", tournament=tid,
+                                match=referee.match_id, error=repr(exc))
+                    continue
+                ended += 1
+                log.info("tournament_game_cancelled", tournament=tid,
+                         match=referee.match_id, node=self.node_id)
+        return ended
+
+    async def _sweep_loop(self) -> None:
+        while True:
+            try:
+                await self.end_games_of_over_tournaments()
+            except StoreError as exc:
+                log.warning("tournament_sweep_failed", error=repr(exc))
+            except Exception as exc:  # keep sweeping whatever one referee did
+                metrics.ERRORS.labels("tournament_sweep").inc()
+                log.error("tournament_sweep_failed", error=repr(exc))
+            await asyncio.sleep(SWEEP_S)
 
     async def try_drive(self, tid: str) -> bool:
         """Drive the tournament if no other node holds its lease."""
@@ -337,11 +405,7 @@ class Director:
                 if record is None:
                     continue
                 if record.status in wire.MATCH_OVER:
-                    result = record.result or mpb.MatchResult()
-                    game = games[i]
-                    places = list(result.places) or [1] * len(game.seats)
-                    scores = list(result.scores) or [0] * len(game.seats)
-                    res = GameResult.of(game, scores, places)
+                    res = game_result(games[i], record)
                     await self.store.record_result(tid, self.tokens[tid], round_no, i,
                                                    res.to_json())
                     in_flight.discard((round_no, i))
@@ -374,6 +438,9 @@ class Director:
         mid = game_match_id(snap.tid, round_no, index)
         if await self.hub.store.matches.exists(mid):
             return
+        stored = await self.store.status(snap.tid)
+        if stored is None or stored[0] in wire.TOURNAMENT_OVER:
+            return  # cancelled since ``snap`` was read: no new game
         opts = mpb.MatchOptions(game_id=spec.game_id, num_players=spec.num_players,
                                 seed=game.seed, time_control=spec.time_control)
         if spec.HasField("game_options"):
@@ -560,9 +627,7 @@ class Tournaments(tgrpc.TournamentsServicer):
                        f"tournament {snap.tid} is already over")
         await self.director._finish(snap, tpb.TOURNAMENT_CANCELLED,
                                     request.reason or "cancelled")
-        for r, i, _game in snap.games():
-            referee = self.hub.get(game_match_id(snap.tid, r, i))
-            if referee is not None and (r, i) not in snap.results:
-                await referee.cancel("tournament cancelled")
+        # This node's games end now; every other node's at its next sweep.
+        await self.director.end_games_of_over_tournaments()
         return to_proto(await self._snapshot(snap.tid, context),
                         admin=is_admin(context, self.config))

@@ -15,9 +15,9 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from twistarena.clients.sdk import Decision, MatchResult, Rejection
 from twistarena.engine import Action
 
-from ..sdk import Decision, MatchResult, Rejection
 from .messages import JSON_FORM, decision_message, over_message, parse_id
 
 #: Answers are expected this long before the server's deadline (network, scheduling).

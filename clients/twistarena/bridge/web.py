@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import structlog
+from twistarena.clients.sdk import Decision, MatchResult, NoAnswer, Rejection
 from twistarena.engine import Action
 
-from ..sdk import Decision, MatchResult, NoAnswer, Rejection
 from .seat import BridgedSeat
 
 log = structlog.get_logger("twistarena.bridge")

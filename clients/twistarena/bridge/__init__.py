@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..sdk import Agent, MatchResult, NoAnswer
+from twistarena.clients.sdk import Agent, MatchResult, NoAnswer
+
 from .messages import FORMS, JSON_FORM, TEXT_FORM, decision_message, over_message, parse_answer
 from .program import ProgramBot, ProgramStats
 from .web import HttpBot

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import structlog
+from twistarena.clients.sdk import AgentError, TournamentEnded, parse_servers, queue, register_agent
 from twistarena.sandbox import SandboxLimits
 
-from ..sdk import AgentError, TournamentEnded, parse_servers, queue, register_agent
 from . import play_bridged
 from .messages import JSON_FORM
 from .program import ProgramBot

@@ -50,6 +50,8 @@ from pathlib import Path
 from typing import Any
 
 import structlog
+from twistarena.clients.sdk import Decision, MatchResult, NoAnswer, Rejection
+from twistarena.clients.sdk.localbots import BOT_OUTPUT
 from twistarena.engine import Action
 from twistarena.sandbox import (
     LINE_LIMIT,
@@ -63,8 +65,6 @@ from twistarena.sandbox import (
     wait_ready,
 )
 
-from ..sdk import Decision, MatchResult, NoAnswer, Rejection
-from ..sdk.localbots import BOT_OUTPUT
 from .decisionlog import DecisionLogs
 from .messages import JSON_FORM
 from .seat import BridgedSeat

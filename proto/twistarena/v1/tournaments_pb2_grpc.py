@@ -97,7 +97,8 @@ class TournamentsServicer:
         raise NotImplementedError('Method not implemented!')
 
     def CancelTournament(self, request, context):
-        """Stop scheduling games; FAILED_PRECONDITION if it is already over.
+        """Stop scheduling games and end the games in play, on every node (a game
+        that did not finish ranks nobody); FAILED_PRECONDITION if it is already over.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -33,6 +33,10 @@ log = logs.get("twistarena.cluster")
 #: Expired leases looked at per scan.
 SCAN_BATCH = 500
 
+#: After this node saw its store fail, for this many leases a lease that lapsed
+#: from another node is left to that node (``Claims.target``).
+OWNER_FIRST_LEASES = 2.0
+
 #: Claims the leases of these matches: per match a Grant, None (held elsewhere) or
 #: the claim's error.
 Claim = Callable[[Sequence[str]], Awaitable[list[Grant | StoreError | None]]]
@@ -55,6 +59,25 @@ class Claims:
         self.kick = asyncio.Event()
         #: Checks of live matches after a store restart, still running.
         self._rechecks: set[asyncio.Task[None]] = set()
+        #: Until then (monotonic), leases lapsed from other nodes are left to them.
+        self.owners_first_until = 0.0
+
+    def owners_first(self) -> None:
+        """The store failed (or restarted): every node's leases may have lapsed with
+        it, and a store that restarted may have lost what their holders
+        acknowledged. Only the holder remembers that, and finds and announces the
+        loss when it takes its matches back (``check_acknowledged``, the referee's
+        start); a match taken over by another node first would be played on from
+        the shorter log in silence. So for a while, each holder takes its own back."""
+        self.owners_first_until = time.monotonic() + OWNER_FIRST_LEASES * self.membership.lease_s
+
+    def target(self, match_id: str, lease: LeaseState) -> str:
+        """Who should claim ``match_id``, whose lease is not valid: placement's
+        choice, but the node whose lease lapsed while ``owners_first`` holds."""
+        if lease.node and lease.node != self.membership.node_id \
+                and time.monotonic() < self.owners_first_until:
+            return lease.node
+        return self.placement.target(match_id, lease)
 
     async def leases(self, ids: Sequence[str]) -> list[LeaseState]:
         """The current leases of ``ids``, as the store holds them."""
@@ -83,7 +106,7 @@ class Claims:
                     info = m.live.get(lease.node)
                     if info is None or info.seen_ms <= m.started_ms:
                         waiting += 1
-                elif self.placement.target(mid, lease) == m.node_id:
+                elif self.target(mid, lease) == m.node_id:
                     claim.append(mid)
             if claim:
                 total += len(await self.open_many(claim, "recovery"))
@@ -143,6 +166,7 @@ class Claims:
             try:
                 await self.scan()
             except StoreError as exc:
+                self.owners_first()
                 log.warning("placement_scan_failed", error=repr(exc))
             except Exception as exc:
                 metrics.ERRORS.labels("placement").inc()
@@ -159,7 +183,7 @@ class Claims:
         now = m.server_now_ms()
         claim = [mid for mid, lease in zip(ids, leases, strict=True)
                  if not (lease.node and lease.until > now)
-                 and self.placement.target(mid, lease) == m.node_id]
+                 and self.target(mid, lease) == m.node_id]
         if claim:
             await self.open_many(claim, "takeover")
 

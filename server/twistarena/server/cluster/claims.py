@@ -129,7 +129,7 @@ class Claims:
             batch = ids[at:at + SCAN_BATCH]
             records = await self.store.matches.load_many(batch)
             lengths = await self.store.matches.log_lengths(batch)
-            reopen: list[str] = []
+            reopen: dict[str, int] = {}  # match id -> actions this node acknowledged
             for mid, record, stored in zip(batch, records, lengths, strict=True):
                 known = memory.get(mid)
                 if known is None:
@@ -151,9 +151,18 @@ class Claims:
                               kept=0, lost=known.actions)
                 elif stored < known.actions or (
                         known.status and record.status not in wire.MATCH_OVER):
-                    reopen.append(mid)
+                    reopen[mid] = known.actions
             if reopen:
-                await self.open_many(reopen, "store_loss")
+                opened = await self.open_many(list(reopen), "store_loss")
+                for mid, acknowledged in reopen.items():
+                    if mid not in opened and self.hub.get(mid) is None:
+                        # Another node took it from the shorter log before this one
+                        # took it back (see ``owners_first``): its seats cannot be
+                        # told from here; the loss is at least counted and logged.
+                        metrics.STORE_LOSSES.labels("not_announced").inc()
+                        log.error("store_loss", match_id=mid, policy="not_announced",
+                                  why="another node runs or ended the match from what "
+                                  "the store kept", acknowledged=acknowledged)
 
     async def scan_loop(self) -> None:
         """Claim the matches with an expired lease that are placed on this node."""

@@ -34,8 +34,11 @@ log = logs.get("twistarena.cluster")
 SCAN_BATCH = 500
 
 #: After this node saw its store fail, for this many leases a lease that lapsed
-#: from another node is left to that node (``Claims.target``).
+#: from another node is left to that node (``Claims.target``)...
 OWNER_FIRST_LEASES = 2.0
+#: ... if it lapsed less than this many leases ago: a dead node's matches are
+#: taken over even while the store keeps failing.
+OWNER_FIRST_LAPSED_LEASES = 4.0
 
 #: Claims the leases of these matches: per match a Grant, None (held elsewhere) or
 #: the claim's error.
@@ -73,9 +76,11 @@ class Claims:
 
     def target(self, match_id: str, lease: LeaseState) -> str:
         """Who should claim ``match_id``, whose lease is not valid: placement's
-        choice, but the node whose lease lapsed while ``owners_first`` holds."""
-        if lease.node and lease.node != self.membership.node_id \
-                and time.monotonic() < self.owners_first_until:
+        choice, but the node whose lease lapsed lately while ``owners_first`` holds."""
+        m = self.membership
+        if lease.node and lease.node != m.node_id \
+                and time.monotonic() < self.owners_first_until \
+                and lease.until > m.server_now_ms() - OWNER_FIRST_LAPSED_LEASES * m.lease_ms:
             return lease.node
         return self.placement.target(match_id, lease)
 

@@ -16,7 +16,6 @@ import contextlib
 from typing import Any
 
 from redis.asyncio.cluster import RedisCluster
-from redis.exceptions import RedisError
 
 from . import keys
 from .agents import AgentStore
@@ -77,13 +76,18 @@ class Store:
         await self.probe_persistence()
 
     async def probe_persistence(self) -> None:
-        """Learn whether the store keeps an AOF (WAITAOF is refused without one)."""
+        """Learn whether the store keeps an AOF (WAITAOF is refused without one).
+
+        Only an answer is taken: a store that did not answer, or is still loading
+        its data (it says ``aof_enabled:0`` until loaded), raises
+        ``TransientStoreError`` and what was known stays. Taken for a store
+        without an AOF, it would have every later write acknowledged, and every
+        end announced, without waiting for its fsync."""
         clients = self.conn.primaries() if self.conn.cluster_mode else [self.conn.redis]
-        try:
+        with driver_errors():
             infos: list[Any] = [await c.info("persistence") for c in clients]
-        except RedisError:
-            self.matches.aof = False
-            return
+        if any(int(i.get("loading", 0)) for i in infos):
+            raise TransientStoreError("the store is loading its data")
         # A cluster's primaries are asked WAITAOF only if every one keeps an AOF.
         self.matches.aof = bool(infos) and all(int(i.get("aof_enabled", 0)) for i in infos)
 

@@ -124,6 +124,7 @@ async def run_campaign(plan: Plan, say: Callable[[str], None] = print) -> dict[s
     began = time.monotonic()
     outcome: Outcome | None = None
     league_counts: dict[str, Any] = {}
+    unsettled: list[str] = []
     await deployment.start()
     say(f"{plan.nodes} nodes over {deployment.store_url}"
         f"; {len(faults)} faults planned ({', '.join(sorted(set(f.kind for f in faults)))})")
@@ -146,6 +147,12 @@ async def run_campaign(plan: Plan, say: Callable[[str], None] = print) -> dict[s
         await asyncio.gather(workload.run(), nemesis.run())
         await _heal(deployment)
         settled = await workload.settle(plan.settle_s)
+        # Which matches were still in play, for the report: what kept them is in
+        # their seats' records and the checker's violations.
+        unsettled = workload.running()
+        if unsettled:
+            say(f"{len(unsettled)} match(es) still in play after {plan.settle_s:g} s: "
+                + ", ".join(unsettled[:20]))
         outcome = await check(workload.matches, faults, deployment.servers,
                               deployment.store_url, plan.lease_ms)
         if league is not None:
@@ -169,7 +176,7 @@ async def run_campaign(plan: Plan, say: Callable[[str], None] = print) -> dict[s
         "protocol_seats": outcome.protocol_seats, "program_seats": outcome.program_seats,
         "acknowledged": outcome.acknowledged, "acknowledged_then_lost": outcome.lost,
         "store_loss_records": losses, "create_failures": workload.create_failures,
-        "settled": settled, "league": league_counts,
+        "settled": settled, "unsettled": unsettled, "league": league_counts,
         "work_dir": str(deployment.work_dir) if keep else "",
         "violations": [asdict(v) for v in outcome.violations],
     }

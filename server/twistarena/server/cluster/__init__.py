@@ -86,6 +86,7 @@ class Cluster:
         node again, then check every match this node acknowledged against what
         the store kept (``Claims.check_acknowledged``). False when the store
         failed meanwhile (the caller tries again)."""
+        self.claims.owners_first()
         try:
             await self.keeper.beat()
             await self.store.nodes.index_live_matches()
@@ -208,7 +209,7 @@ class Cluster:
             if lease.node == self.node_id and lease.until > now:
                 target = self.node_id  # this node's lease, its referee stopped
             else:
-                target = self.placement.target(match_id, lease)
+                target = self.claims.target(match_id, lease)
                 if target != self.node_id:
                     self.claims.kick.set()
             if target != self.node_id:

@@ -33,6 +33,13 @@ log = logs.get("twistarena.cluster")
 #: Expired leases looked at per scan.
 SCAN_BATCH = 500
 
+#: After this node saw its store fail, for this many leases a lease that lapsed
+#: from another node is left to that node (``Claims.target``)...
+OWNER_FIRST_LEASES = 2.0
+#: ... if it lapsed less than this many leases ago: a dead node's matches are
+#: taken over even while the store keeps failing.
+OWNER_FIRST_LAPSED_LEASES = 4.0
+
 #: Claims the leases of these matches: per match a Grant, None (held elsewhere) or
 #: the claim's error.
 Claim = Callable[[Sequence[str]], Awaitable[list[Grant | StoreError | None]]]
@@ -55,6 +62,27 @@ class Claims:
         self.kick = asyncio.Event()
         #: Checks of live matches after a store restart, still running.
         self._rechecks: set[asyncio.Task[None]] = set()
+        #: Until then (monotonic), leases lapsed from other nodes are left to them.
+        self.owners_first_until = 0.0
+
+    def owners_first(self) -> None:
+        """The store failed (or restarted): every node's leases may have lapsed with
+        it, and a store that restarted may have lost what their holders
+        acknowledged. Only the holder remembers that, and finds and announces the
+        loss when it takes its matches back (``check_acknowledged``, the referee's
+        start); a match taken over by another node first would be played on from
+        the shorter log in silence. So for a while, each holder takes its own back."""
+        self.owners_first_until = time.monotonic() + OWNER_FIRST_LEASES * self.membership.lease_s
+
+    def target(self, match_id: str, lease: LeaseState) -> str:
+        """Who should claim ``match_id``, whose lease is not valid: placement's
+        choice, but the node whose lease lapsed lately while ``owners_first`` holds."""
+        m = self.membership
+        if lease.node and lease.node != m.node_id \
+                and time.monotonic() < self.owners_first_until \
+                and lease.until > m.server_now_ms() - OWNER_FIRST_LAPSED_LEASES * m.lease_ms:
+            return lease.node
+        return self.placement.target(match_id, lease)
 
     async def leases(self, ids: Sequence[str]) -> list[LeaseState]:
         """The current leases of ``ids``, as the store holds them."""
@@ -83,7 +111,7 @@ class Claims:
                     info = m.live.get(lease.node)
                     if info is None or info.seen_ms <= m.started_ms:
                         waiting += 1
-                elif self.placement.target(mid, lease) == m.node_id:
+                elif self.target(mid, lease) == m.node_id:
                     claim.append(mid)
             if claim:
                 total += len(await self.open_many(claim, "recovery"))
@@ -106,7 +134,7 @@ class Claims:
             batch = ids[at:at + SCAN_BATCH]
             records = await self.store.matches.load_many(batch)
             lengths = await self.store.matches.log_lengths(batch)
-            reopen: list[str] = []
+            reopen: dict[str, int] = {}  # match id -> actions this node acknowledged
             for mid, record, stored in zip(batch, records, lengths, strict=True):
                 known = memory.get(mid)
                 if known is None:
@@ -128,9 +156,18 @@ class Claims:
                               kept=0, lost=known.actions)
                 elif stored < known.actions or (
                         known.status and record.status not in wire.MATCH_OVER):
-                    reopen.append(mid)
+                    reopen[mid] = known.actions
             if reopen:
-                await self.open_many(reopen, "store_loss")
+                opened = await self.open_many(list(reopen), "store_loss")
+                for mid, acknowledged in reopen.items():
+                    if mid not in opened and self.hub.get(mid) is None:
+                        # Another node took it from the shorter log before this one
+                        # took it back (see ``owners_first``): its seats cannot be
+                        # told from here; the loss is at least counted and logged.
+                        metrics.STORE_LOSSES.labels("not_announced").inc()
+                        log.error("store_loss", match_id=mid, policy="not_announced",
+                                  why="another node runs or ended the match from what "
+                                  "the store kept", acknowledged=acknowledged)
 
     async def scan_loop(self) -> None:
         """Claim the matches with an expired lease that are placed on this node."""
@@ -143,6 +180,7 @@ class Claims:
             try:
                 await self.scan()
             except StoreError as exc:
+                self.owners_first()
                 log.warning("placement_scan_failed", error=repr(exc))
             except Exception as exc:
                 metrics.ERRORS.labels("placement").inc()
@@ -159,7 +197,7 @@ class Claims:
         now = m.server_now_ms()
         claim = [mid for mid, lease in zip(ids, leases, strict=True)
                  if not (lease.node and lease.until > now)
-                 and self.placement.target(mid, lease) == m.node_id]
+                 and self.target(mid, lease) == m.node_id]
         if claim:
             await self.open_many(claim, "takeover")
 

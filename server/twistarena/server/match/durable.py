@@ -38,7 +38,9 @@ async def _retrying(write: Callable[[], Awaitable[T]], retry: type[StoreError],
                     keep: tuple[type[StoreError], ...], stopped: Callable[[], bool]) -> T:
     """Run ``write`` until it succeeds; a ``retry`` error (but not a ``keep`` one) is
     tried again with backoff, until ``STORE_RETRY_S`` passes or ``stopped()``
-    (within the lease: once it lapses the referee is stopped)."""
+    (within the lease: once it lapses the referee is stopped). A referee stopped
+    during the backoff writes no more: its lease's nonce would fence the write,
+    but the attempt would hold the match's lock and the store's time for nothing."""
     deadline = time.monotonic() + STORE_RETRY_S
     delay = 0.05
     while True:
@@ -49,6 +51,8 @@ async def _retrying(write: Callable[[], Awaitable[T]], retry: type[StoreError],
                     or stopped():
                 raise
             await asyncio.sleep(delay)
+            if stopped():
+                raise
             delay = min(delay * 2, 1.0)
 
 

@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 import grpc
+import pytest
 from grpc import aio
 from prometheus_client import REGISTRY
 from twistarena import engine
@@ -421,12 +422,13 @@ def test_simultaneous_decisions_are_requested_at_once(server: Any) -> None:
     run(main())
 
 
+@pytest.mark.clock
 def test_a_seat_keeps_one_deadline_timer_and_each_decision_gets_its_whole_clock(
         server: Any) -> None:
     """A seat asked decision after decision keeps its deadline timer (none made and
     cancelled per decision), and a timer kept from an earlier decision never times
     out a later one before the later one's own deadline."""
-    clock_s = 1.5
+    clock_s = 2.0
 
     async def main() -> None:
         async with aio.insecure_channel(server.target) as ch:

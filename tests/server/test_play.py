@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 import grpc
+import pytest
 from grpc import aio
 from prometheus_client import REGISTRY
 from twistarena import engine
@@ -417,5 +418,41 @@ def test_simultaneous_decisions_are_requested_at_once(server: Any) -> None:
             await agents[0].answer(reqs[0].decision_id, reqs[0].legal_actions[0].id)
             assert (await agents[0].expect("accepted")).accepted.decision_id == 1
             await mgrpc.MatchesStub(ch).CancelMatch(mpb.CancelMatchRequest(match_id=mid))
+
+    run(main())
+
+
+@pytest.mark.clock
+def test_a_seat_keeps_one_deadline_timer_and_each_decision_gets_its_whole_clock(
+        server: Any) -> None:
+    """A seat asked decision after decision keeps its deadline timer (none made and
+    cancelled per decision), and a timer kept from an earlier decision never times
+    out a later one before the later one's own deadline."""
+    clock_s = 2.0
+
+    async def main() -> None:
+        async with aio.insecure_channel(server.target) as ch:
+            created = await create(ch, options(GAME, 2, seed=21, decision_ms=int(clock_s * 1000),
+                                               house=["", "random"]))
+            mid = created.match.match_id
+            me = Agent(ch, mid, tokens(created)[0])
+            await me.join(no_events=True)
+            seat = server.app.hub.get(mid).seats[0]
+            first = (await me.expect("decision")).decision
+            timer = seat.timer
+            assert timer is not None
+            # Answered well into its clock: the kept timer fires that much before
+            # the next decision's deadline.
+            await asyncio.sleep(clock_s / 2)
+            await me.answer(first.decision_id, first.legal_actions[0].id)
+            second = (await me.expect("decision", timeout=20)).decision
+            asked = asyncio.get_running_loop().time()
+            assert seat.timer is timer
+            third = (await me.expect("decision", timeout=20)).decision  # after the timeout
+            waited = asyncio.get_running_loop().time() - asked
+            assert third.decision_id != second.decision_id
+            assert waited >= clock_s - 0.2, f"timed out after {waited:.2f} s"
+            got = await mgrpc.MatchesStub(ch).GetMatch(mpb.GetMatchRequest(match_id=mid))
+            assert got.seats[0].timeouts == 1
 
     run(main())

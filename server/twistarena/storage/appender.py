@@ -22,7 +22,7 @@ from . import keys, metrics
 from .connection import Connections
 from .errors import FencedError, LogConflict, TransientStoreError, translate
 from .matches import LogEntry, Matches, encode_entry
-from .resp import bulk, encode_command
+from .resp import bulk, bulk_int, encode_command
 from .scripts import Scripts, is_noscript
 
 
@@ -66,7 +66,7 @@ class Appender:
             loop = self._loop = asyncio.get_running_loop()
         fut: asyncio.Future[int] = loop.create_future()
         self._pending.append(_Append(match_id, owner, expected_len,
-                                     tuple(encode_entry(e) for e in entries), fut,
+                                     tuple([encode_entry(e) for e in entries]), fut,
                                      time.perf_counter()))
         self._idle.clear()
         if not self._scheduled:
@@ -136,9 +136,11 @@ class Appender:
         for item in batch:
             encoded_keys, token = self._encode(item)
             keys_part.append(encoded_keys)
-            args_part += [token, bulk(item.expected_len), bulk(len(item.entries)),
-                          *map(bulk, item.entries)]
-            words += 5 + len(item.entries)
+            entries = item.entries
+            # ``bulk`` of each word, written out: its type is known here.
+            args_part += [token, bulk_int(item.expected_len), bulk_int(len(entries)),
+                          *[b"$%d\r\n%s\r\n" % (len(e), e) for e in entries]]
+            words += 5 + len(entries)
         payload = (b"*%d\r\n" % words + bulk("EVALSHA") + bulk(script.sha)
                    + bulk(2 * len(batch)) + b"".join(keys_part) + b"".join(args_part))
         # The sync commands ride on the same connection: they cover these writes.
@@ -196,11 +198,12 @@ class Appender:
             for item, res in zip(batch, results, strict=True):
                 if item.future.done():
                     continue
-                if is_noscript(res) and attempt == 0:
-                    retry.append(item)
-                elif isinstance(res, Exception):
-                    metrics.ERRORS.labels("redis").inc()
-                    item.future.set_exception(translate(res))
+                if isinstance(res, Exception):
+                    if is_noscript(res) and attempt == 0:
+                        retry.append(item)
+                    else:
+                        metrics.ERRORS.labels("redis").inc()
+                        item.future.set_exception(translate(res))
                 else:
                     code, value = int(res[0]), res[1]
                     metrics.APPEND_LATENCY.observe(now - item.started)

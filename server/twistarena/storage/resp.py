@@ -55,6 +55,12 @@ def bulk(arg: Arg) -> bytes:
     return b"$%d\r\n%s\r\n" % (len(data), data)
 
 
+def bulk_int(arg: int) -> bytes:
+    """``bulk(arg)`` for an int (a log length, a count: words of every append)."""
+    data = b"%d" % arg
+    return b"$%d\r\n%s\r\n" % (len(data), data)
+
+
 def encode_command(args: Sequence[Arg]) -> bytes:
     """A command as a RESP array of bulk strings."""
     return b"*%d\r\n" % len(args) + b"".join(bulk(arg) for arg in args)

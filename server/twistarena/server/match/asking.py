@@ -40,22 +40,43 @@ def open_decisions(referee: MatchReferee) -> None:
 
 
 def arm_timer(referee: MatchReferee, seat: Seat, delay: float) -> None:
-    """Set the seat's open decision to time out ``delay`` seconds from now."""
-    if seat.timer is not None:
-        seat.timer.cancel()
+    """Set the seat's open decision to time out ``delay`` seconds from now.
+
+    A timer already set to fire no later than that is kept: once it fires it is
+    set again for the deadline then open (``_on_deadline``). A seat asked decision
+    after decision keeps one timer, instead of one made and cancelled per decision."""
     now = referee.loop.time()
-    seat.deadline = now + delay
+    deadline = seat.deadline = now + delay
     seat.deadline_wall = time.time() + delay
     seat.request = None
-    seat.timer = referee.loop.call_later(delay, _on_deadline, referee, seat.seat,
-                                         seat.decision_id)
+    if seat.timer is not None:
+        if seat.timer_at <= deadline:
+            return
+        seat.timer.cancel()
+    seat.timer_at = deadline
+    seat.timer = referee.loop.call_later(delay, _on_deadline, referee, seat.seat)
 
 
-def _on_deadline(referee: MatchReferee, seat_no: int, did: int) -> None:
+#: A deadline timer firing this close before the deadline counts as on time
+#: (the loop's clock resolution).
+DEADLINE_SLACK_S = 0.001
+
+
+def _on_deadline(referee: MatchReferee, seat_no: int) -> None:
+    """The seat's timer fired: its open decision, if any, times out once its own
+    deadline has come (the timer may have been set for an earlier decision's)."""
     seat = referee.seats[seat_no]
     seat.timer = None
-    if seat.decision_id == did and not referee.over:
-        referee.spawn(referee.timeout(seat_no, did))
+    did = seat.decision_id
+    if not did or referee.over:
+        return
+    now = referee.loop.time()
+    if seat.deadline - now > DEADLINE_SLACK_S:
+        seat.timer_at = seat.deadline
+        seat.timer = referee.loop.call_later(seat.deadline - now, _on_deadline, referee,
+                                             seat_no)
+        return
+    referee.spawn(referee.timeout(seat_no, did))
 
 
 def send_request(referee: MatchReferee, seat: Seat) -> None:

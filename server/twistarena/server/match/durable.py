@@ -66,7 +66,16 @@ async def through_outage(call: Callable[[], Awaitable[T]], stopped: Callable[[],
 async def append_entry(store: Store, match_id: str, owner: str, expected: int,
                        entry: LogEntry, stopped: Callable[[], bool]) -> None:
     """Store one entry after ``expected`` others, durable as the server's durability
-    asks; a store that is briefly unavailable or not yet durable is retried."""
+    asks; a store that is briefly unavailable or not yet durable is retried.
+
+    The first try is made here, the retries in ``_retrying``: an append a
+    decision waits for takes no closure and no further frames in the usual case."""
+    try:
+        await store.appender.append(match_id, owner, expected, [entry])
+        return
+    except (LogConflict, TransientStoreError):
+        pass  # looked at again, and retried, below
+
     async def write() -> None:
         try:
             await store.appender.append(match_id, owner, expected, [entry])

@@ -132,23 +132,32 @@ class EventFeed:
         view follows within ``VIEW_EVERY_S``."""
         events = self.state.events
         unbatched = [s for s in spectators if s.batch_from is None]
+        info = self.info
         for seq in range(first_event, len(events)):
             ev = events[seq]
+            private = ev.private
+            public = self.public(seq)
             public_msg: bytes | None = None
             for player in players:
                 stream = player.stream
                 if stream is None or stream.no_events:
                     continue
+                seat = player.seat
+                seen = wire.event_bytes(seq, ev.view(seat), info) if private.get(seat) \
+                    else public
                 if player.batched:
-                    self._hold(player, self.for_seat(seq, player.seat))
-                elif ev.private.get(player.seat):
-                    stream.send(wire.event_server_message(self.for_seat(seq, player.seat)))
+                    # ``_hold``, inlined: once per event and seat.
+                    player.waiting_events.append(seen)
+                    if not player.waiting_since:
+                        self._waits(player)
+                elif seen is not public:
+                    stream.send(wire.event_server_message(seen))
                 else:
                     if public_msg is None:
-                        public_msg = wire.event_server_message(self.public(seq))
+                        public_msg = wire.event_server_message(public)
                     stream.send(public_msg)
             if unbatched:
-                watch_msg = wire.event_watch_message(self.public(seq))
+                watch_msg = wire.event_watch_message(public)
                 for spectator in unbatched:
                     spectator.send(watch_msg)
         if spectators and len(events) > first_event and self._view_timer is None:

@@ -23,7 +23,7 @@ an outage), ``rewinds`` (a store that lost acknowledged actions), ``timers``
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from functools import partial
 from types import MappingProxyType
 from typing import Any
@@ -317,15 +317,16 @@ class MatchReferee:
         """Send the seat's open decision on its stream. Lock held."""
         asking.send_request(self, seat)
 
-    async def answer(self, seat_no: int, decision_id: int, action_id: int,
-                     stream: Outbox, fallback: bool = False) -> Reply:
+    def answer(self, seat_no: int, decision_id: int, action_id: int,
+               stream: Outbox, fallback: bool = False) -> Coroutine[Any, Any, Reply]:
         """An agent's answer, from ``stream``: decided here, and the reply (accepted
         or rejected) goes back in-band. ``fallback``: the agent has no answer and
         asks for the match's fallback now (a missed deadline, early). Not to be
         cancelled once called: an append cut off from its apply would leave the
         store a move ahead of the match (the stream's reader is let finish it, see
-        ``services.Play._read``)."""
-        return await settling.answer(self, seat_no, decision_id, action_id, stream, fallback)
+        ``services.Play._read``). Awaited as ``settling.answer`` itself: the frame
+        every answer's awaits pass through is spared."""
+        return settling.answer(self, seat_no, decision_id, action_id, stream, fallback)
 
     async def timeout(self, seat_no: int, did: int) -> None:
         """The seat's decision ``did`` missed its deadline, unless settled meanwhile."""

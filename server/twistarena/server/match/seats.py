@@ -29,7 +29,10 @@ class Seat:
     decision_id: int = 0
     deadline: float = 0.0  # loop time
     deadline_wall: float = 0.0  # unix time
+    #: Fires at ``timer_at`` (loop time), at or before ``deadline``: set for the
+    #: open decision, or kept from an earlier one (``asking.arm_timer``).
     timer: asyncio.TimerHandle | None = None
+    timer_at: float = 0.0
     sent_at: float = 0.0
     #: The open decision's DecisionRequest, serialized but for ``time_left_ms``.
     request: bytes | None = None

@@ -235,7 +235,7 @@ async def _apply(referee: MatchReferee, entry: LogEntry) -> None:
     seat_no, action, timeout = entry
     seat = referee.seats[seat_no]
     referee.hub.acknowledged.note(referee.match_id, referee.book.log_len + 1)
-    seat.cancel_deadline()
+    # Its timer is kept: the seat's next decision, due later, reuses it.
     seat.decision_id = 0
     seat.request = None
     first_event = len(referee.state.events)

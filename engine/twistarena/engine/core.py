@@ -15,7 +15,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, Final, NamedTuple
 
 try:
     from mypy_extensions import mypyc_attr
@@ -68,7 +68,7 @@ class Action:
         return {"id": self.id, "label": self.label, "payload": dict(self.payload)}
 
 
-_NOTHING_PRIVATE: Mapping[int, Mapping[str, Any]] = MappingProxyType({})
+_NOTHING_PRIVATE: Final[Mapping[int, Mapping[str, Any]]] = MappingProxyType({})
 
 
 class Event(NamedTuple):

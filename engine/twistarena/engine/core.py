@@ -69,6 +69,9 @@ class Action:
 
 
 _NOTHING_PRIVATE: Final[Mapping[int, Mapping[str, Any]]] = MappingProxyType({})
+#: a tuple's own constructor, which makes an ``Event`` without running the Python
+#: ``__new__`` a named tuple is given (a frame per event: one or two per decision)
+_new_tuple: Final = tuple.__new__
 
 
 class Event(NamedTuple):
@@ -334,7 +337,7 @@ class State:
 
     def log(self, kind: str, private: Mapping[int, Mapping[str, Any]] | None = None,
             **public: Any) -> None:
-        self.events.append(Event(kind, public, private or _NOTHING_PRIVATE))
+        self.events.append(_new_tuple(Event, (kind, public, private or _NOTHING_PRIVATE)))
 
     # -- hooks --------------------------------------------------------------
 

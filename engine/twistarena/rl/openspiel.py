@@ -153,11 +153,14 @@ class TwistArenaGame(pyspiel.Game):  # type: ignore[misc]
         )
         super().__init__(_game_type(game_id), game_info, params)
         self.config = Config(game_id, n, options, reward, encoder(game_id, n, options), space)
-        #: what every initial state holds (``Match``: shared until the deal)
-        self.initial = Match(self.config)
+        #: this game's states: their class holds the initial ``Match`` (never changed
+        #: in place), which a state's own replaces at its first move, so that making
+        #: a state, as OpenSpiel does at every clone, runs no Python of ours
+        self.state_class: type[TwistArenaState] = type(
+            f"{type(self).__name__}State", (TwistArenaState,), {"match": Match(self.config)})
 
     def new_initial_state(self) -> TwistArenaState:
-        return TwistArenaState(self)
+        return self.state_class(self)
 
     def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> Observer:
         return Observer(self.config, iig_obs_type or pyspiel.IIGObservationType(
@@ -253,9 +256,8 @@ class TwistArenaState(pyspiel.State):  # type: ignore[misc]
     ``_legal_actions`` for them, one call into Python each): the same answers,
     for Python callers (learners, OpenSpiel's Python bots) without the round trips."""
 
-    def __init__(self, game: TwistArenaGame) -> None:
-        super().__init__(game)
-        self.match = game.initial
+    #: the match (the game's ``state_class`` holds the initial one)
+    match: Match
 
     @property
     def config(self) -> Config:

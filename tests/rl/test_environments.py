@@ -175,6 +175,54 @@ def test_openspiel_tensors_are_the_seats_tensors(spiel: list[str]) -> None:
     assert parse_options("rounds:1;hand_size.2:5") == {"rounds": 1, "hand_size": {"2": 5}}
 
 
+@pytest.mark.parametrize(("game_id", "players", "options"), CASES, ids=IDS)
+def test_openspiel_python_answers_are_the_cpp_ones(spiel: list[str], game_id: str,
+                                                   players: int, options: dict[str, Any]) -> None:
+    """The state answers ``legal_actions`` and ``is_chance_node`` in Python as well:
+    at every node of a random match, for every player and a pseudo-player, they
+    are what OpenSpiel's C++ gives (``pyspiel.State``'s own methods)."""
+    game = pyspiel.load_game(f"twistarena_{game_id}",
+                             {"players": players, "options": _game_string_options(options)})
+    rng = random.Random(7)
+    state = game.new_initial_state()
+    while True:
+        assert state.is_chance_node() == pyspiel.State.is_chance_node(state)
+        assert state.legal_actions() == pyspiel.State.legal_actions(state)
+        for player in (*range(players), pyspiel.PlayerId.CHANCE):
+            try:
+                expected = pyspiel.State.legal_actions(state, player)
+            except pyspiel.SpielError as cpp_error:
+                with pytest.raises(pyspiel.SpielError, match=str(cpp_error)):
+                    state.legal_actions(player)
+            else:
+                assert state.legal_actions(player) == expected
+        if state.is_terminal():
+            break
+        state.apply_action(rng.choice(state.legal_actions()))
+
+
+def test_openspiel_clones_share_nothing_that_changes(spiel: list[str]) -> None:
+    """A clone (of an initial state, in the seed draw, in play) and the state it was
+    made from go their own ways: moves on one leave the other as it was."""
+    game = pyspiel.load_game("twistarena_twisted", {"players": 3, "options": "rounds:1"})
+    rng = random.Random(3)
+    state = game.new_initial_state()
+    fresh = game.new_initial_state()
+    while not state.is_terminal():
+        copied = state.clone()
+        before = (str(state), state.history(), state.legal_actions(),
+                  state.observation_tensor(state.current_player())
+                  if not state.is_chance_node() else None)
+        copied.apply_action(rng.choice(copied.legal_actions()))
+        assert (str(state), state.history(), state.legal_actions(),
+                state.observation_tensor(state.current_player())
+                if not state.is_chance_node() else None) == before
+        state.apply_action(rng.choice(state.legal_actions()))
+        assert copied.history() != state.history() or str(copied) == str(state)
+    assert fresh.is_chance_node() and fresh.history() == []
+    assert str(fresh) == str(game.new_initial_state())
+
+
 def test_openspiels_mcts_bot_plays_a_match(spiel: list[str]) -> None:
     game = pyspiel.load_game("twistarena_twisted",
                              {"players": 2, "options": "rounds:1;hand_size.2:4"})

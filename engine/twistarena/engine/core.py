@@ -15,7 +15,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, Final, NamedTuple
 
 try:
     from mypy_extensions import mypyc_attr
@@ -68,7 +68,10 @@ class Action:
         return {"id": self.id, "label": self.label, "payload": dict(self.payload)}
 
 
-_NOTHING_PRIVATE: Mapping[int, Mapping[str, Any]] = MappingProxyType({})
+_NOTHING_PRIVATE: Final[Mapping[int, Mapping[str, Any]]] = MappingProxyType({})
+#: a tuple's own constructor, which makes an ``Event`` without running the Python
+#: ``__new__`` a named tuple is given (a frame per event: one or two per decision)
+_new_tuple: Final = tuple.__new__
 
 
 class Event(NamedTuple):
@@ -334,7 +337,7 @@ class State:
 
     def log(self, kind: str, private: Mapping[int, Mapping[str, Any]] | None = None,
             **public: Any) -> None:
-        self.events.append(Event(kind, public, private or _NOTHING_PRIVATE))
+        self.events.append(_new_tuple(Event, (kind, public, private or _NOTHING_PRIVATE)))
 
     # -- hooks --------------------------------------------------------------
 

@@ -153,9 +153,14 @@ class TwistArenaGame(pyspiel.Game):  # type: ignore[misc]
         )
         super().__init__(_game_type(game_id), game_info, params)
         self.config = Config(game_id, n, options, reward, encoder(game_id, n, options), space)
+        #: this game's states: their class holds the initial ``Match`` (never changed
+        #: in place), which a state's own replaces at its first move, so that making
+        #: a state, as OpenSpiel does at every clone, runs no Python of ours
+        self.state_class: type[TwistArenaState] = type(
+            f"{type(self).__name__}State", (TwistArenaState,), {"match": Match(self.config)})
 
     def new_initial_state(self) -> TwistArenaState:
-        return TwistArenaState(self)
+        return self.state_class(self)
 
     def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> Observer:
         return Observer(self.config, iig_obs_type or pyspiel.IIGObservationType(
@@ -168,6 +173,8 @@ TERMINAL = int(pyspiel.PlayerId.TERMINAL)
 
 #: the outcomes of a seed byte's chance node, made once: every match asks four times
 _BYTE_CHANCES = tuple((b, 1.0 / BYTE_OUTCOMES) for b in range(BYTE_OUTCOMES))
+#: the actions of a seed byte's chance node (``legal_actions`` there)
+_BYTE_ACTIONS = tuple(range(BYTE_OUTCOMES))
 
 
 def _player(seat: int) -> int:
@@ -175,37 +182,82 @@ def _player(seat: int) -> int:
     return seat if seat >= 0 else TERMINAL
 
 
-class Match:
+class Match(Turns):
     """What a state holds, as one object: OpenSpiel clones a Python game's state by
     making a new initial state and deep-copying each of its attributes in turn, so
-    one attribute whose copy is a ``clone`` costs a third of three."""
+    the state has one attribute, whose copy is the engine's ``clone`` and a few
+    fields. Before the deal it is never changed in place (each seed byte makes a
+    new one), so every initial state shares its game's, and copies share it too;
+    from the deal on it is the match taken one seat at a time (``Turns``)."""
 
-    __slots__ = ("config", "current", "seed_bytes", "turns")
+    __slots__ = ("config", "dealt", "player", "seed_bytes")
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, seed_bytes: bytes = b"") -> None:
+        """Before the deal: ``seed_bytes`` drawn so far (bytes: copies share them)."""
         self.config = config
-        #: the seed bytes drawn so far (bytes: copies share them)
-        self.seed_bytes = b""
-        self.turns: Turns | None = None
+        self.seed_bytes = seed_bytes
+        self.dealt = False
         #: OpenSpiel's current player, kept up to date by every move: OpenSpiel
         #: asks for it several times a decision, each time a call into Python
-        self.current = CHANCE
+        self.player = CHANCE
+
+    def with_byte(self, byte: int) -> Match:
+        """The match after one more seed byte: dealt once there are ``SEED_BYTES``."""
+        new = Match(self.config, self.seed_bytes + bytes((byte,)))
+        if len(new.seed_bytes) == SEED_BYTES:
+            c = new.config
+            new.deal(engine.make(c.game_id, c.num_players,
+                                 int.from_bytes(new.seed_bytes, "big"), c.options))
+        return new
+
+    def deal(self, state: engine.State) -> None:
+        """Take ``state`` one seat at a time from now on."""
+        Turns.__init__(self, state)
+        self.dealt = True
+        self.player = _player(self.current())
 
     def __deepcopy__(self, memo: dict[int, object]) -> Match:
+        if not self.dealt:
+            return self  # never changed in place: shared
         new = Match.__new__(Match)  # each slot set once, not first to its initial value
         new.config = self.config
         new.seed_bytes = self.seed_bytes
-        new.turns = None if self.turns is None else self.turns.clone()
-        new.current = self.current
+        new.dealt = True
+        new.player = self.player
+        new.state = self.state.clone()
+        new.pending = dict(self.pending) if self.pending else {}
         return new
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as what rebuilds it: the seed bytes drawn, the moves to replay
+        (OpenSpiel serializes a state as its pickled attributes)."""
+        if not self.dealt:
+            return (Match, (self.config, self.seed_bytes))
+        return (_replayed_match, (self.config, self.seed_bytes, list(self.state.history),
+                                  dict(self.pending)))
+
+
+def _replayed_match(config: Config, seed_bytes: bytes, history: list[tuple[int, int]],
+                    pending: dict[int, int]) -> Match:
+    """``Match.__reduce__``'s way back."""
+    match = Match(config, seed_bytes)
+    match.deal(engine.replay(config.game_id, config.num_players,
+                             int.from_bytes(seed_bytes, "big"), config.options, history))
+    match.pending = pending
+    match.player = _player(match.current())
+    return match
 
 
 class TwistArenaState(pyspiel.State):  # type: ignore[misc]
-    """Four seed bytes of chance, then the engine's match taken one seat at a time."""
+    """Four seed bytes of chance, then the engine's match taken one seat at a time.
 
-    def __init__(self, game: TwistArenaGame) -> None:
-        super().__init__(game)
-        self.match = Match(game.config)
+    ``legal_actions`` and ``is_chance_node`` are answered here as well as by
+    OpenSpiel's C++ (which asks ``current_player``, ``is_terminal`` and
+    ``_legal_actions`` for them, one call into Python each): the same answers,
+    for Python callers (learners, OpenSpiel's Python bots) without the round trips."""
+
+    #: the match (the game's ``state_class`` holds the initial one)
+    match: Match
 
     @property
     def config(self) -> Config:
@@ -217,31 +269,45 @@ class TwistArenaState(pyspiel.State):  # type: ignore[misc]
 
     @property
     def turns(self) -> Turns | None:
-        return self.match.turns
+        m = self.match
+        return m if m.dealt else None
 
     def current_player(self) -> int:
-        return self.match.current
+        return self.match.player
+
+    def is_chance_node(self) -> bool:
+        return self.match.player == CHANCE
+
+    def legal_actions(self, player: int | None = None) -> list[int]:
+        """As OpenSpiel's ``State::LegalActions``: none at the end, the chance
+        outcomes at a chance node (whoever asks), the player's own when it is to
+        act, none for another player, ``SpielError`` for a pseudo-player."""
+        m = self.match
+        to_act = m.player
+        if to_act == TERMINAL:
+            return []
+        if to_act == CHANCE:
+            return list(_BYTE_ACTIONS)
+        if player is None or player == to_act:
+            return m.config.space.indices(m.state.legal_action_ids(to_act))
+        if player < 0:
+            raise pyspiel.SpielError(f"Called LegalActions for pseudo-player {player}")
+        return []
 
     def _legal_actions(self, player: int) -> list[int]:
         m = self.match
-        assert m.turns is not None
-        return m.config.space.indices(m.turns.state.legal_action_ids(player))
+        return m.config.space.indices(m.state.legal_action_ids(player))
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         return list(_BYTE_CHANCES)  # a copy: the caller may change its list
 
     def _apply_action(self, action: int) -> None:
         m = self.match
-        if m.turns is None:
-            m.seed_bytes += bytes((int(action),))
-            if len(m.seed_bytes) == SEED_BYTES:
-                c = m.config
-                seed = int.from_bytes(m.seed_bytes, "big")
-                m.turns = Turns(engine.make(c.game_id, c.num_players, seed, c.options))
-                m.current = _player(m.turns.current())
+        if m.player == CHANCE:
+            self.match = m.with_byte(int(action))
             return
-        seat = m.turns.play(m.current, m.config.space.ids[action])
-        m.current = seat if seat >= 0 else TERMINAL  # ``_player``, inlined: every decision
+        seat = m.play(m.player, m.config.space.ids[action])
+        m.player = seat if seat >= 0 else TERMINAL  # ``_player``, inlined: every decision
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
@@ -252,7 +318,7 @@ class TwistArenaState(pyspiel.State):  # type: ignore[misc]
         return f"{self.turns.state.describe(player, engine_id).label} ({engine_id})"
 
     def is_terminal(self) -> bool:
-        return self.match.current == TERMINAL
+        return self.match.player == TERMINAL
 
     def returns(self) -> list[float]:
         if not self.is_terminal():
@@ -268,21 +334,23 @@ class TwistArenaState(pyspiel.State):  # type: ignore[misc]
         float in [0, 1), as OpenSpiel's samplers give) seeds the draw."""
         rng = random.Random(int(probability_sampler() * 2**53))
         new = self.clone()
-        if self.turns is None:  # the seed bytes drawn so far are hidden from everyone
-            new.match.seed_bytes = bytes(rng.randrange(BYTE_OUTCOMES) for _ in self.seed_bytes)
+        m = self.match
+        if not m.dealt:  # the seed bytes drawn so far are hidden from everyone
+            new.match = Match(m.config, bytes(rng.randrange(BYTE_OUTCOMES) for _ in m.seed_bytes))
             return new  # type: ignore[no-any-return]
-        real = self.turns.state
+        real = m.state
         world = real.determinize(player_id, rng)
         # its events as the player saw them (its information state string is their
         # log): the other seats' private parts, which would tell the true deal, left out
         world.events = [e._replace(private={player_id: e.private[player_id]}
                                    if player_id in e.private else {}) for e in real.events]
-        turns = Turns(world)
-        for seat, action_id in sorted(self.turns.pending.items()):
-            turns.pending[seat] = action_id if seat == player_id else rng.choice(
+        resampled = Match(m.config, m.seed_bytes)
+        resampled.deal(world)
+        for seat, action_id in sorted(m.pending.items()):
+            resampled.pending[seat] = action_id if seat == player_id else rng.choice(
                 world.legal_action_ids(seat))
-        new.match.turns = turns
-        new.match.current = _player(turns.current())
+        resampled.player = _player(resampled.current())
+        new.match = resampled
         return new  # type: ignore[no-any-return]
 
     def __str__(self) -> str:
@@ -310,11 +378,11 @@ class Observer:
         self._written: tuple[engine.State, native.SeatTensors | None] | None = None
 
     def set_from(self, state: TwistArenaState, player: int) -> None:
-        turns = state.match.turns
-        if turns is None:
+        m = state.match
+        if not m.dealt:
             self.tensor.fill(0.0)  # before the deal nobody knows anything
             return
-        game = turns.state
+        game = m.state
         if self._written is None or self._written[0] is not game:
             self._written = (game, native.native_tensors(self.config.encoder, game))
         writer = self._written[1]

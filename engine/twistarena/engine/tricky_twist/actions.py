@@ -7,7 +7,7 @@ apart from the state machine (``state``): they read it, never change it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from ..core import Action
 from .cards import (
@@ -25,31 +25,31 @@ if TYPE_CHECKING:
     from .state import TrickyTwistState
 
 # -- action ids ---------------------------------------------------------------
-PLAY_BASE = 0  # + card: play that card (TT-4.2, TT-4.3)
-RESERVE_BASE = 48  # + card: put that card in the reserve (TT-3.3)
-TAKE_RESERVE = 96  # take the top reserve card (TT-4.1)
-DECLINE = 97  # decline the current optional choice (TT-4.1, TT-5.4, TT-6.1a, TT-6.2)
-PICK_BASE = 100  # + bonus id: take that bonus card from the supply (TT-5.4)
-TAKE_BACK_BASE = 120  # + card: return that false trick to hand (TT-6.1a)
-FLIP_TRICK_BASE = 200  # + trick index: Flip that trick into a false trick (TT-6.1b)
-FLIP_FALSE_BASE = 250  # + card: Flip that false trick into a trick (TT-6.1b)
-FLIP_TOP_BASE = 300  # + card: that card lies on top of the flipped trick (TT-6.1b)
-BLANK_TRICK = 350  # Blank counts as a trick (TT-6.1c)
-BLANK_FALSE = 351  # Blank counts as a false trick (TT-6.1c)
-SYMBOL_BASE = 360  # + family: Symbol face as a false trick of that family (TT-6.3)
-VALUE_BASE = 369  # + value (1..12): Odd/Even/Any face as a false trick of that value
-MOD_TARGET_BASE = 400  # + false trick index: attach the Modifier there (TT-6.3)
-MOD_MINUS = 450  # Modifier: value - 1
-MOD_PLUS = 451  # Modifier: value + 1
+PLAY_BASE: Final = 0  # + card: play that card (TT-4.2, TT-4.3)
+RESERVE_BASE: Final = 48  # + card: put that card in the reserve (TT-3.3)
+TAKE_RESERVE: Final = 96  # take the top reserve card (TT-4.1)
+DECLINE: Final = 97  # decline the current optional choice (TT-4.1, TT-5.4, TT-6.1a, TT-6.2)
+PICK_BASE: Final = 100  # + bonus id: take that bonus card from the supply (TT-5.4)
+TAKE_BACK_BASE: Final = 120  # + card: return that false trick to hand (TT-6.1a)
+FLIP_TRICK_BASE: Final = 200  # + trick index: Flip that trick into a false trick (TT-6.1b)
+FLIP_FALSE_BASE: Final = 250  # + card: Flip that false trick into a trick (TT-6.1b)
+FLIP_TOP_BASE: Final = 300  # + card: that card lies on top of the flipped trick (TT-6.1b)
+BLANK_TRICK: Final = 350  # Blank counts as a trick (TT-6.1c)
+BLANK_FALSE: Final = 351  # Blank counts as a false trick (TT-6.1c)
+SYMBOL_BASE: Final = 360  # + family: Symbol face as a false trick of that family (TT-6.3)
+VALUE_BASE: Final = 369  # + value (1..12): Odd/Even/Any face as a false trick of that value
+MOD_TARGET_BASE: Final = 400  # + false trick index: attach the Modifier there (TT-6.3)
+MOD_MINUS: Final = 450  # Modifier: value - 1
+MOD_PLUS: Final = 451  # Modifier: value + 1
 
 # -- phases -------------------------------------------------------------------
-RESERVE = "reserve"
-WINDOW = "reserve_window"
-PLAY = "play"
-BONUS_PICK = "bonus_pick"
-TAKE_BACK_PHASE = "take_back"
-END_BONUS = "end_bonus"
-GAME_OVER = "over"
+RESERVE: Final = "reserve"
+WINDOW: Final = "reserve_window"
+PLAY: Final = "play"
+BONUS_PICK: Final = "bonus_pick"
+TAKE_BACK_PHASE: Final = "take_back"
+END_BONUS: Final = "end_bonus"
+GAME_OVER: Final = "over"
 
 #: a false trick: (family or -1, value or -1, physical cards (top first), source, modifier delta)
 FalseTrick = tuple[int, int, tuple[int, ...], str, int]

@@ -6,28 +6,28 @@ one family are contiguous and, within a family, a higher id is a higher value.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
-FAMILIES: tuple[str, ...] = ("moon", "sun", "square", "circle")  # TT-1.1
-NUM_VALUES = 12
-DECK_SIZE = len(FAMILIES) * NUM_VALUES
-LIGHTNING_VALUE = 7  # TT-1.1: each family's 7 carries the lightning icon (TT-5.4)
+FAMILIES: Final[tuple[str, ...]] = ("moon", "sun", "square", "circle")  # TT-1.1
+NUM_VALUES: Final = 12
+DECK_SIZE: Final = len(FAMILIES) * NUM_VALUES
+LIGHTNING_VALUE: Final = 7  # TT-1.1: each family's 7 carries the lightning icon (TT-5.4)
 
 #: family index and value of every card id (tables: faster than arithmetic on the hot path)
-FAMILY_OF: tuple[int, ...] = tuple(c // NUM_VALUES for c in range(DECK_SIZE))
-VALUE_OF: tuple[int, ...] = tuple(c % NUM_VALUES + 1 for c in range(DECK_SIZE))
-IS_SEVEN: tuple[bool, ...] = tuple(v == LIGHTNING_VALUE for v in VALUE_OF)
+FAMILY_OF: Final[tuple[int, ...]] = tuple(c // NUM_VALUES for c in range(DECK_SIZE))
+VALUE_OF: Final[tuple[int, ...]] = tuple(c % NUM_VALUES + 1 for c in range(DECK_SIZE))
+IS_SEVEN: Final[tuple[bool, ...]] = tuple(v == LIGHTNING_VALUE for v in VALUE_OF)
 #: family name of every card id (views name the family of every card they list)
-FAMILY_NAME_OF: tuple[str, ...] = tuple(FAMILIES[f] for f in FAMILY_OF)
+FAMILY_NAME_OF: Final[tuple[str, ...]] = tuple(FAMILIES[f] for f in FAMILY_OF)
 
 # Bonus cards (TT-1.2, TT-6): four permanent, four variable.
 TAKE_BACK, FLIP, BLANK, PLUS = 0, 1, 2, 3
-VARIABLE: tuple[int, ...] = (4, 5, 6, 7)
-BONUS_NAMES: tuple[str, ...] = ("take_back", "flip", "blank", "plus", "v1", "v2", "v3", "v4")
-NUM_BONUS = len(BONUS_NAMES)
+VARIABLE: Final[tuple[int, ...]] = (4, 5, 6, 7)
+BONUS_NAMES: Final[tuple[str, ...]] = ("take_back", "flip", "blank", "plus", "v1", "v2", "v3", "v4")
+NUM_BONUS: Final = len(BONUS_NAMES)
 
 # Kinds of variable faces (TT-6.3), in the order their holder decides them (TT-6.5).
-FACE_KINDS: tuple[str, ...] = ("symbol", "odd", "even", "any", "modifier")
+FACE_KINDS: Final[tuple[str, ...]] = ("symbol", "odd", "even", "any", "modifier")
 
 
 def card_id(family: str, value: int) -> int:

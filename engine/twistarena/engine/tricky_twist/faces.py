@@ -4,7 +4,7 @@ end-of-round decisions come (TT-6.5): read, never changing a state."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from ..core import JSON, InvalidOptions
 from .cards import DECK_SIZE, FACE_KINDS, FAMILIES, NUM_VALUES
@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 #: order in which one player decides their end-of-round bonuses (TT-6.5): Flip
 #: first (it acts on real tricks), then Blank, the false-trick faces, Modifier last
 #: (it may adjust any valued false trick, faces included); Plus needs no decision.
-_END_ORDER = {"flip": 0, "blank": 1, "symbol": 2, "odd": 3, "even": 4, "any": 5, "modifier": 6}
+_END_ORDER: Final = {"flip": 0, "blank": 1, "symbol": 2, "odd": 3, "even": 4, "any": 5,
+                     "modifier": 6}
 
 
 def parse_face(face: str) -> tuple[str, tuple[int, ...]]:

@@ -7,14 +7,14 @@ Shared by the engine and by bots that estimate their score. A false trick is a
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 FalseTrick = tuple[int, int]
 
 #: scoring cards that rank players against each other (TT-7.5, TT-7.6)
-RANKED = ("fewest_false_tricks", "most_false_tricks")
+RANKED: Final = ("fewest_false_tricks", "most_false_tricks")
 #: the two families of each "chosen family" card
-CHOSEN_FAMILIES: dict[str, tuple[int, int]] = {
+CHOSEN_FAMILIES: Final[dict[str, tuple[int, int]]] = {
     "chosen_moon_sun": (0, 1),
     "chosen_square_circle": (2, 3),
 }

@@ -11,20 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from ..core import InvalidOptions
 
-DECK_SIZE = 32
+DECK_SIZE: Final = 32
 
-ROUND_WINNER, THIEF, POLE_POSITION, PASS = 0, 1, 2, 3
-TWHIST_NAMES: tuple[str, ...] = ("round_winner", "thief", "pole_position", "pass")
-TWHIST_LABELS: tuple[str, ...] = ("Round-winner", "Thief", "Pole-position", "Pass")
-ALL_TWHIST = 0b1111
+ROUND_WINNER: Final = 0
+THIEF: Final = 1
+POLE_POSITION: Final = 2
+PASS: Final = 3
+TWHIST_NAMES: Final[tuple[str, ...]] = ("round_winner", "thief", "pole_position", "pass")
+TWHIST_LABELS: Final[tuple[str, ...]] = ("Round-winner", "Thief", "Pole-position", "Pass")
+ALL_TWHIST: Final = 0b1111
 
-TWHIST_BASE = DECK_SIZE  # 32..35
-PICK_BASE = TWHIST_BASE + 4  # 36..67
-STOP = PICK_BASE + DECK_SIZE  # 68
+TWHIST_BASE: Final = DECK_SIZE  # 32..35
+PICK_BASE: Final = TWHIST_BASE + 4  # 36..67
+STOP: Final = PICK_BASE + DECK_SIZE  # 68
 
 
 @dataclass(frozen=True, slots=True)

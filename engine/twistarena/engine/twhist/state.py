@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Hashable, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, Final
 
 from ..core import JSON, Action, ObservationPart, State, set_bits
 from ..dealing import deal_hidden
@@ -27,9 +27,11 @@ from .cards import (
     tables,
 )
 
-PLAY, PICK, OVER = 0, 1, 2
-PHASES = ("play", "pick", "over")
-_TWHIST_IDS = tuple(range(TWHIST_BASE, TWHIST_BASE + 4))
+PLAY: Final = 0
+PICK: Final = 1
+OVER: Final = 2
+PHASES: Final = ("play", "pick", "over")
+_TWHIST_IDS: Final = tuple(range(TWHIST_BASE, TWHIST_BASE + 4))
 
 
 def twhist_names(mask: int) -> list[str]:
@@ -429,4 +431,4 @@ class TwhistState(State):
         return zones
 
 
-_NO_CARD: dict[str, Any] = {"id": -1, "colour": "", "value": 0}  # a Twhist card in a trick
+_NO_CARD: Final[dict[str, Any]] = {"id": -1, "colour": "", "value": 0}  # a Twhist card in a trick

@@ -14,17 +14,18 @@ import random
 from bisect import insort
 from collections.abc import Hashable, Sequence
 from functools import partial
+from typing import Final
 
 from ..core import JSON, Action, InvalidOptions, ObservationPart, State
 from .cards import DECK, IS_TOAD, PARTNER, is_card
 
-TWIST_BASE = 100
-TAKE = 200
+TWIST_BASE: Final = 100
+TAKE: Final = 200
 
 #: Phases: a normal turn; the taker starting the new row (TW-3.3); the match is over.
-PLAY = "play"
-START_ROW = "start_row"
-OVER = "over"
+PLAY: Final = "play"
+START_ROW: Final = "start_row"
+OVER: Final = "over"
 
 
 class TwistedState(State):

@@ -76,13 +76,25 @@ class Claims:
 
     def target(self, match_id: str, lease: LeaseState) -> str:
         """Who should claim ``match_id``, whose lease is not valid: placement's
-        choice, but the node whose lease lapsed lately while ``owners_first`` holds."""
+        choice, but while ``owners_first`` holds the node whose lease lapsed lately
+        or that still heartbeats (a store that lost its renewals shows its lease
+        older than it is), and always this node for its own lapsed match whose
+        seats it still owes a Rewound (nobody else knows of that loss)."""
         m = self.membership
+        if lease.node == m.node_id and self.owes_rewound(match_id):
+            return m.node_id
         if lease.node and lease.node != m.node_id \
                 and time.monotonic() < self.owners_first_until \
-                and lease.until > m.server_now_ms() - OWNER_FIRST_LAPSED_LEASES * m.lease_ms:
+                and (lease.until > m.server_now_ms() - OWNER_FIRST_LAPSED_LEASES * m.lease_ms
+                     or m.heartbeating(lease.node)):
             return lease.node
         return self.placement.target(match_id, lease)
+
+    def owes_rewound(self, match_id: str) -> bool:
+        """Some seat of ``match_id`` was away when this node found the store had
+        lost what it acknowledged, and has not been told yet (``Rewind.owed``)."""
+        memory = self.hub.acknowledged.get(match_id)
+        return memory is not None and memory.rewind is not None and bool(memory.rewind.owed)
 
     async def leases(self, ids: Sequence[str]) -> list[LeaseState]:
         """The current leases of ``ids``, as the store holds them."""

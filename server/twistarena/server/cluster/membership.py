@@ -54,9 +54,14 @@ class Membership:
         a node that missed a heartbeat, whose leases are lapsing or have lapsed (the
         client is told to retry instead)."""
         info = self.live.get(node)
-        if info is None or info.seen_ms < self.live_at_ms - 2 * self.beat_s * 1000:
+        if info is None or not self.heartbeating(node):
             return ""
         return address or info.address
+
+    def heartbeating(self, node: str) -> bool:
+        """``node`` heartbeat within two heartbeat intervals of the last membership read."""
+        info = self.live.get(node)
+        return info is not None and info.seen_ms >= self.live_at_ms - 2 * self.beat_s * 1000
 
     async def heartbeat_only(self, load: int) -> None:
         """A heartbeat without renewals (at startup, and to say this node leaves)."""

@@ -1,11 +1,11 @@
 """What a runner may do: only with a runner token, and only for the seats it was given.
 
 Raw runners (Connect streams written by hand) on an in-process server and a store
-of this file's own (a runner is handed any hosted seat waiting in its store, and in
-the session's store other files leave arena seats waiting): one is handed a hosted
-seat; the other may neither fetch that seat's version nor report on it; the holder
-may, once. When the holder's stream ends the seat goes to the other runner, and
-when that one goes silent (no heartbeat) to a third.
+of this file's own (a runner is handed any hosted seat waiting in its store, and
+what the session's store holds depends on the files run before in that process):
+one is handed a hosted seat; the other may neither fetch that seat's version nor
+report on it; the holder may, once. When the holder's stream ends the seat goes to
+the other runner, and when that one goes silent (no heartbeat) to a third.
 """
 
 from __future__ import annotations

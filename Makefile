@@ -37,9 +37,13 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 # The in-process layers' tests (rules, bots, ratings, learning environments) hold no
-# timed assertion and share nothing, so they run on both cores; the rest (servers,
-# stores, faults, clocks) runs one test at a time, as its timings assume.
+# timed assertion and share nothing, so they run on both cores. So do the other tests
+# that start their own servers on free ports and check no time or rate (a file's tests
+# stay in one process, which starts its module's servers once); the tests marked
+# `clock` or `serial` (faults of whole clusters, loads, soaks: tests/conftest.py)
+# run one test at a time, as their timings assume.
 IN_PROCESS_TESTS := tests/engine tests/bots tests/league tests/rl
+ONE_AT_A_TIME    := clock or serial
 
 # The engine's tests and the leak-differential tests run on the rules' .py source
 # first (what `make mutation` mutates), then, with everything else, compiled.
@@ -48,7 +52,9 @@ INTERPRETED_TESTS := tests/engine tests/security/test_leak_differential_wire.py
 pytest: $(COMPILED) $(NODE_DEPS)
 	$(BIN)/pytest -q -n 2 --engine=interpreted $(INTERPRETED_TESTS)
 	$(BIN)/pytest -q -n 2 $(IN_PROCESS_TESTS)
-	$(BIN)/pytest -q $(addprefix --ignore=,$(IN_PROCESS_TESTS))
+	$(BIN)/pytest -q -n 2 --dist loadfile -m "not ($(ONE_AT_A_TIME))" \
+		$(addprefix --ignore=,$(IN_PROCESS_TESTS))
+	$(BIN)/pytest -q -m "$(ONE_AT_A_TIME)" $(addprefix --ignore=,$(IN_PROCESS_TESTS))
 
 test: lint typecheck pytest
 

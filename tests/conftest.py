@@ -21,6 +21,44 @@ def pytest_addoption(parser: pytest.Parser) -> None:
              " from their .py source (tests/support/engine_source.py)")
 
 
+#: What `make test` runs one test at a time (marked ``serial`` here), with the tests
+#: marked ``clock``: the faults of whole clusters (nodes killed, paused, cut from their
+#: store, whose leases of a few seconds a starved node loses), and the tests that load
+#: the machine or measure how it copes (load tests, soaks, sandboxed fork bombs and
+#: spinners). Every other test starts its servers on free ports and checks no time or
+#: rate, so it runs on both cores.
+SERIAL_PATHS = (
+    "tests/system/",
+    "tests/runners/test_runner_load.py",
+    "tests/clients/test_loadtest.py",
+    "tests/clients/test_loadtest_stall.py",
+    "tests/clients/test_loadreport.py",
+    "tests/clients/test_soak.py",
+    "tests/security/test_canary.py",
+    "tests/security/test_hostile_entrants.py",
+    "tests/node/test_node_agent_store_down.py",
+)
+
+
+#: The system tests that run on both cores all the same: they play matches over
+#: clusters to their end, on nobody's clock (no lease to lapse, no time measured).
+SYSTEM_ON_BOTH_CORES = (
+    "tests/system/test_cluster_command.py",
+    "tests/system/test_cluster_durability.py",
+    "tests/system/test_cluster_tournaments.py",
+    "tests/system/test_hostile_numbers.py",
+    "tests/system/test_log_lines.py",
+    "tests/system/test_retention.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.nodeid.startswith(SERIAL_PATHS) and \
+                not item.nodeid.startswith(SYSTEM_ON_BOTH_CORES):
+            item.add_marker(pytest.mark.serial)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("--engine") == "interpreted":
         from tests.support.engine_source import use_source

@@ -137,6 +137,7 @@ def test_demo_offline() -> None:
     assert "Winner" in done.stdout
 
 
+@pytest.mark.serial  # reads the CPU each process spent per decision: alone, as the bench runs
 def test_bench_service_small() -> None:
     done = _cli("bench", "service", "--matches", "4", "--duration", "1", "--warmup", "0.5",
                 "--rounds", "2", "--json", timeout=150)

@@ -195,6 +195,7 @@ sys.stdin.read()
 """
 
 
+@pytest.mark.serial  # measures the CPU the spinners get: alone, as the quota is the cap
 def test_a_cpu_quota_caps_the_whole_tree() -> None:
     """Three processes spinning get half a core between them, where the host lets the
     sandbox have a cpu cgroup (a root host does; elsewhere the CPU-seconds rlimit is

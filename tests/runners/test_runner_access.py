@@ -1,27 +1,54 @@
 """What a runner may do: only with a runner token, and only for the seats it was given.
 
-Raw runners (Connect streams written by hand) on the session's in-process
-server: one is handed a hosted seat; the other may neither fetch that seat's
-version nor report on it; the holder may, once. When the holder's stream ends
-the seat goes to the other runner, and when that one goes silent (no
-heartbeat) to a third.
+Raw runners (Connect streams written by hand) on an in-process server and a store
+of this file's own (a runner is handed any hosted seat waiting in its store, and
+what the session's store holds depends on the files run before in that process):
+one is handed a hosted seat; the other may neither fetch that seat's version nor
+report on it; the holder may, once. When the holder's stream ends the seat goes to
+the other runner, and when that one goes silent (no heartbeat) to a third.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import Iterator
 from typing import Any
 
 import grpc
+import pytest
 from twistarena.clients.sdk import register_agent
 from twistarena.clients.sdk.tournaments import TournamentClient
 from twistarena.storage import Holder, Store
 from twistarena.v1 import runners_pb2 as rpb
 from twistarena.v1 import runners_pb2_grpc as rgrpc
 
+from tests.conftest import SESSION_RUNNER_TOKEN
 from tests.support.hosting import FIRST_LEGAL, store_version
 from tests.support.rawrunner import RawRunner, refused
+from tests.support.server import InProcessServer
+from tests.support.valkey import ValkeyProcess
+
+
+@pytest.fixture(scope="module")
+def valkey() -> Iterator[ValkeyProcess]:
+    proc = ValkeyProcess().start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+
+
+@pytest.fixture(scope="module")
+def server(valkey: ValkeyProcess) -> Iterator[InProcessServer]:
+    from twistarena.server.config import ServerConfig
+
+    srv = InProcessServer(ServerConfig(port=0, redis_url=valkey.url,
+                                       runner_token=SESSION_RUNNER_TOKEN)).start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
 
 
 def test_a_runner_sees_only_the_seats_it_was_given(server: Any, valkey: Any) -> None:

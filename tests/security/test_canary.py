@@ -33,12 +33,16 @@ def test_the_canary_keeps_half_its_pace(serve: ServeProcess, name: str) -> None:
     # Quiet and attacked paces taken in turns, each attacked pace compared with the
     # quiet one just before it: the machine's own load drifts (other processes
     # share its cores), and a pair a few seconds apart sees the same machine. The
-    # attack fails the test when it halves the pace in every pair.
+    # attack fails the test when it halves the pace in every pair, so a first pair
+    # that keeps half the pace already decides it: the second is taken only when
+    # the first did not.
     pairs: list[tuple[float, float]] = []
     for _ in range(2):
         quiet = run(canary_rate(canary, SECONDS))
         attacked = run(under(serve.target, canary, ATTACKS[name], SECONDS))
         assert quiet > 0
         pairs.append((quiet, attacked))
+        if attacked / quiet >= 0.5:
+            break
     assert max(attacked / quiet for quiet, attacked in pairs) >= 0.5, (
         f"{name}: (quiet, attacked) decisions/s {pairs}")

@@ -37,6 +37,11 @@ SERIAL_PATHS = (
     "tests/security/test_canary.py",
     "tests/security/test_hostile_entrants.py",
     "tests/node/test_node_agent_store_down.py",
+    # ratings read back after a queue's matches: seen racing the other worker's load
+    "tests/clients/test_practice_tournament_cli.py",
+    # leases left to lapse on their clock by two nodes in one process
+    "tests/server/test_owners_first.py",
+    "tests/server/test_tournament_nodes.py",
 )
 
 

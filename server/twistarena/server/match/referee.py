@@ -89,7 +89,10 @@ class MatchReferee:
         for s in range(self.num_players):
             spec = opts.seats[s] if len(opts.seats) == self.num_players else mpb.SeatSpec()
             self.seats.append(Seat(s, spec.name, spec.house_bot, record.token_hashes.get(s),
-                                   joined=s in record.joined))
+                                   joined=s in record.joined,
+                                   away_ms=record.away_ms.get(s, 0)))
+        #: Orders the writes of the seats' ``away_ms`` (``seating.store_away``).
+        self.away_lock = asyncio.Lock()
         self.spectators: set[Outbox] = set()
         self.book = DecisionBook(self.state)
         self.feed = EventFeed(self.state, self.info, self.seats)
@@ -178,12 +181,15 @@ class MatchReferee:
         return True
 
     def _run(self) -> None:
-        """Play on: absent players' grace periods start, the open decisions go out,
-        the cap on the match's wall time is armed."""
+        """Play on: absent players' grace periods start (or go on from when the
+        match's store says they left, under an earlier owner), the open decisions
+        go out, the cap on the match's wall time is armed."""
         self.timers.arm_length(self.hub.max_match_s, self._length_expired)
-        for seat in self.seats:
-            if not seat.house_bot and seat.stream is None:
-                seating.start_grace(self, seat)
+        absent = [s for s in self.seats if not s.house_bot and s.stream is None]
+        for seat in absent:
+            seating.start_grace(self, seat, away=True)
+        if absent:
+            self.spawn(seating.store_away(self))
         self.open_decisions()
 
     @property

@@ -66,6 +66,8 @@ class MatchRecord:
     #: match ran (absent or 0: it is back). A node that takes the match over
     #: waits out only what is left of that seat's reconnect grace.
     away_ms: dict[int, int] = field(default_factory=dict)
+    #: Seat -> the SeatAssignment (bytes) of a seat played by the runners.
+    hosted: dict[int, bytes] = field(default_factory=dict)
 
 
 def _record_from_hash(match_id: str, raw: dict[bytes, bytes]) -> MatchRecord:
@@ -84,6 +86,8 @@ def _record_from_hash(match_id: str, raw: dict[bytes, bytes]) -> MatchRecord:
             record.joined.add(int(key[7:]))
         elif key.startswith(b"away:") and int(value):
             record.away_ms[int(key[5:])] = int(value)
+        elif key.startswith(b"hosted:"):
+            record.hosted[int(key[7:])] = value
     if b"result" in raw:
         record.result = mpb.MatchResult.FromString(raw[b"result"])
     if b"ended_ms" in raw:

@@ -171,7 +171,10 @@ class RunnerHub(rgrpc.RunnersServicer):
         # Not deleted while the match may last (a runner's report ends it sooner).
         await self.versions.note_playing(agent_id, version.version_id, seat_key(match_id, seat),
                                          int((time.time() + self._longest_match_s()) * 1000))
-        await self.store.add_seat(seat_key(match_id, seat), assignment.SerializeToString())
+        serialized = assignment.SerializeToString()
+        # The match's copy first: a store that keeps the line's entry keeps it too.
+        await self.store.keep_with_match(match_id, seat, serialized)
+        await self.store.add_seat(seat_key(match_id, seat), serialized)
         SEATS_HANDED.labels(kind).inc()
         log.info("hosted_seat_waiting", match_id=match_id, seat=seat, agent=agent_id,
                  version=version.version_id[:12], kind=kind)

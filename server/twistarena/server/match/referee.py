@@ -32,6 +32,7 @@ import grpc
 from twistarena import engine, wire
 from twistarena.engine import State
 from twistarena.storage import FencedError, LogConflict, LogEntry, MatchRecord, StoreError
+from twistarena.storage.runners import seat_key
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import play_pb2 as ppb
 
@@ -156,6 +157,8 @@ class MatchReferee:
             if self.state.is_terminal():
                 await self.finish(mpb.END_REASON_COMPLETED, "")
                 return
+            if self.record.hosted:
+                self.spawn(self._hosted_seats_back())
             if cap_reached(self.hub.max_match_decisions, self.book.log_len):
                 await self.end_for_length(f"{self.hub.max_match_decisions} decisions")
                 return
@@ -165,6 +168,20 @@ class MatchReferee:
                 self._run()
             elif self.waiting_timeout_s > 0:
                 self.timers.arm_waiting(self.waiting_timeout_s, self._waiting_expired)
+
+    async def _hosted_seats_back(self) -> None:
+        """Put back in the runners' line the hosted seats that neither wait there
+        nor are held by a runner: a store that came back without a seat's entry
+        but with its match (an AOF cut between the two writes) would otherwise
+        leave the seat unplayed and the match waiting for it until its timeout."""
+        for seat, assignment in sorted(self.record.hosted.items()):
+            key = seat_key(self.match_id, seat)
+            try:
+                if await self.store.runners.add_seat(key, assignment, lost=True):
+                    log.warning("hosted_seat_put_back", match_id=self.match_id, seat=seat)
+            except StoreError as exc:
+                log.warning("hosted_seat_not_put_back", match_id=self.match_id, seat=seat,
+                            error=repr(exc))
 
     async def start_when_seated(self, joining: Sequence[Seat] = ()) -> bool:
         """A waiting match starts running once every seat has joined (house bots

@@ -1,0 +1,119 @@
+"""A hosted seat the store lost while it kept the seat's match is put back in the
+runners' line by the node that opens the match next, and the seat's hand-out
+fence still refuses the runner that had it before.
+
+Real parts: two in-process nodes over one Valkey of their own, raw runners
+(Connect streams written by hand) and raw Play streams. A store that came back
+from an AOF cut between the match's writes and the seat's keeps the match and
+not the seat: that is what is left here after runner A was handed the seat
+(the seat's runner keys are deleted, as the cut would have lost them). The
+match waits; node1 drains and node2, started then, opens it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+import redis
+from grpc import aio
+from twistarena.clients.sdk import register_agent
+from twistarena.clients.sdk.tournaments import TournamentClient
+from twistarena.server.config import Limits, ServerConfig
+from twistarena.storage import Holder, Store
+from twistarena.v1 import play_pb2 as ppb
+
+from tests.support.agents import Agent, run
+from tests.support.hosting import FIRST_LEGAL, store_version
+from tests.support.rawrunner import RawRunner
+from tests.support.server import InProcessServer
+from tests.support.valkey import ValkeyProcess
+from tests.support.waiting import wait_until
+
+TOKEN = "rt_lost-seat-token"
+
+
+def _node(url: str, name: str) -> InProcessServer:
+    unlimited = Limits(creates_per_minute=0, live_per_client=0, max_waiting_matches=0,
+                       joins_per_minute_per_peer=0, registers_per_hour=0)
+    return InProcessServer(ServerConfig(port=0, redis_url=url, limits=unlimited,
+                                        runner_token=TOKEN, node_id=name, lease_ms=1000))
+
+
+def _lose_seat(url: str, key: str) -> None:
+    """What an AOF cut right after the seat was handed out leaves of it: nothing."""
+    store = redis.Redis.from_url(url)
+    try:
+        pipe = store.pipeline(transaction=True)
+        pipe.hdel("{runners}:seats", key, f"{key}#handoffs")
+        pipe.hdel("{runners}:holder", key)
+        pipe.zrem("{runners}:held", key)
+        pipe.lrem("{runners}:pending", 0, key)
+        pipe.delete(f"{{runners}}:handout:{key}")
+        pipe.execute()
+    finally:
+        store.close()
+
+
+def test_a_hosted_seat_the_store_lost_goes_back_to_the_runners_when_its_match_opens() -> None:
+    valkey = ValkeyProcess().start()
+    node1 = _node(valkey.url, "node1").start()
+    node2: InProcessServer | None = None
+    try:
+        async def go() -> None:
+            nonlocal node2
+            async with aio.insecure_channel(node1.target) as ch1:
+                a = await RawRunner(ch1, TOKEN).connect()
+                agent, _ = await register_agent(node1.target, "lost-seat")
+                await store_version(valkey.url, agent, {"bot.py": FIRST_LEGAL},
+                                    "python3 bot.py")
+                await TournamentClient(node1.target).create(
+                    "tricky_twist", [f"agent:{agent}", "heuristic", "random"], players=3,
+                    parallel=1, decision_ms=30_000)
+                first = await a.next_assignment()
+                assert first.handoffs == 0  # runner A plays it as hand-out 1
+                key = f"{first.match_id}:{first.seat}"
+                await asyncio.to_thread(_lose_seat, valkey.url, key)
+                a.call.cancel()
+            await asyncio.to_thread(node1.stop)
+            node2 = await asyncio.to_thread(_node(valkey.url, "node2").start)
+            hub = node2.app.hub
+            assert hub is not None
+            await wait_until(lambda: first.match_id in hub.referees,
+                             "node2 opens the waiting match", timeout=20)
+            async with aio.insecure_channel(node2.target) as ch2:
+                b = await RawRunner(ch2, TOKEN).connect()
+                beats = asyncio.ensure_future(b.keep_alive())
+                second = await b.next_assignment()
+                assert (second.match_id, second.seat, second.seat_token) == \
+                    (first.match_id, first.seat, first.seat_token)
+                # A hand-out of the seat may have been lost with it: B's is past it.
+                assert second.handoffs + 1 > first.handoffs + 1, second.handoffs
+                old = Agent(ch2, first.match_id, first.seat_token)
+                await old.send(ppb.AgentMessage(join=ppb.Join(
+                    match_id=first.match_id, seat_token=first.seat_token, no_events=True,
+                    handout=1)))
+                await old.drain_to_end()
+                code, _details, reason = await old.status()
+                assert (code, reason) == (grpc.StatusCode.ABORTED, "TAKEN_OVER")
+                played = Agent(ch2, second.match_id, second.seat_token)
+                await played.join(no_events=True, handout=second.handoffs + 1)
+                # Put back once: while B holds it, putting it back again adds nothing.
+                store = Store(valkey.url, Holder("tests", "", 2000))
+                await store.connect()
+                try:
+                    assert not await store.runners.add_seat(key, second.SerializeToString(),
+                                                            lost=True)
+                    assert await store.runners.waiting() == 0
+                finally:
+                    await store.close()
+                beats.cancel()
+                b.call.cancel()
+                played.cancel()
+
+        run(go(), timeout=90)
+    finally:
+        for node in (node1, node2):
+            if node is not None:
+                node.stop()
+        valkey.stop()

@@ -3,19 +3,20 @@ runners' line by the node that opens the match next, and the seat's hand-out
 fence still refuses the runner that had it before.
 
 Real parts: two in-process nodes over one Valkey of their own, raw runners
-(Connect streams written by hand) and raw Play streams. A store that came back
-from an AOF cut between the match's writes and the seat's keeps the match and
-not the seat: that is what is left here after runner A was handed the seat
-(the seat's runner keys are deleted, as the cut would have lost them). The
-match waits; node1 drains and node2, started then, opens it.
+(Connect streams written by hand) and raw Play streams. Runner A is handed
+the seat; node1 drains; Valkey is killed -9 and its AOF cut right after the
+match's creation write (an OS crash), so the store comes back with the match
+waiting and without the seat in the runners' line or its hand-out. Node2,
+started then, opens the match.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from pathlib import Path
 
 import grpc
-import redis
 from grpc import aio
 from twistarena.clients.sdk import register_agent
 from twistarena.clients.sdk.tournaments import TournamentClient
@@ -29,6 +30,7 @@ from tests.support.rawrunner import RawRunner
 from tests.support.server import InProcessServer
 from tests.support.valkey import ValkeyProcess
 from tests.support.waiting import wait_until
+from tests.system.faults import aof_incr_file
 
 TOKEN = "rt_lost-seat-token"
 
@@ -40,25 +42,47 @@ def _node(url: str, name: str) -> InProcessServer:
                                         runner_token=TOKEN, node_id=name, lease_ms=1000))
 
 
-def _lose_seat(url: str, key: str) -> None:
-    """What an AOF cut right after the seat was handed out leaves of it: nothing."""
-    store = redis.Redis.from_url(url)
-    try:
-        pipe = store.pipeline(transaction=True)
-        pipe.hdel("{runners}:seats", key, f"{key}#handoffs")
-        pipe.hdel("{runners}:holder", key)
-        pipe.zrem("{runners}:held", key)
-        pipe.lrem("{runners}:pending", 0, key)
-        pipe.delete(f"{{runners}}:handout:{key}")
-        pipe.execute()
-    finally:
-        store.close()
+def _commands(aof: bytes) -> Iterator[tuple[int, list[bytes]]]:
+    """(offset, arguments) of each command an AOF holds, in order."""
+    at = 0
+    while at < len(aof):
+        start = at
+        end = aof.index(b"\r\n", at)
+        count, at = int(aof[at + 1:end]), end + 2
+        args = []
+        for _ in range(count):
+            end = aof.index(b"\r\n", at)
+            size = int(aof[at + 1:end])
+            args.append(aof[end + 2:end + 2 + size])
+            at = end + 2 + size + 2
+        yield start, args
+
+
+def _cut_after_creation(aof: Path, match_id: str) -> bool:
+    """Cut the AOF where an OS crash right after the match's creation would: the
+    match's creation write kept, every write of its seat for the runners lost.
+    Whether the creation write held the hosted seat's assignment."""
+    data = aof.read_bytes()
+    meta = f"{{m:{match_id}}}:meta".encode()
+    created = kept = False
+    for offset, args in _commands(data):
+        if not created:
+            created = meta in args and b"created_ms" in args
+            kept = any(a.startswith(b"hosted:") for a in args)
+            continue
+        if any(b"{runners}" in a or b":playing:" in a or a.startswith(b"hosted:")
+               for a in args):
+            with aof.open("r+b") as f:
+                f.truncate(offset)
+            return kept
+    raise AssertionError("no write of the hosted seat after the match's creation")
 
 
 def test_a_hosted_seat_the_store_lost_goes_back_to_the_runners_when_its_match_opens() -> None:
     valkey = ValkeyProcess().start()
     node1 = _node(valkey.url, "node1").start()
     node2: InProcessServer | None = None
+    restarted: ValkeyProcess | None = None
     try:
         async def go() -> None:
             nonlocal node2
@@ -73,9 +97,14 @@ def test_a_hosted_seat_the_store_lost_goes_back_to_the_runners_when_its_match_op
                 first = await a.next_assignment()
                 assert first.handoffs == 0  # runner A plays it as hand-out 1
                 key = f"{first.match_id}:{first.seat}"
-                await asyncio.to_thread(_lose_seat, valkey.url, key)
                 a.call.cancel()
             await asyncio.to_thread(node1.stop)
+            valkey.kill()
+            kept = await asyncio.to_thread(_cut_after_creation, aof_incr_file(valkey.data_dir),
+                                    first.match_id)
+            nonlocal restarted
+            restarted = await asyncio.to_thread(
+                ValkeyProcess(valkey.data_dir, port=valkey.port).start)
             node2 = await asyncio.to_thread(_node(valkey.url, "node2").start)
             hub = node2.app.hub
             assert hub is not None
@@ -85,6 +114,7 @@ def test_a_hosted_seat_the_store_lost_goes_back_to_the_runners_when_its_match_op
                 b = await RawRunner(ch2, TOKEN).connect()
                 beats = asyncio.ensure_future(b.keep_alive())
                 second = await b.next_assignment()
+                assert kept, "the creation write keeps the hosted seat's assignment"
                 assert (second.match_id, second.seat, second.seat_token) == \
                     (first.match_id, first.seat, first.seat_token)
                 # A hand-out of the seat may have been lost with it: B's is past it.
@@ -116,4 +146,6 @@ def test_a_hosted_seat_the_store_lost_goes_back_to_the_runners_when_its_match_op
         for node in (node1, node2):
             if node is not None:
                 node.stop()
-        valkey.stop()
+        for store in (restarted, valkey):
+            if store is not None:
+                store.stop()

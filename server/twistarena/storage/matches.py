@@ -135,6 +135,8 @@ class Matches(StorePart):
         }
         for seat, digest in record.token_hashes.items():
             mapping[f"tok:{seat}"] = digest
+        for seat, assignment in record.hosted.items():
+            mapping[f"hosted:{seat}"] = assignment
         with driver_errors():
             pipe = self.conn.batch()
             pipe.hset(keys.match_meta(mid), mapping=mapping)

@@ -79,6 +79,9 @@ class MatchReferee:
         self.game_id = opts.game_id
         self.num_players = opts.num_players
         self.info = engine.game(self.game_id)
+        #: Created on this node a moment ago: its hosted seats are being handed
+        #: to the runners by its creator, not put back.
+        self.created_here = fresh is not None
         self.state: State = fresh if fresh is not None else engine.make(
             self.game_id, self.num_players, record.seed, game_options(opts))
         self.clock = Clock.from_proto(opts.time_control)
@@ -157,7 +160,7 @@ class MatchReferee:
             if self.state.is_terminal():
                 await self.finish(mpb.END_REASON_COMPLETED, "")
                 return
-            if self.record.hosted:
+            if self.record.hosted and not self.created_here:
                 self.spawn(self._hosted_seats_back())
             if cap_reached(self.hub.max_match_decisions, self.book.log_len):
                 await self.end_for_length(f"{self.hub.max_match_decisions} decisions")

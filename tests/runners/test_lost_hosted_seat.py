@@ -22,11 +22,10 @@ from twistarena.clients.sdk import register_agent
 from twistarena.clients.sdk.tournaments import TournamentClient
 from twistarena.server.config import Limits, ServerConfig
 from twistarena.storage import Holder, Store
-from twistarena.v1 import play_pb2 as ppb
 
 from tests.support.agents import Agent, run
 from tests.support.hosting import FIRST_LEGAL, store_version
-from tests.support.rawrunner import RawRunner
+from tests.support.rawrunner import RawRunner, join_status
 from tests.support.server import InProcessServer
 from tests.support.valkey import ValkeyProcess
 from tests.support.waiting import wait_until
@@ -119,13 +118,9 @@ def test_a_hosted_seat_the_store_lost_goes_back_to_the_runners_when_its_match_op
                     (first.match_id, first.seat, first.seat_token)
                 # A hand-out of the seat may have been lost with it: B's is past it.
                 assert second.handoffs + 1 > first.handoffs + 1, second.handoffs
-                old = Agent(ch2, first.match_id, first.seat_token)
-                await old.send(ppb.AgentMessage(join=ppb.Join(
-                    match_id=first.match_id, seat_token=first.seat_token, no_events=True,
-                    handout=1)))
-                await old.drain_to_end()
-                code, _details, reason = await old.status()
-                assert (code, reason) == (grpc.StatusCode.ABORTED, "TAKEN_OVER")
+                # Runner A, back with its hand-out, is refused.
+                assert await join_status(ch2, first, handout=first.handoffs + 1) == \
+                    (grpc.StatusCode.ABORTED, "TAKEN_OVER")
                 played = Agent(ch2, second.match_id, second.seat_token)
                 await played.join(no_events=True, handout=second.handoffs + 1)
                 # Put back once: while B holds it, putting it back again adds nothing.

@@ -22,7 +22,7 @@ from tests.support.server import InProcessServer
 from tests.support.valkey import ValkeyProcess
 from tests.support.waiting import wait_until
 
-GRACE_MS = 4000
+GRACE_MS = 6000
 #: How long after the seat left node A hands the match over.
 HANDED_AFTER_S = 2.5
 

@@ -38,6 +38,10 @@ log = logs.get("twistarena.referee")
 #: write (sooner when the last seat joins: that write also starts the match).
 JOIN_WINDOW_S = 0.02
 
+#: A seat that left a running match under an earlier owner gets at least this much
+#: of its grace (or its whole grace, if shorter) from the node that takes it over.
+INHERITED_GRACE_FLOOR_S = 2.0
+
 #: How the stream of a seat whose joined flag could not be stored is closed (it joins again).
 JOIN_FAILED = (grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
                "this server could not record the seat's join; reconnect")
@@ -226,9 +230,13 @@ def start_grace(referee: MatchReferee, seat: Seat, away: bool = False) -> None:
     now_ms = int(time.time() * 1000)
     if away and not seat.away_ms:
         seat.away_ms = now_ms
-    gone_s = max(0, now_ms - seat.away_ms) / 1000 if away else 0.0
-    seat.grace_timer = referee.loop.call_later(max(0.0, referee.clock.grace_s - gone_s),
-                                               _grace_expired, referee, seat)
+    grace_s = referee.clock.grace_s
+    left_s = grace_s - max(0, now_ms - seat.away_ms) / 1000 if away else grace_s
+    if left_s < grace_s:
+        # Left under an earlier owner: a seat whose return that owner saw but could
+        # not store (the store lost it) still has a moment to follow the redirect.
+        left_s = max(left_s, min(grace_s, INHERITED_GRACE_FLOOR_S))
+    seat.grace_timer = referee.loop.call_later(left_s, _grace_expired, referee, seat)
 
 
 async def store_away(referee: MatchReferee) -> None:

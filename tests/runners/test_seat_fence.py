@@ -22,11 +22,10 @@ from twistarena.clients.sdk import register_agent
 from twistarena.clients.sdk.tournaments import TournamentClient
 from twistarena.server.config import Limits, ServerConfig
 from twistarena.storage import Holder, Store
-from twistarena.v1 import play_pb2 as ppb
 
 from tests.support.agents import Agent, run
 from tests.support.hosting import FIRST_LEGAL, store_version
-from tests.support.rawrunner import RawRunner, refused
+from tests.support.rawrunner import RawRunner, join_status, refused
 from tests.support.server import InProcessServer
 from tests.support.valkey import ValkeyProcess
 
@@ -94,14 +93,8 @@ def test_a_runner_that_lost_its_seat_to_a_runner_of_another_node_plays_and_count
 
             # A comes back with its hand-out before B has joined: node1 runs the match
             # and never heard of B, yet refuses A.
-            back = Agent(ch1, first.match_id, first.seat_token)
-            await back.send(ppb.AgentMessage(join=ppb.Join(
-                match_id=first.match_id, seat_token=first.seat_token, no_events=True,
-                handout=1)))
-            await back.drain_to_end()
-            code, _details, reason = await back.status()
-            assert (code, reason) == (grpc.StatusCode.ABORTED, "TAKEN_OVER")
-            assert not any(m.WhichOneof("msg") == "joined" for m in back.received)
+            assert await join_status(ch1, first, handout=1) == \
+                (grpc.StatusCode.ABORTED, "TAKEN_OVER")
 
             b_play = Agent(ch1, second.match_id, second.seat_token)
             await b_play.join(no_events=True, handout=2)

@@ -10,9 +10,12 @@ from typing import Any
 
 import grpc
 import pytest
+from twistarena.v1 import play_pb2 as ppb
 from twistarena.v1 import runners_pb2 as rpb
 from twistarena.v1 import runners_pb2_grpc as rgrpc
 from twistarena.wire import RUNNER_SESSION_KEY
+
+from tests.support.agents import Agent
 
 SESSION_KEY = RUNNER_SESSION_KEY
 
@@ -80,3 +83,17 @@ async def refused(call: Any) -> grpc.StatusCode:
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await call
     return caught.value.code()
+
+
+async def join_status(channel: grpc.aio.Channel, assignment: rpb.SeatAssignment,
+                      handout: int) -> tuple[grpc.StatusCode, str]:
+    """(code, reason) a Join of the assigned seat with ``handout`` ended with; it must
+    not have been told Joined."""
+    play = Agent(channel, assignment.match_id, assignment.seat_token)
+    await play.send(ppb.AgentMessage(join=ppb.Join(
+        match_id=assignment.match_id, seat_token=assignment.seat_token, no_events=True,
+        handout=handout)))
+    await play.drain_to_end()
+    code, _details, reason = await play.status()
+    assert not any(m.WhichOneof("msg") == "joined" for m in play.received)
+    return code, reason

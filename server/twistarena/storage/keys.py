@@ -63,6 +63,8 @@ def match_tag(match_id: str) -> str:
 def match_meta(match_id: str) -> str:
     """Hash: ``spec`` (MatchOptions bytes), ``seed``, ``status``, ``created_ms``,
     ``game_id``, ``tok:<seat>`` (sha256 of the seat token), ``joined:<seat>``,
+    ``away:<seat>`` (ms the seat's stream was seen gone while the match ran, 0:
+    back), ``hosted:<seat>`` (the SeatAssignment bytes of a seat the runners play),
     ``result`` (MatchResult bytes)."""
     return f"{{m:{match_id}}}:meta"
 

@@ -62,6 +62,12 @@ class MatchRecord:
     #: When the end was stored (ms since the epoch; 0: not over, or ended before
     #: the field was kept). A reader tells a fresh end only once it is durable.
     ended_ms: int = 0
+    #: Seat -> when (ms since the epoch) its stream was last seen gone while the
+    #: match ran (absent or 0: it is back). A node that takes the match over
+    #: waits out only what is left of that seat's reconnect grace.
+    away_ms: dict[int, int] = field(default_factory=dict)
+    #: Seat -> the SeatAssignment (bytes) of a seat played by the runners.
+    hosted: dict[int, bytes] = field(default_factory=dict)
 
 
 def _record_from_hash(match_id: str, raw: dict[bytes, bytes]) -> MatchRecord:
@@ -78,6 +84,10 @@ def _record_from_hash(match_id: str, raw: dict[bytes, bytes]) -> MatchRecord:
             record.token_hashes[int(key[4:])] = value.decode()
         elif key.startswith(b"joined:"):
             record.joined.add(int(key[7:]))
+        elif key.startswith(b"away:") and int(value):
+            record.away_ms[int(key[5:])] = int(value)
+        elif key.startswith(b"hosted:"):
+            record.hosted[int(key[7:])] = value
     if b"result" in raw:
         record.result = mpb.MatchResult.FromString(raw[b"result"])
     if b"ended_ms" in raw:
@@ -125,6 +135,8 @@ class Matches(StorePart):
         }
         for seat, digest in record.token_hashes.items():
             mapping[f"tok:{seat}"] = digest
+        for seat, assignment in record.hosted.items():
+            mapping[f"hosted:{seat}"] = assignment
         with driver_errors():
             pipe = self.conn.batch()
             pipe.hset(keys.match_meta(mid), mapping=mapping)

@@ -89,13 +89,23 @@ class RunnerStore(StorePart):
 
     # -- seats ---------------------------------------------------------------------
 
-    async def add_seat(self, key: str, assignment: bytes) -> None:
-        """A hosted seat that needs a runner: stored, and at the end of the line."""
-        with driver_errors():
-            pipe = self._redis.pipeline(transaction=True)
-            pipe.hset(keys.RUNNER_SEATS, key, assignment)
-            pipe.rpush(keys.RUNNER_PENDING, key)
-            await pipe.execute()
+    async def add_seat(self, key: str, assignment: bytes, lost: bool = False) -> bool:
+        """A hosted seat that needs a runner: stored, and at the end of the line,
+        unless it waits there or a runner holds it already (False then). ``lost``:
+        the store lost the seat's entry, and may have lost a hand-out of it with it:
+        its next hand-out skips one, so that a runner given it then is refused."""
+        seat_keys = (keys.RUNNER_PENDING, keys.RUNNER_SEATS, keys.RUNNER_HOLDER,
+                     keys.runner_handout(key))
+        return bool(await self._run(self.scripts.runner_add, seat_keys,
+                                    [key, assignment, int(lost)]))
+
+    async def keep_with_match(self, match_id: str, seat: int, assignment: bytes) -> None:
+        """A copy of a hosted seat's SeatAssignment in its match's metadata
+        (``hosted:<seat>``), written before the seat joins the line: a store that
+        lost the line's entry but kept the match has it there, and the node that
+        opens the match next puts the seat back (``add_seat(lost=True)``)."""
+        await self._run(self.scripts.hset_existing, (keys.match_meta(match_id),),
+                        [f"hosted:{seat}", assignment])
 
     async def take(self, runner_id: str, hold_ms: int) -> TakenSeat | None:
         """Give the oldest waiting seat to ``runner_id`` (held ``hold_ms`` without a

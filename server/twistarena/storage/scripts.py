@@ -77,6 +77,8 @@ class Scripts:
         self.runner_expire = Script.read("runner_expire")
         self.runner_done = Script.read("runner_done")
         self.runner_handed = Script.read("runner_handed")
+        self.runner_add = Script.read("runner_add")
+        self.hset_existing = Script.read("hset_existing")
         self.version_put = Script.read("version_put")
         self.version_delete = Script.read("version_delete")
         self.version_activate = Script.read("version_activate")

@@ -24,6 +24,7 @@ voids and violations on the latest of them (``none`` when no fault touched it).
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -157,25 +158,36 @@ RUNNER_QUEUES = (("waiting for a runner", "list", "{runners}:pending"),
                  ("held by a runner", "hash", "{runners}:holder"))
 
 
+#: A hosted seat of a match just over may still be on its way to a runner that
+#: learns the end and says it is done (one handed out again after a store
+#: failure starts its program first): the checker gives it this long.
+SLOT_RELEASE_S = 20.0
+
+
 async def _slot_held(url: str, match_id: str, seat: int) -> list[str]:
     """Where the store's runner queues still name this hosted seat (none once played
-    or failed: its runner said it is done, or the seat was given up)."""
+    or failed: its runner said it is done, or the seat was given up), once it is
+    released or ``SLOT_RELEASE_S`` has passed."""
     key = f"{match_id}:{seat}"
     client = store_client(url)
-    found = []
+    deadline = time.monotonic() + SLOT_RELEASE_S
     try:
-        for what, kind, queue in RUNNER_QUEUES:
-            if kind == "list":
-                held = await client.lpos(queue, key) is not None
-            elif kind == "hash":
-                held = bool(await client.hexists(queue, key))
-            else:
-                held = await client.zscore(queue, key) is not None
-            if held:
-                found.append(what)
+        while True:
+            found = []
+            for what, kind, queue in RUNNER_QUEUES:
+                if kind == "list":
+                    held = await client.lpos(queue, key) is not None
+                elif kind == "hash":
+                    held = bool(await client.hexists(queue, key))
+                else:
+                    held = await client.zscore(queue, key) is not None
+                if held:
+                    found.append(what)
+            if not found or time.monotonic() >= deadline:
+                return found
+            await asyncio.sleep(0.5)
     finally:
         await client.aclose()
-    return found
 
 
 async def _not_over(out: Outcome, row: Counter[str], client: MatchClient, match: MatchRecord,

@@ -145,36 +145,49 @@ class RunnerHub(rgrpc.RunnersServicer):
         return (f"hosted agents {missing} have no active version: upload one with "
                 "twistarena submit")
 
-    async def seat_hosted(self, options: mpb.MatchOptions, match_id: str, seat: int,
-                          seat_token: str, address: str, agent_id: str, kind: str,
-                          tournament_id: str = "", version_id: str = "") -> None:
-        """Hand a seat of a new match to the runners: they play ``version_id`` (an
-        arena's: the version it rates), else the agent's active version (the one
-        active now, for the whole match). ``kind`` names where the match came
-        from, for the logs and metrics (tournament, practice)."""
+    async def hosted_template(self, agent_id: str, tournament_id: str = "",
+                              version_id: str = "") -> rpb.SeatAssignment | None:
+        """What a runner plays for ``agent_id``, before its match exists: ``version_id``
+        (an arena's: the version it rates), else the agent's active version (the
+        one active now, for the whole match). None when there is none. Its match
+        keeps it from creation (``new_match(hosted=...)``), so a store that lost the
+        seat's entry in the runners' line can have it put back."""
         version = await (self.versions.get(agent_id, version_id) if version_id
                          else self.versions.active(agent_id))
         if version is None:
+            return None
+        return rpb.SeatAssignment(
+            agent_id=agent_id, version_id=version.version_id,
+            content_hash=version.content_hash, entry=version.entry,
+            tournament_id=tournament_id)
+
+    async def seat_hosted(self, options: mpb.MatchOptions, match_id: str, seat: int,
+                          seat_token: str, address: str, agent_id: str, kind: str,
+                          tournament_id: str = "", version_id: str = "",
+                          template: rpb.SeatAssignment | None = None) -> None:
+        """Hand a seat of a new match to the runners: they play ``template`` (from
+        ``hosted_template``, looked up here if not given). ``kind`` names where the
+        match came from, for the logs and metrics (tournament, practice)."""
+        if template is None:
+            template = await self.hosted_template(agent_id, tournament_id, version_id)
+        if template is None:
             # Checked when the match was asked for; nothing to run now: the seat
             # misses its decisions and the match's join timeout ends it.
             log.error("hosted_seat_without_version", match_id=match_id, seat=seat,
                       agent=agent_id)
             return
-        tc = options.time_control
-        assignment = rpb.SeatAssignment(
-            match_id=match_id, seat=seat, seat_token=seat_token, server_address=address,
-            agent_id=agent_id, version_id=version.version_id,
-            content_hash=version.content_hash, entry=version.entry,
-            game_id=options.game_id, num_players=options.num_players,
-            decision_ms=tc.decision_ms, reconnect_grace_ms=tc.reconnect_grace_ms,
-            tournament_id=tournament_id)
+        assignment = seat_assignment(template, options, match_id, seat, seat_token, address)
         # Not deleted while the match may last (a runner's report ends it sooner).
-        await self.versions.note_playing(agent_id, version.version_id, seat_key(match_id, seat),
+        await self.versions.note_playing(agent_id, template.version_id,
+                                         seat_key(match_id, seat),
                                          int((time.time() + self._longest_match_s()) * 1000))
-        await self.store.add_seat(seat_key(match_id, seat), assignment.SerializeToString())
+        serialized = assignment.SerializeToString()
+        # The match's copy first (a match created without one: the matchmaking queue's).
+        await self.store.keep_with_match(match_id, seat, serialized)
+        await self.store.add_seat(seat_key(match_id, seat), serialized)
         SEATS_HANDED.labels(kind).inc()
         log.info("hosted_seat_waiting", match_id=match_id, seat=seat, agent=agent_id,
-                 version=version.version_id[:12], kind=kind)
+                 version=template.version_id[:12], kind=kind)
         self.wake()
 
     def _longest_match_s(self) -> float:
@@ -441,6 +454,21 @@ class RunnerHub(rgrpc.RunnersServicer):
         await self.store.add_token(auth.token_hash(token), request.name[:100])
         log.info("runner_token_minted", name=request.name[:100])
         return rpb.MintRunnerTokenResponse(runner_token=token)
+
+
+def seat_assignment(template: rpb.SeatAssignment, options: mpb.MatchOptions, match_id: str,
+                    seat: int, seat_token: str, address: str) -> rpb.SeatAssignment:
+    """A seat's SeatAssignment: ``template`` (``RunnerHub.hosted_template``) for the
+    seat of the match with these (resolved) options. ``address`` may be empty (the
+    runner joins through the node it is connected to)."""
+    tc = options.time_control
+    assignment = rpb.SeatAssignment()
+    assignment.CopyFrom(template)
+    assignment.MergeFrom(rpb.SeatAssignment(
+        match_id=match_id, seat=seat, seat_token=seat_token, server_address=address,
+        game_id=options.game_id, num_players=options.num_players,
+        decision_ms=tc.decision_ms, reconnect_grace_ms=tc.reconnect_grace_ms))
+    return assignment
 
 
 def step_log(log: rpb.DecisionLog) -> StepLogRecord:

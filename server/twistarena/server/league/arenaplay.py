@@ -257,8 +257,16 @@ class ArenaScheduler:
             else:
                 opts.seats.append(mpb.SeatSpec(
                     name=f"{names[agent_id]} v{version}" if version else names[agent_id]))
+        templates = {}
+        for seat, key in enumerate(players):
+            agent_id, version = split_player(key)
+            if version and not house_bot(agent_id):
+                planned = self.planner.version_ids.get(arena.arena_id, {}).get(key, "")
+                template = await self.runners.hosted_template(agent_id, version_id=planned)
+                if template is not None:
+                    templates[seat] = template
         try:
-            match, tokens = await new_match(self.cluster, opts, match_id=mid)
+            match, tokens = await new_match(self.cluster, opts, match_id=mid, hosted=templates)
         except CreationError as exc:
             log.warning("arena_match_not_created", arena=arena.arena_id, error=str(exc))
             await self.store.arenas.drop_live(arena.arena_id, mid)
@@ -271,7 +279,8 @@ class ArenaScheduler:
             if version:
                 planned = self.planner.version_ids.get(arena.arena_id, {}).get(key, "")
                 await self.runners.seat_hosted(match.options, mid, seat, tokens[seat], address,
-                                               agent_id, "arena", version_id=planned)
+                                               agent_id, "arena", version_id=planned,
+                                               template=templates.get(seat))
             else:
                 await self.agents.assign(agent_id, kpb.MatchAssigned(
                     match_id=mid, seat=seat, seat_token=tokens[seat], server_address=address,

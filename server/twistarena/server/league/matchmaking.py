@@ -286,7 +286,10 @@ class Matchmaking(kgrpc.MatchmakingServicer):
             opts.seats.append(mpb.SeatSpec(name="you") if s == seat else
                               mpb.SeatSpec(name=f"house {strength}", house_bot=strength))
         creator = await self.quotas.admit_creation(context, makes_match=True)
-        match, tokens = await new_match(self.cluster, opts)
+        template = await self.runners.hosted_template(agent_id) \
+            if request.hosted and agent_id is not None else None
+        match, tokens = await new_match(self.cluster, opts,
+                                        hosted={seat: template} if template else {})
         self.quotas.created(creator, f"match:{match.match_id}")
         PRACTICE.inc()
         log.info("practice_created", match_id=match.match_id, game=game_id, players=players,
@@ -298,7 +301,7 @@ class Matchmaking(kgrpc.MatchmakingServicer):
         if request.hosted:
             assert agent_id is not None
             await self.runners.seat_hosted(match.options, match.match_id, seat, tokens[seat],
-                                           address, agent_id, "practice")
+                                           address, agent_id, "practice", template=template)
             return kpb.PracticeResponse(match=match, seat=seat, server_address=address)
         return kpb.PracticeResponse(match=match, seat=seat, seat_token=tokens[seat],
                                     server_address=address)

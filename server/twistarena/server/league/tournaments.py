@@ -454,8 +454,15 @@ class Director:
                 record = await self.agents.get(agent_of(entrant))
                 opts.seats.append(mpb.SeatSpec(name=record.name if record else entrant))
                 agents[seat] = entrant
+        templates = {}
+        for seat, entrant in agents.items():
+            hosted = hosted_agent(entrant)
+            template = await self.runners.hosted_template(
+                hosted, tournament_id=snap.tid) if hosted is not None else None
+            if template is not None:
+                templates[seat] = template
         try:
-            match, tokens = await new_match(self.cluster, opts, match_id=mid)
+            match, tokens = await new_match(self.cluster, opts, match_id=mid, hosted=templates)
         except CreationError as exc:
             await self._finish(snap, tpb.TOURNAMENT_CANCELLED, f"cannot create a match: {exc}")
             return
@@ -466,7 +473,7 @@ class Director:
                 if hosted is not None:
                     await self.runners.seat_hosted(
                         match.options, mid, seat, tokens[seat], address, hosted, "tournament",
-                        tournament_id=snap.tid)
+                        tournament_id=snap.tid, template=templates.get(seat))
                     continue
                 await self.agents.assign(entrant, kpb.MatchAssigned(
                     match_id=mid, seat=seat, seat_token=tokens[seat],

@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from twistarena import engine
 from twistarena.bots import STRATEGIES
 from twistarena.storage import MatchRecord
 from twistarena.v1 import match_pb2 as mpb
+from twistarena.v1 import runners_pb2 as rpb
 
 from .. import auth, metrics
 from ..cluster import Cluster
+from ..hostedagents.runnerhub import seat_assignment
 from ..rpc import shown
 from . import records, timecontrol
 
@@ -50,12 +54,17 @@ def check_options(opts: mpb.MatchOptions) -> None:
         raise CreationError(problem)
 
 
-async def new_match(cluster: Cluster, options: mpb.MatchOptions,
-                    match_id: str = "") -> tuple[mpb.Match, dict[int, str]]:
+async def new_match(cluster: Cluster, options: mpb.MatchOptions, match_id: str = "",
+                    hosted: Mapping[int, rpb.SeatAssignment] = MappingProxyType({}),
+                    ) -> tuple[mpb.Match, dict[int, str]]:
     """Create and place a match; returns its record and the token of each remote seat.
 
     ``match_id``: a caller-chosen id (tournaments use stable ids so that creating
-    a scheduled game twice is detectable); empty: a random one."""
+    a scheduled game twice is detectable); empty: a random one. ``hosted``: seat
+    -> what the runners play there (``RunnerHub.hosted_template``), stored with
+    the match in the write that creates it: a store that comes back with the
+    match but without the seat's entry in the runners' line (written next) has
+    what the node opening the match needs to put the seat back."""
     opts = mpb.MatchOptions()
     opts.CopyFrom(options)
     check_options(opts)
@@ -80,6 +89,9 @@ async def new_match(cluster: Cluster, options: mpb.MatchOptions,
     record = MatchRecord(match_id=mid, options=opts, seed=seed,
                          status=mpb.MATCH_STATUS_WAITING,
                          created_ms=int(time.time() * 1000), token_hashes=hashes)
+    for seat, template in hosted.items():
+        record.hosted[seat] = seat_assignment(template, opts, mid, seat, tokens[seat],
+                                              "").SerializeToString()
     match = await cluster.place_new(record, state)
     metrics.MATCHES_CREATED.inc()
     return match, tokens

@@ -32,6 +32,7 @@ import grpc
 from twistarena import engine, wire
 from twistarena.engine import State
 from twistarena.storage import FencedError, LogConflict, LogEntry, MatchRecord, StoreError
+from twistarena.storage.runners import seat_key
 from twistarena.v1 import match_pb2 as mpb
 from twistarena.v1 import play_pb2 as ppb
 
@@ -78,6 +79,9 @@ class MatchReferee:
         self.game_id = opts.game_id
         self.num_players = opts.num_players
         self.info = engine.game(self.game_id)
+        #: Created on this node a moment ago: its hosted seats are being handed
+        #: to the runners by its creator, not put back.
+        self.created_here = fresh is not None
         self.state: State = fresh if fresh is not None else engine.make(
             self.game_id, self.num_players, record.seed, game_options(opts))
         self.clock = Clock.from_proto(opts.time_control)
@@ -89,7 +93,10 @@ class MatchReferee:
         for s in range(self.num_players):
             spec = opts.seats[s] if len(opts.seats) == self.num_players else mpb.SeatSpec()
             self.seats.append(Seat(s, spec.name, spec.house_bot, record.token_hashes.get(s),
-                                   joined=s in record.joined))
+                                   joined=s in record.joined,
+                                   away_ms=record.away_ms.get(s, 0)))
+        #: Orders the writes of the seats' ``away_ms`` (``seating.store_away``).
+        self.away_lock = asyncio.Lock()
         self.spectators: set[Outbox] = set()
         self.book = DecisionBook(self.state)
         self.feed = EventFeed(self.state, self.info, self.seats)
@@ -153,6 +160,8 @@ class MatchReferee:
             if self.state.is_terminal():
                 await self.finish(mpb.END_REASON_COMPLETED, "")
                 return
+            if self.record.hosted and not self.created_here:
+                self.spawn(self._hosted_seats_back())
             if cap_reached(self.hub.max_match_decisions, self.book.log_len):
                 await self.end_for_length(f"{self.hub.max_match_decisions} decisions")
                 return
@@ -162,6 +171,20 @@ class MatchReferee:
                 self._run()
             elif self.waiting_timeout_s > 0:
                 self.timers.arm_waiting(self.waiting_timeout_s, self._waiting_expired)
+
+    async def _hosted_seats_back(self) -> None:
+        """Put back in the runners' line the hosted seats that neither wait there
+        nor are held by a runner: a store that came back without a seat's entry
+        but with its match (an AOF cut between the two writes) would otherwise
+        leave the seat unplayed and the match waiting for it until its timeout."""
+        for seat, assignment in sorted(self.record.hosted.items()):
+            key = seat_key(self.match_id, seat)
+            try:
+                if await self.store.runners.add_seat(key, assignment, lost=True):
+                    log.warning("hosted_seat_put_back", match_id=self.match_id, seat=seat)
+            except StoreError as exc:
+                log.warning("hosted_seat_not_put_back", match_id=self.match_id, seat=seat,
+                            error=repr(exc))
 
     async def start_when_seated(self, joining: Sequence[Seat] = ()) -> bool:
         """A waiting match starts running once every seat has joined (house bots
@@ -178,12 +201,15 @@ class MatchReferee:
         return True
 
     def _run(self) -> None:
-        """Play on: absent players' grace periods start, the open decisions go out,
-        the cap on the match's wall time is armed."""
+        """Play on: absent players' grace periods start (or go on from when the
+        match's store says they left, under an earlier owner), the open decisions
+        go out, the cap on the match's wall time is armed."""
         self.timers.arm_length(self.hub.max_match_s, self._length_expired)
-        for seat in self.seats:
-            if not seat.house_bot and seat.stream is None:
-                seating.start_grace(self, seat)
+        absent = [s for s in self.seats if not s.house_bot and s.stream is None]
+        for seat in absent:
+            seating.start_grace(self, seat, away=True)
+        if absent:
+            self.spawn(seating.store_away(self))
         self.open_decisions()
 
     @property

@@ -13,6 +13,7 @@ they say otherwise.
 from __future__ import annotations
 
 import asyncio
+import time
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -36,6 +37,10 @@ log = logs.get("twistarena.referee")
 #: The seats joining a waiting match within this long of the first are stored in one
 #: write (sooner when the last seat joins: that write also starts the match).
 JOIN_WINDOW_S = 0.02
+
+#: A seat that left a running match under an earlier owner gets at least this much
+#: of its grace (or its whole grace, if shorter) from the node that takes it over.
+INHERITED_GRACE_FLOOR_S = 2.0
 
 #: How the stream of a seat whose joined flag could not be stored is closed (it joins again).
 JOIN_FAILED = (grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE",
@@ -97,6 +102,9 @@ def _greet(referee: MatchReferee, seat: Seat, outbox: Outbox, resume_from: int) 
     seat.stream = outbox
     seat.abandoned = False
     seat.cancel_grace()
+    if seat.away_ms:
+        seat.away_ms = 0
+        referee.spawn(store_away(referee))
     # A stream resumes from its own seq. A batched one is told the acceptance
     # of the seat's latest answer again: it may have waited for a message
     # that a dropped stream or a crashed server never sent.
@@ -206,16 +214,44 @@ def detach(referee: MatchReferee, seat_no: int, outbox: Outbox) -> None:
     if seat.stream is outbox:
         seat.stream = None
         if not referee.over and not referee.stopped:
-            start_grace(referee, seat)
+            start_grace(referee, seat, away=referee.status == mpb.MATCH_STATUS_RUNNING)
+            if seat.away_ms:
+                referee.spawn(store_away(referee))
 
 
-def start_grace(referee: MatchReferee, seat: Seat) -> None:
+def start_grace(referee: MatchReferee, seat: Seat, away: bool = False) -> None:
     """The seat has no stream: after the clock's grace period its decisions time
-    out at once until it returns."""
+    out at once until it returns. ``away``: the match runs, so the grace counts
+    from when the seat left (``Seat.away_ms``, now if not known): a match that
+    changes owners while a seat is gone does not give it a full grace again with
+    every new owner, which under churn would stall the match."""
     if seat.grace_timer is not None:
         seat.grace_timer.cancel()
-    seat.grace_timer = referee.loop.call_later(referee.clock.grace_s, _grace_expired,
-                                               referee, seat)
+    now_ms = int(time.time() * 1000)
+    if away and not seat.away_ms:
+        seat.away_ms = now_ms
+    grace_s = referee.clock.grace_s
+    left_s = grace_s - max(0, now_ms - seat.away_ms) / 1000 if away else grace_s
+    if left_s < grace_s:
+        # Left under an earlier owner: a seat whose return that owner saw but could
+        # not store (the store lost it) still has a moment to follow the redirect.
+        left_s = max(left_s, min(grace_s, INHERITED_GRACE_FLOOR_S))
+    seat.grace_timer = referee.loop.call_later(left_s, _grace_expired, referee, seat)
+
+
+async def store_away(referee: MatchReferee) -> None:
+    """Keep when each seat left (``Seat.away_ms``) with the match, for a node that
+    takes it over. Every call writes the seats' state of when it runs, one after
+    the other, so the last write is the latest state. A write that fails costs
+    only that: a new owner would then give the seat a full grace."""
+    async with referee.away_lock:
+        if referee.over or referee.stopped:
+            return
+        fields = {f"away:{s.seat}": s.away_ms for s in referee.seats if not s.house_bot}
+        try:
+            await referee.store.matches.update_meta(referee.match_id, referee.owner, fields)
+        except StoreError as exc:
+            log.warning("seat_away_not_stored", match_id=referee.match_id, error=repr(exc))
 
 
 def _grace_expired(referee: MatchReferee, seat: Seat) -> None:

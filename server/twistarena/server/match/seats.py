@@ -25,6 +25,10 @@ class Seat:
     #: runner that lost the seat and is refused.
     handout: int = 0
     grace_timer: asyncio.TimerHandle | None = None
+    #: When (ms since the epoch) its stream was seen gone while the match ran (0: it
+    #: is here, or the match is waiting): kept with the match, so that the grace
+    #: runs from then on whichever node runs the match.
+    away_ms: int = 0
     # The open decision (0: none).
     decision_id: int = 0
     deadline: float = 0.0  # loop time

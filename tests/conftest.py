@@ -42,6 +42,9 @@ SERIAL_PATHS = (
     # leases left to lapse on their clock by two nodes in one process
     "tests/server/test_owners_first.py",
     "tests/server/test_tournament_nodes.py",
+    "tests/runners/test_lost_hosted_seat.py",
+    # a grace measured against the clock across a takeover
+    "tests/server/test_grace_owners.py",
 )
 
 

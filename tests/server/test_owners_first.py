@@ -57,3 +57,20 @@ def test_a_node_owing_a_rewound_takes_its_own_lapsed_match_back() -> None:
     rewound = ppb.Rewound(to_seq=40, actions=20, lost_actions=44, reason="lost")
     claims.hub.acknowledged.note("m", 20).rewind = Rewind(rewound, {1: rewound})
     assert claims.target("m", mine) == "nodeB"
+
+
+def test_a_match_with_no_holder_on_record_is_left_to_a_node_that_acknowledged_it() -> None:
+    """A restarted store may have lost a match's first claim and handoff with all
+    its holder acknowledged, and every other node's heartbeat: placement over
+    this node's stale view would take it and play on from the empty log in
+    silence. For a while only a node that remembers acknowledging it claims it."""
+    claims, now = _claims_after_a_store_failure()
+    m = claims.membership
+    m.live, m.live_at_ms = {"nodeB": NodeInfo("nodeB", "127.0.0.1:9001", now, 0)}, now
+    unclaimed = LeaseState("", 0, "", "", "")
+    assert claims.placement.target("m", unclaimed) == "nodeB", "placement alone takes it"
+    assert claims.target("m", unclaimed) == "", "left to the node that ran it"
+    claims.hub.acknowledged.note("m", 31)
+    assert claims.target("m", unclaimed) == "nodeB"
+    claims.owners_first_until = 0.0
+    assert claims.target("other", unclaimed) == "nodeB", "after the while: placement decides"

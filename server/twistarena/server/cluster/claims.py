@@ -78,11 +78,18 @@ class Claims:
         """Who should claim ``match_id``, whose lease is not valid: placement's
         choice, but while ``owners_first`` holds the node whose lease lapsed lately
         or that still heartbeats (a store that lost its renewals shows its lease
-        older than it is), and always this node for its own lapsed match whose
-        seats it still owes a Rewound (nobody else knows of that loss)."""
+        older than it is), or, for a match with no holder on record, only a node
+        that remembers acknowledging it; and always this node for its own lapsed
+        match whose seats it still owes a Rewound (nobody else knows of that loss)."""
         m = self.membership
         if lease.node == m.node_id and self.owes_rewound(match_id):
             return m.node_id
+        if not lease.node and not lease.next and time.monotonic() < self.owners_first_until:
+            # No holder on record: a restarted store may have lost the first claim
+            # (and the handoff naming its node) with what that node acknowledged,
+            # and the heartbeats that placement would need to rank it. Meanwhile
+            # only a node that remembers acknowledging the match claims it.
+            return m.node_id if self.hub.acknowledged.get(match_id) is not None else ""
         if lease.node and lease.node != m.node_id \
                 and time.monotonic() < self.owners_first_until \
                 and (lease.until > m.server_now_ms() - OWNER_FIRST_LAPSED_LEASES * m.lease_ms

@@ -193,12 +193,24 @@ async def _tournament(stub: tgrpc.TournamentsStub, tid: str,
                                     metadata=metadata, timeout=10)
 
 
-async def _until(stub: tgrpc.TournamentsStub, tid: str, done: int) -> tpb.Tournament:
-    async def played() -> tpb.Tournament | None:
-        record = await _tournament(stub, tid)
-        return record if record.games_done >= done else None
+async def _until(stub: tgrpc.TournamentsStub, tid: str, done: int,
+                 redis_url: str) -> tpb.Tournament:
+    """The record once ``done`` games have their end stored in the tournament: a
+    cancelled game ranks nobody, so ``games_done`` does not count it, and its
+    stored result is what seals or opens its block."""
+    from twistarena.storage import Holder, Store
 
-    return await wait_until(played, f"{done} game(s) of tournament {tid} done")
+    store = Store(redis_url, Holder("tests", "", 2000))
+    await store.connect()
+    try:
+        async def recorded() -> bool:
+            stored = await store.tournaments.load(tid)
+            return stored is not None and len(stored.results) >= done
+
+        await wait_until(recorded, f"{done} game(s) of tournament {tid} recorded")
+    finally:
+        await store.close()
+    return await _tournament(stub, tid)
 
 
 def test_a_duplicate_block_stays_closed_until_its_last_game_ends(server: Any) -> None:
@@ -224,7 +236,7 @@ def test_a_duplicate_block_stays_closed_until_its_last_game_ends(server: Any) ->
 
             await wait_until(both_exist, "the block's two games exist", timeout=10)
             await stub.CancelMatch(mpb.CancelMatchRequest(match_id=first))
-            record = await _until(tstub, tid, 1)
+            record = await _until(tstub, tid, 1, server.config.redis_url)
             over = await stub.GetMatch(mpb.GetMatchRequest(match_id=first))
             assert over.status == mpb.MATCH_STATUS_CANCELLED
             assert over.seed == 0 and not over.options.HasField("seed")
@@ -235,7 +247,7 @@ def test_a_duplicate_block_stays_closed_until_its_last_game_ends(server: Any) ->
             for mid in (first, second):
                 await _watch_refused(ch, mid)
             await stub.CancelMatch(mpb.CancelMatchRequest(match_id=second))
-            record = await _until(tstub, tid, 2)
+            record = await _until(tstub, tid, 2, server.config.redis_url)
             seeds = {g.seed for g in record.games}
             assert len(seeds) == 1 and 0 not in seeds
             replay = await stub.GetReplay(mpb.GetReplayRequest(match_id=first))

@@ -84,14 +84,14 @@ class Claims:
         m = self.membership
         if lease.node == m.node_id and self.owes_rewound(match_id):
             return m.node_id
-        if not lease.node and not lease.next and time.monotonic() < self.owners_first_until:
+        owners_first = time.monotonic() < self.owners_first_until
+        if owners_first and not lease.node and not lease.next:
             # No holder on record: a restarted store may have lost the first claim
             # (and the handoff naming its node) with what that node acknowledged,
             # and the heartbeats that placement would need to rank it. Meanwhile
             # only a node that remembers acknowledging the match claims it.
             return m.node_id if self.hub.acknowledged.get(match_id) is not None else ""
-        if lease.node and lease.node != m.node_id \
-                and time.monotonic() < self.owners_first_until \
+        if owners_first and lease.node and lease.node != m.node_id \
                 and (lease.until > m.server_now_ms() - OWNER_FIRST_LAPSED_LEASES * m.lease_ms
                      or m.heartbeating(lease.node)):
             return lease.node

@@ -42,8 +42,10 @@ to replay, so it is for search, not for ``serialize``.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -158,7 +160,10 @@ class TwistArenaGame(pyspiel.Game):  # type: ignore[misc]
         #: a state, as OpenSpiel does at every clone, runs no Python of ours
         self.state_class: type[TwistArenaState] = type(
             f"{type(self).__name__}State", (TwistArenaState,),
-            {"match": Match(self.config), "_game": self})
+            {"match": Match(self.config)})
+        #: a new state of this game, as ``clone`` makes one (a class attribute, not
+        #: a method: called as ``state._new()`` without binding)
+        self.state_class._new = functools.partial(self.state_class, self)
         spielhistory.probe(_probe_state(self), TwistArenaState)
 
     def new_initial_state(self) -> TwistArenaState:
@@ -275,8 +280,8 @@ class TwistArenaState(pyspiel.State):  # type: ignore[misc]
 
     #: the match (the game's ``state_class`` holds the initial one)
     match: Match
-    #: the game (its ``state_class`` holds it: a clone is a new state of it)
-    _game: TwistArenaGame
+    #: a new state of the same game (the game's ``state_class`` holds it)
+    _new: Callable[[], TwistArenaState]
 
     def clone(self) -> TwistArenaState:
         """A state that shares nothing that either will change: a new state, the
@@ -286,8 +291,13 @@ class TwistArenaState(pyspiel.State):  # type: ignore[misc]
         copy_history = spielhistory.copy
         if copy_history is None:
             return pyspiel.State.clone(self)  # type: ignore[no-any-return]
-        new = type(self)(self._game)
-        new.match = self.match.copy()
+        new = self._new()
+        m = self.match
+        if m.dealt:
+            new.match = m.copy()
+        elif m.seed_bytes:  # never changed in place: shared, as OpenSpiel's copy does
+            new.match = m
+        # else the initial state's, its class's: as OpenSpiel's, the clone has none
         copy_history(new, self)
         return new
 

@@ -5,10 +5,11 @@ OpenSpiel's C++ history between our OpenSpiel states (twistarena.rl._spielhistor
 and the wire's message encoder (twistarena.wire._encode).
 
 Everything else about the package is in pyproject.toml. Every extension is
-optional: without a C compiler the install goes on, and the Python paths serve
-instead (``twistarena.engine.compiled()``, ``twistarena.rl.native.available()``,
-``twistarena.rl.openspiel.fast_clone()``, ``twistarena.wire.compiled()``). ``TWISTARENA_COMPILE_ENGINE=0`` leaves the
-engine interpreted on purpose (the rules are the .py files either way).
+optional: without a C (or C++) compiler the install goes on, and the Python (or
+OpenSpiel's) paths serve instead (``twistarena.engine.compiled()``,
+``twistarena.rl.native.available()``, ``twistarena.rl.spielhistory.enabled()``,
+``twistarena.wire.compiled()``). ``TWISTARENA_COMPILE_ENGINE=0`` leaves the engine
+interpreted on purpose (the rules are the .py files either way).
 """
 
 import os

@@ -19,8 +19,14 @@ from gymnasium.utils.env_checker import check_env
 from open_spiel.python.algorithms import ismcts, mcts
 from pettingzoo.test import api_test, seed_test
 from twistarena import engine
-from twistarena.rl import ENV_IDS, aec_env, encoder, num_distinct_actions, register_openspiel
-from twistarena.rl import spielhistory
+from twistarena.rl import (
+    ENV_IDS,
+    aec_env,
+    encoder,
+    num_distinct_actions,
+    register_openspiel,
+    spielhistory,
+)
 from twistarena.rl.openspiel import parse_options
 
 from tests.rl.cases import CASES, IDS

@@ -379,7 +379,7 @@ class TwistArenaState(pyspiel.State):  # type: ignore[misc]
         m = self.match
         if not m.dealt:  # the seed bytes drawn so far are hidden from everyone
             new.match = Match(m.config, bytes(rng.randrange(BYTE_OUTCOMES) for _ in m.seed_bytes))
-            return new  # type: ignore[no-any-return]
+            return new
         real = m.state
         world = real.determinize(player_id, rng)
         # its events as the player saw them (its information state string is their
@@ -393,7 +393,7 @@ class TwistArenaState(pyspiel.State):  # type: ignore[misc]
                 world.legal_action_ids(seat))
         resampled.player = _player(resampled.current())
         new.match = resampled
-        return new  # type: ignore[no-any-return]
+        return new
 
     def __str__(self) -> str:
         if self.turns is None:

@@ -16,10 +16,11 @@ $(STAMP): pyproject.toml setup.py $(wildcard engine/twistarena/rl/csrc/*) $(wild
 	$(BIN)/python -m pip install --quiet -e '.[dev,rl,openspiel]'
 	touch $(STAMP)
 
-# The engine's compiled modules (setup.py) are built from its .py files: rebuilt when
-# they change, so that what runs is never older than the source.
+# The engine's compiled modules and the extensions (setup.py) are built from their
+# sources: rebuilt when they change, so that what runs is never older than the source.
 COMPILED := $(VENV)/.compiled
-$(COMPILED): $(STAMP) $(wildcard engine/twistarena/engine/*.py engine/twistarena/engine/*/*.py)
+$(COMPILED): $(STAMP) $(wildcard engine/twistarena/engine/*.py engine/twistarena/engine/*/*.py \
+		engine/twistarena/rl/csrc/* engine/twistarena/rl/spielcsrc/* proto/twistarena/wire/csrc/*)
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(COMPILED)
 

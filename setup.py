@@ -1,13 +1,15 @@
 """The compiled part of the package: the rules engine's hot modules
 (twistarena.engine, compiled by mypyc from the same Python source), the
-training environments' tensor writers (twistarena.rl._native) and the wire's
-message encoder (twistarena.wire._encode).
+training environments' tensor writers (twistarena.rl._native), the copy of
+OpenSpiel's C++ history between our OpenSpiel states (twistarena.rl._spielhistory)
+and the wire's message encoder (twistarena.wire._encode).
 
 Everything else about the package is in pyproject.toml. Every extension is
-optional: without a C compiler the install goes on, and the Python paths serve
-instead (``twistarena.engine.compiled()``, ``twistarena.rl.native.available()``,
-``twistarena.wire.compiled()``). ``TWISTARENA_COMPILE_ENGINE=0`` leaves the
-engine interpreted on purpose (the rules are the .py files either way).
+optional: without a C (or C++) compiler the install goes on, and the Python (or
+OpenSpiel's) paths serve instead (``twistarena.engine.compiled()``,
+``twistarena.rl.native.available()``, ``twistarena.rl.spielhistory.enabled()``,
+``twistarena.wire.compiled()``). ``TWISTARENA_COMPILE_ENGINE=0`` leaves the engine
+interpreted on purpose (the rules are the .py files either way).
 """
 
 import os
@@ -55,6 +57,13 @@ setup(ext_modules=[
         depends=[f"{CSRC}/native.h"],
         include_dirs=[CSRC, numpy.get_include()],
         extra_compile_args=["-O2"],
+        optional=True,
+    ),
+    Extension(
+        "twistarena.rl._spielhistory",
+        sources=["engine/twistarena/rl/spielcsrc/history.cpp"],
+        language="c++",
+        extra_compile_args=["-O2", "-std=c++17"],
         optional=True,
     ),
     Extension(

@@ -19,7 +19,14 @@ from gymnasium.utils.env_checker import check_env
 from open_spiel.python.algorithms import ismcts, mcts
 from pettingzoo.test import api_test, seed_test
 from twistarena import engine
-from twistarena.rl import ENV_IDS, aec_env, encoder, num_distinct_actions, register_openspiel
+from twistarena.rl import (
+    ENV_IDS,
+    aec_env,
+    encoder,
+    num_distinct_actions,
+    register_openspiel,
+    spielhistory,
+)
 from twistarena.rl.openspiel import parse_options
 
 from tests.rl.cases import CASES, IDS
@@ -221,6 +228,60 @@ def test_openspiel_clones_share_nothing_that_changes(spiel: list[str]) -> None:
         assert copied.history() != state.history() or str(copied) == str(state)
     assert fresh.is_chance_node() and fresh.history() == []
     assert str(fresh) == str(game.new_initial_state())
+
+
+@pytest.mark.parametrize(("game_id", "players", "options"), CASES, ids=IDS)
+def test_openspiel_our_clone_is_openspiels_clone(spiel: list[str], game_id: str, players: int,
+                                                 options: dict[str, Any]) -> None:
+    """At every node of a random match, our ``clone()`` (a new state, the match's
+    copy, OpenSpiel's C++ history copied in) and OpenSpiel's own give the same
+    state: history with players, move number, what is shown, what may be played,
+    the serialized form, and the same state again after the same next move."""
+    game = pyspiel.load_game(f"twistarena_{game_id}",
+                             {"players": players, "options": _game_string_options(options)})
+    assert spielhistory.enabled()  # this build copies the history itself (probed by now)
+    rng = random.Random(11)
+    state = game.new_initial_state()
+
+    def seen(s: Any) -> tuple[Any, ...]:
+        return ([(h.player, h.action) for h in s.full_history()], s.history_str(),
+                s.move_number(), s.current_player(), s.legal_actions(), str(s),
+                s.is_initial_state(), pyspiel.serialize_game_and_state(game, s))
+
+    while True:
+        ours, theirs = state.clone(), pyspiel.State.clone(state)
+        assert type(ours) is type(state)
+        assert seen(ours) == seen(theirs) == seen(state)
+        if state.is_terminal():
+            assert ours.returns() == theirs.returns() == state.returns()
+            break
+        action = rng.choice(state.legal_actions())
+        ours.apply_action(action)
+        theirs.apply_action(action)
+        assert seen(ours) == seen(theirs) != seen(state)
+        state.apply_action(action)
+
+
+def test_openspiel_history_copy_refuses_what_is_not_our_state(spiel: list[str]) -> None:
+    """The C++ copy writes into OpenSpiel's objects: it takes only two of our
+    states, and our ``clone()`` falls back to OpenSpiel's where it is off."""
+    game = pyspiel.load_game("twistarena_twhist", {"players": 3})
+    state = game.new_initial_state()
+    for byte in (9, 8, 7, 6):
+        state.apply_action(byte)
+    hearts = pyspiel.load_game("hearts").new_initial_state()
+    assert spielhistory.copy is not None
+    with pytest.raises(TypeError, match="two of our OpenSpiel states"):
+        spielhistory.copy(hearts, state)
+    with pytest.raises(TypeError, match="two of our OpenSpiel states"):
+        spielhistory.copy(state, object())
+    spielhistory.use(False)
+    try:
+        assert not spielhistory.enabled()
+        assert state.clone().history() == state.history() == [9, 8, 7, 6]
+    finally:
+        spielhistory.use(True)
+    assert spielhistory.enabled()
 
 
 def test_openspiels_mcts_bot_plays_a_match(spiel: list[str]) -> None:

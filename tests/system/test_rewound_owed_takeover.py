@@ -1,13 +1,15 @@
-"""A Rewound owed to a seat that was away outlives the node that found the loss.
+"""A Rewound owed to a seat that was away outlives the node that found the loss,
+and the match's end.
 
 Real parts: Valkey and two node processes. The match runs on node A; one seat
 leaves (its stream ends, its grace runs); Valkey is killed -9 and its AOF cut
 back to its last fsync (an OS crash), taking acknowledged answers with it. A
 finds the loss and rewinds: the seats present are told at once, the seat away
-is owed the Rewound. Then A is killed -9 before that seat comes back, and the
-seat resumes on node B. Only A's memory held the loss: B, had it not been
-stored with the match, would have let the seat keep answers the store lost
-(a loss rewound in silence).
+is owed the Rewound. Then either A is killed -9 before that seat comes back,
+or the match ends without it; the seat resumes on node B. Only A's memory held
+the loss: had it not been stored with the match, B would have let the seat
+keep answers the store lost (a loss rewound in silence), or, the match over,
+refused it with MATCH_OVER and nothing more.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ def _away_stored(port: int, match_id: str) -> bool:
         client.close()
 
 
-async def _scenario() -> dict[str, Any]:
+async def _scenario(end_first: bool) -> dict[str, Any]:
     valkey = ValkeyProcess().start()
     restarted: ValkeyProcess | None = None
     a = Node("nodeA", valkey.url, lease_ms=1000).start()
@@ -49,8 +51,11 @@ async def _scenario() -> dict[str, Any]:
     both = [a.address, b.address]
     tasks: list[asyncio.Task[Any]] = []
     try:
+        # Ending first, the seat's grace runs out after the loss, and the match
+        # ends with its decisions timed out.
         created = await MatchClient(a.address).create_match(
-            "twhist", 3, seed=44, decision_ms=60_000, reconnect_grace_ms=60_000)
+            "twhist", 3, seed=44, decision_ms=60_000, fallback="random",
+            reconnect_grace_ms=3000 if end_first else 60_000)
         mid = created.match.match_id
         seats = {t.seat: _agent(440 + t.seat, both if t.seat != AWAY else [a.address],
                                 mid, t.token) for t in created.seat_tokens}
@@ -70,7 +75,11 @@ async def _scenario() -> dict[str, Any]:
         present = [agent for seat, agent in seats.items() if seat != AWAY]
         await wait_until(lambda: all(agent.rewinds for agent in present),
                          "node A announces the loss to the seats present", timeout=30)
-        a.kill()
+        if end_first:
+            others = [task for seat, task in enumerate(tasks) if seat != AWAY]
+            await asyncio.wait_for(asyncio.gather(*others), 60)
+        else:
+            a.kill()
         b.start()
         back = _agent(440 + AWAY, [b.address], mid, away.token)
         back.next_seq = away.next_seq
@@ -89,8 +98,7 @@ async def _scenario() -> dict[str, Any]:
         shutil.rmtree(valkey.data_dir, ignore_errors=True)
 
 
-def test_a_seat_away_is_told_of_the_loss_after_the_node_that_found_it_died() -> None:
-    out = run(_scenario(), timeout=180)
+def _check(out: dict[str, Any]) -> Agent:
     (loss,) = out["losses"]
     assert loss["policy"] == "rewind" and loss["lost"] > 0, loss
     back: Agent = out["back"]
@@ -100,3 +108,14 @@ def test_a_seat_away_is_told_of_the_loss_after_the_node_that_found_it_died() -> 
     assert told.actions == loss["kept"] and told.lost_actions == loss["lost"], (told, loss)
     assert told.to_seq <= out["heard"]["next_seq"]
     assert all(result is not None for result in out["results"])
+    return back
+
+
+def test_a_seat_away_is_told_of_the_loss_after_the_node_that_found_it_died() -> None:
+    _check(run(_scenario(end_first=False), timeout=180))
+
+
+def test_a_seat_away_is_told_of_the_loss_and_the_end_after_the_match_ended() -> None:
+    out = run(_scenario(end_first=True), timeout=180)
+    back = _check(out)
+    assert back.result == out["results"][0], "the seat did not hear the stored end"

@@ -11,23 +11,15 @@ drops the first ``GetMatch`` of the match (then resets, as a link that comes bac
 from __future__ import annotations
 
 import asyncio
-import threading
 from typing import Any
 
 from twistarena.bots import make_bot
 from twistarena.clients.sdk import Agent, Backoff, MatchClient
 from twistarena.clients.sdk.localbots import seat_agents
 
-from tests.support.proxy import TcpProxy
+from tests.support.proxy import TcpProxy, blink_on, get_match_request
 
 from .helpers import run
-
-
-def _get_match_frame(match_id: str) -> bytes:
-    """The gRPC message of ``GetMatchRequest(match_id)`` with its 5-byte prefix: a
-    Join carries the id too, but never right after a prefix of this length."""
-    body = b"\n" + bytes([len(match_id)]) + match_id.encode()
-    return b"\x00" + len(body).to_bytes(4, "big") + body
 
 
 async def _scenario(target: str) -> dict[str, Any]:
@@ -38,8 +30,7 @@ async def _scenario(target: str) -> dict[str, Any]:
     ended = (await asyncio.gather(*(a.run() for a in agents)))[0]
     proxy = TcpProxy(int(target.rsplit(":", 1)[1])).start()
     try:
-        proxy.trip = (_get_match_frame(match_id),)
-        proxy.on_trip = lambda: threading.Timer(0.3, proxy.heal).start()
+        blink_on(proxy, get_match_request(match_id))
         late = Agent(make_bot("random", "twisted", 1), server=[proxy.address], match_id=match_id,
                      token=agents[0].token,
                      backoff=Backoff(initial=0.05, maximum=0.3, give_up_after=20))

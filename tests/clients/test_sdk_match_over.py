@@ -10,30 +10,22 @@ drops the first ``GetMatch`` of the match (then resets, as a link that comes bac
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from twistarena.bots import make_bot
-from twistarena.clients.sdk import Agent, Backoff, MatchClient
-from twistarena.clients.sdk.localbots import seat_agents
+from twistarena.clients.sdk import Agent, Backoff
 
-from tests.support.proxy import TcpProxy, blink_on, get_match_request
+from tests.support.proxy import get_match_blinks
 
-from .helpers import run
+from .helpers import played_out, run
 
 
 async def _scenario(target: str) -> dict[str, Any]:
-    client = MatchClient(target)
-    created = await client.create_match("twisted", 2, seed=51, decision_ms=30_000)
-    match_id = created.match.match_id
-    agents = seat_agents(target, created, ["random"], seed=5)
-    ended = (await asyncio.gather(*(a.run() for a in agents)))[0]
-    proxy = TcpProxy(int(target.rsplit(":", 1)[1])).start()
+    match_id, token, ended = await played_out(target, seed=51)
+    proxy = get_match_blinks(target, match_id)
     try:
-        blink_on(proxy, get_match_request(match_id))
         late = Agent(make_bot("random", "twisted", 1), server=[proxy.address], match_id=match_id,
-                     token=agents[0].token,
-                     backoff=Backoff(initial=0.05, maximum=0.3, give_up_after=20))
+                     token=token, backoff=Backoff(initial=0.05, maximum=0.3, give_up_after=20))
         heard = await late.run()
         return {"ended": ended, "heard": heard, "tripped": proxy.tripped.is_set(),
                 "failures": late.stream_failures}

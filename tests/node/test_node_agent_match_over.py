@@ -9,28 +9,20 @@ drops the first ``GetMatch`` of the match (then resets, as a link that comes bac
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
-from twistarena.clients.sdk import MatchClient
-from twistarena.clients.sdk.localbots import seat_agents
-
+from tests.clients.helpers import played_out
 from tests.node.test_node_agent import finish_node, start_node
 from tests.node.test_node_agent import node as node  # the fixture
 from tests.support.agents import run
-from tests.support.proxy import TcpProxy, blink_on, get_match_request
+from tests.support.proxy import get_match_blinks
 
 
 async def _scenario(node: str, target: str) -> dict[str, Any]:
-    client = MatchClient(target)
-    created = await client.create_match("twisted", 2, seed=52, decision_ms=30_000)
-    match_id = created.match.match_id
-    agents = seat_agents(target, created, ["random"], seed=6)
-    ended = (await asyncio.gather(*(a.run() for a in agents)))[0]
-    proxy = TcpProxy(int(target.rsplit(":", 1)[1])).start()
+    match_id, token, ended = await played_out(target, seed=52)
+    proxy = get_match_blinks(target, match_id)
     try:
-        blink_on(proxy, get_match_request(match_id))
-        proc = await start_node(node, proxy.address, match_id, agents[0].token)
+        proc = await start_node(node, proxy.address, match_id, token)
         code, line, stderr = await finish_node(proc)
         return {"ended": ended, "code": code, "line": line, "stderr": stderr,
                 "tripped": proxy.tripped.is_set()}

@@ -7,7 +7,7 @@ import threading
 
 from twistarena.tools.chaos.proxy import Proxy as TcpProxy
 
-__all__ = ["TcpProxy", "blink_on", "get_match_request"]
+__all__ = ["TcpProxy", "blink_on", "get_match_blinks", "get_match_request"]
 
 
 def get_match_request(match_id: str) -> bytes:
@@ -24,3 +24,11 @@ def blink_on(proxy: TcpProxy, sent: bytes, for_s: float = 0.3) -> None:
     fails, and the next one goes through."""
     proxy.trip = (sent,)
     proxy.on_trip = lambda: threading.Timer(for_s, proxy.heal).start()
+
+
+def get_match_blinks(target: str, match_id: str) -> TcpProxy:
+    """A proxy to the server at ``target`` (started: ``stop`` it) whose links blink
+    (``blink_on``) at the first ``GetMatch`` of ``match_id``."""
+    proxy = TcpProxy(int(target.rsplit(":", 1)[1])).start()
+    blink_on(proxy, get_match_request(match_id))
+    return proxy

@@ -15,7 +15,6 @@ refused it with MATCH_OVER and nothing more.
 from __future__ import annotations
 
 import asyncio
-import shutil
 from typing import Any
 
 import redis
@@ -25,7 +24,7 @@ from tests.clients.helpers import run
 from tests.support.nodes import Node
 from tests.support.valkey import ValkeyProcess
 from tests.support.waiting import wait_until
-from tests.system.faults import play_past_an_fsync, slow_bot
+from tests.system.faults import play_past_an_fsync, slow_bot, tear_down
 
 AWAY = 1
 
@@ -88,14 +87,7 @@ async def _scenario(end_first: bool) -> dict[str, Any]:
         return {"back": back, "heard": heard, "results": results,
                 "losses": [r for r in a.records() if r.get("event") == "store_loss"]}
     finally:
-        for task in tasks:
-            task.cancel()
-        a.cleanup()
-        b.cleanup()
-        if restarted is not None:
-            restarted.kill()
-        valkey.kill()
-        shutil.rmtree(valkey.data_dir, ignore_errors=True)
+        tear_down(tasks, [a, b], valkey, restarted)
 
 
 def _check(out: dict[str, Any]) -> Agent:

@@ -253,8 +253,12 @@ class Agent {
     if (code === grpc.status.OK) return { why: 'closed before MatchOver' };
     if (code === grpc.status.FAILED_PRECONDITION) {
       // MATCH_OVER: the match ended while this seat was away; read its record.
-      const result = await this.fetchResult(address);
-      if (result) return { result };
+      const read = await this.fetchResult(address);
+      if (read.result) return { result: read.result };
+      // A read that failed (that server's store or link blinked) is tried again as a
+      // Join is, on the next server: the end is stored, and one failed read must not
+      // leave the seat without it.
+      if (read.failed) return { why: `${why}; reading its end failed: ${read.failed}` };
       throw new FatalError(`the server refused the seat: ${why}`, 2);
     }
     if (FATAL_REASONS.has(reason) || FATAL_CODES.has(code)) {
@@ -268,13 +272,15 @@ class Agent {
     return { why, retryAfterMs };
   }
 
+  // The match's end from its record: { result }, { failed } when the read failed,
+  // or {} when the match is not over.
   fetchResult(address) {
     return new Promise((resolve) => {
       const deadline = new Date(Date.now() + 10000);
       this.client('Matches', address).GetMatch({ match_id: this.matchId }, { deadline }, (err, match) => {
-        if (err || !match) return resolve(null);
+        if (err || !match) return resolve({ failed: err ? err.message : 'no answer' });
         const over = ['MATCH_STATUS_FINISHED', 'MATCH_STATUS_CANCELLED'].includes(match.status);
-        return resolve(over ? resultToJs(match.result) : null);
+        return resolve(over ? { result: resultToJs(match.result) } : {});
       });
     });
   }

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from twistarena.clients.cli.replay import verify
-from twistarena.clients.sdk import Agent
+from twistarena.clients.sdk import Agent, MatchClient, MatchResult
+from twistarena.clients.sdk.localbots import seat_agents
 from twistarena.server.match.decisions import DECISION_ID_STRIDE
 from twistarena.v1 import match_pb2
 
@@ -68,3 +69,13 @@ def acknowledged_in_log(agents: Sequence[Agent], replay: match_pb2.Replay) -> li
 
 def replay_problems(replay: match_pb2.Replay) -> list[str]:
     return verify(replay).problems
+
+
+async def played_out(target: str, seed: int) -> tuple[str, str, MatchResult]:
+    """A two-seat Twisted match played to its end by random bots on ``target``: its
+    id, seat 0's token, and the result."""
+    created = await MatchClient(target).create_match("twisted", 2, seed=seed,
+                                                     decision_ms=30_000)
+    agents = seat_agents(target, created, ["random"], seed=seed)
+    results = await asyncio.gather(*(a.run() for a in agents))
+    return created.match.match_id, agents[0].token, results[0]

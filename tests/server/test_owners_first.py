@@ -8,11 +8,9 @@ from __future__ import annotations
 from twistarena.server.cluster import Cluster
 from twistarena.server.cluster.claims import Claims
 from twistarena.server.match.hub import Hub
-from twistarena.server.match.losses import Rewind
 from twistarena.storage import Store
 from twistarena.storage.leases import Holder, LeaseState
 from twistarena.storage.nodes import NodeInfo
-from twistarena.v1 import play_pb2 as ppb
 
 
 def test_a_lapsed_lease_is_left_to_its_holder_only_lately_after_a_store_failure() -> None:
@@ -46,17 +44,6 @@ def test_a_lapsed_lease_is_left_to_its_holder_while_it_heartbeats() -> None:
     assert claims.target("m", long_ago) == "nodeA"
     m.live["nodeA"].seen_ms = now - 10_000
     assert not m.heartbeating("nodeA"), "a node that stopped beating is taken for dead"
-
-
-def test_a_node_owing_a_rewound_takes_its_own_lapsed_match_back() -> None:
-    """Only this node knows the seats away at its last rewind were not told: it
-    takes its lapsed match back whatever placement says, to tell them."""
-    claims, now = _claims_after_a_store_failure()
-    mine = LeaseState("nodeB", now - 10_000, "127.0.0.1:9001", "", "")
-    assert claims.target("m", mine) != "nodeB", "placement decides"
-    rewound = ppb.Rewound(to_seq=40, actions=20, lost_actions=44, reason="lost")
-    claims.hub.acknowledged.note("m", 20).rewind = Rewind(rewound, {1: rewound})
-    assert claims.target("m", mine) == "nodeB"
 
 
 def test_a_match_with_no_holder_on_record_is_left_to_a_node_that_acknowledged_it() -> None:

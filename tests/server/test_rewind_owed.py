@@ -14,19 +14,15 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from twistarena.server.match.losses import AckMemory, Rewind
+from twistarena.server.match.losses import REASON_CAP, owed_after
 from twistarena.server.match.outbox import Outbox
 from twistarena.server.match.rewinds import resume_seat_from
 from twistarena.v1 import play_pb2 as ppb
 
-SEATS = (0, 1, 2)
 
-
-def _referee(rewind: Rewind) -> Any:
-    """What ``resume_seat_from`` reads of a referee: its match and its node's memory."""
-    memory = AckMemory()
-    memory.note("m1", 40).rewind = rewind
-    return SimpleNamespace(match_id="m1", hub=SimpleNamespace(acknowledged=memory))
+def _referee(owed: dict[int, ppb.Rewound]) -> Any:
+    """What ``resume_seat_from`` reads of a referee: the Rewounds it owes."""
+    return SimpleNamespace(match_id="m1", owed=owed)
 
 
 async def _told(outbox: Outbox) -> list[ppb.Rewound]:
@@ -43,7 +39,7 @@ def test_a_seat_away_for_a_rewind_is_told_whatever_seq_it_resumes_from(
         resume_from: int) -> None:
     async def main() -> None:
         rewound = ppb.Rewound(to_seq=100, actions=40, lost_actions=3, reason="lost")
-        referee = _referee(Rewind.after(None, rewound, SEATS, present={0, 2}))
+        referee = _referee(owed_after({}, rewound, away=[1]))
         outbox = Outbox()
         # Seat 1 was away; it comes back at the rewind's seq, or from 0.
         assert resume_seat_from(referee, 1, outbox, resume_from) == min(resume_from, 100)
@@ -61,10 +57,10 @@ def test_a_seat_away_for_two_rewinds_goes_back_to_the_earliest() -> None:
     async def main() -> None:
         first = ppb.Rewound(to_seq=100, actions=40, lost_actions=3, reason="first")
         second = ppb.Rewound(to_seq=110, actions=44, lost_actions=2, reason="second")
-        rewind = Rewind.after(None, first, SEATS, present={0, 2})
+        owed = owed_after({}, first, away=[1])
         # Seat 2 left meanwhile: it is owed only the second; seat 1 both.
-        rewind = Rewind.after(rewind, second, SEATS, present={0})
-        referee = _referee(rewind)
+        owed = owed_after(owed, second, away=[1, 2])
+        referee = _referee(owed)
         outbox = Outbox()
         assert resume_seat_from(referee, 1, outbox, 120) == 100
         (told,) = await _told(outbox)
@@ -74,3 +70,15 @@ def test_a_seat_away_for_two_rewinds_goes_back_to_the_earliest() -> None:
         assert await _told(outbox) == [second]
 
     asyncio.run(main())
+
+
+def test_what_a_seat_away_for_many_rewinds_is_owed_stays_bounded() -> None:
+    owed: dict[int, ppb.Rewound] = {}
+    for n in range(200):
+        lost = ppb.Rewound(to_seq=100 + n, actions=40 + n, lost_actions=1,
+                           reason=f"the store restarted with {40 + n} of {41 + n} actions")
+        owed = owed_after(owed, lost, away=[1])
+    told = owed[1]
+    assert (told.to_seq, told.actions, told.lost_actions) == (100, 40, 200)
+    assert len(told.reason) <= REASON_CAP
+    assert len(told.SerializeToString()) < REASON_CAP * 4 + 32

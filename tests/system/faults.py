@@ -172,6 +172,20 @@ def copy_aof(data_dir: Path, name: str) -> Path:
     return copy
 
 
+def tear_down(tasks: Sequence[asyncio.Task[Any]], nodes: Sequence[Any], valkey: ValkeyProcess,
+              restarted: ValkeyProcess | None) -> None:
+    """The end of a store fault test: its agents stopped, its nodes (anything with
+    ``cleanup``) and both lives of its Valkey gone, and its data."""
+    for task in tasks:
+        task.cancel()
+    for node in nodes:
+        node.cleanup()
+    if restarted is not None:
+        restarted.kill()
+    valkey.kill()
+    shutil.rmtree(valkey.data_dir, ignore_errors=True)
+
+
 def loss_records(proc: ServeProcess) -> dict[str, list[dict[str, Any]]]:
     """The node's ``store_loss`` records, by match."""
     out: dict[str, list[dict[str, Any]]] = {}

@@ -43,6 +43,7 @@ from tests.system.faults import (
     records,
     serve,
     start_matches,
+    tear_down,
 )
 
 MATCHES = 4
@@ -75,13 +76,7 @@ async def _scenario(policy: str, cut_back: bool) -> dict[str, Any]:
                 "metric_lost": metric(node, "twistarena_lost_actions_total"),
                 "metric_losses": metric(node, "twistarena_store_losses_total")}
     finally:
-        for task in tasks:
-            task.cancel()
-        node.cleanup()
-        if restarted is not None:
-            restarted.kill()
-        valkey.kill()
-        shutil.rmtree(valkey.data_dir, ignore_errors=True)
+        tear_down(tasks, [node], valkey, restarted)
 
 
 def _agents_of(out: dict[str, Any], match_id: str) -> list[Agent]:

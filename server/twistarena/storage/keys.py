@@ -65,6 +65,8 @@ def match_meta(match_id: str) -> str:
     ``game_id``, ``tok:<seat>`` (sha256 of the seat token), ``joined:<seat>``,
     ``away:<seat>`` (ms the seat's stream was seen gone while the match ran, 0:
     back), ``hosted:<seat>`` (the SeatAssignment bytes of a seat the runners play),
+    ``rewound:<seat>`` (the Rewound bytes owed to a seat away when the match was
+    rewound; empty: none), ``rewound`` (the latest Rewound bytes, for spectators),
     ``result`` (MatchResult bytes)."""
     return f"{{m:{match_id}}}:meta"
 

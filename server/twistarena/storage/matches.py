@@ -68,6 +68,12 @@ class MatchRecord:
     away_ms: dict[int, int] = field(default_factory=dict)
     #: Seat -> the SeatAssignment (bytes) of a seat played by the runners.
     hosted: dict[int, bytes] = field(default_factory=dict)
+    #: Seat -> the Rewound (bytes) it is owed: it was away when the match was
+    #: rewound, and whichever node runs the match tells it when it comes back.
+    owed: dict[int, bytes] = field(default_factory=dict)
+    #: The match's latest Rewound (bytes; empty: never rewound), told to a
+    #: spectator resuming past it.
+    rewound: bytes = b""
 
 
 def _record_from_hash(match_id: str, raw: dict[bytes, bytes]) -> MatchRecord:
@@ -88,10 +94,13 @@ def _record_from_hash(match_id: str, raw: dict[bytes, bytes]) -> MatchRecord:
             record.away_ms[int(key[5:])] = int(value)
         elif key.startswith(b"hosted:"):
             record.hosted[int(key[7:])] = value
+        elif key.startswith(b"rewound:") and value:
+            record.owed[int(key[8:])] = value
     if b"result" in raw:
         record.result = mpb.MatchResult.FromString(raw[b"result"])
     if b"ended_ms" in raw:
         record.ended_ms = int(raw[b"ended_ms"])
+    record.rewound = raw.get(b"rewound", b"")
     return record
 
 

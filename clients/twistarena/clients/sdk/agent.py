@@ -231,12 +231,17 @@ class Agent:
         that later loses it (see docs/protocol.md, section 9) has the match
         VOIDED: a caller that reports or rates outcomes asks here, not the
         stream. Any server of the list answers (redirects are followed)."""
+        return await self._read_result(Backoff(give_up_after=10.0))
+
+    async def _read_result(self, backoff: Backoff) -> MatchResult | None:
+        """``GetMatch``'s outcome, None while the match is not over or when no
+        server answered within ``backoff``: the current server first, then any
+        of the list, a failed read tried again as a Join is."""
         try:
             match = await unary(match_pb2_grpc.MatchesStub, "GetMatch",
                                 match_pb2.GetMatchRequest(match_id=self.match_id),
                                 [self.address, *self.servers] if self.address else self.servers,
-                                self._root_cert, tls=self.options.tls,
-                                backoff=Backoff(give_up_after=10.0))
+                                self._root_cert, tls=self.options.tls, backoff=backoff)
         except AgentError:
             return None
         if match.status in wire.MATCH_OVER:
@@ -347,7 +352,10 @@ class Agent:
         code, reason = error.code(), error_reason(error)
         self.stream_failures.append((code, reason))
         if code == grpc.StatusCode.FAILED_PRECONDITION:
-            result = await self._fetch_result()
+            # The match ended while the seat was away (MATCH_OVER): its end is in
+            # the store. One failed read (the server's store or link blinked) must
+            # not leave the seat without it: read under the agent's own backoff.
+            result = await self._read_result(self.options.backoff)
             if result is not None:
                 return result
         if is_retryable(error):
@@ -356,21 +364,6 @@ class Agent:
             return None
         raise AgentError(f"{self.name} at {self.address}: {describe(error)}", code,
                          reason) from None
-
-    async def _fetch_result(self) -> MatchResult | None:
-        """The match ended while the seat was away: read the result from its record."""
-        channel, own = self._channel_for(self.address)
-        try:
-            match = await stub(match_pb2_grpc.MatchesStub, channel).GetMatch(
-                match_pb2.GetMatchRequest(match_id=self.match_id), timeout=10)
-        except grpc.aio.AioRpcError:
-            return None
-        finally:
-            if own:
-                await channel.close()
-        if match.status in wire.MATCH_OVER:
-            return MatchResult.from_proto(match.result)
-        return None
 
     # -- messages -------------------------------------------------------------
 

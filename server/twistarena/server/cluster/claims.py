@@ -79,11 +79,8 @@ class Claims:
         choice, but while ``owners_first`` holds the node whose lease lapsed lately
         or that still heartbeats (a store that lost its renewals shows its lease
         older than it is), or, for a match with no holder on record, only a node
-        that remembers acknowledging it; and always this node for its own lapsed
-        match whose seats it still owes a Rewound (nobody else knows of that loss)."""
+        that remembers acknowledging it."""
         m = self.membership
-        if lease.node == m.node_id and self.owes_rewound(match_id):
-            return m.node_id
         owners_first = time.monotonic() < self.owners_first_until
         if owners_first and not lease.node and not lease.next:
             # No holder on record: a restarted store may have lost the first claim
@@ -96,12 +93,6 @@ class Claims:
                      or m.heartbeating(lease.node)):
             return lease.node
         return self.placement.target(match_id, lease)
-
-    def owes_rewound(self, match_id: str) -> bool:
-        """Some seat of ``match_id`` was away when this node found the store had
-        lost what it acknowledged, and has not been told yet (``Rewind.owed``)."""
-        memory = self.hub.acknowledged.get(match_id)
-        return memory is not None and memory.rewind is not None and bool(memory.rewind.owed)
 
     async def leases(self, ids: Sequence[str]) -> list[LeaseState]:
         """The current leases of ``ids``, as the store holds them."""
@@ -145,7 +136,8 @@ class Claims:
         """After the store restarted (or failed over, or reloaded): every match this
         node remembers acknowledging, ended ones included, is compared with what
         the store kept. A live one that lost actions goes through its referee's
-        loss policy; an ended one whose end or actions are gone is opened again,
+        loss policy (and one that lost the Rewounds its referee owes has them
+        stored again); an ended one whose end or actions are gone is opened again,
         and its referee finds the loss at start (``MatchReferee.start``)."""
         memory = self.hub.acknowledged
         ids = memory.ids()
@@ -160,7 +152,7 @@ class Claims:
                     continue
                 referee = self.hub.get(mid)
                 if referee is not None:
-                    if stored < referee.book.log_len:
+                    if stored < referee.book.log_len or rewinds.owed_lost(referee, record):
                         # Under the referee's lock, which a write retrying through
                         # the outage may hold: not waited for here.
                         task = asyncio.get_running_loop().create_task(

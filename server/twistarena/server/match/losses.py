@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from twistarena.v1 import play_pb2 as ppb
@@ -37,30 +37,31 @@ class LossPolicy(enum.Enum):
 ENDED_KEPT_S = 3600.0
 
 
-@dataclass(slots=True)
-class Rewind:
-    """The latest rewind of a match (what a spectator resuming past it is told),
-    and the Rewound each seat away at the time is still owed.
+#: The longest reason an owed Rewound keeps: a seat away for several rewinds is
+#: told of them in one, their reasons joined, and what is stored with the match
+#: stays bounded however many there were.
+REASON_CAP = 400
+
+
+def capped_reason(reason: str) -> str:
+    """``reason`` cut to ``REASON_CAP`` characters (an ellipsis says so)."""
+    return reason if len(reason) <= REASON_CAP else reason[:REASON_CAP - 1] + "\u2026"
+
+
+def owed_after(owed: Mapping[int, ppb.Rewound], message: ppb.Rewound,
+               away: Iterable[int]) -> dict[int, ppb.Rewound]:
+    """The Rewound each seat is owed after the rewind ``message``: the seats
+    ``away`` (not told now), each back to the earliest rewind it missed; the
+    others are told now and owe nothing.
 
     A seat away for several rewinds is owed one going back to the earliest of
-    them: told only of the latest, it would keep as accepted an answer that an
-    earlier one took back."""
-
-    message: ppb.Rewound
-    owed: dict[int, ppb.Rewound]
-
-    @classmethod
-    def after(cls, previous: Rewind | None, message: ppb.Rewound, seats: Iterable[int],
-              present: Collection[int]) -> Rewind:
-        """The rewind ``message`` of a match whose ``seats`` other than ``present``
-        (their streams told now) are away."""
-        owed: dict[int, ppb.Rewound] = {}
-        for seat in seats:
-            if seat in present:
-                continue
-            earlier = previous.owed.get(seat) if previous is not None else None
-            owed[seat] = message if earlier is None else _earliest(earlier, message)
-        return cls(message, owed)
+    them (the oldest seq wins, every loss counted): told only of the latest, it
+    would keep as accepted an answer that an earlier one took back."""
+    out: dict[int, ppb.Rewound] = {}
+    for seat in away:
+        earlier = owed.get(seat)
+        out[seat] = message if earlier is None else _earliest(earlier, message)
+    return out
 
 
 def _earliest(earlier: ppb.Rewound, later: ppb.Rewound) -> ppb.Rewound:
@@ -70,19 +71,18 @@ def _earliest(earlier: ppb.Rewound, later: ppb.Rewound) -> ppb.Rewound:
     acknowledged = max(earlier.actions + earlier.lost_actions, later.actions + later.lost_actions)
     return ppb.Rewound(to_seq=min(earlier.to_seq, later.to_seq), actions=actions,
                        lost_actions=acknowledged - actions,
-                       reason=f"{earlier.reason}; then {later.reason}")
+                       reason=capped_reason(f"{earlier.reason}; then {later.reason}"))
 
 
 @dataclass(slots=True)
 class Acknowledged:
-    """What this node told the seats of one match: its log length, its end (and
-    when it ended, by the monotonic clock), and its latest rewind."""
+    """What this node told the seats of one match: its log length, and its end
+    (and when it ended, by the monotonic clock)."""
 
     actions: int
     result: bytes = b""
     status: int = 0
     ended_at: float = 0.0
-    rewind: Rewind | None = None
 
 
 class AckMemory:

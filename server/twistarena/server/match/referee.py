@@ -95,8 +95,16 @@ class MatchReferee:
             self.seats.append(Seat(s, spec.name, spec.house_bot, record.token_hashes.get(s),
                                    joined=s in record.joined,
                                    away_ms=record.away_ms.get(s, 0)))
-        #: Orders the writes of the seats' ``away_ms`` (``seating.store_away``).
+        #: Orders the writes of the seats' state kept with the match: ``away_ms``
+        #: and the Rewound each is owed (``seating.store_away``, ``rewinds``).
         self.away_lock = asyncio.Lock()
+        #: Seat -> the Rewound it is owed (it was away when the match was rewound),
+        #: kept with the match so that whichever node runs it tells the seat.
+        self.owed: dict[int, ppb.Rewound] = {
+            seat: ppb.Rewound.FromString(raw) for seat, raw in record.owed.items()}
+        #: The latest rewind, told to a spectator that resumes past it.
+        self.rewound: ppb.Rewound | None = (
+            ppb.Rewound.FromString(record.rewound) if record.rewound else None)
         self.spectators: set[Outbox] = set()
         self.book = DecisionBook(self.state)
         self.feed = EventFeed(self.state, self.info, self.seats)

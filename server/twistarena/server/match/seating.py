@@ -102,7 +102,9 @@ def _greet(referee: MatchReferee, seat: Seat, outbox: Outbox, resume_from: int) 
     seat.stream = outbox
     seat.abandoned = False
     seat.cancel_grace()
-    if seat.away_ms:
+    # Back: its leaving time and the Rewound it is owed (told below) are cleared
+    # with the match too.
+    if seat.away_ms or seat_no in referee.owed:
         seat.away_ms = 0
         referee.spawn(store_away(referee))
     # A stream resumes from its own seq. A batched one is told the acceptance
@@ -240,14 +242,19 @@ def start_grace(referee: MatchReferee, seat: Seat, away: bool = False) -> None:
 
 
 async def store_away(referee: MatchReferee) -> None:
-    """Keep when each seat left (``Seat.away_ms``) with the match, for a node that
-    takes it over. Every call writes the seats' state of when it runs, one after
-    the other, so the last write is the latest state. A write that fails costs
-    only that: a new owner would then give the seat a full grace."""
+    """Keep when each seat left (``Seat.away_ms``), and the Rewound each is still
+    owed, with the match, for a node that takes it over. Every call writes the
+    seats' state of when it runs, one after the other, so the last write is the
+    latest state. A write that fails costs only that: a new owner would then
+    give the seat a full grace, or tell a seat that is back of its Rewound
+    again when it next joins (it goes back to ``to_seq`` once more and is sent
+    the events after it again)."""
     async with referee.away_lock:
         if referee.over or referee.stopped:
             return
-        fields = {f"away:{s.seat}": s.away_ms for s in referee.seats if not s.house_bot}
+        fields: dict[str, bytes | str | int] = {
+            f"away:{s.seat}": s.away_ms for s in referee.seats if not s.house_bot}
+        fields.update(rewinds.owed_fields(referee))
         try:
             await referee.store.matches.update_meta(referee.match_id, referee.owner, fields)
         except StoreError as exc:

@@ -431,12 +431,24 @@ class Play(pgrpc.PlayServicer):
             assert record is not None
             await settled(self.hub.store, record)
             if record.status in wire.MATCH_OVER:
+                if seat in record.owed:
+                    return await self._told_the_end(record), seat
                 await fail(context, grpc.StatusCode.FAILED_PRECONDITION, "MATCH_OVER",
                            f"match {shown(match_id)} is over")
             referee = await routing.referee_or_redirect(
                 self.cluster, match_id, context,
                 f"match {shown(match_id)} is not run by this server right now; retry")
         return referee, seat
+
+    async def _told_the_end(self, record: MatchRecord) -> MatchReferee:
+        """A match over whose seat is still owed a Rewound (away when the match
+        was rewound, and not back before it ended): rather than refused, the
+        seat is told, by a referee of the ended match read from the store that
+        runs nothing and writes nothing: Joined, the Rewound, the events from
+        where it resumes, and MatchOver. Refused, it would keep as accepted the
+        answers that the store lost."""
+        entries = await self.hub.store.matches.load_log(record.match_id)
+        return MatchReferee(self.hub, record, "", entries)
 
     async def _read(self, context: aio.ServicerContext[Any, Any], referee: MatchReferee,
                     seat: int, outbox: Outbox, keep_open: bool = False) -> Any:

@@ -83,7 +83,7 @@ class EngineGroup:
         self.decision_id = self.decisions * 8 + seat + 1
         body = wire.decision_body(
             self.match_id, self.decision_id, seat,
-            self.observations.encode(state.observation_parts(seat)),
+            self.observations.encode_seat(state, seat),
             self.vocabulary.encoded(state.vocabulary_version(), state.legal_action_ids(seat),
                                     state.describe, seat), 0)
         return seat, wire.request_message(body, 5000)

@@ -112,6 +112,8 @@ def test_labels_views_and_parts() -> None:
     assert state.public_view() == {"points": [3, 0, 0]}
     ((slot, version, build),) = state.observation_parts(1)
     assert (slot, version, build()) == ("observation", None, {"seat": 1, "points": [3, 0, 0]})
+    assert state.observation_slots(1) == [("observation", None)]
+    assert state.observation_part(1, "observation") == {"seat": 1, "points": [3, 0, 0]}
     assert state.card_zones() == {"secret": [state.secret]}
     payload = state.describe(0, 0).to_json()["payload"]
     payload["number"] = 99

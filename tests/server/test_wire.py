@@ -138,7 +138,7 @@ def test_cached_parts_decode_as_today(game_id: str, players: int,
                 parts = state.observation_parts(seat)
                 assert _merged(parts) == state.observation(seat)
                 new = wire.decision_body(
-                    match_id, 9, seat, observations.encode(parts),
+                    match_id, 9, seat, observations.encode_seat(state, seat),
                     vocabulary.encoded(state.vocabulary_version(),
                                        state.legal_action_ids(seat),
                                        state.describe, seat), 5)
@@ -171,7 +171,7 @@ def test_hidden_twhist_cards_stay_out_of_the_other_seats_observations(players: i
             actor = state.to_act()[0]
             for seat in [actor, *(s for s in range(players) if s != actor)]:
                 message = opb.Observation.FromString(
-                    observations.encode(state.observation_parts(seat))).twhist
+                    observations.encode_seat(state, seat)).twhist
                 for entry in message.players:
                     if entry.seat == seat:
                         assert list(entry.twhist_names) == list(message.twhist_hand)

@@ -214,21 +214,25 @@ def test_a_decision_frame_refuses_what_is_not_bytes() -> None:
 @pytest.mark.parametrize("game_id", engine.GAME_IDS)
 def test_observation_parts_encode_alike_in_the_compiled_loop_and_in_python(
         game_id: str) -> None:
-    """``ObservationEncoder.encode`` runs its loop over the parts in the extension:
-    at every decision of random matches, for every seat, its bytes and the bytes it
-    keeps per slot are those of the Python loop fed the same parts."""
+    """``ObservationEncoder.encode`` and ``encode_seat`` run their loops over the
+    parts in the extension: at every decision of random matches, for every seat,
+    their bytes and the bytes they keep per slot are those of the Python loop fed
+    the same parts."""
     info = engine.game(game_id)
     compared = 0
     for players in (info.min_players, info.max_players):
         state = engine.make(game_id, players, players)
         compiled, python = wire.ObservationEncoder(game_id), wire.ObservationEncoder(game_id)
+        by_seat = wire.ObservationEncoder(game_id)
         rng = random.Random(players)
         while not state.is_terminal():
             for seat in rng.sample(range(players), players):
                 parts = state.observation_parts(seat)
-                assert compiled.encode(parts) == python._encode_each(parts)
+                expected = python._encode_each(parts)
+                assert compiled.encode(parts) == expected
+                assert by_seat.encode_seat(state, seat) == expected
                 compared += 1
-            assert compiled._slots == python._slots
+            assert compiled._slots == python._slots == by_seat._slots
             seat = rng.choice(state.to_act())
             state.apply(seat, rng.choice(list(state.legal_action_ids(seat))))
     assert compared > 100
@@ -252,6 +256,46 @@ def test_a_part_the_compiled_loop_refuses_goes_to_the_library() -> None:
                            ("every time", None, lambda: {"seat": 3})]) == expected
     with pytest.raises((TypeError, ValueError)):  # not a (slot, version, build)
         encoder.encode([("first", 1)])  # type: ignore[list-item]
+
+
+class _Source:
+    """An ``ObservationSource`` of fixed parts, which counts its builds."""
+
+    def __init__(self, parts: dict[str, tuple[Any, dict[str, Any]]]) -> None:
+        self.parts = parts
+        self.built: list[tuple[int, str]] = []
+
+    def observation_slots(self, seat: int) -> list[tuple[str, Any]]:
+        return [(slot, version) for slot, (version, _) in self.parts.items()]
+
+    def observation_part(self, seat: int, slot: str) -> dict[str, Any]:
+        self.built.append((seat, slot))
+        return self.parts[slot][1]
+
+
+def test_encode_seat_builds_only_the_parts_not_kept_and_sends_refused_ones_to_the_library(
+) -> None:
+    """``encode_seat`` asks the source for a part only when its slot's version moved
+    (or it has none), with the seat and the slot; a part the schema does not write
+    (a float for an int32) is encoded by the library, in its place."""
+    cls = opb.TwistedObservation
+    first, every = {"game": "twisted", "hand": [13, 14]}, {"seat": 3}
+    source = _Source({"first": (1, first), "every time": (None, every)})
+    encoder = wire.ObservationEncoder("twisted")
+    expected = wire.length_delimited(frames._OBSERVATION_MEMBER_KEYS["twisted"],
+                                     _library(cls, first) + _library(cls, every))
+    assert encoder.encode_seat(source, 2) == expected
+    assert encoder.encode_seat(source, 2) == expected
+    assert source.built == [(2, "first"), (2, "every time"), (2, "every time")]
+    odd = {"seat": 3.0, "seats": [{"seat": 2, "total": -4}]}
+    source.parts["odd"] = (1, odd)
+    assert encoder.encode_seat(source, 2) == wire.length_delimited(
+        frames._OBSERVATION_MEMBER_KEYS["twisted"],
+        _library(cls, first) + _library(cls, every) + _library(cls, odd))
+    assert encoder._slots["odd"] == (1, _library(cls, odd))
+    with pytest.raises((TypeError, ValueError)):  # not a (slot, version)
+        schemas.schema(cls.DESCRIPTOR).encode_slots({}, [("first", 1, 2)],
+                                                    source.observation_part, 0, 1)
 
 
 def _unbuilt() -> dict[str, Any]:

@@ -10,9 +10,13 @@ cost of the game service itself (engine, Redis, bookkeeping).
 With ``--game G`` the server does, per decision, exactly the engine work of
 the real service and nothing else: it applies a random legal action to a
 real engine state and sends the next seat a real DecisionRequest (its
-observation and legal actions encoded as the service encodes them). No
-Redis, no runner bookkeeping, no validation: the most any server built on
-this engine and grpc.aio can do, between the bare yardstick and the service.
+observation and legal actions encoded as the service encodes them). When the
+seat that answered is the one asked next (a fifth to a quarter of decisions:
+a trick's winner leads), its acceptance rides along in that request, as the
+service delivers it to a batched seat, instead of two messages written one
+after the other on one stream. No Redis, no runner bookkeeping, no
+validation: the most any server built on this engine and grpc.aio can do,
+between the bare yardstick and the service.
 
 Run as a process: ``python -m twistarena.tools.pingpong --players 4
 --decision-bytes N --accepted-bytes K [--game G]`` prints ``listening on HOST:PORT``.
@@ -75,27 +79,39 @@ class EngineGroup:
         self.vocabulary = wire.match_vocabulary(self.game_id, self.players,
                                                 self.state.options)
 
-    def request(self) -> tuple[int, bytes]:
-        """The seat to ask next and its DecisionRequest as ServerMessage bytes."""
+    def request(self, accepted: bytes = b"") -> tuple[int, bytes]:
+        """The seat to ask next and its DecisionRequest as ServerMessage bytes, with
+        ``accepted`` (a serialized AnswerAccepted, empty: none) riding along."""
         state = self.state
         seat = state.to_act()[0]
         self.decisions += 1
         self.decision_id = self.decisions * 8 + seat + 1
         body = wire.decision_body(
             self.match_id, self.decision_id, seat,
-            self.observations.encode(state.observation_parts(seat)),
+            self.observations.encode_seat(state, seat),
             self.vocabulary.encoded(state.vocabulary_version(), state.legal_action_ids(seat),
                                     state.describe, seat), 0)
-        return seat, wire.request_message(body, 5000)
+        return seat, wire.request_message(body, 5000, accepted)
 
-    def answered(self, seat: int) -> bytes:
-        """Apply a random legal action for ``seat``; the AnswerAccepted bytes."""
+    def answered(self, seat: int) -> int:
+        """Apply a random legal action for ``seat``; its id."""
         state = self.state
         action = self.rng.choice(state.legal_action_ids(seat))
         state.apply(seat, action)
         if state.is_terminal():
             self._new_game()
-        return wire.accepted_message(self.decision_id, action)
+        return action
+
+    def next_after(self, seat: int) -> tuple[int, bytes, bytes]:
+        """``seat`` answered: the seat to ask next, its request and the acceptance
+        sent to ``seat`` apart (empty when ``seat`` is asked next: the acceptance
+        rides along in its request, as the service delivers it to a batched seat,
+        not as two messages written one after the other on one stream)."""
+        decision_id = self.decision_id
+        action = self.answered(seat)
+        if self.state.to_act()[0] == seat:
+            return (*self.request(wire.accepted(decision_id, action)), b"")
+        return (*self.request(), wire.accepted_message(decision_id, action))
 
 
 class PingPongServer:
@@ -137,8 +153,9 @@ class PingPongServer:
                     if nxt is not None:
                         nxt.put_nowait(self.decision)
                     continue
-                outbox.put_nowait(game.answered(seat))
-                who, request = game.request()
+                who, request, acceptance = game.next_after(seat)
+                if acceptance:
+                    outbox.put_nowait(acceptance)
                 target = members.get(who)
                 if target is not None:
                     target.put_nowait(request)

@@ -11,7 +11,8 @@ of its DecisionRequest, Answer and AnswerAccepted messages are recorded.
 messages of those sizes in the same rhythm (one open decision per match).
 (3) gRPC + engine only: the same ping-pong, but its server applies a random
 legal action to a real engine state per decision and sends real
-DecisionRequests (observation and legal actions encoded as the service does):
+DecisionRequests (observation and legal actions encoded as the service does,
+an acceptance riding along when the seat that answered is asked next):
 the ceiling of any server on this engine, with no Redis and no bookkeeping.
 (4) The real service with random bots on as many seats, new matches started
 as old ones end; the bots speak the Play protocol directly (``protocol``,

@@ -18,6 +18,7 @@ from .core import (
     InvalidObservation,
     InvalidOptions,
     ObservationPart,
+    ObservationSlot,
     State,
 )
 from .registry import GAME_IDS, game, games, make, replay, sample_state
@@ -49,6 +50,7 @@ __all__ = [
     "InvalidObservation",
     "InvalidOptions",
     "ObservationPart",
+    "ObservationSlot",
     "State",
     "compiled",
     "game",

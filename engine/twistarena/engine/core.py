@@ -13,7 +13,7 @@ import copy
 import random
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from types import MappingProxyType
 from typing import Any, ClassVar, Final, NamedTuple
 
@@ -112,6 +112,8 @@ def set_bits(mask: int) -> tuple[int, ...]:
 #: A plain tuple: games make one per player at every decision, and a named
 #: tuple costs several times as much to make.
 ObservationPart = tuple[Hashable, Hashable, Callable[[], JSON]]
+#: An observation part's ``(slot, version)`` (see ``State.observation_slots``).
+ObservationSlot = tuple[Hashable, Hashable]
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +265,19 @@ class State:
         what it built from a slot while that slot's version is unchanged: most of
         an observation is history that changes far less often than every decision,
         so only what changed needs building (and encoding) again."""
-        return self._observation_parts(seat)
+        return [(slot, version, partial(self._observation_part, seat, slot))
+                for slot, version in self._observation_slots(seat)]
+
+    def observation_slots(self, seat: int) -> list[ObservationSlot]:
+        """``observation_parts(seat)`` without their builds: ``(slot, version)`` in
+        the same order, each built by ``observation_part(seat, slot)`` when needed.
+        Nothing is made for a part that is kept, where a build is one more object
+        per part at every decision."""
+        return self._observation_slots(seat)
+
+    def observation_part(self, seat: int, slot: Hashable) -> JSON:
+        """The part of ``observation(seat)`` in ``slot`` (one of ``observation_slots``)."""
+        return self._observation_part(seat, slot)
 
     def public_view(self) -> JSON:
         """What a spectator may see (JSON-ready)."""
@@ -363,9 +377,13 @@ class State:
     def _observation(self, seat: int) -> JSON:
         raise NotImplementedError
 
-    def _observation_parts(self, seat: int) -> list[ObservationPart]:
-        """Games whose observation has slow-changing slices override this."""
-        return [("observation", None, lambda: self._observation(seat))]
+    def _observation_slots(self, seat: int) -> list[ObservationSlot]:
+        """Games whose observation has slow-changing slices override this and
+        ``_observation_part``."""
+        return [("observation", None)]
+
+    def _observation_part(self, seat: int, slot: Hashable) -> JSON:
+        return self._observation(seat)
 
     def _public_view(self) -> JSON:
         raise NotImplementedError

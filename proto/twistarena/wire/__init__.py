@@ -31,6 +31,7 @@ from .fields import length_delimited, varint, varint_field
 from .frames import (
     ObservationEncoder,
     ObservationPartLike,
+    ObservationSource,
     accepted,
     accepted_message,
     answer_message,
@@ -81,7 +82,8 @@ __all__ = [
     "OBSERVATION_FIELDS", "OWNER_KEY", "PUBLIC_VIEW_CLASSES", "REASON_KEY", "RETRY_AFTER_KEY",
     "RUNNER_SESSION_KEY", "SEAT_BATCH_KIND", "TOURNAMENT_OVER", "VOCABULARIES_KEPT",
     "ActionCache", "ActionVocabulary", "Encode", "LegalActionLike", "Narrator",
-    "ObservationEncoder", "ObservationPartLike", "accepted", "accepted_message",
+    "ObservationEncoder", "ObservationPartLike", "ObservationSource", "accepted",
+    "accepted_message",
     "action_cache", "answer_message", "batch_watch_message", "batched_fields", "compiled",
     "decision_body", "decision_message", "event", "event_bytes", "event_server_message",
     "event_watch_message", "game_message", "joined_message", "joined_without_seat",

@@ -21,6 +21,12 @@ class Schema:
                      number: int, /) -> bytes:
         """Field ``number`` holding the parts' messages, each encoded again only when
         its version differs from the one kept in ``slots`` (None: every time)."""
+    def encode_slots(self, slots: dict[Hashable, tuple[Hashable, bytes]],
+                     parts: Sequence[tuple[Hashable, Hashable]],
+                     build: Callable[[int, Hashable], Mapping[str, Any]], seat: int,
+                     number: int, /) -> bytes:
+        """``encode_parts`` of ``(slot, version)`` pairs, a part built by
+        ``build(seat, slot)`` only when it is not kept."""
 
 def struct_bytes(data: Mapping[str, Any], /) -> bytes: ...
 

@@ -12,8 +12,9 @@ and Watch handlers pass such bytes through unchanged
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from google.protobuf import timestamp_pb2
 from twistarena.v1 import match_pb2 as mpb
@@ -92,6 +93,14 @@ def observation_bytes(game_id: str, data: Mapping[str, Any]) -> bytes:
 ObservationPartLike = tuple[Hashable, Hashable, Callable[[], Mapping[str, Any]]]
 
 
+class ObservationSource(Protocol):
+    """What ``ObservationEncoder.encode_seat`` reads: the engine's ``State``."""
+
+    def observation_slots(self, seat: int) -> Sequence[tuple[Hashable, Hashable]]: ...
+
+    def observation_part(self, seat: int, slot: Hashable) -> Mapping[str, Any]: ...
+
+
 class ObservationEncoder:
     """A match's observations as serialized ``Observation`` bytes, encoded part by part.
 
@@ -119,6 +128,20 @@ class ObservationEncoder:
             except (TypeError, ValueError):
                 pass  # a part the compiled schema refuses: the library says what is wrong
         return self._encode_each(parts)
+
+    def encode_seat(self, source: ObservationSource, seat: int) -> bytes:
+        """``encode(source.observation_parts(seat))``, with nothing made for a part
+        that is kept: ``source.observation_slots(seat)`` gives the parts' slots and
+        versions, ``source.observation_part(seat, slot)`` builds one when needed."""
+        slots, build = source.observation_slots(seat), source.observation_part
+        if self._compiled is not None:
+            try:
+                return self._compiled.encode_slots(self._slots, slots, build, seat,
+                                                   self._member_number)
+            except (TypeError, ValueError):
+                pass  # a part the compiled schema refuses: the library says what is wrong
+        return self._encode_each((slot, version, functools.partial(build, seat, slot))
+                                 for slot, version in slots)
 
     def _encode_each(self, parts: Iterable[ObservationPartLike]) -> bytes:
         """``encode`` part by part in Python (each part by ``message_encoder``)."""

@@ -11,9 +11,8 @@ from __future__ import annotations
 import random
 from bisect import bisect_left, insort
 from collections.abc import Hashable, Sequence
-from functools import partial
 
-from ..core import JSON, Action, ObservationPart, State
+from ..core import JSON, Action, ObservationSlot, State
 from . import scoring
 from .actions import (
     BLANK_FALSE,
@@ -535,16 +534,23 @@ class TrickyTwistState(State):
     def _observation(self, seat: int) -> JSON:
         return view_json(self, seat)
 
-    def _observation_parts(self, seat: int) -> list[ObservationPart]:
+    def _observation_slots(self, seat: int) -> list[ObservationSlot]:
         """The seat's table, the round and one part per player: a player's part
         (its tricks) changes only when that player acts, wins a trick or lays a
         false trick (see ``_player_rev``)."""
-        parts: list[ObservationPart] = [("table", None, partial(self._table_json, seat)),
-                                        ("round", self._round_rev, self._round_json)]
+        slots: list[ObservationSlot] = [("table", None), ("round", self._round_rev)]
         revisions = self._player_rev
         for s in range(self.num_players):
-            parts.append((s, revisions[s], partial(self._players_json, s)))
-        return parts
+            slots.append((s, revisions[s]))
+        return slots
+
+    def _observation_part(self, seat: int, slot: Hashable) -> JSON:
+        if slot == "table":
+            return table_json(self, seat)
+        if slot == "round":
+            return round_json(self)
+        assert isinstance(slot, int)
+        return self._players_json(slot)
 
     def _players_json(self, s: int) -> JSON:
         return {"players": [player_json(self, s)]}

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import random
 from collections.abc import Hashable, Sequence
-from functools import partial
 from typing import Any, Final
 
-from ..core import JSON, Action, ObservationPart, State, set_bits
+from ..core import JSON, Action, ObservationSlot, State, set_bits
 from ..dealing import deal_hidden
 from .cards import (
     ALL_TWHIST,
@@ -345,22 +344,29 @@ class TwhistState(State):
         return {**self._table_json(), **self._open_cards_json(), "players": self._players(seat),
                 **self._own_json(seat), **self._discard_json(), **self._rules_json()}
 
-    def _observation_parts(self, seat: int) -> list[ObservationPart]:
+    def _observation_slots(self, seat: int) -> list[ObservationSlot]:
         """The table, one part per player (re-encoded only when its revision
         moves), the discard pile (it only grows: its length is its version) and
         what never changes in a match (the open cards, TH-2.1, and the rules).
 
         A player's slot says whether its Twhist card names are shown, so that
         what one seat may see is never reused for a seat that may not."""
-        parts: list[ObservationPart] = [("table", None, partial(self._seat_json, seat))]
+        slots: list[ObservationSlot] = [("table", None)]
         revisions = self._player_rev
         for s in range(self.num_players):
-            shows = self._shows_twhist(s, seat)
-            parts.append((("player", s, shows), revisions[s],
-                          partial(self._players_part, s, shows)))
-        parts += [("discard", len(self.discard), self._discard_json),
-                  ("fixed", 0, self._fixed_json)]
-        return parts
+            slots.append((("player", s, self._shows_twhist(s, seat)), revisions[s]))
+        slots += [("discard", len(self.discard)), ("fixed", 0)]
+        return slots
+
+    def _observation_part(self, seat: int, slot: Hashable) -> JSON:
+        if slot == "table":
+            return self._seat_json(seat)
+        if slot == "discard":
+            return self._discard_json()
+        if slot == "fixed":
+            return self._fixed_json()
+        assert isinstance(slot, tuple)
+        return self._players_part(slot[1], slot[2])
 
     def _fixed_json(self) -> JSON:
         return {**self._open_cards_json(), **self._rules_json()}

@@ -13,10 +13,9 @@ from __future__ import annotations
 import random
 from bisect import insort
 from collections.abc import Hashable, Sequence
-from functools import partial
 from typing import Final
 
-from ..core import JSON, Action, InvalidOptions, ObservationPart, State
+from ..core import JSON, Action, InvalidOptions, ObservationSlot, State
 from .cards import DECK, IS_TOAD, PARTNER, is_card
 
 TWIST_BASE: Final = 100
@@ -308,14 +307,20 @@ class TwistedState(State):
     def _observation(self, seat: int) -> JSON:
         return self._view(seat)
 
-    def _observation_parts(self, seat: int) -> list[ObservationPart]:
+    def _observation_slots(self, seat: int) -> list[ObservationSlot]:
         """The table (the row, the seat's hand: new every action) and one part per
         seat, re-encoded only when its revision moves."""
-        parts: list[ObservationPart] = [("table", None, partial(self._table_part, seat))]
+        slots: list[ObservationSlot] = [("table", None)]
         revisions = self._seat_rev
         for s in range(self.num_players):
-            parts.append((s, revisions[s], partial(self._seat_part, s)))
-        return parts
+            slots.append((s, revisions[s]))
+        return slots
+
+    def _observation_part(self, seat: int, slot: Hashable) -> JSON:
+        if slot == "table":
+            return self._table_part(seat)
+        assert isinstance(slot, int)
+        return self._seat_part(slot)
 
     def _public_view(self) -> JSON:
         return self._view(-1)

@@ -90,14 +90,15 @@ class LiveTensors:
         """Bring ``tensors[seat]`` up to date (subclasses rewrite only what changed).
 
         Here, for a game without a class of its own: the dict path, with the
-        observation made of ``State.observation_parts`` and each part rebuilt only
+        observation made of ``State.observation_slots`` and each part rebuilt only
         when its version changed (as the wire's ``ObservationEncoder`` does)."""
         kept = self.parts[seat]
         observation: dict[str, Any] = {}
-        for slot, version, build in self.state.observation_parts(seat):
+        state = self.state
+        for slot, version in state.observation_slots(seat):
             part = kept.get(slot)
             if version is None or part is None or part[0] != version:
-                part = (version, build())
+                part = (version, state.observation_part(seat, slot))
                 if version is not None:
                     kept[slot] = part
             for key, value in part[1].items():

@@ -17,9 +17,9 @@
  * holds the bytes to the library's for every observation and public view of
  * many random matches.
  *
- * Schema.encode_parts runs wire.ObservationEncoder's loop too: each part of an
- * observation is taken from the bytes kept for its slot while its version holds,
- * else built and encoded, and all of them go into one buffer.
+ * Schema.encode_parts and encode_slots run wire.ObservationEncoder's loops too: each
+ * part of an observation is taken from the bytes kept for its slot while its
+ * version holds, else built and encoded, and all of them go into one buffer.
  *
  * DecisionFrames writes the rest of a request (its ids, deadline, legal actions,
  * the acceptance and events that ride along, the ServerMessage around it) in
@@ -463,14 +463,12 @@ static PyObject *schema_encode(Schema *self, PyObject *data) {
     return finish_buffer(&b, write_message(&b, self, data) < 0);
 }
 
-/* One part's bytes: the kept ones when its slot holds this version, else its
- * build() encoded (and kept when it has a version). New reference, or NULL. */
-static PyObject *part_bytes(Schema *self, PyObject *slots, PyObject *part) {
-    if (!PyTuple_Check(part) || PyTuple_GET_SIZE(part) != 3) {
-        PyErr_SetString(PyExc_TypeError, "a part is a (slot, version, build) tuple");
-        return NULL;
-    }
-    PyObject *slot = PyTuple_GET_ITEM(part, 0), *version = PyTuple_GET_ITEM(part, 1);
+/* One part's bytes: the kept ones when its slot holds this version, else the
+ * part built and encoded (and kept when it has a version). The part is built by
+ * build() when seat is NULL (a part of encode_parts), else by build(seat, slot)
+ * (encode_slots). New reference, or NULL. */
+static PyObject *slot_bytes(Schema *self, PyObject *slots, PyObject *slot, PyObject *version,
+                            PyObject *build, PyObject *seat) {
     if (version != Py_None) {
         PyObject *kept = PyDict_GetItemWithError(slots, slot);  /* borrowed */
         if (kept == NULL && PyErr_Occurred()) return NULL;
@@ -485,7 +483,13 @@ static PyObject *part_bytes(Schema *self, PyObject *slots, PyObject *part) {
             if (same) return bytes;
         }
     }
-    PyObject *data = PyObject_CallNoArgs(PyTuple_GET_ITEM(part, 2));
+    PyObject *data;
+    if (seat == NULL) {
+        data = PyObject_CallNoArgs(build);
+    } else {
+        PyObject *args[2] = {seat, slot};
+        data = PyObject_Vectorcall(build, args, 2, NULL);
+    }
     if (data == NULL) return NULL;
     Buffer b = {NULL, 0, 0};
     int failed = write_message(&b, self, data) < 0;
@@ -502,32 +506,39 @@ static PyObject *part_bytes(Schema *self, PyObject *slots, PyObject *part) {
     return encoded;
 }
 
-/* encode_parts(slots, parts, number): the field ``number`` (the Observation's
- * member) holding the concatenation of the parts' messages, each re-encoded only
- * when its version changed (wire.ObservationEncoder, whose Python loop this is). */
-static PyObject *schema_encode_parts(Schema *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "encode_parts() takes 3 arguments");
-        return NULL;
-    }
-    PyObject *slots = args[0], *parts = args[1];
+/* The field ``number`` (the Observation's member) holding the concatenation of
+ * the parts' messages, each re-encoded only when its version changed: each item
+ * of ``parts`` is a (slot, version, build) tuple when seat is NULL, else a
+ * (slot, version) tuple built by build(seat, slot). */
+static PyObject *encode_each_part(Schema *self, PyObject *slots, PyObject *parts,
+                                  PyObject *number_object, PyObject *build, PyObject *seat) {
     if (!PyDict_Check(slots) || (!PyList_Check(parts) && !PyTuple_Check(parts))) {
-        PyErr_SetString(PyExc_TypeError, "encode_parts(dict, list of parts, int)");
+        PyErr_SetString(PyExc_TypeError, "parts: a dict of kept parts, a list of parts");
         return NULL;
     }
-    long number = PyLong_AsLong(args[2]);
+    long number = PyLong_AsLong(number_object);
     if (number == -1 && PyErr_Occurred()) return NULL;
     if (number <= 0 || number >= (1L << 29)) {
         PyErr_SetString(PyExc_ValueError, "not a field number");
         return NULL;
     }
+    Py_ssize_t width = seat == NULL ? 3 : 2;
     Buffer b = {NULL, 0, 0};
     Py_ssize_t at = open_field(&b, (uint32_t)number);
     int failed = at < 0;
     /* Held, and the length read again each time: a build is Python code. */
     for (Py_ssize_t k = 0; !failed && k < PySequence_Fast_GET_SIZE(parts); k++) {
         PyObject *part = Py_NewRef(PySequence_Fast_GET_ITEM(parts, k));
-        PyObject *encoded = part_bytes(self, slots, part);
+        PyObject *encoded = NULL;
+        if (!PyTuple_Check(part) || PyTuple_GET_SIZE(part) != width) {
+            PyErr_SetString(PyExc_TypeError, seat == NULL
+                            ? "a part is a (slot, version, build) tuple"
+                            : "a slot is a (slot, version) tuple");
+        } else {
+            encoded = slot_bytes(self, slots, PyTuple_GET_ITEM(part, 0),
+                                 PyTuple_GET_ITEM(part, 1),
+                                 seat == NULL ? PyTuple_GET_ITEM(part, 2) : build, seat);
+        }
         Py_DECREF(part);
         failed = encoded == NULL ||
                  write_raw(&b, PyBytes_AS_STRING(encoded), PyBytes_GET_SIZE(encoded)) < 0;
@@ -537,11 +548,33 @@ static PyObject *schema_encode_parts(Schema *self, PyObject *const *args, Py_ssi
     return finish_buffer(&b, failed);
 }
 
+/* encode_parts(slots, parts, number): wire.ObservationEncoder.encode's loop. */
+static PyObject *schema_encode_parts(Schema *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "encode_parts() takes 3 arguments");
+        return NULL;
+    }
+    return encode_each_part(self, args[0], args[1], args[2], NULL, NULL);
+}
+
+/* encode_slots(slots, parts, build, seat, number): wire.ObservationEncoder.encode_slots's
+ * loop, which makes nothing for a kept part (no build per part). */
+static PyObject *schema_encode_slots(Schema *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "encode_slots() takes 5 arguments");
+        return NULL;
+    }
+    return encode_each_part(self, args[0], args[1], args[4], args[2], args[3]);
+}
+
 static PyMethodDef schema_methods[] = {
     {"encode", (PyCFunction)schema_encode, METH_O,
      "encode(data): the message of the dict data, serialized"},
     {"encode_parts", (PyCFunction)(void (*)(void))schema_encode_parts, METH_FASTCALL,
      "encode_parts(slots, parts, number): field number holding the parts' messages"},
+    {"encode_slots", (PyCFunction)(void (*)(void))schema_encode_slots, METH_FASTCALL,
+     "encode_slots(slots, parts, build, seat, number): encode_parts, each part built "
+     "by build(seat, slot)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -95,7 +95,7 @@ def send_request(referee: MatchReferee, seat: Seat) -> None:
         seat_no, state = seat.seat, referee.state
         body = wire.decision_body(
             referee.match_id_field, seat.decision_id, seat_no,
-            referee.observations.encode(state.observation_parts(seat_no)),
+            referee.observations.encode_seat(state, seat_no),
             referee.vocabulary.encoded(state.vocabulary_version(),
                                        referee.book.legal[seat_no],  # the open decision's
                                        state.describe, seat_no),

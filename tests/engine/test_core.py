@@ -150,6 +150,7 @@ def test_clone_is_independent_and_replays_the_same_randomness() -> None:
     state.apply(0, 0)
     twin = state.clone()
     assert twin.history == [(0, 0)] and twin.event_log(0) == state.event_log(0)
+    assert (twin.seed, twin.options, twin.num_players) == (5, state.options, 3)
     twin.apply(1, 1)
     assert state.history == [(0, 0)] and len(state.events) == 2 and state.points == [1, 0, 0]
     assert twin.points == [1, 2, 0]

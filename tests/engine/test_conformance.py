@@ -69,3 +69,37 @@ def test_equal_vocabulary_versions_label_alike_across_matches(game_id: str,
             seat = rng.choice(acting)
             state.apply(seat, rng.choice(state.legal_action_ids(seat)))
     assert seen
+
+
+@pytest.mark.parametrize(("game_id", "num_players"), CASES)
+def test_an_unchanged_part_version_means_an_unchanged_part(game_id: str,
+                                                           num_players: int) -> None:
+    """Callers keep what they built from an observation part while its version holds
+    (``State.observation_slots``): at every step of random matches, for every seat,
+    a part whose version did not move must be what it was (a version of None is
+    never kept), and the parts together must still be the whole observation."""
+    import random
+
+    rng = random.Random(f"parts{game_id}{num_players}")
+    for seed in range(4):
+        state = engine.make(game_id, num_players, seed)
+        kept: dict[tuple[int, object], tuple[object, object]] = {}
+        while True:
+            for seat in range(num_players):
+                merged: dict[str, object] = {}
+                for slot, version in state.observation_slots(seat):
+                    part = state.observation_part(seat, slot)
+                    before = kept.get((seat, slot))
+                    if version is not None and before is not None and before[0] == version:
+                        assert part == before[1], (seed, seat, slot, version)
+                    kept[(seat, slot)] = (version, part)
+                    for key, value in part.items():
+                        if key in merged:
+                            merged[key] = [*merged[key], *value]  # type: ignore[misc]
+                        else:
+                            merged[key] = value
+                assert merged == state.observation(seat)
+            if state.is_terminal():
+                break
+            seat = state.to_act()[0]
+            state.apply(seat, rng.choice(state.legal_action_ids(seat)))

@@ -139,8 +139,9 @@ class Matches(mgrpc.MatchesServicer):
         creator = await self.quotas.admit_creation(context, makes_match=True)
         match, tokens = await creation.new_match(self.cluster, request.options)
         self.quotas.created(creator, f"match:{match.match_id}")
-        log.info("match_created", match_id=match.match_id, game=match.options.game_id,
-                 players=match.options.num_players)
+        # One info line per match, at its end (``match_over`` names the game too).
+        log.debug("match_created", match_id=match.match_id, game=match.options.game_id,
+                  players=match.options.num_players)
         visible = await self.disclosure.visible(match, context)
         return mpb.CreateMatchResponse(match=visible, seat_tokens=[
             mpb.SeatToken(seat=seat, token=token) for seat, token in sorted(tokens.items())])

@@ -50,11 +50,11 @@ def same_secret(given: str, expected: str) -> bool:
                                expected.encode("utf-8", "surrogatepass"))
 
 
-def seat_for_token(token: str, token_hashes: dict[int, str]) -> int | None:
-    """The seat whose stored hash matches ``token`` (compared in constant time)."""
-    if not token:
+def seat_for_digest(digest: str, token_hashes: dict[int, str]) -> int | None:
+    """The seat whose stored hash is ``digest``, a token's ``token_hash`` (compared in
+    constant time); the caller hashes the token once for every use it has for it."""
+    if not digest:
         return None
-    digest = token_hash(token)
     found: int | None = None
     for seat, stored in token_hashes.items():
         if hmac.compare_digest(digest, stored):

@@ -199,13 +199,14 @@ class Quotas:
         if self.limits.live_per_client:
             self.live.add(keys, object_id)
 
-    async def admit_join(self, context: aio.ServicerContext[Any, Any], token: str,
+    async def admit_join(self, context: aio.ServicerContext[Any, Any], digest: str,
                          returning: bool = False) -> None:
         """Refuse a Join (seat takeovers included) beyond the token's or the address's
         rate, with a retry hint (when the bucket holds a token again).
         ``returning``: the seat had joined before (a resume, on its old owner or on
         the node that took the match over): not a new Join for the address's
-        budget, only for its token's (which bounds a seat's churn)."""
+        budget, only for its token's (which bounds a seat's churn). ``digest``: the
+        token's ``auth.token_hash`` ('' without a token)."""
         limits = self.limits
         peer = peer_host(context)
         if not returning and not self.peer_joins.allow(peer):
@@ -214,8 +215,7 @@ class Quotas:
                        f"{limits.joins_per_minute_per_peer} Joins a minute per client address "
                        "(serve --peer-joins-per-minute); wait a little",
                        self.peer_joins.wait_ms(peer))
-        digest = auth.token_hash(token) if token else ""
-        if token and not self.token_joins.allow(digest):
+        if digest and not self.token_joins.allow(digest):
             await fail(context, grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED",
                        f"limit joins_per_minute_per_token: at most "
                        f"{limits.joins_per_minute_per_token} Joins a minute per seat token "

@@ -291,7 +291,7 @@ class Claims:
                     log.error("open_failed", match_id=mid, error=repr(exc))
                     continue
                 opened[mid] = referee
-            # A match created here is logged once, as match_created.
+            # A match created here is not logged as claimed: its end is (match_over).
             if opened and why != "created":
                 log.info("claimed", why=why, matches=len(opened), node=self.membership.node_id,
                          match_ids=list(opened)[:20])

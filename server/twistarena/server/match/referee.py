@@ -424,7 +424,8 @@ class MatchReferee:
             self.spectators.clear()
         if self.hub.export is not None:
             self.spawn(self.hub.export.keep(self.record, result, self.book.entries))
-        log.info("match_over", match_id=self.match_id, reason=mpb.EndReason.Name(reason),
+        log.info("match_over", match_id=self.match_id, game=self.game_id,
+                 players=self.num_players, reason=mpb.EndReason.Name(reason),
                  scores=list(result.scores), actions=self.book.log_len)
         self.hub.forget(self)
 

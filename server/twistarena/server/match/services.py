@@ -139,8 +139,9 @@ class Matches(mgrpc.MatchesServicer):
         creator = await self.quotas.admit_creation(context, makes_match=True)
         match, tokens = await creation.new_match(self.cluster, request.options)
         self.quotas.created(creator, f"match:{match.match_id}")
-        log.info("match_created", match_id=match.match_id, game=match.options.game_id,
-                 players=match.options.num_players)
+        # One info line per match, at its end (``match_over`` names the game too).
+        log.debug("match_created", match_id=match.match_id, game=match.options.game_id,
+                  players=match.options.num_players)
         visible = await self.disclosure.visible(match, context)
         return mpb.CreateMatchResponse(match=visible, seat_tokens=[
             mpb.SeatToken(seat=seat, token=token) for seat, token in sorted(tokens.items())])
@@ -335,15 +336,15 @@ class Play(pgrpc.PlayServicer):
             await routing.refuse_draining(self.cluster, join.match_id, context)
         await routing.unless_store_down(self.cluster, join.match_id, context)
         token = join.seat_token or auth.bearer(context.invocation_metadata())
-        referee, seat = await self._locate(join.match_id, token, context)
+        digest = auth.token_hash(token) if token else ""
+        referee, seat = await self._locate(join.match_id, digest, context)
         # A runner's Join: the seat's latest hand-out is the store's, whichever node
         # handed it out and whichever runs the match now.
         handed = (await self.hub.store.runners.latest_handout(seat_key(join.match_id, seat))
                   if join.handout else 0)
         # Charged once the seat is found here: a Join turned away because the match
         # is run elsewhere (a failover's redirects) or over costs nothing.
-        await self.quotas.admit_join(context, token, returning=referee.seats[seat].joined)
-        digest = auth.token_hash(token)
+        await self.quotas.admit_join(context, digest, returning=referee.seats[seat].joined)
         if self.streams_per_token[digest] >= self.config.max_streams_per_token:
             await fail(context, grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_STREAMS",
                        f"at most {self.config.max_streams_per_token} streams per seat token")
@@ -400,31 +401,33 @@ class Play(pgrpc.PlayServicer):
             return None
         return await self._join_of(msg, context)
 
-    async def _refuse_join(self, context: aio.ServicerContext[Any, Any], token: str,
+    async def _refuse_join(self, context: aio.ServicerContext[Any, Any], digest: str,
                            code: grpc.StatusCode, reason: str, details: str) -> NoReturn:
         """A Join that names no seat still costs its address's and token's budget
         (guessing costs as much as joining)."""
-        await self.quotas.admit_join(context, token)
+        await self.quotas.admit_join(context, digest)
         await fail(context, code, reason, details)
 
-    async def _locate(self, match_id: str, token: str,
+    async def _locate(self, match_id: str, digest: str,
                       context: aio.ServicerContext[Any, Any]) -> tuple[MatchReferee, int]:
+        """The referee and seat of a Join's match and token (``digest``: the token's
+        hash, '' without one), or the call ends with why not."""
         referee = self.hub.get(match_id)
         hashes = referee.record.token_hashes if referee is not None else None
         record: MatchRecord | None = None
         if referee is None:
             record = await self.hub.store.matches.load(match_id)
             if record is None:
-                await self._refuse_join(context, token, grpc.StatusCode.NOT_FOUND,
+                await self._refuse_join(context, digest, grpc.StatusCode.NOT_FOUND,
                                         "UNKNOWN_MATCH", f"no match with id {shown(match_id)}")
             hashes = record.token_hashes
-        if not token:
-            await self._refuse_join(context, token, grpc.StatusCode.UNAUTHENTICATED,
+        if not digest:
+            await self._refuse_join(context, digest, grpc.StatusCode.UNAUTHENTICATED,
                                     "BAD_TOKEN", "no seat token: set Join.seat_token or "
                                     "metadata 'authorization: Bearer <token>'")
-        seat = auth.seat_for_token(token, hashes or {})
+        seat = auth.seat_for_digest(digest, hashes or {})
         if seat is None:
-            await self._refuse_join(context, token, grpc.StatusCode.UNAUTHENTICATED,
+            await self._refuse_join(context, digest, grpc.StatusCode.UNAUTHENTICATED,
                                     "BAD_TOKEN", "the token is not a seat token of match "
                                     f"{shown(match_id)}")
         if referee is None:

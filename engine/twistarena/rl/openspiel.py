@@ -164,7 +164,7 @@ class TwistArenaGame(pyspiel.Game):  # type: ignore[misc]
         #: a new state of this game, as ``clone`` makes one (a class attribute, not
         #: a method: called as ``state._new()`` without binding)
         self.state_class._new = functools.partial(self.state_class, self)
-        spielhistory.probe(_probe_state(self), TwistArenaState)
+        spielhistory.probe(functools.partial(_probe_state, self), TwistArenaState)
 
     def new_initial_state(self) -> TwistArenaState:
         return self.state_class(self)

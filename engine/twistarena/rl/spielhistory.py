@@ -47,13 +47,14 @@ def use(on: bool) -> None:
     copy = _spielhistory.copy if on and _probed and _spielhistory is not None else None
 
 
-def probe(state: Any, state_type: type) -> bool:
-    """Check the copy on ``state`` (a few moves in, of type ``state_type``) and
-    enable it for ``state_type``'s instances when everything read agrees."""
+def probe(make_state: Callable[[], Any], state_type: type) -> bool:
+    """Once per process: check the copy on ``make_state()`` (a state a few moves
+    in, of type ``state_type``) and enable it for ``state_type``'s instances when
+    everything read agrees."""
     global _probed
     if _probed is not None:
         return _probed
-    _probed = _agrees(state, state_type)
+    _probed = _agrees(make_state(), state_type)
     use(_probed)
     return _probed
 

@@ -47,9 +47,9 @@ PyTypeObject *state_type = nullptr;
  * header (its simple layout), or in the first entry of the array that word
  * points to (the layout of a holder too large to sit in the object, as with
  * pybind's smart holder). Only ever trusted after `probe` agreed. */
-int indirect = 0;
+int copy_indirect = 0;  /* the layout `enable` was given */
 
-inline char *cpp_state(PyObject *obj) {
+inline char *cpp_state(PyObject *obj, int indirect) {
     char *word = *reinterpret_cast<char **>(reinterpret_cast<char *>(obj) + sizeof(PyObject));
     return indirect ? *reinterpret_cast<char **>(word) : word;
 }
@@ -62,7 +62,6 @@ PyObject *probe(PyObject *, PyObject *args) {
     PyObject *state;
     int layout;
     if (!PyArg_ParseTuple(args, "sOp", &path, &state, &layout)) return nullptr;
-    indirect = layout;
     void *library = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
     if (library == nullptr) {
         PyErr_Format(PyExc_LookupError, "pyspiel is not loaded from %s", path);
@@ -75,7 +74,7 @@ PyObject *probe(PyObject *, PyObject *args) {
         PyErr_SetString(PyExc_LookupError, "pyspiel exports no State::FullHistory");
         return nullptr;
     }
-    char *object = cpp_state(state);
+    char *object = cpp_state(state, layout);
     if (object == nullptr) {
         PyErr_SetString(PyExc_LookupError, "the state holds no C++ object");
         return nullptr;
@@ -122,7 +121,7 @@ PyObject *enable(PyObject *, PyObject *args) {
     int layout;
     PyObject *type;
     if (!PyArg_ParseTuple(args, "npO!", &offset, &layout, &PyType_Type, &type)) return nullptr;
-    indirect = layout;
+    copy_indirect = layout;
     Py_XDECREF(reinterpret_cast<PyObject *>(state_type));
     Py_INCREF(type);
     state_type = reinterpret_cast<PyTypeObject *>(type);
@@ -145,8 +144,8 @@ PyObject *copy(PyObject *, PyObject *const *args, Py_ssize_t nargs) {
         PyErr_SetString(PyExc_TypeError, "copy() takes two of our OpenSpiel states");
         return nullptr;
     }
-    char *destination = cpp_state(args[0]) + history_offset;
-    const char *source = cpp_state(args[1]) + history_offset;
+    char *destination = cpp_state(args[0], copy_indirect) + history_offset;
+    const char *source = cpp_state(args[1], copy_indirect) + history_offset;
     *reinterpret_cast<History *>(destination) = *reinterpret_cast<const History *>(source);
     *reinterpret_cast<int *>(destination + sizeof(History)) =
         *reinterpret_cast<const int *>(source + sizeof(History));

@@ -254,7 +254,8 @@ async def store_away(referee: MatchReferee) -> None:
             return
         fields: dict[str, bytes | str | int] = {
             f"away:{s.seat}": s.away_ms for s in referee.seats if not s.house_bot}
-        fields.update(rewinds.owed_fields(referee))
+        if referee.rewound is not None:  # never rewound: no seat was ever owed one
+            fields.update(rewinds.owed_fields(referee))
         try:
             await referee.store.matches.update_meta(referee.match_id, referee.owner, fields)
         except StoreError as exc:

@@ -237,10 +237,18 @@ async def _dropping_seat(ch: aio.Channel, match_id: str, token: str, seat: int,
     """Play a seat on streams that drop at random (a decision open, an answer just
     written, an event just read) and resume from the last event, an earlier one or 0."""
     seen = 0
+    #: Why the last stream's answer could not be written (the server had ended it).
+    write_failed = ""
     for _stream in range(500):
         resume = rng.choice((seen, rng.randint(0, seen), 0))
         agent = Agent(ch, match_id, token)
         if not await _join_or_over(agent, resume):
+            return
+        if write_failed:
+            # The server ends a seat's stream only with its match (cancelled at
+            # the end of the test): a live match that ended one is a fault.
+            tally.problems.append(f"seat {seat}'s answer could not be written on a live "
+                                  f"match: {write_failed}")
             return
         count = resume
         for _message in range(5000):
@@ -265,8 +273,16 @@ async def _dropping_seat(ch: aio.Channel, match_id: str, token: str, seat: int,
                                                  count))
                 if roll < 0.1:
                     break  # dropped with the decision open
-                await agent.answer(decision.decision_id,
-                                   rng.choice(decision.legal_actions).id)
+                try:
+                    await agent.answer(decision.decision_id,
+                                       rng.choice(decision.legal_actions).id)
+                except grpc.aio.AioRpcError as exc:
+                    # The match was cancelled between the decision and the answer:
+                    # the server ended the stream, and gRPC fails the write (as
+                    # INTERNAL, before the end's own status is read). Join again
+                    # to learn whether the match is over.
+                    write_failed = f"{exc.code()} {exc.details()}"
+                    break
                 if roll < 0.35:
                     break  # dropped right after the answer
             elif kind == "rejected":

@@ -340,6 +340,9 @@ def test_openspiels_ismcts_bot_plays_every_game(spiel: list[str], game_id: str, 
         assert world.information_state_string(0) == state.information_state_string(0)
         assert world.observation_tensor(0) == state.observation_tensor(0)
         assert world.legal_actions(0) == state.legal_actions(0)
+        # OpenSpiel's own record of the path there is the real one's.
+        assert world.history() == state.history()
+        assert world.move_number() == state.move_number()
 
     state = game.new_initial_state()
     assert _bot_in_seat_0_against_random(state, bot, rng, the_same_to_seat_0) >= 3

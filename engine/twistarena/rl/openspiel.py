@@ -288,16 +288,25 @@ class TwistArenaState(pyspiel.State):  # type: ignore[misc]
         match's copy and OpenSpiel's history copied in C++ (``spielhistory``), in
         a fraction of OpenSpiel's own clone for a Python game, which is used where
         that copy is not enabled (and by OpenSpiel's C++, which calls its own)."""
-        copy_history = spielhistory.copy
-        if copy_history is None:
+        new = self._history_copy()
+        if new is None:
             return pyspiel.State.clone(self)  # type: ignore[no-any-return]
-        new = self._new()
         m = self.match
         if m.dealt:
             new.match = m.copy()
         elif m.seed_bytes:  # never changed in place: shared, as OpenSpiel's copy does
             new.match = m
         # else the initial state's, its class's: as OpenSpiel's, the clone has none
+        return new
+
+    def _history_copy(self) -> TwistArenaState | None:
+        """A new state with this one's OpenSpiel history and move number and the
+        initial match, for a caller that sets the match itself; None where the
+        C++ copy is not enabled."""
+        copy_history = spielhistory.copy
+        if copy_history is None:
+            return None
+        new = self._new()
         copy_history(new, self)
         return new
 
@@ -375,7 +384,10 @@ class TwistArenaState(pyspiel.State):  # type: ignore[misc]
         choices of a simultaneous step drawn again. ``probability_sampler()`` (a
         float in [0, 1), as OpenSpiel's samplers give) seeds the draw."""
         rng = random.Random(int(probability_sampler() * 2**53))
-        new = self.clone()
+        # Its match is replaced below: not copied first when the history can be.
+        new = self._history_copy()
+        if new is None:
+            new = self.clone()
         m = self.match
         if not m.dealt:  # the seed bytes drawn so far are hidden from everyone
             new.match = Match(m.config, bytes(rng.randrange(BYTE_OUTCOMES) for _ in m.seed_bytes))

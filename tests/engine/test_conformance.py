@@ -72,17 +72,37 @@ def test_equal_vocabulary_versions_label_alike_across_matches(game_id: str,
 
 
 @pytest.mark.parametrize(("game_id", "num_players"), CASES)
-def test_an_unchanged_part_version_means_an_unchanged_part(game_id: str,
-                                                           num_players: int) -> None:
+def test_the_seed_alone_decides_the_deal(game_id: str, num_players: int) -> None:
+    """A state keeps the seed it was made with, and two states made with one seed
+    show every seat the same: the deal comes from the seed, nothing else."""
+    first = engine.make(game_id, num_players, 1234)
+    second = engine.make(game_id, num_players, 1234)
+    assert first.seed == second.seed == 1234
+    assert ([first.observation(s) for s in range(num_players)]
+            == [second.observation(s) for s in range(num_players)])
+
+
+#: The cases of the parts' contract: every game at its defaults, and Twhist with
+#: the Twhist cards hidden (TH-2.2: then a seat's part shows its own cards only
+#: to itself, so the slots depend on who asks).
+TWHIST_HIDDEN: dict[str, object] = {"twhist_visible": False}
+PART_CASES: list[tuple[str, int, dict[str, object]]] = [
+    *((game_id, n, {}) for game_id, n in CASES),
+    *(("twhist", n, TWHIST_HIDDEN) for n in (3, 4))]
+
+
+@pytest.mark.parametrize(("game_id", "num_players", "options"), PART_CASES)
+def test_an_unchanged_part_version_means_an_unchanged_part(
+        game_id: str, num_players: int, options: dict[str, object]) -> None:
     """Callers keep what they built from an observation part while its version holds
     (``State.observation_slots``): at every step of random matches, for every seat,
     a part whose version did not move must be what it was (a version of None is
     never kept), and the parts together must still be the whole observation."""
     import random
 
-    rng = random.Random(f"parts{game_id}{num_players}")
+    rng = random.Random(f"parts{game_id}{num_players}{sorted(options.items())}")
     for seed in range(4):
-        state = engine.make(game_id, num_players, seed)
+        state = engine.make(game_id, num_players, seed, options)
         kept: dict[tuple[int, object], tuple[object, object]] = {}
         while True:
             for seat in range(num_players):

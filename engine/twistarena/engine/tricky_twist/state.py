@@ -87,8 +87,9 @@ class TrickyTwistState(State):
         self.round_no = -1
         self.total = [0] * n
         self.last_round: list[JSON] = []
-        #: Revisions of each seat's public part of a view (``_player_json``) and of
-        #: the round's (``_round_json``), the versions of those observation parts:
+        #: Revisions of each seat's public part of a view (``views.player_json``) and
+        #: of the round's (``views.round_json``), the versions of those observation
+        #: parts (the phase turns GAME_OVER only as the last round is scored):
         #: a seat's moves on each of its actions and when a trick it won or a false
         #: trick of its own is laid down, every seat's when a round starts or is
         #: scored, or hidden cards are re-dealt; the round's when the supply, the
@@ -515,21 +516,6 @@ class TrickyTwistState(State):
         """Context of the pending decision (``views.decision_json``; the training
         environments' Python writer reads it too)."""
         return decision_json(self)
-
-    def _table_json(self, seat: int) -> JSON:
-        return table_json(self, seat)
-
-    def _round_json(self) -> JSON:
-        return round_json(self)
-
-    def _round_version(self) -> int:
-        """Equal whenever ``_round_json`` is: its revision (see ``__init__``); the
-        phase turns GAME_OVER only as the last round is scored."""
-        return self._round_rev
-
-    def _player_version(self, s: int) -> int:
-        """Equal whenever ``_player_json(s)`` is: seat ``s``'s revision (see ``__init__``)."""
-        return self._player_rev[s]
 
     def _observation(self, seat: int) -> JSON:
         return view_json(self, seat)

@@ -63,7 +63,8 @@ def table_json(state: TrickyTwistState, seat: int) -> JSON:
 
 
 def round_json(state: TrickyTwistState) -> JSON:
-    """The part of a view that changes a few times a round (see ``_round_version``)."""
+    """The part of a view that changes a few times a round (its version: the
+    state's ``_round_rev``)."""
     return {
         "round": state.round_no + 1,
         "rounds": state.rounds,
@@ -79,7 +80,7 @@ def round_json(state: TrickyTwistState) -> JSON:
 
 
 def player_json(state: TrickyTwistState, s: int) -> JSON:
-    """What everybody knows about seat ``s`` (see ``_player_version``)."""
+    """What everybody knows about seat ``s`` (its version: the state's ``_player_rev[s]``)."""
     return {
         "seat": s,
         "hand_count": len(state.hands[s]),

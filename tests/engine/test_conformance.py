@@ -82,6 +82,25 @@ def test_the_seed_alone_decides_the_deal(game_id: str, num_players: int) -> None
             == [second.observation(s) for s in range(num_players)])
 
 
+@pytest.mark.parametrize(("game_id", "num_players"), CASES)
+def test_a_determinized_world_leaves_the_seat_to_act_its_choices(game_id: str,
+                                                                 num_players: int) -> None:
+    """``determinize(seat)`` re-deals only what ``seat`` cannot see, so the seat to
+    act has the same legal actions in the world as in the real match (a search
+    bot plays them there), at every step of a random match."""
+    import random
+
+    rng = random.Random(f"worlds{game_id}{num_players}")
+    state = engine.make(game_id, num_players, 7)
+    step = 0
+    while not state.is_terminal():
+        seat = state.to_act()[0]
+        world = state.determinize(seat, random.Random(step))
+        assert list(world.legal_action_ids(seat)) == list(state.legal_action_ids(seat)), step
+        state.apply(seat, rng.choice(state.legal_action_ids(seat)))
+        step += 1
+
+
 #: The cases of the parts' contract: every game at its defaults, and Twhist with
 #: the Twhist cards hidden (TH-2.2: then a seat's part shows its own cards only
 #: to itself, so the slots depend on who asks).

@@ -115,23 +115,23 @@ def test_an_unchanged_part_version_means_an_unchanged_part(
         game_id: str, num_players: int, options: dict[str, object]) -> None:
     """Callers keep what they built from an observation part while its version holds
     (``State.observation_slots``): at every step of random matches, for every seat,
-    a part whose version did not move must be what it was (a version of None is
-    never kept), and the parts together must still be the whole observation."""
+    a part at a version it had before must be what it was then (a version is never
+    used again for other contents; None is never kept), and the parts together
+    must still be the whole observation."""
     import random
 
     rng = random.Random(f"parts{game_id}{num_players}{sorted(options.items())}")
     for seed in range(4):
         state = engine.make(game_id, num_players, seed, options)
-        kept: dict[tuple[int, object], tuple[object, object]] = {}
+        seen: dict[tuple[int, object, object], object] = {}
         while True:
             for seat in range(num_players):
                 merged: dict[str, object] = {}
                 for slot, version in state.observation_slots(seat):
                     part = state.observation_part(seat, slot)
-                    before = kept.get((seat, slot))
-                    if version is not None and before is not None and before[0] == version:
-                        assert part == before[1], (seed, seat, slot, version)
-                    kept[(seat, slot)] = (version, part)
+                    if version is not None:
+                        before = seen.setdefault((seat, slot, version), part)
+                        assert part == before, (seed, seat, slot, version)
                     for key, value in part.items():
                         if key in merged:
                             merged[key] = [*merged[key], *value]  # type: ignore[misc]

@@ -311,7 +311,6 @@ class TrickyTwistState(State):
         best = -1
         winner = leader
         won: list[int] = []
-        false_cards: list[int] = []
         seven_seats: list[int] = []
         for i, card in enumerate(trick):
             s = (leader + i) % n
@@ -322,7 +321,6 @@ class TrickyTwistState(State):
             else:
                 self.false[s].append(_card_false(card))  # TT-5.2
                 self._player_rev[s] += 1
-                false_cards.append(card)
                 if IS_SEVEN[card]:
                     seven_seats.append(s)
         self.tricks[winner].append(tuple(won))  # TT-5.1

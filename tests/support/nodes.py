@@ -21,6 +21,20 @@ from twistarena.tools.chaos.deploy import ValkeyCluster as ValkeyCluster
 from tests.support.process import ServeProcess, json_records
 from tests.support.valkey import free_port
 
+#: Ports given to the nodes of this process: a port is only checked free when it
+#: is drawn, so two nodes made before either binds could draw the same one.
+_HANDED_OUT: set[int] = set()
+
+
+def own_port() -> int:
+    """A free loopback port that no other node of this process was given."""
+    for _ in range(100):
+        port = free_port()
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
+    raise RuntimeError("no free loopback port left that no node was given")
+
 
 class Node:
     """One node: ``start`` (again after a kill or a drain keeps id and address)."""
@@ -29,7 +43,7 @@ class Node:
                  drain_grace: float = 8.0, extra: Sequence[str] = ()) -> None:
         self.node_id = node_id
         self.redis_url = redis_url
-        self.port = free_port()
+        self.port = own_port()
         self.lease_ms = lease_ms
         self.drain_grace = drain_grace
         self.extra = list(extra)
@@ -106,9 +120,16 @@ class Node:
 
 
 def start_nodes(redis_url: str, count: int = 3, **kwargs: Any) -> list[Node]:
+    """``count`` nodes started at once; if one cannot start, the others are
+    stopped before the error is raised (the test never gets them to clean up)."""
     nodes = [Node(f"node{i + 1}", redis_url, **kwargs) for i in range(count)]
-    with ThreadPoolExecutor(count) as pool:
-        list(pool.map(Node.start, nodes))
+    try:
+        with ThreadPoolExecutor(count) as pool:
+            list(pool.map(Node.start, nodes))
+    except BaseException:
+        for node in nodes:
+            node.cleanup()
+        raise
     return nodes
 
 

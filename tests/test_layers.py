@@ -14,16 +14,17 @@ module, at the top of a file or inside a function, is checked against its room.
     runner         twistarena.runner -> sandbox, bridge, link, contract, hosted rules, engine
                    (never the sdk: its connection and retries are the link's)
     sandbox        twistarena.sandbox (and its builds) -> hosted rules
-    tools          twistarena.tools -> anything but the node (the arena benchmark alone
-                   runs one in its process); imported by nothing but their commands,
-                   and by those only inside functions (starting the CLI loads no tool)
+    tools          twistarena.tools -> anything but the node; imported by nothing but
+                   their commands, and by those only inside functions (starting the CLI
+                   loads no tool)
     storage        -> contract, hosted rules
     rl -> bots, engine; bots, league -> engine
     link           twistarena.link (channels, the retry and failover policy) -> contract (keys)
     engine, contract, hosted rules, ports -> nothing of ours
 
 Across the folders: nothing under server/ imports ``twistarena.clients``, and
-under clients/ only cli/servers.py (and the arena benchmark) imports the node.
+under clients/ only cli/servers.py imports the node (the arena benchmark, which
+runs a node in its own process, is the node's: ``twistarena.server.league.arenabench``).
 """
 
 from __future__ import annotations
@@ -88,10 +89,6 @@ AUTHORS = {"author", "tools"}
 #: The one client module that starts servers and runners, and so imports them.
 STARTS_SERVERS = "twistarena.clients.cli.servers"
 STARTED = {"node", "gateway", "runner", "storage"}
-
-#: The one tool that runs a node in its own process, on purpose: the arena benchmark
-#: measures the scheduler's CPU and one planning tick, which no client can see.
-RUNS_A_NODE = "twistarena.tools.arenabench"
 
 #: The commands that run the tools: the only modules that import them.
 TOOL_COMMANDS = {"twistarena.clients.cli.bench", "twistarena.clients.cli.loadtest",
@@ -178,8 +175,6 @@ def test_imports_point_down(name: str) -> None:
     allowed = MAY_IMPORT[own] | {own}
     if name == STARTS_SERVERS:
         allowed = allowed | STARTED
-    if name == RUNS_A_NODE:
-        allowed = allowed | {"node"}
     if name in TOOL_COMMANDS:
         allowed = allowed | {"tools"}
     offenders = []
@@ -206,12 +201,12 @@ def test_nothing_under_server_imports_a_clients_module() -> None:
     assert offenders == []
 
 
-def test_under_clients_only_the_server_starter_and_the_arena_benchmark_import_the_node() -> None:
+def test_under_clients_only_the_server_starter_imports_the_node() -> None:
     offenders = [f"{name} line {line}: {module}" for name in under("clients")
-                 if name not in (STARTS_SERVERS, RUNS_A_NODE)
+                 if name != STARTS_SERVERS
                  for line, module in imported(name, ALL[name]) if layer(module) == "node"]
     assert offenders == []
-    assert layer(RUNS_A_NODE) == "tools" and "node" not in MAY_IMPORT["tools"]
+    assert "node" not in MAY_IMPORT["tools"]
 
 
 def top_level_imports(name: str, path: pathlib.Path) -> list[tuple[int, str]]:

@@ -1,4 +1,4 @@
-"""Benchmark of the arenas at scale: ``python -m twistarena.tools.arenabench``.
+"""Benchmark of the arenas at scale: ``python -m twistarena.server.league.arenabench``.
 
 It starts a server in this process (its own embedded Valkey, loopback port),
 stores ``--agents`` registered agents rated in one arena (each in a few rated
@@ -140,7 +140,7 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
 
 def cli() -> int:
     """The command line: figures as one JSON line."""
-    parser = argparse.ArgumentParser(prog="python -m twistarena.tools.arenabench",
+    parser = argparse.ArgumentParser(prog="python -m twistarena.server.league.arenabench",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--agents", type=int, default=10_000)
